@@ -1,0 +1,105 @@
+// Package fault defines the typed failures that Switchboard reports for
+// transport and protocol problems with upstream MCP servers.
+//
+// Switchboard keeps two error channels apart (see go-sdk design/design.md,
+// §Errors): a tool that ran and failed is a *result* with isError set and is
+// never a Go error; a server that could not be reached, timed out, or broke
+// the protocol is a Go error of type *Error carrying a stable Code. Callers
+// test the kind with errors.Is against the sentinel values of this package
+// (errors.Is(err, fault.Timeout)) or read the details with errors.As.
+//
+// The codes are stable strings: they appear in the CLI's --json output and,
+// later, in the gateway's error data. This package imports nothing from
+// Switchboard and must stay a leaf.
+package fault
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code is a stable, machine-readable failure reason.
+type Code string
+
+// The failure codes. Each is documented with what the caller may do about it.
+const (
+	// CodeTimeout: the server did not answer within the configured deadline.
+	// The operation may or may not have taken effect upstream.
+	CodeTimeout Code = "timeout"
+	// CodeUnavailable: the server is not connected (failed to start, crashed,
+	// disabled, or its connection was lost before the request was sent).
+	CodeUnavailable Code = "unavailable"
+	// CodeProtocol: the server broke the MCP protocol (a malformed message, an
+	// oversized frame, a JSON-RPC error outside the ones below).
+	CodeProtocol Code = "protocol"
+	// CodeNotFound: no tool, resource, prompt or server has that name.
+	CodeNotFound Code = "not_found"
+	// CodeInvalidParams: the server or Switchboard rejected the arguments.
+	CodeInvalidParams Code = "invalid_params"
+	// CodeUnknownOutcome: the connection was lost while the request was in
+	// flight; the tool may or may not have run. Never retried automatically.
+	CodeUnknownOutcome Code = "unknown_outcome"
+)
+
+// Retryable reports whether an identical request may reasonably be retried.
+// Timeouts and unknown outcomes are not retryable: the operation may already
+// have happened.
+func (c Code) Retryable() bool {
+	return c == CodeUnavailable
+}
+
+// Sentinels for errors.Is. An *Error matches the sentinel of its Code.
+var (
+	Timeout        = &Error{Code: CodeTimeout}
+	Unavailable    = &Error{Code: CodeUnavailable}
+	Protocol       = &Error{Code: CodeProtocol}
+	NotFound       = &Error{Code: CodeNotFound}
+	InvalidParams  = &Error{Code: CodeInvalidParams}
+	UnknownOutcome = &Error{Code: CodeUnknownOutcome}
+)
+
+// Error is a failure talking to, or finding something on, an upstream server.
+type Error struct {
+	Code   Code   // the stable reason
+	Server string // the configured server name, "" when no server is involved
+	Op     string // what was attempted, e.g. "call tool \"echo\"", "connect"
+	Err    error  // the underlying cause, may be nil
+}
+
+func (e *Error) Error() string {
+	msg := string(e.Code)
+	if e.Op != "" {
+		msg = e.Op + ": " + msg
+	}
+	if e.Server != "" {
+		msg = fmt.Sprintf("server %q: %s", e.Server, msg)
+	}
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Is reports whether target is the sentinel for e's Code, so that
+// errors.Is(err, fault.Timeout) works for any *Error with CodeTimeout.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Server == "" && t.Op == "" && t.Err == nil && t.Code == e.Code
+}
+
+// New returns an *Error.
+func New(code Code, server, op string, err error) *Error {
+	return &Error{Code: code, Server: server, Op: op, Err: err}
+}
+
+// CodeOf returns the Code of the first *Error in err's chain, or "" when
+// there is none.
+func CodeOf(err error) Code {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ""
+}
