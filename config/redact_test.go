@@ -1,0 +1,239 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// secretEnv holds values that must never be printed; each contains "SECRET".
+var secretEnv = fakeEnv{
+	"BIN":   "/opt/SECRET-bin/srv",
+	"KEY":   "key-SECRET-1",
+	"DIR":   "/SECRET/dir",
+	"TOKEN": "tok-SECRET-2",
+	"HOST":  "SECRET.example.com",
+}
+
+// secretSrc references every variable of secretEnv, and inlines two literal
+// secrets, which Redacted hides too.
+const secretSrc = `{
+  "mcpServers": {
+    "local": {
+      "command": "${BIN}",
+      "args": ["--key=${KEY}", "--verbose", "$${NOT_A_REF}"],
+      "env": {"API_KEY": "${KEY}", "INLINE": "inline-SECRET-3", "EMPTY": "", "OPT": "${UNSET:-fallback}"},
+      "cwd": "${DIR}"
+    },
+    "remote": {
+      "type": "sse",
+      "url": "https://${HOST}/sse?key=${KEY}",
+      "headers": {"X-Key": "${KEY}", "X-Inline": "inline-SECRET-4"},
+      "bearerTokenEnvVar": "TOKEN",
+      "enabledTools": [],
+      "prefix": ""
+    }
+  }
+}`
+
+// TestSecretsNeverPrinted prints the configuration every way a program might
+// and checks that no value appears.
+func TestSecretsNeverPrinted(t *testing.T) {
+	cfg := mustParse(t, secretSrc, secretEnv)
+	// The values are there...
+	if got := cfg.Server("remote").Headers["Authorization"]; got != "Bearer tok-SECRET-2" {
+		t.Fatalf("Authorization = %q", got)
+	}
+	// ... but never printed.
+	var out []string
+	for _, v := range []any{cfg, *cfg, cfg.Servers, cfg.Servers[0], *cfg.Servers[1], cfg.Redacted(), cfg.Servers[0].Redacted()} {
+		for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x"} {
+			out = append(out, fmt.Sprintf(verb, v))
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatalf("json.Marshal(%T): %v", v, err)
+		}
+		out = append(out, string(b))
+	}
+	var logs bytes.Buffer
+	for _, h := range []slog.Handler{slog.NewTextHandler(&logs, nil), slog.NewJSONHandler(&logs, nil)} {
+		slog.New(h).Info("loaded", "config", cfg, "server", cfg.Servers[0], "value", *cfg.Servers[1])
+	}
+	out = append(out, logs.String())
+	for _, s := range out {
+		if strings.Contains(s, "SECRET") {
+			t.Errorf("printed a secret: %s", s)
+		}
+	}
+}
+
+func TestStringFormats(t *testing.T) {
+	cfg := mustParse(t, secretSrc, secretEnv)
+	tests := []struct{ got, want string }{
+		{cfg.String(), `config "` + testFile + `": 2 servers: "local", "remote"`},
+		{cfg.Servers[0].String(), `server "local": stdio, enabled, prefix "local"`},
+		{fmt.Sprint(cfg.Servers[1]), `server "remote": sse, enabled, prefix ""`},
+		{fmt.Sprintf("%#v", cfg.Servers[1]), `config.Server{Name: "remote", Transport: "sse", Enabled: true, Prefix: "" /* values redacted */}`},
+		{fmt.Sprintf("%#v", cfg), `config.Config{Source: "` + testFile + `", Servers: ["local" "remote"] /* values redacted */}`},
+		{Default("").String(), `config "embedded default": 1 server: "demo"`},
+		{Config{}.String(), `config "": 0 servers`},
+	}
+	for _, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("got  %s\nwant %s", tt.got, tt.want)
+		}
+	}
+}
+
+// TestErrorsHideValues checks that problems found in resolved values are
+// reported without the values.
+func TestErrorsHideValues(t *testing.T) {
+	env := fakeEnv{
+		"USERINFO": "user:pw-SECRET@h",
+		"SCHEME":   "SECRET",
+		"FRAG":     "#SECRET",
+		"BADURL":   "https://h:SECRET/",
+		"NL":       "SECRET\r\nX-Evil: 1",
+		"NUL":      "SECRET\x00",
+	}
+	for _, src := range []string{
+		srv(`"url": "https://${USERINFO}/"`),
+		srv(`"url": "${SCHEME}://h/"`),
+		srv(`"url": "https://h/${FRAG}"`),
+		srv(`"url": "${BADURL}"`),
+		srv(`"url": "https://h/", "headers": {"X": "${NL}"}`),
+		srv(`"url": "https://h/", "bearerTokenEnvVar": "NL"`),
+		srv(`"command": "${NUL}"`),
+		srv(`"command": "x", "args": ["${NUL}"]`),
+		srv(`"command": "x", "env": {"K": "${NUL}"}`),
+	} {
+		got := parseErr(t, src, env)
+		if got == "" {
+			t.Errorf("%s: no error", src)
+		}
+		if strings.Contains(got, "SECRET") {
+			t.Errorf("error shows a secret: %s", got)
+		}
+	}
+}
+
+func TestRedacted(t *testing.T) {
+	cfg := mustParse(t, secretSrc, secretEnv)
+	want := []*Server{
+		with(stdio("local", "${BIN}", "--key=${KEY}", "--verbose", "$${NOT_A_REF}"), func(s *Server) {
+			s.Env = map[string]string{"API_KEY": "${KEY}", "INLINE": "[redacted]", "EMPTY": "", "OPT": "${UNSET:-fallback}"}
+			s.Cwd = "${DIR}"
+			s.SecretRefs = []string{"BIN", "DIR", "KEY", "UNSET"}
+		}),
+		with(remote("remote", TransportSSE, "https://${HOST}/sse?key=${KEY}"), func(s *Server) {
+			s.Headers = map[string]string{"X-Key": "${KEY}", "X-Inline": "[redacted]"}
+			s.BearerTokenEnvVar = "TOKEN"
+			s.EnabledTools = []string{}
+			s.Prefix = ""
+			s.SecretRefs = []string{"HOST", "KEY", "TOKEN"}
+		}),
+	}
+	r := cfg.Redacted()
+	if diff := cmp.Diff(want, r.Servers, serverOpts); diff != "" {
+		t.Errorf("Redacted mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want, r.Redacted().Servers, serverOpts); diff != "" {
+		t.Errorf("Redacted is not idempotent (-want +got):\n%s", diff)
+	}
+	// Redacted copies: changing it leaves the original alone.
+	r.Servers[0].Args[0] = "changed"
+	r.Servers[0].Env["API_KEY"] = "changed"
+	if cfg.Servers[0].Args[0] != "--key=key-SECRET-1" || cfg.Redacted().Servers[0].Env["API_KEY"] != "${KEY}" {
+		t.Error("Redacted shares memory with the original")
+	}
+	if (*Config)(nil).Redacted() != nil || (*Server)(nil).Redacted() != nil {
+		t.Error("Redacted of nil should be nil")
+	}
+}
+
+// TestRedactedHandBuilt covers servers that did not come from Parse: values
+// are taken as written, "${" escaped, env and header values hidden.
+func TestRedactedHandBuilt(t *testing.T) {
+	s := &Server{
+		Name: "h", Transport: TransportHTTP, URL: "https://h/${x}",
+		Headers:           map[string]string{"Authorization": "Bearer t", "X": "${v}"},
+		BearerTokenEnvVar: "T",
+	}
+	got := s.Redacted()
+	want := &Server{
+		Name: "h", Transport: TransportHTTP, URL: "https://h/$${x}",
+		Headers:           map[string]string{"X": "[redacted]"},
+		BearerTokenEnvVar: "T",
+	}
+	if diff := cmp.Diff(want, got, serverOpts); diff != "" {
+		t.Errorf("Redacted mismatch (-want +got):\n%s", diff)
+	}
+	if s.Headers["Authorization"] != "Bearer t" {
+		t.Error("Redacted changed the original")
+	}
+}
+
+func TestMarshalJSON(t *testing.T) {
+	cfg := mustParse(t, secretSrc, secretEnv)
+	got, err := json.MarshalIndent(cfg, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = `{
+  "mcpServers": {
+    "local": {
+      "type": "stdio",
+      "command": "${BIN}",
+      "args": [
+        "--key=${KEY}",
+        "--verbose",
+        "$${NOT_A_REF}"
+      ],
+      "env": {
+        "API_KEY": "${KEY}",
+        "EMPTY": "",
+        "INLINE": "[redacted]",
+        "OPT": "${UNSET:-fallback}"
+      },
+      "cwd": "${DIR}",
+      "enabled": true,
+      "prefix": "local",
+      "startupTimeoutMs": 10000,
+      "callTimeoutMs": 60000
+    },
+    "remote": {
+      "type": "sse",
+      "url": "https://${HOST}/sse?key=${KEY}",
+      "headers": {
+        "X-Inline": "[redacted]",
+        "X-Key": "${KEY}"
+      },
+      "bearerTokenEnvVar": "TOKEN",
+      "enabled": true,
+      "enabledTools": [],
+      "prefix": "",
+      "startupTimeoutMs": 10000,
+      "callTimeoutMs": 60000
+    }
+  }
+}`
+	if diff := cmp.Diff(want, string(got)); diff != "" {
+		t.Errorf("MarshalJSON mismatch (-want +got):\n%s", diff)
+	}
+
+	// The output is a configuration that loads to the same servers, but
+	// for the literal values it hid.
+	again := mustParse(t, string(got), secretEnv)
+	wantServers := cfg.Servers
+	wantServers[0].Env["INLINE"] = "[redacted]"
+	wantServers[1].Headers["X-Inline"] = "[redacted]"
+	if diff := cmp.Diff(wantServers, again.Servers, serverOpts); diff != "" {
+		t.Errorf("round trip mismatch (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,50 @@
+package demo
+
+import (
+	"log/slog"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ImplementationName is the name the demo server reports in serverInfo.
+const ImplementationName = "switchboard-demo"
+
+// instructions is sent to clients in the initialize (or server/discover)
+// result. Hosts typically show it to the model, so it is short and says what
+// the server is for and what is fake about it.
+const instructions = `This is Switchboard's demo MCP server. It exists to show and test what an MCP host handles: ` +
+	`echo and add are simple tools, slow reports progress and can be cancelled, image returns a PNG, ` +
+	`weather returns structured content (its data is made up and deterministic, not a real forecast), ` +
+	`and fail always returns a tool error. Read demo://readme for an overview, demo://notes/{id} for notes, ` +
+	`and use the review prompt to ask for a code review. Nothing here touches the network, files or environment.`
+
+// Options configures the demo server. The zero value (or nil) is valid.
+type Options struct {
+	// Logger receives go-sdk's server logs and the demo's own diagnostics.
+	// If nil, logs are discarded.
+	Logger *slog.Logger
+}
+
+// New returns the demo server, ready to be run on any go-sdk transport.
+// version is reported in serverInfo. opts may be nil.
+func New(version string, opts *Options) *mcp.Server {
+	var logger *slog.Logger
+	if opts != nil {
+		logger = opts.Logger
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	s := mcp.NewServer(&mcp.Implementation{
+		Name:    ImplementationName,
+		Title:   "Switchboard demo server",
+		Version: version,
+	}, &mcp.ServerOptions{
+		Instructions: instructions,
+		Logger:       logger,
+	})
+	addTools(s, logger)
+	addResources(s)
+	addPrompts(s)
+	return s
+}
