@@ -1,0 +1,18 @@
+//go:build unix
+
+// Package launcher starts one stdio MCP server as a subprocess and owns it
+// until it is gone: exact argv without a shell, an allowlisted environment, a
+// process group of its own, bounded stderr capture, a cap on stdout frames,
+// and a bounded, group-wide teardown (close stdin, SIGTERM, SIGKILL, reap).
+// It hands the caller a go-sdk [mcp.Transport] over the child's stdio whose
+// Close runs that teardown.
+//
+// The launcher is the bottom of the call flow (CLI or gateway → registry →
+// policy → upstream → launcher). It must not import any other switchboard
+// package; it depends only on the standard library and go-sdk's mcp package.
+// internal/upstream uses it.
+//
+// The package is Unix-only. On Linux a child additionally dies with the
+// host (parent-death signal) and the process group is signalled before the
+// child is reaped, so a recycled group ID can never be hit; see sys_linux.go.
+package launcher

@@ -1,0 +1,65 @@
+//go:build unix
+
+package launcher
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"testing"
+)
+
+func TestRing(t *testing.T) {
+	tests := []struct {
+		name   string
+		limit  int
+		writes []string
+		want   string
+	}{
+		{"empty", 4, nil, ""},
+		{"under", 4, []string{"ab"}, "ab"},
+		{"exact", 4, []string{"ab", "cd"}, "abcd"},
+		{"wrap", 4, []string{"abc", "def"}, "cdef"},
+		{"wrap twice", 4, []string{"abc", "def", "ghi"}, "fghi"},
+		{"big write", 4, []string{"ab", "0123456789"}, "6789"},
+		{"big after wrap", 4, []string{"abc", "de", "wxyz"}, "wxyz"},
+		{"trim cut rune", 3, []string{"a世b"}, "b"}, // keeps "\xb8\x96b"
+		{"keep whole rune", 4, []string{"a世b"}, "世b"},
+		{"nothing dropped, nothing trimmed", 8, []string{"\x96ab"}, "\x96ab"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRing(tt.limit)
+			for _, w := range tt.writes {
+				if n, err := r.Write([]byte(w)); n != len(w) || err != nil {
+					t.Fatalf("Write(%q) = %d, %v", w, n, err)
+				}
+			}
+			if got := string(r.Bytes()); got != tt.want {
+				t.Errorf("Bytes() = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestRingMatchesNaive compares the ring with "keep the last limit bytes"
+// over random writes.
+func TestRingMatchesNaive(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 200 {
+		limit := 1 + rng.IntN(64)
+		r := newRing(limit)
+		var all []byte
+		for range rng.IntN(20) {
+			w := make([]byte, rng.IntN(100))
+			for i := range w {
+				w[i] = 'a' + byte(rng.IntN(26)) // ASCII: no rune trimming
+			}
+			r.Write(w)
+			all = append(all, w...)
+		}
+		want := all[max(0, len(all)-limit):]
+		if got := r.Bytes(); !bytes.Equal(got, want) {
+			t.Fatalf("limit %d: Bytes() = %q, want %q", limit, got, want)
+		}
+	}
+}

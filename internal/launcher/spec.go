@@ -1,0 +1,132 @@
+//go:build unix
+
+package launcher
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"os"
+	"strings"
+	"time"
+)
+
+// Defaults for the zero values of [Spec].
+const (
+	DefaultMaxFrame    = 16 << 20 // 16 MiB
+	DefaultStderrLimit = 64 << 10 // 64 KiB
+	DefaultStopStage   = 5 * time.Second
+)
+
+// sdkSlack is how much larger than MaxFrame go-sdk's own line limit
+// (IOTransport.MaxLineLength) is set, so that our guard, which names the
+// server and the cap, always fails first.
+const sdkSlack = 1 << 20
+
+// Spec describes one stdio server to launch. The zero value of every
+// optional field selects the documented default.
+type Spec struct {
+	// Server is the server's name in the config; every error names it.
+	Server string
+	// Command is the program: a bare name is looked up in the child's PATH,
+	// a name with a slash is used as is (relative to Dir). It is executed
+	// directly with Args as its arguments, never through a shell.
+	Command string
+	Args    []string
+	// Env is added to the few host variables the child inherits (HOME,
+	// PATH, TMPDIR, LANG; see [ChildEnv]) and overrides them. Keys must be
+	// non-empty and contain neither '=' nor NUL; values must not contain NUL.
+	Env map[string]string
+	// Dir is the child's working directory; "" means ours. A relative Dir is
+	// relative to our working directory.
+	Dir string
+
+	// MaxFrame caps one stdout frame (the bytes between two newlines);
+	// 0 or negative means DefaultMaxFrame (16 MiB). A longer frame fails the
+	// server with ErrFrameTooLarge and stops it.
+	MaxFrame int
+	// StderrLimit is how many trailing bytes of stderr are kept;
+	// 0 or negative means DefaultStderrLimit (64 KiB).
+	StderrLimit int
+	// StopStage bounds each of the three stop stages (after closing stdin,
+	// after SIGTERM, after SIGKILL); 0 or negative means DefaultStopStage
+	// (5 s). Stop therefore returns within about 3×StopStage.
+	StopStage time.Duration
+
+	// Logger receives lifecycle events and, at debug level, each stderr line
+	// (escaped). nil means discard.
+	Logger *slog.Logger
+	// LookupEnv reads the host environment; nil means os.LookupEnv. Tests
+	// use it to fake the host.
+	LookupEnv func(string) (string, bool)
+}
+
+// withDefaults returns s with every zero optional field replaced by its default.
+func (s Spec) withDefaults() Spec {
+	if s.MaxFrame <= 0 {
+		s.MaxFrame = DefaultMaxFrame
+	}
+	// Keep MaxFrame+sdkSlack (and the guard's arithmetic) from overflowing.
+	s.MaxFrame = min(s.MaxFrame, math.MaxInt-sdkSlack)
+	if s.StderrLimit <= 0 {
+		s.StderrLimit = DefaultStderrLimit
+	}
+	if s.StopStage <= 0 {
+		s.StopStage = DefaultStopStage
+	}
+	if s.Logger == nil {
+		s.Logger = slog.New(slog.DiscardHandler)
+	}
+	if s.LookupEnv == nil {
+		s.LookupEnv = os.LookupEnv
+	}
+	return s
+}
+
+// ErrProgramNotFound means the configured command could not be found (for a
+// bare name: in any directory of the child's PATH). Test with errors.Is; the
+// error itself is a *StartError.
+var ErrProgramNotFound = errors.New("program not found")
+
+// ErrFrameTooLarge means the server wrote a stdout frame longer than
+// Spec.MaxFrame. The server has been stopped. Test with errors.Is; see
+// [Process.Fault].
+var ErrFrameTooLarge = errors.New("stdout frame too large")
+
+// A StartError reports why [Start] failed.
+type StartError struct {
+	Server  string // Spec.Server
+	Program string // Spec.Command, as configured
+	// PATH is the search path used to look up a bare program name ("" when
+	// Program contains a slash and was not looked up).
+	PATH string
+	Err  error // ErrProgramNotFound, or the underlying cause
+}
+
+func (e *StartError) Error() string {
+	switch {
+	case errors.Is(e.Err, ErrProgramNotFound) && !strings.Contains(e.Program, "/"):
+		return fmt.Sprintf("server %q: program %q not found in PATH (%s): install it or set \"command\" to its full path",
+			e.Server, e.Program, e.PATH)
+	case errors.Is(e.Err, ErrProgramNotFound):
+		return fmt.Sprintf("server %q: program %q not found: check \"command\" (a relative path is relative to \"cwd\")",
+			e.Server, e.Program)
+	default:
+		return fmt.Sprintf("server %q: starting %q: %v", e.Server, e.Program, e.Err)
+	}
+}
+
+func (e *StartError) Unwrap() error { return e.Err }
+
+// formatSize renders a byte count the way the caps are usually configured.
+func formatSize(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	default:
+		return fmt.Sprintf("%d bytes", n)
+	}
+}

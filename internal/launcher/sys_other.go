@@ -1,0 +1,29 @@
+//go:build unix && !linux
+
+package launcher
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+// sysProcAttr puts the child in a process group of its own. There is no
+// portable parent-death signal outside Linux: if the host is SIGKILLed, its
+// servers see EOF on stdin, which well-behaved MCP servers treat as the
+// signal to exit.
+func sysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true}
+}
+
+// startCmd starts cmd; without a parent-death signal the forking thread
+// does not matter.
+func startCmd(cmd *exec.Cmd) (release func(), err error) {
+	return func() {}, cmd.Start()
+}
+
+// waitExited cannot wait without reaping portably; it reports false and the
+// group is signalled right after the reap instead (best effort: in the short
+// window in between, an emptied group's ID could in theory be reused).
+func waitExited(pid int) bool { return false }
+
+const killGroupAfterReap = true
