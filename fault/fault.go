@@ -16,6 +16,7 @@ package fault
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Code is a stable, machine-readable failure reason.
@@ -66,16 +67,25 @@ type Error struct {
 	Err    error  // the underlying cause, may be nil
 }
 
+// Error reads `server "gh": call tool "x": timeout: <cause>`. When the
+// cause already names the server (launcher errors do), it is not repeated.
 func (e *Error) Error() string {
 	msg := string(e.Code)
 	if e.Op != "" {
 		msg = e.Op + ": " + msg
 	}
-	if e.Server != "" {
-		msg = fmt.Sprintf("server %q: %s", e.Server, msg)
-	}
+	cause := ""
 	if e.Err != nil {
-		msg += ": " + e.Err.Error()
+		cause = e.Err.Error()
+	}
+	if tag := fmt.Sprintf("server %q", e.Server); e.Server != "" {
+		if after, ok := strings.CutPrefix(cause, tag+": "); ok {
+			cause = after
+		}
+		msg = tag + ": " + msg
+	}
+	if cause != "" {
+		msg += ": " + cause
 	}
 	return msg
 }

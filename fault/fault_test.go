@@ -58,3 +58,10 @@ func TestRetryable(t *testing.T) {
 		}
 	}
 }
+
+func TestErrorDoesNotRepeatServer(t *testing.T) {
+	err := New(CodeUnavailable, "gh", "connect", errors.New(`server "gh": program "npx" not found`))
+	if got, want := err.Error(), `server "gh": connect: unavailable: program "npx" not found`; got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
+}

@@ -1,0 +1,230 @@
+// Package testkit provides real MCP servers for Switchboard's tests: a
+// go-sdk server with tools that misbehave on request (slow, crashing,
+// failing, oversized), and a hand-rolled legacy stdio server that
+// mistreats the 2026-07-28 server/discover probe the way some deployed
+// servers do (go-sdk issue #1177).
+//
+// Tests re-execute their own binary as the server: TestMain calls
+// MaybeRunChild, which serves and exits when the environment asks for a
+// mode. The child's environment is filtered by the launcher, so the mode
+// travels in the server's configured env (ChildEnv).
+//
+// Only tests import this package.
+package testkit
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ModeVar is the environment variable that selects a child mode.
+const ModeVar = "SWITCHBOARD_TESTKIT_MODE"
+
+// Child modes.
+const (
+	ModeServer        = "server"         // the go-sdk test server on stdio
+	ModeNoisy         = "noisy"          // ModeServer after 100 KiB of stderr
+	ModeGrandchild    = "grandchild"     // ModeServer after starting `sleep 1000` in its group
+	ModeHang          = "hang"           // reads stdin, never answers
+	ModeExit          = "exit"           // prints to stderr and exits 3 at once
+	ModeLegacySilent  = "legacy-silent"  // legacy server that ignores server/discover
+	ModeLegacyDie     = "legacy-die"     // legacy server that exits on server/discover
+	ModeLegacyNovel   = "legacy-novel"   // legacy server whose results use unknown content types
+	ModeBigFrameAfter = "bigframe-after" // ModeServer whose "bigframe" tool writes 64 MiB with no newline
+)
+
+// ChildEnv returns the env entries that make a re-executed test binary
+// serve mode.
+func ChildEnv(mode string) map[string]string {
+	return map[string]string{ModeVar: mode}
+}
+
+// MaybeRunChild serves and exits when ModeVar is set; otherwise it
+// returns. Call it first in TestMain.
+func MaybeRunChild() {
+	mode := os.Getenv(ModeVar)
+	if mode == "" {
+		return
+	}
+	os.Exit(runChild(mode))
+}
+
+func runChild(mode string) int {
+	ctx := context.Background()
+	switch mode {
+	case ModeServer, ModeBigFrameAfter:
+	case ModeNoisy:
+		line := "noise \x1b[31mred\x1b[0m " + strings.Repeat("n", 100) + "\n"
+		for i := 0; i < 100<<10/len(line)+1; i++ {
+			os.Stderr.WriteString(line)
+		}
+	case ModeGrandchild:
+		cmd := exec.Command("sleep", "1000")
+		if err := cmd.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, "grandchild:", err)
+			return 1
+		}
+		fmt.Fprintf(os.Stderr, "grandchild pid %d\n", cmd.Process.Pid)
+	case ModeHang:
+		io.Copy(io.Discard, os.Stdin)
+		select {} // stdin closed: still never answer; the launcher must signal
+	case ModeExit:
+		fmt.Fprintln(os.Stderr, "fatal: cannot open database \x1b[1mnow\x1b[0m")
+		return 3
+	case ModeLegacySilent, ModeLegacyDie, ModeLegacyNovel:
+		return legacy(mode)
+	default:
+		fmt.Fprintln(os.Stderr, "testkit: unknown mode", mode)
+		return 2
+	}
+	if err := NewServer().Run(ctx, &mcp.StdioTransport{}); err != nil {
+		fmt.Fprintln(os.Stderr, "testkit server:", err)
+		return 1
+	}
+	return 0
+}
+
+// EchoIn is the input of the echo tool.
+type EchoIn struct {
+	Text string `json:"text" jsonschema:"the text to echo"`
+}
+
+// SlowIn is the input of the slow tool.
+type SlowIn struct {
+	Steps   int `json:"steps" jsonschema:"number of progress steps"`
+	DelayMs int `json:"delay_ms" jsonschema:"milliseconds per step"`
+}
+
+// BigIn is the input of the big tool.
+type BigIn struct {
+	Bytes int `json:"bytes" jsonschema:"size of the text result"`
+}
+
+// NewServer returns the go-sdk test server. Its tools: echo, slow (with
+// progress, honours cancellation), fail (isError result), big (a large
+// text result), crash (exits the process mid-call), bigframe (a frame
+// without newline, larger than any cap).
+func NewServer() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "testkit", Version: "1.0.0"}, &mcp.ServerOptions{
+		Instructions: "Test server. Use echo to echo.",
+		PageSize:     2, // exercise pagination
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo the text."}, func(_ context.Context, _ *mcp.CallToolRequest, in EchoIn) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "Report progress, then finish."}, func(ctx context.Context, req *mcp.CallToolRequest, in SlowIn) (*mcp.CallToolResult, any, error) {
+		tok := req.Params.GetProgressToken()
+		for i := 1; i <= in.Steps; i++ {
+			select {
+			case <-ctx.Done():
+				return nil, nil, ctx.Err()
+			case <-time.After(time.Duration(in.DelayMs) * time.Millisecond):
+			}
+			if tok != nil {
+				req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i), Total: float64(in.Steps), Message: fmt.Sprintf("step %d", i)})
+			}
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "fail", Description: "Always fails."}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return nil, nil, fmt.Errorf("the tool failed on purpose")
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "big", Description: "A large text result."}, func(_ context.Context, _ *mcp.CallToolRequest, in BigIn) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("b", in.Bytes)}}}, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "crash", Description: "Exits the server mid-call."}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		fmt.Fprintln(os.Stderr, "crashing on purpose")
+		os.Exit(7)
+		return nil, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "bigframe", Description: "Writes an endless frame."}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		os.Stdout.WriteString(`{"jsonrpc":"2.0","method":"x","params":{"pad":"`)
+		chunk := []byte(strings.Repeat("z", 1<<20))
+		for i := 0; i < 64; i++ {
+			if _, err := os.Stdout.Write(chunk); err != nil {
+				os.Exit(9)
+			}
+		}
+		select {}
+	})
+	s.AddResource(&mcp.Resource{URI: "test://static", Name: "static", MIMEType: "text/plain"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "test://static", MIMEType: "text/plain", Text: "static text"}}}, nil
+	})
+	s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "test://items/{id}", Name: "item"}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/plain", Text: "item " + strings.TrimPrefix(req.Params.URI, "test://items/")}}}, nil
+	})
+	s.AddPrompt(&mcp.Prompt{Name: "greet", Arguments: []*mcp.PromptArgument{{Name: "name", Required: true}}}, func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "Hello, " + req.Params.Arguments["name"]}}}}, nil
+	})
+	return s
+}
+
+// legacy serves a hand-rolled 2025-11-25 server on stdio that handles
+// initialize, tools/list and tools/call, and treats server/discover as
+// mode says. Hand-rolled because go-sdk answers discover correctly.
+func legacy(mode string) int {
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 1<<20), 1<<20)
+	out := json.NewEncoder(os.Stdout)
+	for in.Scan() {
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+		}
+		if json.Unmarshal(in.Bytes(), &msg) != nil {
+			continue
+		}
+		reply := func(result any) {
+			out.Encode(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": result})
+		}
+		switch msg.Method {
+		case "server/discover":
+			if mode == ModeLegacyDie {
+				fmt.Fprintln(os.Stderr, "unexpected first message: server/discover")
+				return 4
+			}
+			if mode == ModeLegacyNovel {
+				out.Encode(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "error": map[string]any{"code": -32601, "message": "Method not found"}})
+			}
+			// ModeLegacySilent: no answer at all.
+		case "initialize":
+			reply(map[string]any{
+				"protocolVersion": "2025-11-25",
+				"capabilities":    map[string]any{"tools": map[string]any{}},
+				"serverInfo":      map[string]any{"name": "legacy-" + mode, "version": "0.1"},
+				"instructions":    "legacy server",
+			})
+		case "tools/list":
+			reply(map[string]any{"tools": []any{
+				map[string]any{"name": "novel", "description": "Returns future content types.", "inputSchema": map[string]any{"type": "object"}},
+			}})
+		case "tools/call":
+			reply(map[string]any{
+				"content": []any{
+					map[string]any{"type": "text", "text": "before"},
+					map[string]any{"type": "hologram", "frames": 3},
+					map[string]any{"type": "image", "data": base64.StdEncoding.EncodeToString([]byte("\x89PNG\r\n\x1a\n")), "mimeType": "image/png"},
+				},
+				"futureField": map[string]any{"kept": true},
+			})
+		case "ping":
+			reply(map[string]any{})
+		default:
+			if msg.ID != nil {
+				out.Encode(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "error": map[string]any{"code": -32601, "message": "Method not found"}})
+			}
+		}
+	}
+	return 0
+}

@@ -1,0 +1,541 @@
+package upstream
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Raw capture keeps a tool result exactly as the server sent it.
+//
+// go-sdk decodes every result into typed structs: unknown fields are
+// dropped and a content block of an unknown type fails the whole call. A
+// host must neither lose data nor fail on a server that is newer than the
+// SDK, so for tools/call we take the result bytes off the wire before the
+// SDK decodes them, and hand the SDK a minimal stand-in ({"content":[]})
+// that it cannot fail on. The caller's context carries a *slot; the
+// capture point fills it with the response to the call made under that
+// context. Results that ask for more input (2026-07-28 multi-round-trip)
+// are left for the SDK to handle.
+//
+// There are two capture points because go-sdk's Streamable HTTP client
+// connection relies on an unexported method that a Connection wrapper
+// would hide: stdio and legacy SSE wrap the mcp.Connection; Streamable
+// HTTP filters response bodies in an http.RoundTripper.
+
+// standIn replaces a captured result for the SDK's decoder.
+var standIn = json.RawMessage(`{"content":[]}`)
+
+type slotKey struct{}
+
+// slot receives one call's raw result and routes its progress.
+//
+// Progress is routed here, on the wire, rather than through go-sdk's
+// client-wide ProgressNotificationHandler: go-sdk hands notifications to
+// that handler asynchronously, so the last reports of a call could arrive
+// after the call has returned. On the wire they are seen in order, before
+// the response, and delivered before the caller gets its result.
+type slot struct {
+	token    string         // the call's progress token; "" for none
+	progress func(Progress) // receives the call's progress; nil for none
+
+	mu  sync.Mutex
+	raw json.RawMessage
+}
+
+func withSlot(ctx context.Context, token string, progress func(Progress)) (context.Context, *slot) {
+	s := &slot{token: token, progress: progress}
+	return context.WithValue(ctx, slotKey{}, s), s
+}
+
+// wireProgress is the params of notifications/progress.
+type wireProgress struct {
+	ProgressToken any     `json:"progressToken"`
+	Progress      float64 `json:"progress"`
+	Total         float64 `json:"total"`
+	Message       string  `json:"message"`
+}
+
+// progressToken reads the params of a notifications/progress message and
+// returns its string token (Switchboard's tokens are strings).
+func parseProgress(params json.RawMessage) (string, Progress, bool) {
+	var p wireProgress
+	if json.Unmarshal(params, &p) != nil {
+		return "", Progress{}, false
+	}
+	tok, ok := p.ProgressToken.(string)
+	return tok, Progress{Progress: p.Progress, Total: p.Total, Message: p.Message}, ok
+}
+
+func slotFrom(ctx context.Context) *slot {
+	s, _ := ctx.Value(slotKey{}).(*slot)
+	return s
+}
+
+func (s *slot) get() json.RawMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.raw
+}
+
+// take stores raw in the slot unless it is a multi-round-trip result, and
+// returns what the SDK should decode instead.
+func (s *slot) take(raw json.RawMessage) json.RawMessage {
+	if bytes.Contains(raw, []byte(`"input_required"`)) {
+		return raw
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.raw != nil {
+		return raw
+	}
+	s.raw = raw
+	return standIn
+}
+
+// captureTransport wraps a Transport whose Connection can be wrapped.
+//
+// With probe > 0 it also bounds the 2026-07-28 server/discover probe: a
+// server that has not answered it within probe gets a synthetic "method
+// not found" in its place, so go-sdk falls back to the legacy initialize
+// on the same connection and the same process (go-sdk issue #1177: it
+// would otherwise wait for the caller's deadline and then fail). A late
+// answer to the probe is dropped.
+type captureTransport struct {
+	mcp.Transport
+	probe time.Duration
+}
+
+func (t captureTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cc := &captureConn{
+		Connection: c,
+		probe:      t.probe,
+		pending:    map[jsonrpc.ID]*slot{},
+		tokens:     map[string]*slot{},
+		probes:     map[jsonrpc.ID]*time.Timer{},
+	}
+	if t.probe > 0 {
+		// Read must be able to wait for the server and the probe timer at
+		// once, so a pump moves the server's messages to a channel.
+		cc.injected = make(chan jsonrpc.Message, 1)
+		cc.reads = make(chan readResult)
+		cc.closed = make(chan struct{})
+		go cc.pump()
+	}
+	return cc, nil
+}
+
+type captureConn struct {
+	mcp.Connection
+	probe    time.Duration
+	injected chan jsonrpc.Message // synthetic answers to unanswered probes
+	reads    chan readResult      // the pump's output (probe > 0 only)
+	closed   chan struct{}        // closed by Close (probe > 0 only)
+	once     sync.Once
+
+	mu      sync.Mutex
+	pending map[jsonrpc.ID]*slot       // calls awaiting a response
+	tokens  map[string]*slot           // their progress tokens
+	probes  map[jsonrpc.ID]*time.Timer // unanswered server/discover requests
+	dropped map[jsonrpc.ID]bool        // probes answered synthetically
+}
+
+type readResult struct {
+	msg jsonrpc.Message
+	err error
+}
+
+// armProbe starts the probe timer for a server/discover request.
+func (c *captureConn) armProbe(id jsonrpc.ID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.probes[id] = time.AfterFunc(c.probe, func() {
+		c.mu.Lock()
+		_, waiting := c.probes[id]
+		delete(c.probes, id)
+		if waiting {
+			if c.dropped == nil {
+				c.dropped = map[jsonrpc.ID]bool{}
+			}
+			c.dropped[id] = true
+		}
+		c.mu.Unlock()
+		if waiting {
+			select {
+			case c.injected <- &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{
+				Code:    jsonrpc.CodeMethodNotFound,
+				Message: fmt.Sprintf("no answer to server/discover within %v; falling back to initialize", c.probe),
+			}}:
+			case <-c.closed:
+			}
+		}
+	})
+}
+
+// pump moves inner reads to the reads channel until the connection fails
+// or is closed (Close unblocks the inner Read).
+func (c *captureConn) pump() {
+	for {
+		msg, err := c.Connection.Read(context.Background())
+		select {
+		case c.reads <- readResult{msg, err}:
+		case <-c.closed:
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// next returns the next message and whether it is a synthetic one.
+func (c *captureConn) next(ctx context.Context) (jsonrpc.Message, bool, error) {
+	if c.reads == nil {
+		msg, err := c.Connection.Read(ctx)
+		return msg, false, err
+	}
+	select {
+	case m := <-c.injected:
+		return m, true, nil
+	case r := <-c.reads:
+		return r.msg, false, r.err
+	case <-c.closed:
+		return nil, false, mcp.ErrConnectionClosed
+	case <-ctx.Done():
+		return nil, false, ctx.Err()
+	}
+}
+
+func (c *captureConn) Close() error {
+	if c.closed != nil {
+		c.once.Do(func() { close(c.closed) })
+	}
+	return c.Connection.Close()
+}
+
+// settleProbe reports whether a response belongs to a probe that was
+// already answered synthetically (and must be dropped).
+func (c *captureConn) settleProbe(id jsonrpc.ID) (drop bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if t, ok := c.probes[id]; ok {
+		t.Stop()
+		delete(c.probes, id)
+	}
+	if c.dropped[id] {
+		delete(c.dropped, id)
+		return true
+	}
+	return false
+}
+
+func (c *captureConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && req.Method == "server/discover" && c.probe > 0 {
+		c.armProbe(req.ID)
+	}
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && req.Method == "tools/call" {
+		if s := slotFrom(ctx); s != nil {
+			c.mu.Lock()
+			c.pending[req.ID] = s
+			if s.token != "" {
+				c.tokens[s.token] = s
+			}
+			c.mu.Unlock()
+		}
+	}
+	err := c.Connection.Write(ctx, msg)
+	if err != nil {
+		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+			c.forget(req.ID)
+		}
+	}
+	return err
+}
+
+func (c *captureConn) forget(id jsonrpc.ID) *slot {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.pending[id]
+	delete(c.pending, id)
+	if s != nil && s.token != "" {
+		delete(c.tokens, s.token)
+	}
+	return s
+}
+
+func (c *captureConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		msg, synthetic, err := c.next(ctx)
+		if err != nil || synthetic {
+			return msg, err
+		}
+		switch m := msg.(type) {
+		case *jsonrpc.Response:
+			if c.probe > 0 && c.settleProbe(m.ID) {
+				continue // the late answer to a probe already given up on
+			}
+			if s := c.forget(m.ID); s != nil && m.Error == nil && m.Result != nil {
+				m.Result = s.take(m.Result)
+			}
+		case *jsonrpc.Request:
+			if m.IsCall() || m.Method != "notifications/progress" {
+				break
+			}
+			if tok, p, ok := parseProgress(m.Params); ok {
+				c.mu.Lock()
+				s := c.tokens[tok]
+				c.mu.Unlock()
+				if s != nil && s.progress != nil {
+					s.progress(p)
+					continue // delivered: go-sdk need not see it
+				}
+			}
+		}
+		return msg, nil
+	}
+}
+
+// captureRoundTripper is the Streamable HTTP capture point. It also bounds
+// every JSON response body, which go-sdk reads without a limit, and adds
+// the configured headers to every request.
+type captureRoundTripper struct {
+	next     http.RoundTripper
+	headers  http.Header
+	maxBody  int64
+	server   string
+	tooLarge func(error) // records the fault; may be nil
+}
+
+// ErrResponseTooLarge is returned when an HTTP response body or SSE event
+// exceeds the cap.
+var ErrResponseTooLarge = errors.New("response exceeds size cap")
+
+func (rt *captureRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	if len(rt.headers) > 0 {
+		req = req.Clone(req.Context())
+		for k, vs := range rt.headers {
+			req.Header[k] = vs
+		}
+	}
+	resp, err := rt.next.RoundTrip(req)
+	if err != nil || req.Method != http.MethodPost {
+		return resp, err
+	}
+	s := slotFrom(req.Context())
+	switch mediaType(resp.Header.Get("Content-Type")) {
+	case "application/json":
+		body, err := io.ReadAll(io.LimitReader(resp.Body, rt.maxBody+1))
+		resp.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		if int64(len(body)) > rt.maxBody {
+			return nil, rt.fail(fmt.Errorf("server %q: HTTP response body exceeds %s cap: %w", rt.server, sizeString(rt.maxBody), ErrResponseTooLarge))
+		}
+		if s != nil {
+			body = rewriteResponse(body, s)
+		}
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		resp.ContentLength = int64(len(body))
+		resp.Header.Del("Content-Length")
+	case "text/event-stream":
+		if s != nil {
+			resp.Body = &sseRewriter{src: bufio.NewReaderSize(resp.Body, 64<<10), body: resp.Body, slot: s, max: rt.maxBody}
+		}
+	}
+	return resp, nil
+}
+
+func (rt *captureRoundTripper) fail(err error) error {
+	if rt.tooLarge != nil {
+		rt.tooLarge(err)
+	}
+	return err
+}
+
+func mediaType(ct string) string {
+	if i := strings.IndexByte(ct, ';'); i >= 0 {
+		ct = ct[:i]
+	}
+	return strings.ToLower(strings.TrimSpace(ct))
+}
+
+// wireResponse is a JSON-RPC response as it appears on the wire.
+type wireResponse struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   json.RawMessage `json:"error,omitempty"`
+}
+
+// rewriteResponse captures the result of a single JSON-RPC response in
+// data and returns data with the stand-in; anything else is returned as is.
+func rewriteResponse(data []byte, s *slot) []byte {
+	var w wireResponse
+	if json.Unmarshal(data, &w) != nil || w.Method != "" || w.ID == nil || w.Result == nil {
+		return data
+	}
+	repl := s.take(w.Result)
+	if bytes.Equal(repl, w.Result) {
+		return data
+	}
+	w.Result = repl
+	out, err := json.Marshal(w)
+	if err != nil {
+		return data
+	}
+	return out
+}
+
+// sseRewriter passes an SSE stream through, rewriting the data of the
+// first event that carries a JSON-RPC response. Events are bounded by max.
+type sseRewriter struct {
+	src  *bufio.Reader
+	body io.Closer
+	slot *slot
+	max  int64
+	out  bytes.Buffer // bytes ready for the reader
+	err  error
+	done bool // the response was captured: copy the rest verbatim
+}
+
+func (r *sseRewriter) Close() error { return r.body.Close() }
+
+func (r *sseRewriter) Read(p []byte) (int, error) {
+	for r.out.Len() == 0 && r.err == nil {
+		r.err = r.fill()
+	}
+	if r.out.Len() > 0 {
+		return r.out.Read(p)
+	}
+	return 0, r.err
+}
+
+// fill moves one event (or, once done, one chunk) into out.
+func (r *sseRewriter) fill() error {
+	if r.done {
+		buf := make([]byte, 32<<10)
+		n, err := r.src.Read(buf)
+		r.out.Write(buf[:n])
+		return err
+	}
+	var event [][]byte // the event's lines, each with its line ending
+	var size int64
+	for {
+		line, err := r.src.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			// A long line: gather it whole, within the cap.
+			long := append([]byte(nil), line...)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				if int64(len(long)) > r.max {
+					return fmt.Errorf("SSE event exceeds %s cap: %w", sizeString(r.max), ErrResponseTooLarge)
+				}
+				line, err = r.src.ReadSlice('\n')
+				long = append(long, line...)
+			}
+			line = long
+		} else {
+			line = append([]byte(nil), line...)
+		}
+		size += int64(len(line))
+		if size > r.max {
+			return fmt.Errorf("SSE event exceeds %s cap: %w", sizeString(r.max), ErrResponseTooLarge)
+		}
+		if len(line) > 0 {
+			event = append(event, line)
+		}
+		blank := len(bytes.TrimRight(line, "\r\n")) == 0 && len(line) > 0
+		if blank || err != nil {
+			r.emit(event)
+			return err
+		}
+	}
+}
+
+// emit writes an event to out, rewriting it when it is the response and
+// delivering (and dropping) it when it is progress for the call.
+func (r *sseRewriter) emit(event [][]byte) {
+	dataLines := 0
+	dataAt := -1
+	name := ""
+	for i, l := range event {
+		t := bytes.TrimRight(l, "\r\n")
+		switch {
+		case bytes.HasPrefix(t, []byte("data:")):
+			dataLines++
+			dataAt = i
+		case bytes.HasPrefix(t, []byte("event:")):
+			name = strings.TrimSpace(string(t[len("event:"):]))
+		}
+	}
+	// Only single-line data events are rewritten (what every MCP SDK
+	// sends); anything else passes through and the SDK decodes it.
+	if dataLines == 1 && (name == "" || name == "message") {
+		l := event[dataAt]
+		t := bytes.TrimRight(l, "\r\n")
+		data := bytes.TrimPrefix(t[len("data:"):], []byte(" "))
+		if bytes.Contains(data, []byte(`"result"`)) || bytes.Contains(data, []byte(`"error"`)) {
+			if isResponse(data) {
+				out := rewriteResponse(data, r.slot)
+				nl := l[len(t):]
+				event[dataAt] = append(append([]byte("data: "), out...), nl...)
+				r.done = true
+			}
+		} else if r.slot.progress != nil && bytes.Contains(data, []byte(`"notifications/progress"`)) {
+			var n struct {
+				Method string          `json:"method"`
+				Params json.RawMessage `json:"params"`
+			}
+			if json.Unmarshal(data, &n) == nil && n.Method == "notifications/progress" {
+				if tok, p, ok := parseProgress(n.Params); ok && tok == r.slot.token {
+					r.slot.progress(p)
+					// Keep the event's id (for resumption) but drop its data.
+					for _, l := range event {
+						if bytes.HasPrefix(l, []byte("id:")) {
+							r.out.Write(l)
+						}
+					}
+					r.out.WriteString("\n")
+					return
+				}
+			}
+		}
+	}
+	for _, l := range event {
+		r.out.Write(l)
+	}
+}
+
+func isResponse(data []byte) bool {
+	var probe struct {
+		Method *string          `json:"method"`
+		ID     *json.RawMessage `json:"id"`
+	}
+	return json.Unmarshal(data, &probe) == nil && probe.Method == nil && probe.ID != nil
+}
+
+func sizeString(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

@@ -1,0 +1,608 @@
+// Package upstream holds one live connection to one upstream MCP server,
+// over go-sdk's client: stdio (through the launcher), Streamable HTTP and
+// legacy HTTP+SSE, in both protocol eras.
+//
+// It fills go-sdk's gaps for a host: a bounded start-up that falls back to
+// the legacy initialize handshake when a stdio server ignores or dies on
+// the 2026-07-28 server/discover probe (go-sdk issue #1177), a default
+// timeout on every request, progress routed to the call that asked for it
+// (go-sdk routes progress per client, not per call), lossless tool results
+// (see capture.go), bounded HTTP responses, and failures classified as
+// *fault.Error values naming the server.
+//
+// A Conn does not reconnect; supervision belongs to the caller. This
+// package may import config, fault and internal/launcher, never host.
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/fault"
+	"github.com/switchboard-mcp/switchboard/internal/launcher"
+)
+
+// LegacyVersion is the protocol version pinned when the modern probe fails.
+const LegacyVersion = "2025-11-25"
+
+// Options configure Dial. The zero value is usable; nil means defaults.
+type Options struct {
+	// Logger receives connection events. Nil discards them.
+	Logger *slog.Logger
+	// ClientInfo identifies Switchboard to servers. Nil means
+	// {Name: "switchboard", Version: "dev"}.
+	ClientInfo *mcp.Implementation
+	// ProbeTimeout bounds the 2026-07-28 server/discover probe of a stdio
+	// server: without an answer by then, the connection falls back to the
+	// legacy initialize handshake. Zero means 5 s, and never more than half
+	// the server's startup timeout.
+	ProbeTimeout time.Duration
+	// MaxFrame caps one stdout frame, HTTP response body or SSE event.
+	// Zero means 16 MiB.
+	MaxFrame int
+	// MaxListItems caps each of the four lists drained at discovery, so a
+	// server paging forever cannot exhaust memory. Zero means 10000.
+	MaxListItems int
+	// HTTPTransport is the base RoundTripper for HTTP servers. Nil means a
+	// clone of http.DefaultTransport.
+	HTTPTransport http.RoundTripper
+	// StopStage bounds each stage of stopping a stdio server. Zero means 5 s.
+	StopStage time.Duration
+}
+
+func (o *Options) withDefaults() Options {
+	var out Options
+	if o != nil {
+		out = *o
+	}
+	if out.Logger == nil {
+		out.Logger = slog.New(slog.DiscardHandler)
+	}
+	if out.ClientInfo == nil {
+		out.ClientInfo = &mcp.Implementation{Name: "switchboard", Version: "dev"}
+	}
+	if out.ProbeTimeout == 0 {
+		out.ProbeTimeout = 5 * time.Second
+	}
+	if out.MaxFrame == 0 {
+		out.MaxFrame = 16 << 20
+	}
+	if out.MaxListItems == 0 {
+		out.MaxListItems = 10000
+	}
+	if out.HTTPTransport == nil {
+		out.HTTPTransport = http.DefaultTransport.(*http.Transport).Clone()
+	}
+	return out
+}
+
+// Info is what the handshake told us about a server.
+type Info struct {
+	ProtocolVersion string
+	ServerInfo      *mcp.Implementation // may be nil on the modern path
+	Capabilities    *mcp.ServerCapabilities
+	Instructions    string
+}
+
+// Catalog is everything a server offers, drained page by page.
+type Catalog struct {
+	Tools     []*mcp.Tool
+	Resources []*mcp.Resource
+	Templates []*mcp.ResourceTemplate
+	Prompts   []*mcp.Prompt
+}
+
+// Progress is one progress notification for a call.
+type Progress struct {
+	Progress float64
+	Total    float64 // 0 when unknown
+	Message  string
+}
+
+// ToolResult is a tool's answer. Raw is the result object exactly as the
+// server sent it; IsError is its isError flag (a tool failure is data, not
+// a Go error).
+type ToolResult struct {
+	Raw     json.RawMessage
+	IsError bool
+}
+
+// Conn is a live connection to one server. It is safe for concurrent use.
+type Conn struct {
+	server *config.Server
+	opts   Options
+	log    *slog.Logger
+
+	session *mcp.ClientSession
+	proc    *launcher.Process // nil for HTTP servers
+	info    Info
+	cancel  context.CancelFunc // ends the connection's lifetime context
+	done    chan struct{}      // closed when the session has ended
+
+	progressSeq atomic.Int64
+	progress    sync.Map // token string → func(Progress)
+
+	mu    sync.Mutex
+	fault error // a cause recorded by a capture point (oversized response)
+	err   error // why the session ended, set before done closes
+}
+
+// Dial connects to s and performs the handshake, within s.StartupTimeout.
+func Dial(ctx context.Context, s *config.Server, opts *Options) (*Conn, error) {
+	o := opts.withDefaults()
+	c := &Conn{
+		server: s,
+		opts:   o,
+		log:    o.Logger.With("server", s.Name),
+		done:   make(chan struct{}),
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.StartupTimeout)
+	defer cancel()
+	start := time.Now()
+	err := c.connect(ctx)
+	if err != nil {
+		if ctx.Err() != nil && !errors.Is(err, launcher.ErrProgramNotFound) {
+			err = fmt.Errorf("no MCP handshake within %v (startupTimeoutMs): %w", s.StartupTimeout, err)
+		}
+		return nil, c.classify(ctx, "connect", err)
+	}
+	c.log.Debug("connected", "protocol", c.info.ProtocolVersion, "elapsed", time.Since(start))
+	go c.watch()
+	return c, nil
+}
+
+func (c *Conn) newClient() *mcp.Client {
+	return mcp.NewClient(c.opts.ClientInfo, &mcp.ClientOptions{
+		Logger: c.log,
+		// Advertise nothing we cannot serve: go-sdk's default advertises
+		// roots, which a host without roots would answer wrongly.
+		Capabilities:                &mcp.ClientCapabilities{},
+		ProgressNotificationHandler: c.onProgress,
+		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+			c.log.Debug("server log", "level", req.Params.Level, "logger", req.Params.Logger)
+		},
+	})
+}
+
+func (c *Conn) connect(ctx context.Context) error {
+	switch c.server.Transport {
+	case config.TransportStdio:
+		return c.connectStdio(ctx)
+	case config.TransportHTTP:
+		return c.connectHTTP(ctx, c.streamableTransport(), "")
+	case config.TransportSSE:
+		// Legacy HTTP+SSE servers predate server/discover: go straight to
+		// initialize (the server negotiates down to its version).
+		return c.connectHTTP(ctx, captureTransport{Transport: &mcp.SSEClientTransport{
+			Endpoint:     c.server.URL,
+			HTTPClient:   &http.Client{Transport: c.roundTripper()},
+			MaxEventSize: c.opts.MaxFrame,
+		}}, LegacyVersion)
+	}
+	return fmt.Errorf("unknown transport %q", c.server.Transport)
+}
+
+// connectStdio starts the process and probes the modern era. A server that
+// does not answer the probe in time falls back to initialize on the same
+// process (see captureTransport); one that dies on it is restarted on the
+// legacy handshake.
+func (c *Conn) connectStdio(ctx context.Context) error {
+	probe := c.opts.ProbeTimeout
+	if half := c.server.StartupTimeout / 2; probe > half {
+		probe = half
+	}
+	err := c.startStdio(ctx, probe, "")
+	if err == nil || ctx.Err() != nil || errors.Is(err, launcher.ErrProgramNotFound) {
+		return err
+	}
+	c.log.Debug("modern handshake failed; restarting on the legacy handshake", "err", err)
+	return c.startStdio(ctx, 0, LegacyVersion)
+}
+
+func (c *Conn) startStdio(ctx context.Context, probe time.Duration, version string) error {
+	p, err := launcher.Start(launcher.Spec{
+		Server:    c.server.Name,
+		Command:   c.server.Command,
+		Args:      c.server.Args,
+		Env:       c.server.Env,
+		Dir:       c.server.Cwd,
+		MaxFrame:  c.opts.MaxFrame,
+		StopStage: c.opts.StopStage,
+		Logger:    c.log,
+	})
+	if err != nil {
+		return err
+	}
+	var sessOpts *mcp.ClientSessionOptions
+	if version != "" {
+		sessOpts = &mcp.ClientSessionOptions{ProtocolVersion: version}
+	}
+	cs, err := c.newClient().Connect(ctx, captureTransport{Transport: p.Transport(), probe: probe}, sessOpts)
+	if err != nil {
+		p.Abort() // it never completed the handshake: no grace period
+		if f := p.Fault(); f != nil {
+			err = f
+		}
+		return withStderr(err, p.StderrTail())
+	}
+	c.proc = p
+	c.setSession(cs, func() {})
+	return nil
+}
+
+// connectHTTP connects over an HTTP transport. The session is bound to a
+// lifetime context, not to ctx: go-sdk's SSE transport ties its hanging GET
+// to the context given to Connect, so ctx's deadline is enforced here by a
+// timer instead.
+func (c *Conn) connectHTTP(ctx context.Context, t mcp.Transport, version string) error {
+	life, cancel := context.WithCancel(context.Background())
+	stop := context.AfterFunc(ctx, cancel)
+	var sessOpts *mcp.ClientSessionOptions
+	if version != "" {
+		sessOpts = &mcp.ClientSessionOptions{ProtocolVersion: version}
+	}
+	cs, err := c.newClient().Connect(life, t, sessOpts)
+	if !stop() || err != nil {
+		cancel()
+		if cs != nil {
+			cs.Close()
+		}
+		if err == nil || ctx.Err() != nil {
+			err = errors.Join(ctx.Err(), err)
+		}
+		return err
+	}
+	c.setSession(cs, cancel)
+	return nil
+}
+
+func (c *Conn) setSession(cs *mcp.ClientSession, cancel context.CancelFunc) {
+	c.session = cs
+	c.cancel = cancel
+	r := cs.InitializeResult()
+	c.info = Info{ProtocolVersion: r.ProtocolVersion, ServerInfo: r.ServerInfo, Capabilities: r.Capabilities, Instructions: r.Instructions}
+	if c.info.Capabilities == nil {
+		c.info.Capabilities = &mcp.ServerCapabilities{}
+	}
+}
+
+func (c *Conn) streamableTransport() mcp.Transport {
+	return &mcp.StreamableClientTransport{
+		Endpoint:     c.server.URL,
+		HTTPClient:   &http.Client{Transport: c.roundTripper()},
+		MaxEventSize: c.opts.MaxFrame,
+		// A broken stream is a broken connection; the supervisor redials.
+		MaxRetries: -1,
+	}
+}
+
+// roundTripper adds the configured headers and bounds response bodies. For
+// Streamable HTTP it is also the capture point of raw results; legacy SSE
+// results arrive on the GET stream and are captured at the Connection, so
+// there the slot never reaches a POST and nothing is rewritten.
+func (c *Conn) roundTripper() http.RoundTripper {
+	h := http.Header{}
+	for k, v := range c.server.Headers {
+		h.Set(k, v)
+	}
+	return &captureRoundTripper{
+		next:     c.opts.HTTPTransport,
+		headers:  h,
+		maxBody:  int64(c.opts.MaxFrame),
+		server:   c.server.Name,
+		tooLarge: c.setFault,
+	}
+}
+
+func (c *Conn) setFault(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.fault == nil {
+		c.fault = err
+	}
+}
+
+// watch records why the session ended and closes done.
+func (c *Conn) watch() {
+	err := c.session.Wait()
+	if c.proc != nil {
+		c.proc.Stop()
+		if f := c.proc.Fault(); f != nil {
+			err = f
+		} else if ee := c.proc.ExitErr(); ee != nil {
+			err = ee
+		}
+	}
+	if err == nil {
+		err = errors.New("connection closed")
+	}
+	c.mu.Lock()
+	if c.fault != nil {
+		err = c.fault
+	}
+	c.err = err
+	c.mu.Unlock()
+	close(c.done)
+}
+
+// Info returns what the handshake reported.
+func (c *Conn) Info() Info { return c.info }
+
+// Done is closed when the connection has ended, for any reason.
+func (c *Conn) Done() <-chan struct{} { return c.done }
+
+// Err reports why the connection ended; nil while it is alive.
+func (c *Conn) Err() error {
+	select {
+	case <-c.done:
+	default:
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// StderrTail returns the escaped tail of a stdio server's stderr.
+func (c *Conn) StderrTail() string {
+	if c.proc == nil {
+		return ""
+	}
+	return c.proc.StderrTail()
+}
+
+// PID returns the stdio server's process ID, or 0.
+func (c *Conn) PID() int {
+	if c.proc == nil {
+		return 0
+	}
+	return c.proc.PID()
+}
+
+// Close ends the session and, for stdio, stops the process group. It waits
+// for the teardown, which is bounded by the launcher's stop stages.
+func (c *Conn) Close() error {
+	err := c.session.Close()
+	if c.proc != nil {
+		c.proc.Stop()
+	}
+	c.cancel()
+	<-c.done
+	if errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) {
+		err = nil
+	}
+	return err
+}
+
+// Discover drains every list the server's capabilities declare.
+func (c *Conn) Discover(ctx context.Context) (*Catalog, error) {
+	ctx, cancel := c.withTimeout(ctx)
+	defer cancel()
+	caps := c.info.Capabilities
+	cat := new(Catalog)
+	var err error
+	if caps.Tools != nil {
+		if cat.Tools, err = drain(c, c.session.Tools(ctx, nil)); err != nil {
+			return nil, c.classify(ctx, "list tools", err)
+		}
+	}
+	if caps.Resources != nil {
+		if cat.Resources, err = drain(c, c.session.Resources(ctx, nil)); err != nil {
+			return nil, c.classify(ctx, "list resources", err)
+		}
+		if cat.Templates, err = drain(c, c.session.ResourceTemplates(ctx, nil)); err != nil {
+			return nil, c.classify(ctx, "list resource templates", err)
+		}
+	}
+	if caps.Prompts != nil {
+		if cat.Prompts, err = drain(c, c.session.Prompts(ctx, nil)); err != nil {
+			return nil, c.classify(ctx, "list prompts", err)
+		}
+	}
+	return cat, nil
+}
+
+func drain[T any](c *Conn, seq func(func(*T, error) bool)) ([]*T, error) {
+	var out []*T
+	for item, err := range seq {
+		if err != nil {
+			return nil, err
+		}
+		if item == nil {
+			continue
+		}
+		if len(out) >= c.opts.MaxListItems {
+			return nil, fmt.Errorf("more than %d items: %w", c.opts.MaxListItems, errTooMany)
+		}
+		out = append(out, item)
+	}
+	return out, nil
+}
+
+var errTooMany = errors.New("list too long")
+
+// CallTool calls a tool. args is the arguments object as JSON (nil means
+// {}); progress, when non-nil, receives the call's progress notifications.
+// A tool that fails returns a result with IsError, not an error.
+func (c *Conn) CallTool(ctx context.Context, name string, args json.RawMessage, progress func(Progress)) (*ToolResult, error) {
+	if err := c.Err(); err != nil {
+		return nil, fault.New(fault.CodeUnavailable, c.server.Name, fmt.Sprintf("call tool %q", name), err)
+	}
+	ctx, cancel := c.withTimeout(ctx)
+	defer cancel()
+	params := &mcp.CallToolParams{Name: name, Arguments: args}
+	if len(args) == 0 {
+		params.Arguments = json.RawMessage("{}")
+	}
+	token := ""
+	if progress != nil {
+		token = fmt.Sprintf("sb-%d", c.progressSeq.Add(1))
+		// Reports the wire capture points miss (a server sending progress
+		// on a standalone stream) still reach the call through go-sdk.
+		c.progress.Store(token, progress)
+		defer c.progress.Delete(token)
+		params.SetProgressToken(token)
+	}
+	ctx, s := withSlot(ctx, token, progress)
+	res, err := c.session.CallTool(ctx, params)
+	if raw := s.get(); raw != nil && err == nil {
+		// The wire result is authoritative: the SDK only saw a stand-in.
+		var flag struct {
+			IsError bool `json:"isError"`
+		}
+		if json.Unmarshal(raw, &flag) != nil {
+			return nil, fault.New(fault.CodeProtocol, c.server.Name, fmt.Sprintf("call tool %q", name), errors.New("result is not a JSON object"))
+		}
+		return &ToolResult{Raw: raw, IsError: flag.IsError}, nil
+	}
+	if err != nil {
+		op := fmt.Sprintf("call tool %q", name)
+		if c.lost(err) && ctx.Err() == nil {
+			// The request may have reached the server: never claim it did not.
+			return nil, fault.New(fault.CodeUnknownOutcome, c.server.Name, op, c.cause(err))
+		}
+		return nil, c.classify(ctx, op, err)
+	}
+	raw, err := json.Marshal(res)
+	if err != nil {
+		return nil, fault.New(fault.CodeProtocol, c.server.Name, fmt.Sprintf("call tool %q", name), err)
+	}
+	return &ToolResult{Raw: raw, IsError: res.IsError}, nil
+}
+
+// ReadResource reads a resource by URI.
+func (c *Conn) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
+	ctx, cancel := c.withTimeout(ctx)
+	defer cancel()
+	res, err := c.session.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+	if err != nil {
+		return nil, c.classify(ctx, fmt.Sprintf("read resource %q", uri), err)
+	}
+	return res, nil
+}
+
+// GetPrompt renders a prompt.
+func (c *Conn) GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error) {
+	ctx, cancel := c.withTimeout(ctx)
+	defer cancel()
+	res, err := c.session.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: args})
+	if err != nil {
+		return nil, c.classify(ctx, fmt.Sprintf("get prompt %q", name), err)
+	}
+	return res, nil
+}
+
+func (c *Conn) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, c.server.CallTimeout)
+}
+
+func (c *Conn) onProgress(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+	token, ok := req.Params.ProgressToken.(string)
+	if !ok {
+		return
+	}
+	if f, ok := c.progress.Load(token); ok {
+		f.(func(Progress))(Progress{Progress: req.Params.Progress, Total: req.Params.Total, Message: req.Params.Message})
+	}
+}
+
+// lost reports whether err means the connection broke.
+func (c *Conn) lost(err error) bool {
+	if errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, mcp.ErrSessionMissing) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return true
+	}
+	select {
+	case <-c.done:
+		return true
+	default:
+		return c.faultErr() != nil
+	}
+}
+
+func (c *Conn) faultErr() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.fault
+}
+
+// cause prefers the recorded reason the connection ended (an oversized
+// frame, the exit status) over the SDK's generic EOF.
+func (c *Conn) cause(err error) error {
+	if f := c.faultErr(); f != nil {
+		return f
+	}
+	if c.proc != nil {
+		if f := c.proc.Fault(); f != nil {
+			return f
+		}
+	}
+	return err
+}
+
+// classify turns an error from go-sdk or the launcher into a *fault.Error.
+// ctx is the operation's context, whose deadline is Switchboard's timeout.
+func (c *Conn) classify(ctx context.Context, op string, err error) error {
+	var fe *fault.Error
+	if errors.As(err, &fe) {
+		return err
+	}
+	name := c.server.Name
+	var rpc *jsonrpc.Error
+	switch {
+	case errors.Is(err, launcher.ErrProgramNotFound):
+		return fault.New(fault.CodeUnavailable, name, op, err)
+	case errors.Is(err, launcher.ErrFrameTooLarge), errors.Is(err, ErrResponseTooLarge), errors.Is(err, errTooMany):
+		return fault.New(fault.CodeProtocol, name, op, err)
+	case errors.As(err, &rpc):
+		switch rpc.Code {
+		case jsonrpc.CodeInvalidParams:
+			if isNotFound(rpc.Message) {
+				return fault.New(fault.CodeNotFound, name, op, err)
+			}
+			return fault.New(fault.CodeInvalidParams, name, op, err)
+		case -32002: // resource not found (2025 spec)
+			return fault.New(fault.CodeNotFound, name, op, err)
+		}
+		return fault.New(fault.CodeProtocol, name, op, err)
+	case errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded):
+		// Switchboard's timeout or a shorter one of the caller's: either
+		// way the server did not answer in time.
+		return fault.New(fault.CodeTimeout, name, op, err)
+	case errors.Is(err, context.Canceled):
+		return err // the caller gave up; not the server's fault
+	case c.lost(err):
+		return fault.New(fault.CodeUnavailable, name, op, c.cause(err))
+	}
+	return fault.New(fault.CodeProtocol, name, op, err)
+}
+
+func isNotFound(msg string) bool {
+	m := strings.ToLower(msg)
+	return strings.Contains(m, "unknown") || strings.Contains(m, "not found")
+}
+
+// withStderr appends the server's stderr tail to a start-up error, since
+// a server that failed to start usually said why there.
+func withStderr(err error, tail string) error {
+	tail = strings.TrimSpace(tail)
+	if tail == "" {
+		return err
+	}
+	if len(tail) > 2048 {
+		tail = "…" + tail[len(tail)-2048:]
+	}
+	return fmt.Errorf("%w\nstderr:\n%s", err, tail)
+}
