@@ -1,0 +1,289 @@
+// Package cli is Switchboard's command line: it parses arguments, loads
+// the configuration, opens a host.Host and prints for people (tables and
+// text) or for programs (--json).
+//
+// Exit codes: 0 success, 1 the tool returned an error result, 2 usage or
+// configuration error (an unknown name included), 3 upstream failure.
+// Messages go to stderr and say what to do next.
+//
+// It may import config, host, fault and internal/demo; nothing imports it
+// but cmd/switchboard.
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/fault"
+	"github.com/switchboard-mcp/switchboard/host"
+)
+
+// Exit codes.
+const (
+	ExitOK        = 0
+	ExitToolError = 1
+	ExitUsage     = 2
+	ExitUpstream  = 3
+)
+
+// Env is what a run of the CLI sees of the world; tests fill it in.
+type Env struct {
+	Args       []string // without the program name
+	Stdin      io.Reader
+	Stdout     io.Writer
+	Stderr     io.Writer
+	LookupEnv  func(string) (string, bool) // nil means os.LookupEnv
+	Executable string                      // this binary, for the embedded default config
+	Version    string
+}
+
+// command is one subcommand.
+type command struct {
+	name    string
+	args    string // usage of positional arguments
+	summary string
+	// needsHost commands load the config and open a Host first.
+	needsHost bool
+	run       func(r *run) int
+}
+
+var commands []*command
+
+func init() {
+	commands = []*command{
+		{"servers", "", "list configured servers with state, protocol version and counts (-v: stderr tail)", true, runServers},
+		{"tools", "[NAME]", "list tools by model-facing name, or describe one", true, runTools},
+		{"call", "NAME [JSON | key=value ... | -]", "call a tool; arguments as one JSON object, key=value pairs, or - for JSON on stdin", true, runCall},
+		{"resources", "", "list resources by ID (<server>:<uri>)", true, runResources},
+		{"templates", "", "list resource templates", true, runTemplates},
+		{"read", "ID", "read a resource: <server>:<uri>, also a URI filled in from a template", true, runRead},
+		{"prompts", "", "list prompts by ID (<server>:<prompt>)", true, runPrompts},
+		{"prompt", "ID [key=value ...]", "render a prompt with arguments", true, runPrompt},
+		{"version", "", "print the version", false, runVersion},
+		{"demo-server", "[--http ADDR]", "serve the demo MCP server on stdio, or Streamable HTTP at ADDR", false, runDemoServer},
+	}
+}
+
+// run is the state of one invocation.
+type run struct {
+	ctx     context.Context
+	env     Env
+	cmd     *command
+	args    []string // positional arguments
+	json    bool
+	verbose bool
+	http    string // demo-server --http
+	cfgFile string
+	home    string
+	host    *host.Host
+}
+
+// Run executes the CLI and returns the exit code.
+func Run(ctx context.Context, env Env) int {
+	if env.LookupEnv == nil {
+		env.LookupEnv = os.LookupEnv
+	}
+	if env.Stdin == nil {
+		env.Stdin = strings.NewReader("")
+	}
+	r := &run{ctx: ctx, env: env}
+	if len(env.Args) == 0 {
+		r.usage(env.Stderr)
+		return ExitUsage
+	}
+	name := env.Args[0]
+	switch name {
+	case "help", "-h", "--help", "-help":
+		r.usage(env.Stdout)
+		return ExitOK
+	case "--version", "-version":
+		name = "version"
+	}
+	for _, c := range commands {
+		if c.name == name {
+			r.cmd = c
+		}
+	}
+	if r.cmd == nil {
+		r.errorf("unknown command %q%s; run 'switchboard help'", name, suggestCommand(name))
+		return ExitUsage
+	}
+	if code, ok := r.parse(env.Args[1:]); !ok {
+		return code
+	}
+	if r.cmd.needsHost {
+		if code := r.open(); code != ExitOK {
+			return code
+		}
+		defer r.host.Close()
+	}
+	return r.cmd.run(r)
+}
+
+func suggestCommand(name string) string {
+	for _, c := range commands {
+		if strings.HasPrefix(c.name, name) || strings.HasPrefix(name, c.name) {
+			return fmt.Sprintf(" (did you mean %q?)", c.name)
+		}
+	}
+	return ""
+}
+
+// parse reads flags anywhere among the arguments.
+func (r *run) parse(args []string) (int, bool) {
+	fs := flag.NewFlagSet("switchboard "+r.cmd.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.BoolVar(&r.json, "json", false, "print JSON for programs")
+	fs.BoolVar(&r.verbose, "v", false, "verbose: more detail, debug logs on stderr")
+	fs.StringVar(&r.cfgFile, "config", "", "configuration `file` (default $SWITCHBOARD_HOME/config.json)")
+	fs.StringVar(&r.home, "home", "", "Switchboard's home `dir` (default $SWITCHBOARD_HOME or ~/.switchboard)")
+	if r.cmd.name == "demo-server" {
+		fs.StringVar(&r.http, "http", "", "serve Streamable HTTP at `addr` instead of stdio")
+	}
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				r.commandUsage(r.env.Stdout, fs)
+				return ExitOK, false
+			}
+			r.errorf("%v", err)
+			r.commandUsage(r.env.Stderr, fs)
+			return ExitUsage, false
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return ExitOK, true
+		}
+		if args[0] == "--" {
+			r.args = append(r.args, args[1:]...)
+			return ExitOK, true
+		}
+		r.args = append(r.args, args[0])
+		args = args[1:]
+	}
+}
+
+func (r *run) usage(w io.Writer) {
+	fmt.Fprintf(w, "switchboard: one host for all your MCP servers\n\nUsage: switchboard COMMAND [flags] [args]\n\nCommands:\n")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-12s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(w, "\nFlags (any command): --json, -v, --config FILE, --home DIR\n")
+	fmt.Fprintf(w, "With no config file, the embedded default serves the demo server: try 'switchboard tools'.\n")
+}
+
+func (r *run) commandUsage(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "Usage: switchboard %s [flags] %s\n\n%s\n\nFlags:\n", r.cmd.name, r.cmd.args, r.cmd.summary)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+}
+
+func (r *run) errorf(format string, args ...any) {
+	fmt.Fprintf(r.env.Stderr, "switchboard: "+format+"\n", args...)
+}
+
+// loadConfig finds and loads the configuration, or the embedded default.
+func (r *run) loadConfig() (*config.Config, error) {
+	home := r.home
+	if home == "" && r.cfgFile == "" {
+		h, err := config.Home(r.env.LookupEnv)
+		if err != nil {
+			return nil, err
+		}
+		home = h
+	}
+	path, exists, err := config.Locate(home, r.cfgFile)
+	if err != nil {
+		return nil, err
+	}
+	if !exists {
+		return config.Default(r.env.Executable), nil
+	}
+	return config.Load(path, &config.LoadOptions{LookupEnv: r.env.LookupEnv})
+}
+
+// open loads the configuration and connects every server. Servers that
+// fail are reported as warnings; the command goes on with the others.
+func (r *run) open() int {
+	cfg, err := r.loadConfig()
+	if err != nil {
+		r.errorf("%v", err)
+		return ExitUsage
+	}
+	opts := &host.Options{ClientVersion: r.env.Version}
+	if r.verbose {
+		opts.Logger = slog.New(slog.NewTextHandler(r.env.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	h, err := host.Open(r.ctx, cfg, opts)
+	if err != nil {
+		r.errorf("%v", err)
+		return ExitUpstream
+	}
+	r.host = h
+	if r.cmd.name != "servers" {
+		for _, s := range h.Servers() {
+			if s.State == host.StateFailed {
+				fmt.Fprintf(r.env.Stderr, "warning: server %q is unavailable: %s\n  (the others work; 'switchboard servers -v' shows its stderr)\n", s.Name, firstLine(s.LastError))
+			}
+		}
+	}
+	return ExitOK
+}
+
+// fail prints err and returns the exit code for it.
+func (r *run) fail(err error) int {
+	if errors.Is(err, context.Canceled) {
+		r.errorf("interrupted")
+		return ExitUpstream
+	}
+	r.errorf("%v", err)
+	switch fault.CodeOf(err) {
+	case fault.CodeNotFound, fault.CodeInvalidParams:
+		return ExitUsage
+	case fault.CodeUnavailable:
+		fmt.Fprintln(r.env.Stderr, "  'switchboard servers -v' shows the server's state and stderr")
+	case fault.CodeTimeout:
+		fmt.Fprintln(r.env.Stderr, "  raise the server's callTimeoutMs in the configuration if it needs longer")
+	case fault.CodeUnknownOutcome:
+		fmt.Fprintln(r.env.Stderr, "  the connection broke mid-call: the tool may or may not have run; check before calling again")
+	}
+	return ExitUpstream
+}
+
+func (r *run) printJSON(v any) int {
+	enc := json.NewEncoder(r.env.Stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		r.errorf("writing JSON: %v", err)
+		return ExitUpstream
+	}
+	return ExitOK
+}
+
+func (r *run) wantArgs(min, max int) bool {
+	if len(r.args) < min || (max >= 0 && len(r.args) > max) {
+		r.errorf("usage: switchboard %s %s", r.cmd.name, r.cmd.args)
+		return false
+	}
+	return true
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+// since formats a duration for progress output.
+func since(t time.Time) string {
+	return time.Since(t).Round(time.Millisecond).String()
+}

@@ -1,0 +1,155 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/switchboard-mcp/switchboard/internal/cli"
+	"github.com/switchboard-mcp/switchboard/internal/demo"
+	"github.com/switchboard-mcp/switchboard/internal/testkit"
+)
+
+func TestMain(m *testing.M) {
+	testkit.MaybeRunChild()
+	if len(os.Args) > 1 && os.Args[1] == "demo-server" {
+		if err := demo.ServeStdio(context.Background(), "test"); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// run runs the CLI with a fresh, empty home (so the embedded default
+// applies unless --config is given).
+func run(t *testing.T, args ...string) result {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	var out, errb bytes.Buffer
+	code := cli.Run(context.Background(), cli.Env{
+		Args:   args,
+		Stdin:  strings.NewReader(`{"text":"from stdin"}`),
+		Stdout: &out,
+		Stderr: &errb,
+		LookupEnv: func(k string) (string, bool) {
+			if k == "SWITCHBOARD_HOME" {
+				return home, true
+			}
+			return "", false
+		},
+		Executable: exe,
+		Version:    "1.2.3",
+	})
+	return result{code, out.String(), errb.String()}
+}
+
+func writeConfig(t *testing.T, v any) string {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "config.json")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestCommands(t *testing.T) {
+	tests := []struct {
+		name       string
+		args       []string
+		wantCode   int
+		wantOut    string // substring of stdout
+		wantErr    string // substring of stderr
+		notWantOut string
+	}{
+		{"tools", []string{"tools"}, 0, "demo__echo", "", ""},
+		{"describe", []string{"tools", "demo:add"}, 0, `"a"`, "", ""},
+		{"call key=value", []string{"call", "demo__echo", "text=hi there"}, 0, "hi there\n", "", ""},
+		{"call string stays string", []string{"call", "demo__echo", "text=123"}, 0, "123\n", "", ""},
+		{"call numbers", []string{"call", "demo__add", "a=2", "b=40"}, 0, `{"sum":42}`, "", ""},
+		{"call JSON", []string{"call", "demo:echo", `{"text":"json"}`}, 0, "json\n", "", ""},
+		{"call stdin", []string{"call", "demo__echo", "-"}, 0, "from stdin\n", "", ""},
+		{"call flags after args", []string{"call", "demo__echo", "text=x", "--json"}, 0, `"isError": false`, "", ""},
+		{"tool error exits 1", []string{"call", "demo__fail"}, 1, "always fails", "returned an error result", ""},
+		{"unknown tool suggests", []string{"call", "demo__ecoh"}, 2, "", `did you mean "demo__echo"`, ""},
+		{"bad argument", []string{"call", "demo__echo", "text"}, 2, "", "not key=value", ""},
+		{"bad JSON", []string{"call", "demo__echo", "{nope"}, 2, "", "one JSON object", ""},
+		{"servers", []string{"servers"}, 0, "2026-07-28", "", ""},
+		{"servers json", []string{"servers", "--json"}, 0, `"state": "ready"`, "", ""},
+		{"resources", []string{"resources"}, 0, "demo:demo://readme", "", ""},
+		{"templates", []string{"templates"}, 0, "demo:demo://notes/{id}", "", ""},
+		{"read", []string{"read", "demo:demo://notes/welcome"}, 0, "welcome", "", ""},
+		{"read unknown server", []string{"read", "dmo:x://y"}, 2, "", `did you mean server "demo"`, ""},
+		{"prompts", []string{"prompts"}, 0, "code [language]", "", ""},
+		{"prompt", []string{"prompt", "demo:review", "code=x := 1", "language=go"}, 0, "user: ", "", ""},
+		{"version", []string{"version"}, 0, "switchboard 1.2.3", "", ""},
+		{"unknown command", []string{"tool"}, 2, "", `did you mean "tools"`, ""},
+		{"no command", nil, 2, "", "Usage", ""},
+		{"help", []string{"help"}, 0, "Commands:", "", ""},
+		{"too many args", []string{"read", "a", "b"}, 2, "", "usage: switchboard read", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := run(t, tt.args...)
+			if r.code != tt.wantCode || !strings.Contains(r.stdout, tt.wantOut) || !strings.Contains(r.stderr, tt.wantErr) {
+				t.Errorf("switchboard %q: exit %d, want %d\nstdout: %s\nstderr: %s", tt.args, r.code, tt.wantCode, r.stdout, r.stderr)
+			}
+		})
+	}
+}
+
+func TestConfigErrorExits2(t *testing.T) {
+	path := writeConfig(t, map[string]any{"mcpServers": map[string]any{"x": map[string]any{"comand": "y"}}})
+	r := run(t, "tools", "--config", path)
+	if r.code != 2 || !strings.Contains(r.stderr, `$.mcpServers.x.comand`) || !strings.Contains(r.stderr, path) {
+		t.Errorf("exit %d, stderr %s", r.code, r.stderr)
+	}
+	r = run(t, "tools", "--config", filepath.Join(t.TempDir(), "missing.json"))
+	if r.code != 2 {
+		t.Errorf("missing --config file: exit %d, stderr %s", r.code, r.stderr)
+	}
+}
+
+// TestUpstreamFailures: a server that cannot start is a warning for other
+// commands and exit 3 for a call that needs it; a crash mid-call is exit 3
+// with the unknown-outcome advice.
+func TestUpstreamFailures(t *testing.T) {
+	exe, _ := os.Executable()
+	path := writeConfig(t, map[string]any{"mcpServers": map[string]any{
+		"good":   map[string]any{"command": exe, "env": testkit.ChildEnv(testkit.ModeServer)},
+		"broken": map[string]any{"command": exe, "env": testkit.ChildEnv(testkit.ModeExit)},
+	}})
+	r := run(t, "tools", "--config", path)
+	if r.code != 0 || !strings.Contains(r.stdout, "good__echo") || !strings.Contains(r.stderr, `warning: server "broken" is unavailable`) {
+		t.Errorf("tools: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	r = run(t, "call", "broken:echo", "--config", path)
+	if r.code != 3 || !strings.Contains(r.stderr, "unavailable") {
+		t.Errorf("call on broken server: exit %d, stderr %s", r.code, r.stderr)
+	}
+	r = run(t, "call", "good__crash", "--config", path)
+	if r.code != 3 || !strings.Contains(r.stderr, "may or may not have run") {
+		t.Errorf("crash mid-call: exit %d, stderr %s", r.code, r.stderr)
+	}
+	r = run(t, "servers", "-v", "--config", path)
+	if r.code != 0 || !strings.Contains(r.stdout, "cannot open database") || strings.Contains(r.stdout, "\x1b") {
+		t.Errorf("servers -v should show the escaped stderr tail: %q", r.stdout)
+	}
+}

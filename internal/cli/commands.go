@@ -1,0 +1,380 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"os/signal"
+	"runtime/debug"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+	"unicode/utf8"
+
+	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/demo"
+	"github.com/switchboard-mcp/switchboard/internal/launcher"
+)
+
+func (r *run) table(header string, rows [][]string) {
+	w := tabwriter.NewWriter(r.env.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, header)
+	for _, row := range rows {
+		for i := range row {
+			row[i] = launcher.Escape(row[i])
+		}
+		fmt.Fprintln(w, strings.Join(row, "\t"))
+	}
+	w.Flush()
+}
+
+// oneLine shortens untrusted text to one line for a table cell.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(firstLine(s)), " ")
+	if utf8.RuneCountInString(s) > n {
+		rs := []rune(s)
+		s = string(rs[:n-1]) + "…"
+	}
+	return s
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func runServers(r *run) int {
+	if !r.wantArgs(0, 0) {
+		return ExitUsage
+	}
+	servers := r.host.Servers()
+	if r.json {
+		if !r.verbose {
+			for i := range servers {
+				servers[i].Stderr = ""
+			}
+		}
+		return r.printJSON(servers)
+	}
+	var rows [][]string
+	for _, s := range servers {
+		rows = append(rows, []string{s.Name, s.Transport, string(s.State), orDash(s.ProtocolVersion),
+			fmt.Sprint(s.Tools), fmt.Sprint(s.Resources), fmt.Sprint(s.Templates), fmt.Sprint(s.Prompts), orDash(oneLine(s.LastError, 60))})
+	}
+	r.table("NAME\tTRANSPORT\tSTATE\tPROTOCOL\tTOOLS\tRESOURCES\tTEMPLATES\tPROMPTS\tLAST ERROR", rows)
+	if r.verbose {
+		for _, s := range servers {
+			fmt.Fprintf(r.env.Stdout, "\n== %s\n", launcher.Escape(s.Name))
+			if s.ServerInfo != nil {
+				fmt.Fprintf(r.env.Stdout, "server: %s %s\n", launcher.Escape(s.ServerInfo.Name), launcher.Escape(s.ServerInfo.Version))
+			}
+			if s.LastError != "" {
+				fmt.Fprintf(r.env.Stdout, "error: %s\n", launcher.Escape(s.LastError))
+			}
+			if s.Instructions != "" {
+				fmt.Fprintf(r.env.Stdout, "instructions: %s\n", launcher.Escape(s.Instructions))
+			}
+			if s.Stderr != "" {
+				fmt.Fprintf(r.env.Stdout, "stderr (tail):\n%s\n", s.Stderr) // already escaped by the launcher
+			}
+		}
+	}
+	return ExitOK
+}
+
+func runTools(r *run) int {
+	if !r.wantArgs(0, 1) {
+		return ExitUsage
+	}
+	if len(r.args) == 1 {
+		t, err := r.host.Tool(r.args[0])
+		if err != nil {
+			return r.fail(err)
+		}
+		if r.json {
+			return r.printJSON(t)
+		}
+		fmt.Fprintf(r.env.Stdout, "name:        %s\nid:          %s\n", t.Name, launcher.Escape(t.ID))
+		if t.Title != "" {
+			fmt.Fprintf(r.env.Stdout, "title:       %s\n", launcher.Escape(t.Title))
+		}
+		fmt.Fprintf(r.env.Stdout, "description: %s\n", launcher.Escape(t.Description))
+		fmt.Fprintf(r.env.Stdout, "input:       %s\n", launcher.Escape(indentJSON(t.InputSchema)))
+		if len(t.OutputSchema) > 0 {
+			fmt.Fprintf(r.env.Stdout, "output:      %s\n", launcher.Escape(indentJSON(t.OutputSchema)))
+		}
+		return ExitOK
+	}
+	tools := r.host.Tools()
+	if r.json {
+		return r.printJSON(tools)
+	}
+	var rows [][]string
+	for _, t := range tools {
+		rows = append(rows, []string{t.Name, oneLine(t.Description, 80)})
+	}
+	r.table("NAME\tDESCRIPTION", rows)
+	return ExitOK
+}
+
+func indentJSON(raw json.RawMessage) string {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return string(raw)
+	}
+	b, _ := json.MarshalIndent(v, "             ", "  ")
+	return string(b)
+}
+
+func runCall(r *run) int {
+	if !r.wantArgs(1, -1) {
+		return ExitUsage
+	}
+	tool, err := r.host.Tool(r.args[0])
+	if err != nil {
+		return r.fail(err)
+	}
+	args, err := callArgs(r.args[1:], tool.InputSchema, r.env.Stdin)
+	if err != nil {
+		r.errorf("%v", err)
+		return ExitUsage
+	}
+	opts := &host.CallOptions{}
+	start := time.Now()
+	if r.verbose {
+		opts.Progress = func(p host.Progress) {
+			total := ""
+			if p.Total > 0 {
+				total = fmt.Sprintf("/%g", p.Total)
+			}
+			fmt.Fprintf(r.env.Stderr, "progress %g%s %s (%s)\n", p.Progress, total, launcher.Escape(p.Message), since(start))
+		}
+	}
+	// Ctrl-C cancels the call upstream (notifications/cancelled) and exits.
+	ctx, stop := signal.NotifyContext(r.ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	res, err := r.host.Call(ctx, tool.Name, args, opts)
+	if err != nil {
+		return r.fail(err)
+	}
+	if r.json {
+		r.printJSON(res)
+	} else {
+		fmt.Fprintln(r.env.Stdout, launcher.Escape(res.Text))
+	}
+	if res.IsError {
+		fmt.Fprintf(r.env.Stderr, "switchboard: tool %s returned an error result\n", tool.Name)
+		return ExitToolError
+	}
+	return ExitOK
+}
+
+// callArgs builds the arguments object: one JSON object, "-" for a JSON
+// object on stdin, or key=value pairs whose values are strings where the
+// schema says string and JSON otherwise (falling back to a string).
+func callArgs(args []string, schema json.RawMessage, stdin io.Reader) (json.RawMessage, error) {
+	if len(args) == 0 {
+		return nil, nil
+	}
+	if len(args) == 1 && (args[0] == "-" || strings.HasPrefix(strings.TrimSpace(args[0]), "{")) {
+		data := []byte(args[0])
+		if args[0] == "-" {
+			var err error
+			if data, err = io.ReadAll(io.LimitReader(stdin, 64<<20)); err != nil {
+				return nil, fmt.Errorf("reading arguments from stdin: %v", err)
+			}
+		}
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(data, &obj); err != nil || obj == nil {
+			return nil, fmt.Errorf("arguments must be one JSON object, e.g. '{\"text\":\"hi\"}': %v", err)
+		}
+		return data, nil
+	}
+	types := propertyTypes(schema)
+	obj := make(map[string]json.RawMessage, len(args))
+	for _, a := range args {
+		k, v, ok := strings.Cut(a, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("argument %q is not key=value (or pass one JSON object)", a)
+		}
+		if _, dup := obj[k]; dup {
+			return nil, fmt.Errorf("argument %q given twice", k)
+		}
+		obj[k] = argValue(v, types[k])
+	}
+	return json.Marshal(obj)
+}
+
+func argValue(v string, types []string) json.RawMessage {
+	for _, t := range types {
+		if t == "string" {
+			b, _ := json.Marshal(v)
+			return b
+		}
+	}
+	if json.Valid([]byte(v)) {
+		return json.RawMessage(v)
+	}
+	b, _ := json.Marshal(v)
+	return b
+}
+
+// propertyTypes reads the JSON types of the schema's top-level properties.
+func propertyTypes(schema json.RawMessage) map[string][]string {
+	var s struct {
+		Properties map[string]struct {
+			Type json.RawMessage `json:"type"`
+		} `json:"properties"`
+	}
+	out := map[string][]string{}
+	if json.Unmarshal(schema, &s) != nil {
+		return out
+	}
+	for k, p := range s.Properties {
+		var one string
+		var many []string
+		if json.Unmarshal(p.Type, &one) == nil {
+			out[k] = []string{one}
+		} else if json.Unmarshal(p.Type, &many) == nil {
+			out[k] = many
+		}
+	}
+	return out
+}
+
+func runResources(r *run) int {
+	if !r.wantArgs(0, 0) {
+		return ExitUsage
+	}
+	res := r.host.Resources()
+	if r.json {
+		return r.printJSON(res)
+	}
+	var rows [][]string
+	for _, x := range res {
+		rows = append(rows, []string{x.ID, orDash(x.MIMEType), oneLine(orDash(x.Description), 60)})
+	}
+	r.table("ID\tMIME TYPE\tDESCRIPTION", rows)
+	return ExitOK
+}
+
+func runTemplates(r *run) int {
+	if !r.wantArgs(0, 0) {
+		return ExitUsage
+	}
+	res := r.host.Templates()
+	if r.json {
+		return r.printJSON(res)
+	}
+	var rows [][]string
+	for _, x := range res {
+		rows = append(rows, []string{x.ID, orDash(x.MIMEType), oneLine(orDash(x.Description), 60)})
+	}
+	r.table("ID\tMIME TYPE\tDESCRIPTION", rows)
+	return ExitOK
+}
+
+func runRead(r *run) int {
+	if !r.wantArgs(1, 1) {
+		return ExitUsage
+	}
+	res, err := r.host.ReadResource(r.ctx, r.args[0])
+	if err != nil {
+		return r.fail(err)
+	}
+	if r.json {
+		return r.printJSON(res)
+	}
+	fmt.Fprintln(r.env.Stdout, launcher.Escape(res.Text))
+	return ExitOK
+}
+
+func runPrompts(r *run) int {
+	if !r.wantArgs(0, 0) {
+		return ExitUsage
+	}
+	res := r.host.Prompts()
+	if r.json {
+		return r.printJSON(res)
+	}
+	var rows [][]string
+	for _, p := range res {
+		var args []string
+		for _, a := range p.Arguments {
+			if a.Required {
+				args = append(args, a.Name)
+			} else {
+				args = append(args, "["+a.Name+"]")
+			}
+		}
+		rows = append(rows, []string{p.ID, orDash(strings.Join(args, " ")), oneLine(orDash(p.Description), 60)})
+	}
+	r.table("ID\tARGUMENTS\tDESCRIPTION", rows)
+	return ExitOK
+}
+
+func runPrompt(r *run) int {
+	if !r.wantArgs(1, -1) {
+		return ExitUsage
+	}
+	args := map[string]string{}
+	for _, a := range r.args[1:] {
+		k, v, ok := strings.Cut(a, "=")
+		if !ok || k == "" {
+			r.errorf("argument %q is not key=value", a)
+			return ExitUsage
+		}
+		args[k] = v
+	}
+	res, err := r.host.GetPrompt(r.ctx, r.args[0], args)
+	if err != nil {
+		return r.fail(err)
+	}
+	if r.json {
+		return r.printJSON(res)
+	}
+	fmt.Fprintln(r.env.Stdout, launcher.Escape(res.Text))
+	return ExitOK
+}
+
+func runVersion(r *run) int {
+	v := r.env.Version
+	sdk := "unknown"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == "github.com/modelcontextprotocol/go-sdk" {
+				sdk = d.Version
+			}
+		}
+	}
+	if r.json {
+		return r.printJSON(map[string]string{"version": v, "goSDK": sdk})
+	}
+	fmt.Fprintf(r.env.Stdout, "switchboard %s (go-sdk %s; MCP 2026-07-28 and 2024-11-05…2025-11-25)\n", v, sdk)
+	return ExitOK
+}
+
+func runDemoServer(r *run) int {
+	if !r.wantArgs(0, 0) {
+		return ExitUsage
+	}
+	ctx, stop := signal.NotifyContext(r.ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	var err error
+	if r.http != "" {
+		err = demo.ServeHTTP(ctx, r.http, r.env.Version, func(a net.Addr) {
+			fmt.Fprintf(r.env.Stderr, "demo server: http://%s/mcp\n", a)
+		})
+	} else {
+		err = demo.ServeStdio(ctx, r.env.Version)
+	}
+	if err != nil && ctx.Err() == nil {
+		r.errorf("demo server: %v", err)
+		return ExitUpstream
+	}
+	return ExitOK
+}
