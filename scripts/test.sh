@@ -3,10 +3,11 @@
 #
 # 1. installs the pinned npm MCP servers used as real peers (.cache/peers);
 # 2. checks formatting, go vet and that go.mod is tidy;
-# 3. runs every test under the race detector;
-# 4. runs each fuzz target briefly (FUZZTIME, default 10s each).
+# 3. runs each fuzz target briefly (FUZZTIME, default 10s each);
+# 4. runs every test under the race detector (last, so its summary closes
+#    the log).
 #
-# Set SWITCHBOARD_SKIP_FUZZ=1 to skip step 4 while iterating.
+# Set SWITCHBOARD_SKIP_FUZZ=1 to skip step 3 while iterating.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,9 +38,6 @@ if ! cmp -s go.mod /tmp/switchboard-go.mod.$$ || ! cmp -s go.sum /tmp/switchboar
 fi
 rm -f /tmp/switchboard-go.*.$$
 
-step "go test -race"
-go test -race -count=1 -timeout 20m ./...
-
 if [ "${SWITCHBOARD_SKIP_FUZZ:-0}" != 1 ]; then
   step "fuzz (${FUZZTIME:-10s} each)"
   # Every Fuzz* function in the module, one at a time (go test -fuzz takes one).
@@ -47,8 +45,15 @@ if [ "${SWITCHBOARD_SKIP_FUZZ:-0}" != 1 ]; then
     dir="$(go list -f '{{.Dir}}' "$pkg")"
     for f in $(grep -ho '^func Fuzz[A-Za-z0-9_]*' "$dir"/*_test.go 2>/dev/null | sed 's/^func //' | sort -u); do
       echo "fuzz $pkg $f" >&2
-      go test -run '^$' -fuzz "^$f\$" -fuzztime "${FUZZTIME:-10s}" "$pkg" >/dev/null
+      if ! go test -run '^$' -fuzz "^$f\$" -fuzztime "${FUZZTIME:-10s}" "$pkg" >/tmp/switchboard-fuzz.$$ 2>&1; then
+        cat /tmp/switchboard-fuzz.$$ >&2; rm -f /tmp/switchboard-fuzz.$$
+        echo "fuzz target $f in $pkg failed; the failing input is under its testdata/fuzz" >&2
+        exit 1
+      fi
+      rm -f /tmp/switchboard-fuzz.$$
     done
   done
 fi
-step "all tests passed"
+
+step "go test -race"
+go test -race -count=1 -timeout 20m ./...

@@ -95,6 +95,7 @@ func Run(ctx context.Context, env Env) int {
 	if env.Stdin == nil {
 		env.Stdin = strings.NewReader("")
 	}
+	env.Args = commandFirst(env.Args)
 	r := &run{ctx: ctx, env: env}
 	if len(env.Args) == 0 {
 		r.usage(env.Stderr)
@@ -127,6 +128,23 @@ func Run(ctx context.Context, env Env) int {
 		defer r.host.Close()
 	}
 	return r.cmd.run(r)
+}
+
+// commandFirst moves global flags given before the command after it, so
+// "switchboard --home DIR tools" works like "switchboard tools --home DIR".
+func commandFirst(args []string) []string {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			out := append([]string{a}, args[:i]...)
+			return append(out, args[i+1:]...)
+		}
+		switch strings.TrimLeft(a, "-") {
+		case "config", "home", "http":
+			i++ // the flag's value
+		}
+	}
+	return args
 }
 
 func suggestCommand(name string) string {

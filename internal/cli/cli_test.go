@@ -100,6 +100,7 @@ func TestCommands(t *testing.T) {
 		{"prompts", []string{"prompts"}, 0, "code [language]", "", ""},
 		{"prompt", []string{"prompt", "demo:review", "code=x := 1", "language=go"}, 0, "user: ", "", ""},
 		{"version", []string{"version"}, 0, "switchboard 1.2.3", "", ""},
+		{"flags before command", []string{"--json", "--home", "/nonexistent-home", "version"}, 0, `"version": "1.2.3"`, "", ""},
 		{"unknown command", []string{"tool"}, 2, "", `did you mean "tools"`, ""},
 		{"no command", nil, 2, "", "Usage", ""},
 		{"help", []string{"help"}, 0, "Commands:", "", ""},

@@ -15,6 +15,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -68,8 +69,10 @@ func ToolText(raw json.RawMessage) string {
 	return strings.Join(lines, "\n")
 }
 
-// carried reports whether one of the text blocks is the structured value
-// already (go-sdk and others add it as a JSON text block).
+// carried reports whether the text blocks already carry the structured
+// value: one of them is that JSON (go-sdk and others add it so), or every
+// scalar in it appears in the text (a server that renders its result as
+// prose). Otherwise the JSON is added, so nothing is lost.
 func carried(structured json.RawMessage, texts []string) bool {
 	want := compact(structured)
 	for _, t := range texts {
@@ -77,7 +80,39 @@ func carried(structured json.RawMessage, texts []string) bool {
 			return true
 		}
 	}
-	return false
+	var v any
+	if len(texts) == 0 || json.Unmarshal(structured, &v) != nil {
+		return false
+	}
+	all := strings.Join(texts, "\n")
+	n := 0
+	ok := true
+	var walk func(any)
+	walk = func(v any) {
+		if !ok || n > 256 {
+			ok = false // too big to check cheaply: show it
+			return
+		}
+		n++
+		switch x := v.(type) {
+		case map[string]any:
+			for _, e := range x {
+				walk(e)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		case string:
+			ok = strings.Contains(all, x)
+		case float64:
+			ok = strings.Contains(all, strconv.FormatFloat(x, 'f', -1, 64))
+		case bool:
+			ok = strings.Contains(all, strconv.FormatBool(x))
+		}
+	}
+	walk(v)
+	return ok
 }
 
 func compact(raw json.RawMessage) string {

@@ -1,0 +1,42 @@
+package host_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/host"
+)
+
+// Open the embedded default configuration (the demo server, launched from
+// this binary), list the tools and call one.
+func Example() {
+	exe, _ := os.Executable()
+	ctx := context.Background()
+	h, err := host.Open(ctx, config.Default(exe), nil)
+	if err != nil {
+		fmt.Println("open:", err)
+		return
+	}
+	defer h.Close()
+
+	for _, t := range h.Tools()[:2] {
+		fmt.Println(t.Name, "=", t.ID)
+	}
+	res, err := h.Call(ctx, "demo__add", json.RawMessage(`{"a":2,"b":40}`), nil)
+	if err != nil {
+		fmt.Println("call:", err)
+		return
+	}
+	fmt.Println(res.Text, res.IsError)
+
+	res, _ = h.Call(ctx, "demo:fail", nil, nil)
+	fmt.Println("isError:", res.IsError)
+	// Output:
+	// demo__add = demo:add
+	// demo__echo = demo:echo
+	// {"sum":42} false
+	// isError: true
+}
