@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/switchboard-mcp/switchboard/internal/suggest"
 	"io"
 	"maps"
 	"slices"
@@ -292,47 +293,26 @@ func (d *decoder) unknown(p *jsonPath, key string, known []string, hints map[str
 	msg := "unknown field " + quote(key)
 	if h, ok := hints[key]; ok {
 		msg += " (" + h + ")"
-	} else if s := suggest(key, known); s != "" {
+	} else if s := closest(key, known); s != "" {
 		msg += fmt.Sprintf(" (did you mean %q?)", s)
 	}
 	d.add(p, server, msg, nil)
 }
 
-// suggest returns the known name closest to key (ignoring case), if it is
+// closest returns the known name closest to key (ignoring case), if it is
 // close enough to be a plausible typo.
-func suggest(key string, known []string) string {
+func closest(key string, known []string) string {
 	if len(key) > 64 {
 		return ""
 	}
 	best, bestDist := "", 3
 	for _, k := range known {
-		dist := editDistance(strings.ToLower(key), strings.ToLower(k))
+		dist := suggest.Distance(strings.ToLower(key), strings.ToLower(k))
 		if dist < bestDist && dist <= max(len(key), len(k))/2 {
 			best, bestDist = k, dist
 		}
 	}
 	return best
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // quote quotes s for a message, shortening long strings.

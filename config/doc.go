@@ -3,7 +3,8 @@
 //
 // It is public so that Go agent authors can load the same files Switchboard
 // does. It must not import other Switchboard packages (they import it, never
-// the other way round), and it depends on the standard library only.
+// the other way round), except the leaf internal/suggest for its hints; it
+// otherwise depends on the standard library only.
 //
 // # Where the file is
 //

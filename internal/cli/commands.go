@@ -247,34 +247,33 @@ func propertyTypes(schema json.RawMessage) map[string][]string {
 }
 
 func runResources(r *run) int {
-	if !r.wantArgs(0, 0) {
-		return ExitUsage
-	}
 	res := r.host.Resources()
-	if r.json {
-		return r.printJSON(res)
-	}
-	var rows [][]string
+	rows := make([][]string, 0, len(res))
 	for _, x := range res {
 		rows = append(rows, []string{x.ID, orDash(x.MIMEType), oneLine(orDash(x.Description), 60)})
 	}
-	r.table("ID\tMIME TYPE\tDESCRIPTION", rows)
-	return ExitOK
+	return r.listing(res, "ID\tMIME TYPE\tDESCRIPTION", rows)
 }
 
 func runTemplates(r *run) int {
-	if !r.wantArgs(0, 0) {
-		return ExitUsage
-	}
 	res := r.host.Templates()
-	if r.json {
-		return r.printJSON(res)
-	}
-	var rows [][]string
+	rows := make([][]string, 0, len(res))
 	for _, x := range res {
 		rows = append(rows, []string{x.ID, orDash(x.MIMEType), oneLine(orDash(x.Description), 60)})
 	}
-	r.table("ID\tMIME TYPE\tDESCRIPTION", rows)
+	return r.listing(res, "ID\tMIME TYPE\tDESCRIPTION", rows)
+}
+
+// listing prints a listing command's result: v as JSON with --json, else
+// the rows as a table.
+func (r *run) listing(v any, header string, rows [][]string) int {
+	if !r.wantArgs(0, 0) {
+		return ExitUsage
+	}
+	if r.json {
+		return r.printJSON(v)
+	}
+	r.table(header, rows)
 	return ExitOK
 }
 

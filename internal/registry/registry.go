@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/names"
+	"github.com/switchboard-mcp/switchboard/internal/suggest"
 )
 
 // Source is one server's contribution.
@@ -230,7 +231,7 @@ func (s *Snapshot) PromptNames() []string {
 func Suggest(want string, candidates []string) string {
 	best, bestD := "", -1
 	for _, c := range candidates {
-		d := distance(strings.ToLower(want), strings.ToLower(c))
+		d := suggest.Distance(strings.ToLower(want), strings.ToLower(c))
 		if bestD < 0 || d < bestD || (d == bestD && c < best) {
 			best, bestD = c, d
 		}
@@ -249,25 +250,4 @@ func Suggest(want string, candidates []string) string {
 	}
 	sort.Slice(sub, func(i, j int) bool { return len(sub[i]) < len(sub[j]) || len(sub[i]) == len(sub[j]) && sub[i] < sub[j] })
 	return sub[0]
-}
-
-// distance is the Levenshtein distance over bytes.
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -22,6 +22,7 @@ func TestBuildFiltersAndNames(t *testing.T) {
 		{Server: "gh", Prefix: "gh", Tools: tools("create_issue", "delete_repo", "get_file"), DisabledTools: []string{"delete_*"}},
 		{Server: "gh:sub", Prefix: "sub", Tools: tools("x", "y"), EnabledTools: []string{"x"}},
 		{Server: "demo", Prefix: "demo", Tools: append(tools("echo", "echo", ""), nil)},
+		{Server: "none", Prefix: "none", Tools: tools("a", "b"), EnabledTools: []string{}}, // [] means none
 	})
 	var got []string
 	for _, tl := range s.Tools() {
