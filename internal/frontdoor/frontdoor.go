@@ -1,0 +1,337 @@
+package frontdoor
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"path"
+	"strconv"
+	"strings"
+)
+
+// Defaults for [Options].
+const (
+	DefaultPath         = "/mcp"
+	DefaultMaxBodyBytes = 4 << 20 // 4 MiB
+)
+
+// HealthPath is the liveness endpoint; see the package documentation.
+const HealthPath = "/healthz"
+
+// Options configures [New]. The zero value of every field except Token
+// means its documented default; a zero Options is rejected only because it
+// has neither a Token nor NoAuth.
+type Options struct {
+	// Path is the MCP endpoint path. Every other path except HealthPath is
+	// 404. It must be absolute and clean ("/mcp", not "mcp", "/mcp/" or
+	// "/a/../mcp") and must not be HealthPath.
+	// Default: DefaultPath ("/mcp").
+	Path string
+
+	// Token is the bearer token clients must present as
+	// "Authorization: Bearer <Token>": the value of the --token-env
+	// variable, or one from GenerateToken. It must be at least MinTokenLen
+	// bytes of RFC 6750 b64token characters. Required unless NoAuth; must
+	// be empty if NoAuth. The front door keeps only its SHA-256 sum.
+	Token string
+
+	// NoAuth disables authentication. Requests are admitted as
+	// CallerAnonymous; the Host/Origin checks still apply. The caller must
+	// print NoAuthWarning.
+	// Default: false.
+	NoAuth bool
+
+	// AllowedHosts are extra hostnames (or IP addresses), besides the
+	// loopback ones, accepted in the Host header and in the host of an
+	// http(s) Origin, for people who deliberately bind to a non-loopback
+	// address. Entries are bare names, matched exactly but without regard
+	// to case: no scheme, port, path or wildcard ("gateway.lan",
+	// "192.0.2.7", "[fd00::1]").
+	// Default: none; only loopback hosts are accepted.
+	AllowedHosts []string
+
+	// MaxBodyBytes caps a request body. A body over the cap is answered
+	// with 413 and never reaches the inner handler. Negative is an error:
+	// there is no "unlimited".
+	// Default: DefaultMaxBodyBytes (4 MiB).
+	MaxBodyBytes int64
+
+	// Logger receives a debug record for every rejected request, with the
+	// reason. Token values are never logged.
+	// Default: nil, which discards.
+	Logger *slog.Logger
+}
+
+// handler is the front door. All fields are fixed at creation.
+type handler struct {
+	inner    http.Handler
+	path     string
+	noAuth   bool
+	tokenSum [sha256.Size]byte // SHA-256 of Options.Token; the token itself is not kept
+	allowed  hostSet
+	maxBody  int64
+	log      *slog.Logger
+}
+
+// New returns inner behind the front door described in the package
+// documentation. It fails if inner is nil, if there is no token and NoAuth
+// is not set (or both are), or if an option is malformed. Errors never
+// contain the token.
+func New(inner http.Handler, opts Options) (http.Handler, error) {
+	if inner == nil {
+		return nil, errors.New("frontdoor: nil inner handler")
+	}
+	h := &handler{
+		inner:   inner,
+		path:    opts.Path,
+		noAuth:  opts.NoAuth,
+		maxBody: opts.MaxBodyBytes,
+		log:     opts.Logger,
+	}
+	if h.path == "" {
+		h.path = DefaultPath
+	}
+	if err := validatePath(h.path); err != nil {
+		return nil, err
+	}
+	switch {
+	case opts.NoAuth && opts.Token != "":
+		return nil, errors.New("frontdoor: Token and NoAuth are mutually exclusive")
+	case opts.NoAuth:
+	case opts.Token == "":
+		return nil, errors.New("frontdoor: a Token is required unless NoAuth is set")
+	default:
+		if err := validateToken(opts.Token); err != nil {
+			return nil, err
+		}
+		h.tokenSum = sha256.Sum256([]byte(opts.Token))
+	}
+	var err error
+	if h.allowed, err = newHostSet(opts.AllowedHosts); err != nil {
+		return nil, err
+	}
+	switch {
+	case h.maxBody < 0:
+		return nil, fmt.Errorf("frontdoor: MaxBodyBytes is negative (%d)", h.maxBody)
+	case h.maxBody == 0:
+		h.maxBody = DefaultMaxBodyBytes
+	}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	return h, nil
+}
+
+func validatePath(p string) error {
+	switch {
+	case !strings.HasPrefix(p, "/"):
+		return fmt.Errorf("frontdoor: Path %q is not absolute", p)
+	case path.Clean(p) != p:
+		return fmt.Errorf("frontdoor: Path %q is not clean (want %q)", p, path.Clean(p))
+	case strings.ContainsAny(p, "?#%") || strings.ContainsFunc(p, isSpaceOrControl):
+		return fmt.Errorf("frontdoor: Path %q contains a query, fragment, escape, space or control character", p)
+	case p == HealthPath:
+		return fmt.Errorf("frontdoor: Path %q is reserved for the health check", p)
+	}
+	return nil
+}
+
+func isSpaceOrControl(r rune) bool { return r <= ' ' || r == 0x7f }
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// The order of the checks is explained in the package documentation.
+	if r.URL.Path == HealthPath {
+		h.serveHealth(w, r)
+		return
+	}
+	if r.URL.Path != h.path {
+		h.reject(w, r, http.StatusNotFound, "unknown path")
+		return
+	}
+	if reason := h.checkHostOrigin(r); reason != "" {
+		h.reject(w, r, http.StatusForbidden, reason)
+		return
+	}
+
+	caller := CallerAnonymous
+	if !h.noAuth {
+		switch checkBearer(r.Header, &h.tokenSum) {
+		case authOK:
+			caller = CallerBearer
+		case authMissing:
+			w.Header().Set("WWW-Authenticate", realm)
+			h.reject(w, r, http.StatusUnauthorized, "no bearer token")
+			return
+		default:
+			w.Header().Set("WWW-Authenticate", realm+`, error="invalid_token"`)
+			h.reject(w, r, http.StatusUnauthorized, "invalid bearer token")
+			return
+		}
+	}
+
+	if r.Method == http.MethodPost && !isJSON(r.Header.Values("Content-Type")) {
+		h.reject(w, r, http.StatusUnsupportedMediaType, "content type is not application/json")
+		return
+	}
+
+	body, err := h.readBody(w, r)
+	if err != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			// The rest of the body is unread; do not let the server try
+			// to drain it to reuse the connection.
+			w.Header().Set("Connection", "close")
+			h.reject(w, r, http.StatusRequestEntityTooLarge, "body over limit")
+			return
+		}
+		h.reject(w, r, http.StatusBadRequest, "reading body: "+err.Error())
+		return
+	}
+
+	r2 := r.Clone(context.WithValue(r.Context(), callerKey{}, caller))
+	r2.Header.Del("Authorization")
+	r2.Header.Del("Proxy-Authorization")
+	if q, removed := stripQueryTokens(r2.URL.RawQuery); removed {
+		h.log.LogAttrs(r.Context(), slog.LevelDebug, "frontdoor: token in query string ignored and removed",
+			slog.String("remote", r.RemoteAddr))
+		r2.URL.RawQuery = q
+		r2.RequestURI = r2.URL.RequestURI()
+	}
+	if body != nil {
+		r2.Body = io.NopCloser(bytes.NewReader(body))
+		r2.ContentLength = int64(len(body))
+		r2.TransferEncoding = nil
+		r2.Header.Set("Content-Length", strconv.Itoa(len(body)))
+	}
+	h.inner.ServeHTTP(w, r2)
+}
+
+// serveHealth answers HealthPath. It reveals liveness and nothing else.
+func (h *handler) serveHealth(w http.ResponseWriter, r *http.Request) {
+	hdr := w.Header()
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		hdr.Set("Allow", "GET, HEAD")
+		h.reject(w, r, http.StatusMethodNotAllowed, "method not allowed on health check")
+		return
+	}
+	hdr.Set("Content-Type", "text/plain; charset=utf-8")
+	hdr.Set("Content-Length", "3")
+	hdr.Set("Cache-Control", "no-store")
+	hdr.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodGet {
+		io.WriteString(w, "ok\n")
+	}
+}
+
+// checkHostOrigin returns why Host or Origin is not acceptable, or "".
+func (h *handler) checkHostOrigin(r *http.Request) string {
+	if err := checkHost(r.Host, h.allowed); err != nil {
+		return "Host: " + err.Error()
+	}
+	origins, present := r.Header["Origin"]
+	if !present {
+		return ""
+	}
+	if len(origins) != 1 {
+		return "Origin: more than one"
+	}
+	if err := checkOrigin(origins[0], h.allowed); err != nil {
+		return "Origin: " + err.Error()
+	}
+	return ""
+}
+
+// isJSON reports whether the request has exactly one Content-Type and its
+// media type is application/json; parameters such as charset are ignored.
+func isJSON(contentTypes []string) bool {
+	if len(contentTypes) != 1 {
+		return false
+	}
+	mt, _, err := mime.ParseMediaType(contentTypes[0])
+	return err == nil && mt == "application/json"
+}
+
+// readBody reads the whole request body, at most h.maxBody bytes of it, and
+// returns it in memory; nil if the request has no body (non-nil but empty
+// if it has an empty chunked one).
+//
+// The front door reads the body itself, rather than only wrapping it in
+// http.MaxBytesReader for the inner handler to trip over, so that an
+// over-long body always gets a 413 from here, whatever the inner handler
+// would make of a failed read, and however late it reads. The inner handler
+// therefore sees a body of at most MaxBodyBytes that is already in memory,
+// with ContentLength and the Content-Length header set to its exact length
+// and no Transfer-Encoding; it never sees an *http.MaxBytesError. This costs
+// nothing extra for the MCP handler, which reads every POST body into memory
+// before decoding it anyway.
+//
+// A declared Content-Length over the cap is rejected without reading a
+// byte. A chunked body is read through http.MaxBytesReader, which stops
+// after h.maxBody+1 bytes and tells the server to close the connection.
+// Errors are *http.MaxBytesError for an over-long body, or the read error
+// (a client gone or a malformed chunk).
+func (h *handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	if r.ContentLength > h.maxBody {
+		return nil, &http.MaxBytesError{Limit: h.maxBody}
+	}
+	if r.Body == nil || r.Body == http.NoBody {
+		return nil, nil
+	}
+	// Size the buffer for the declared length plus the read that sees EOF,
+	// so a body with a Content-Length is read without reallocating.
+	size := int64(512)
+	if r.ContentLength >= 0 {
+		size = r.ContentLength + 1
+	}
+	return readAll(http.MaxBytesReader(w, r.Body, h.maxBody), size)
+}
+
+// readAll is io.ReadAll with an initial buffer size.
+func readAll(r io.Reader, size int64) ([]byte, error) {
+	b := make([]byte, 0, size)
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil {
+			if err == io.EOF {
+				return b, nil
+			}
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+	}
+}
+
+// reject answers with a short, fixed plain-text body and logs why at debug
+// level. Nothing from the request is echoed in the response.
+func (h *handler) reject(w http.ResponseWriter, r *http.Request, status int, reason string) {
+	h.log.LogAttrs(r.Context(), slog.LevelDebug, "frontdoor: request rejected",
+		slog.Int("status", status),
+		slog.String("reason", reason),
+		slog.String("method", clip(r.Method)),
+		slog.String("path", clip(r.URL.Path)),
+		slog.String("host", clip(r.Host)),
+		slog.String("origin", clip(r.Header.Get("Origin"))),
+		slog.String("remote", r.RemoteAddr),
+	)
+	w.Header().Set("Cache-Control", "no-store")
+	http.Error(w, strings.ToLower(http.StatusText(status)), status)
+}
+
+// clip shortens attacker-supplied strings before they are logged. The log
+// handler quotes and escapes them.
+func clip(s string) string {
+	const max = 200
+	if len(s) <= max {
+		return s
+	}
+	return s[:max] + "..."
+}
