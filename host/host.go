@@ -84,8 +84,10 @@ type Options struct {
 	// ClientName and ClientVersion identify Switchboard to servers.
 	// Defaults: "switchboard", "dev".
 	ClientName, ClientVersion string
-	// ProbeTimeout bounds the 2026-07-28 discovery probe of a stdio server
-	// before it is restarted on the legacy handshake. Zero means 4 s.
+	// ProbeTimeout bounds the 2026-07-28 server/discover probe of a stdio
+	// server; without an answer by then, the same process is asked for the
+	// legacy initialize handshake. Zero means 5 s (at most half the
+	// server's startupTimeoutMs).
 	ProbeTimeout time.Duration
 	// StopTimeout bounds each stage of stopping a stdio server (close
 	// stdin, SIGTERM, SIGKILL). Zero means 5 s.
@@ -279,9 +281,12 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 	return h, nil
 }
 
-// start connects and discovers one server, recording the outcome.
+// start connects and discovers one server, recording the outcome. The
+// startup timeout bounds the handshake and the discovery together.
 func (h *Host) start(ctx context.Context, s *server) {
 	name := s.cfg.Name
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.StartupTimeout)
+	defer cancel()
 	conn, err := upstream.Dial(ctx, s.cfg, &h.opts)
 	var cat *upstream.Catalog
 	if err == nil {
@@ -329,8 +334,8 @@ func (h *Host) rebuild() {
 			continue
 		}
 		prefix := sc.Prefix
-		if prefix != "" {
-			prefix = names.Prefix(prefix)
+		if n := names.Prefix(prefix); n != "" {
+			prefix = n // "a_" reads "a__tool", not a hashed name
 		}
 		sources = append(sources, registry.Source{
 			Server:        sc.Name,
@@ -449,6 +454,15 @@ func (h *Host) lookupTool(snap *registry.Snapshot, name string) (*registry.Tool,
 			return nil, err
 		}
 	}
+	// A model-facing name of a server that is not ready: its tools are not
+	// known, but the prefix says whose it would be.
+	for _, sc := range h.cfg.Servers {
+		if p := names.Prefix(sc.Prefix); p != "" && strings.HasPrefix(name, p+names.Sep) {
+			if err := h.serverUnavailable(sc.Name); err != nil {
+				return nil, err
+			}
+		}
+	}
 	if s := registry.Suggest(name, snap.ToolNames()); s != "" {
 		msg += fmt.Sprintf("; did you mean %q?", s)
 	} else {
@@ -464,14 +478,26 @@ func (h *Host) serverUnavailable(name string) error {
 	defer h.mu.RUnlock()
 	s := h.servers[name]
 	switch {
-	case s == nil:
+	case s == nil, s.state == StateReady:
 		return nil
+	case h.closed:
+		return fault.New(fault.CodeUnavailable, name, "", errors.New("the host is closed"))
 	case s.state == StateDisabled:
-		return fault.New(fault.CodeUnavailable, name, "", errors.New(`server is disabled ("enabled": false in the configuration)`))
-	case s.conn == nil || s.state != StateReady:
-		return fault.New(fault.CodeUnavailable, name, "", fmt.Errorf("server is %s: %v", s.state, s.err))
+		return fault.New(fault.CodeUnavailable, name, "", errors.New(`the server is disabled ("enabled": false in the configuration)`))
+	case s.state == StateFailed:
+		return fault.New(fault.CodeUnavailable, name, "", fmt.Errorf("the server failed to start: %s", withoutServer(s.err, name)))
 	}
-	return nil
+	return fault.New(fault.CodeUnavailable, name, "", fmt.Errorf("the server's connection ended: %s", withoutServer(s.err, name)))
+}
+
+// withoutServer renders err without a leading `server "name": `, for
+// messages that already name the server.
+func withoutServer(err error, name string) string {
+	if err == nil {
+		return "no reason recorded"
+	}
+	msg, _ := strings.CutPrefix(err.Error(), fmt.Sprintf("server %q: ", name))
+	return msg
 }
 
 // conn returns the live connection of a server.

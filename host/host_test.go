@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -167,7 +168,7 @@ func TestDiscoveryDrainsPages(t *testing.T) {
 	for _, tl := range h.Tools() {
 		got = append(got, tl.Name)
 	}
-	want := "s__big s__bigframe s__crash s__echo s__fail s__slow"
+	want := "s__big s__bigframe s__crash s__echo s__fail s__slow s__stubborn"
 	if strings.Join(got, " ") != want {
 		t.Errorf("tools = %v, want %s", got, want)
 	}
@@ -457,5 +458,93 @@ func TestEmbeddedDefault(t *testing.T) {
 	res := call(t, h, "demo__image", `{}`)
 	if !strings.Contains(res.Text, "[image image/png") {
 		t.Errorf("demo image text = %q", res.Text)
+	}
+}
+
+// TestCloseDoesNotWaitForCalls: Close cancels calls in flight (they fail
+// unavailable) instead of waiting out their timeout, and no progress
+// reaches a caller after its call has returned.
+func TestCloseDoesNotWaitForCalls(t *testing.T) {
+	h, err := host.Open(context.Background(), parse(t, map[string]any{"s": child(t, testkit.ModeServer, map[string]any{"callTimeoutMs": 60000})}, nil), fastOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var returned atomic.Bool
+	var late atomic.Int32
+	progress := &host.CallOptions{Progress: func(host.Progress) {
+		if returned.Load() {
+			late.Add(1)
+		}
+	}}
+	// A cancelled call whose server keeps reporting: nothing after return.
+	cctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	_, err = h.Call(cctx, "s__stubborn", json.RawMessage(`{"delay_ms":600}`), progress)
+	returned.Store(true)
+	cancel()
+	if !errors.Is(err, host.ErrTimeout) {
+		t.Errorf("cancelled stubborn call: %v, want timeout", err)
+	}
+	// The server answers the echo only after stubborn finishes (stdio
+	// handlers run concurrently, so it may answer earlier); either way the
+	// late progress of the abandoned call has had time to arrive.
+	call(t, h, "s__echo", `{"text":"x"}`)
+	time.Sleep(700 * time.Millisecond)
+	if n := late.Load(); n != 0 {
+		t.Errorf("%d progress reports arrived after the call returned", n)
+	}
+
+	errc := make(chan error, 1)
+	go func() {
+		_, err := h.Call(context.Background(), "s__stubborn", json.RawMessage(`{"delay_ms":30000}`), nil)
+		errc <- err
+	}()
+	time.Sleep(200 * time.Millisecond) // let the call reach the server
+	closed := make(chan struct{})
+	go func() { h.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(20 * time.Second):
+		t.Fatal("Close waited for a 30 s call")
+	}
+	if err := <-errc; !errors.Is(err, host.ErrUnavailable) {
+		t.Errorf("call in flight at Close: %v, want unavailable", err)
+	}
+}
+
+// TestHTTPSizeCaps: an oversized HTTP response fails that call as a
+// protocol error naming the cap, and the connection keeps classifying
+// later errors correctly.
+func TestHTTPSizeCaps(t *testing.T) {
+	get := func(*http.Request) *mcp.Server { return testkit.NewServer() }
+	jsonSrv := httptest.NewServer(mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true}))
+	t.Cleanup(jsonSrv.Close)
+	sseSrv := httptest.NewServer(mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Stateless: true}))
+	t.Cleanup(sseSrv.Close)
+	h := openWith(t, parse(t, map[string]any{
+		"j": map[string]any{"url": jsonSrv.URL},
+		"e": map[string]any{"url": sseSrv.URL},
+	}, nil), &host.Options{MaxFrame: 100 << 10, StopTimeout: 500 * time.Millisecond})
+	for _, name := range []string{"j", "e"} {
+		_, err := h.Call(context.Background(), name+"__big", json.RawMessage(`{"bytes":200000}`), nil)
+		if !errors.Is(err, host.ErrProtocol) || !strings.Contains(err.Error(), "100 KiB") {
+			t.Errorf("%s: oversized result: %v, want a protocol error naming the 100 KiB cap", name, err)
+		}
+		if got := call(t, h, name+"__echo", `{"text":"still here"}`).Text; got != "still here" {
+			t.Errorf("%s: echo after the oversized result = %q", name, got)
+		}
+		if _, err := h.Call(context.Background(), name+":nope", nil, nil); !errors.Is(err, host.ErrNotFound) {
+			t.Errorf("%s: unknown tool after the oversized result: %v, want not found", name, err)
+		}
+	}
+}
+
+// TestFailedServerNames: a model-facing name with the prefix of a server
+// that failed to start says the server is unavailable, not that the tool
+// does not exist.
+func TestFailedServerNames(t *testing.T) {
+	h := open(t, parse(t, map[string]any{"broken": child(t, testkit.ModeExit, nil)}, nil))
+	_, err := h.Call(context.Background(), "broken__anything", nil, nil)
+	if !errors.Is(err, host.ErrUnavailable) || !strings.Contains(err.Error(), "failed to start") {
+		t.Errorf("err = %v, want unavailable, failed to start", err)
 	}
 }

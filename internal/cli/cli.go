@@ -19,12 +19,15 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/launcher"
 )
 
 // Exit codes.
@@ -121,6 +124,13 @@ func Run(ctx context.Context, env Env) int {
 	if code, ok := r.parse(env.Args[1:]); !ok {
 		return code
 	}
+	// Ctrl-C or SIGTERM cancels what is under way (a call is cancelled
+	// upstream) and still runs Close, which stops every server's process
+	// group: servers are in their own groups, so the terminal's signal
+	// reaches only us.
+	var stop context.CancelFunc
+	r.ctx, stop = signal.NotifyContext(r.ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
 	if r.cmd.needsHost {
 		if code := r.open(); code != ExitOK {
 			return code
@@ -250,7 +260,7 @@ func (r *run) open() int {
 	if r.cmd.name != "servers" {
 		for _, s := range h.Servers() {
 			if s.State == host.StateFailed {
-				fmt.Fprintf(r.env.Stderr, "warning: server %q is unavailable: %s\n  (the others work; 'switchboard servers -v' shows its stderr)\n", s.Name, firstLine(s.LastError))
+				fmt.Fprintf(r.env.Stderr, "warning: server %q is unavailable: %s\n  (the others work; 'switchboard servers -v' shows its stderr)\n", s.Name, launcher.Escape(firstLine(s.LastError)))
 			}
 		}
 	}
@@ -263,7 +273,7 @@ func (r *run) fail(err error) int {
 		r.errorf("interrupted")
 		return ExitUpstream
 	}
-	r.errorf("%v", err)
+	r.errorf("%s", launcher.Escape(err.Error())) // may quote a server's words
 	switch fault.CodeOf(err) {
 	case fault.CodeNotFound, fault.CodeInvalidParams:
 		return ExitUsage

@@ -89,6 +89,7 @@ func TestCommands(t *testing.T) {
 		{"call flags after args", []string{"call", "demo__echo", "text=x", "--json"}, 0, `"isError": false`, "", ""},
 		{"tool error exits 1", []string{"call", "demo__fail"}, 1, "always fails", "returned an error result", ""},
 		{"unknown tool suggests", []string{"call", "demo__ecoh"}, 2, "", `did you mean "demo__echo"`, ""},
+		{"names are escaped", []string{"call", "demo__\x1b[31mecho"}, 2, "", `demo__\x1b[31mecho`, ""},
 		{"bad argument", []string{"call", "demo__echo", "text"}, 2, "", "not key=value", ""},
 		{"bad JSON", []string{"call", "demo__echo", "{nope"}, 2, "", "one JSON object", ""},
 		{"servers", []string{"servers"}, 0, "2026-07-28", "", ""},

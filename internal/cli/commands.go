@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os/signal"
 	"runtime/debug"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 	"unicode/utf8"
@@ -154,15 +152,15 @@ func runCall(r *run) int {
 			fmt.Fprintf(r.env.Stderr, "progress %g%s %s (%s)\n", p.Progress, total, launcher.Escape(p.Message), since(start))
 		}
 	}
-	// Ctrl-C cancels the call upstream (notifications/cancelled) and exits.
-	ctx, stop := signal.NotifyContext(r.ctx, syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	res, err := r.host.Call(ctx, tool.Name, args, opts)
+	// r.ctx ends on Ctrl-C: the call is cancelled upstream.
+	res, err := r.host.Call(r.ctx, tool.Name, args, opts)
 	if err != nil {
 		return r.fail(err)
 	}
 	if r.json {
-		r.printJSON(res)
+		if code := r.printJSON(res); code != ExitOK {
+			return code
+		}
 	} else {
 		fmt.Fprintln(r.env.Stdout, launcher.Escape(res.Text))
 	}
@@ -361,8 +359,7 @@ func runDemoServer(r *run) int {
 	if !r.wantArgs(0, 0) {
 		return ExitUsage
 	}
-	ctx, stop := signal.NotifyContext(r.ctx, syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
+	ctx := r.ctx
 	var err error
 	if r.http != "" {
 		err = demo.ServeHTTP(ctx, r.http, r.env.Version, func(a net.Addr) {

@@ -104,15 +104,35 @@ func carried(structured json.RawMessage, texts []string) bool {
 				walk(e)
 			}
 		case string:
-			ok = strings.Contains(all, x)
+			ok = x == "" || (len(x) >= 3 && strings.Contains(all, x)) || containsToken(all, x)
 		case float64:
-			ok = strings.Contains(all, strconv.FormatFloat(x, 'f', -1, 64))
+			ok = containsToken(all, strconv.FormatFloat(x, 'f', -1, 64))
 		case bool:
-			ok = strings.Contains(all, strconv.FormatBool(x))
+			ok = containsToken(all, strconv.FormatBool(x))
 		}
 	}
 	walk(v)
 	return ok
+}
+
+// containsToken reports whether tok occurs in s not glued to a letter,
+// digit or '.' on either side ("21" is not found in "121" or "2.21").
+func containsToken(s, tok string) bool {
+	for i := 0; ; {
+		j := strings.Index(s[i:], tok)
+		if j < 0 || tok == "" {
+			return false
+		}
+		start, end := i+j, i+j+len(tok)
+		if (start == 0 || !wordByte(s[start-1])) && (end == len(s) || !wordByte(s[end])) {
+			return true
+		}
+		i = start + 1
+	}
+}
+
+func wordByte(b byte) bool {
+	return b == '.' || b == '_' || '0' <= b && b <= '9' || 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z'
 }
 
 func compact(raw json.RawMessage) string {

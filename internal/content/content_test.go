@@ -24,6 +24,8 @@ func TestToolText(t *testing.T) {
 		{"structured carried", `{"content":[{"type":"text","text":"{\"a\":1}"}],"structuredContent":{"a":1}}`, `{"a":1}`},
 		{"structured as prose", `{"content":[{"type":"text","text":"hello from disk"}],"structuredContent":{"content":"hello from disk"}}`, "hello from disk"},
 		{"structured adds values", `{"content":[{"type":"text","text":"Sunny in Paris"}],"structuredContent":{"city":"Paris","temp":21.5}}`, "Sunny in Paris\nstructured content: {\"city\":\"Paris\",\"temp\":21.5}"},
+		{"structured number not glued", `{"content":[{"type":"text","text":"it is 121 today"}],"structuredContent":{"t":21}}`, "it is 121 today\nstructured content: {\"t\":21}"},
+		{"structured number as word", `{"content":[{"type":"text","text":"it is 21 today"}],"structuredContent":{"t":21,"note":""}}`, "it is 21 today"},
 		{"structured null", `{"content":[{"type":"text","text":"x"}],"structuredContent":null}`, "x"},
 		{"not an object", `[1]`, "[unreadable result: json: cannot unmarshal array into Go value of type struct { Content []json.RawMessage \"json:\\\"content\\\"\"; StructuredContent json.RawMessage \"json:\\\"structuredContent\\\"\" }]"},
 		{"bad block", `{"content":[7]}`, "[unreadable content block: json: cannot unmarshal number into Go value of type content.block]"},

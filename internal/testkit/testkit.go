@@ -105,15 +105,21 @@ type SlowIn struct {
 	DelayMs int `json:"delay_ms" jsonschema:"milliseconds per step"`
 }
 
+// StubbornIn is the input of the stubborn tool.
+type StubbornIn struct {
+	DelayMs int `json:"delay_ms" jsonschema:"how long to keep going, in milliseconds"`
+}
+
 // BigIn is the input of the big tool.
 type BigIn struct {
 	Bytes int `json:"bytes" jsonschema:"size of the text result"`
 }
 
 // NewServer returns the go-sdk test server. Its tools: echo, slow (with
-// progress, honours cancellation), fail (isError result), big (a large
-// text result), crash (exits the process mid-call), bigframe (a frame
-// without newline, larger than any cap).
+// progress, honours cancellation), stubborn (ignores cancellation and keeps
+// reporting progress), fail (isError result), big (a large text result),
+// crash (exits the process mid-call), bigframe (a frame without newline,
+// larger than any cap).
 func NewServer() *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "testkit", Version: "1.0.0"}, &mcp.ServerOptions{
 		Instructions: "Test server. Use echo to echo.",
@@ -135,6 +141,18 @@ func NewServer() *mcp.Server {
 			}
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "stubborn", Description: "Ignores cancellation: reports progress every 20 ms for delay_ms."}, func(ctx context.Context, req *mcp.CallToolRequest, in StubbornIn) (*mcp.CallToolResult, any, error) {
+		tok := req.Params.GetProgressToken()
+		deadline := time.Now().Add(time.Duration(in.DelayMs) * time.Millisecond)
+		for i := 1; time.Now().Before(deadline); i++ {
+			time.Sleep(20 * time.Millisecond)
+			if tok != nil {
+				// A detached context: keep reporting after the cancel.
+				req.Session.NotifyProgress(context.WithoutCancel(ctx), &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i)})
+			}
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "finally"}}}, nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "fail", Description: "Always fails."}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		return nil, nil, fmt.Errorf("the tool failed on purpose")

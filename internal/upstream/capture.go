@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -50,13 +51,54 @@ type slot struct {
 	token    string         // the call's progress token; "" for none
 	progress func(Progress) // receives the call's progress; nil for none
 
-	mu  sync.Mutex
-	raw json.RawMessage
+	mu      sync.Mutex
+	raw     json.RawMessage
+	fault   error  // the call's response broke a cap
+	done    bool   // the call has returned: deliver nothing more
+	release func() // removes the slot from its connection's tables
 }
 
 func withSlot(ctx context.Context, token string, progress func(Progress)) (context.Context, *slot) {
 	s := &slot{token: token, progress: progress}
 	return context.WithValue(ctx, slotKey{}, s), s
+}
+
+// deliver passes one progress report to the caller, unless the call has
+// returned: after finish, the caller hears nothing more.
+func (s *slot) deliver(p Progress) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.done && s.progress != nil {
+		s.progress(p)
+	}
+}
+
+// finish ends the call's use of the slot. It waits for a delivery under
+// way, and forgets the call in the connection's tables, so a call that was
+// cancelled and never answered leaves nothing behind.
+func (s *slot) finish() {
+	s.mu.Lock()
+	s.done = true
+	release := s.release
+	s.release = nil
+	s.mu.Unlock()
+	if release != nil {
+		release()
+	}
+}
+
+func (s *slot) setFault(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fault == nil {
+		s.fault = err
+	}
+}
+
+func (s *slot) getFault() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.fault
 }
 
 // wireProgress is the params of notifications/progress.
@@ -92,7 +134,7 @@ func (s *slot) get() json.RawMessage {
 // take stores raw in the slot unless it is a multi-round-trip result, and
 // returns what the SDK should decode instead.
 func (s *slot) take(raw json.RawMessage) json.RawMessage {
-	if bytes.Contains(raw, []byte(`"input_required"`)) {
+	if inputRequired(raw) {
 		return raw
 	}
 	s.mu.Lock()
@@ -104,6 +146,19 @@ func (s *slot) take(raw json.RawMessage) json.RawMessage {
 	return standIn
 }
 
+// inputRequired reports whether raw is a 2026-07-28 multi-round-trip
+// result (resultType "input_required"), which go-sdk must see to answer.
+// The full parse runs only when the marker occurs at all.
+func inputRequired(raw json.RawMessage) bool {
+	if !bytes.Contains(raw, []byte(`"input_required"`)) {
+		return false
+	}
+	var r struct {
+		ResultType string `json:"resultType"`
+	}
+	return json.Unmarshal(raw, &r) == nil && r.ResultType == "input_required"
+}
+
 // captureTransport wraps a Transport whose Connection can be wrapped.
 //
 // With probe > 0 it also bounds the 2026-07-28 server/discover probe: a
@@ -112,9 +167,16 @@ func (s *slot) take(raw json.RawMessage) json.RawMessage {
 // on the same connection and the same process (go-sdk issue #1177: it
 // would otherwise wait for the caller's deadline and then fail). A late
 // answer to the probe is dropped.
+//
+// abort, when set, is called instead of a graceful close if the connection
+// is closed before established is true: go-sdk closes the connection itself
+// when a handshake fails, and a server that never completed one has
+// nothing to finish (the launcher's Abort skips the grace period).
 type captureTransport struct {
 	mcp.Transport
-	probe time.Duration
+	probe       time.Duration
+	established *atomic.Bool
+	abort       func()
 }
 
 func (t captureTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -123,11 +185,13 @@ func (t captureTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		return nil, err
 	}
 	cc := &captureConn{
-		Connection: c,
-		probe:      t.probe,
-		pending:    map[jsonrpc.ID]*slot{},
-		tokens:     map[string]*slot{},
-		probes:     map[jsonrpc.ID]*time.Timer{},
+		Connection:  c,
+		probe:       t.probe,
+		established: t.established,
+		abort:       t.abort,
+		pending:     map[jsonrpc.ID]*slot{},
+		tokens:      map[string]*slot{},
+		probes:      map[jsonrpc.ID]*time.Timer{},
 	}
 	if t.probe > 0 {
 		// Read must be able to wait for the server and the probe timer at
@@ -142,11 +206,13 @@ func (t captureTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 
 type captureConn struct {
 	mcp.Connection
-	probe    time.Duration
-	injected chan jsonrpc.Message // synthetic answers to unanswered probes
-	reads    chan readResult      // the pump's output (probe > 0 only)
-	closed   chan struct{}        // closed by Close (probe > 0 only)
-	once     sync.Once
+	probe       time.Duration
+	established *atomic.Bool         // may be nil
+	abort       func()               // may be nil
+	injected    chan jsonrpc.Message // synthetic answers to unanswered probes
+	reads       chan readResult      // the pump's output (probe > 0 only)
+	closed      chan struct{}        // closed by Close (probe > 0 only)
+	once        sync.Once
 
 	mu      sync.Mutex
 	pending map[jsonrpc.ID]*slot       // calls awaiting a response
@@ -225,6 +291,9 @@ func (c *captureConn) Close() error {
 	if c.closed != nil {
 		c.once.Do(func() { close(c.closed) })
 	}
+	if c.abort != nil && c.established != nil && !c.established.Load() {
+		c.abort()
+	}
 	return c.Connection.Close()
 }
 
@@ -256,6 +325,10 @@ func (c *captureConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 				c.tokens[s.token] = s
 			}
 			c.mu.Unlock()
+			id := req.ID
+			s.mu.Lock()
+			s.release = func() { c.forget(id) }
+			s.mu.Unlock()
 		}
 	}
 	err := c.Connection.Write(ctx, msg)
@@ -300,8 +373,8 @@ func (c *captureConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 				c.mu.Lock()
 				s := c.tokens[tok]
 				c.mu.Unlock()
-				if s != nil && s.progress != nil {
-					s.progress(p)
+				if s != nil {
+					s.deliver(p)
 					continue // delivered: go-sdk need not see it
 				}
 			}
@@ -314,11 +387,10 @@ func (c *captureConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // every JSON response body, which go-sdk reads without a limit, and adds
 // the configured headers to every request.
 type captureRoundTripper struct {
-	next     http.RoundTripper
-	headers  http.Header
-	maxBody  int64
-	server   string
-	tooLarge func(error) // records the fault; may be nil
+	next    http.RoundTripper
+	headers http.Header
+	maxBody int64
+	server  string
 }
 
 // ErrResponseTooLarge is returned when an HTTP response body or SSE event
@@ -345,7 +417,11 @@ func (rt *captureRoundTripper) RoundTrip(req *http.Request) (*http.Response, err
 			return nil, err
 		}
 		if int64(len(body)) > rt.maxBody {
-			return nil, rt.fail(fmt.Errorf("server %q: HTTP response body exceeds %s cap: %w", rt.server, sizeString(rt.maxBody), ErrResponseTooLarge))
+			err := fmt.Errorf("server %q: HTTP response body exceeds %s cap: %w", rt.server, sizeString(rt.maxBody), ErrResponseTooLarge)
+			if s != nil {
+				s.setFault(err) // go-sdk reports only that the request failed
+			}
+			return nil, err
 		}
 		if s != nil {
 			body = rewriteResponse(body, s)
@@ -359,13 +435,6 @@ func (rt *captureRoundTripper) RoundTrip(req *http.Request) (*http.Response, err
 		}
 	}
 	return resp, nil
-}
-
-func (rt *captureRoundTripper) fail(err error) error {
-	if rt.tooLarge != nil {
-		rt.tooLarge(err)
-	}
-	return err
 }
 
 func mediaType(ct string) string {
@@ -420,6 +489,9 @@ func (r *sseRewriter) Close() error { return r.body.Close() }
 func (r *sseRewriter) Read(p []byte) (int, error) {
 	for r.out.Len() == 0 && r.err == nil {
 		r.err = r.fill()
+		if errors.Is(r.err, ErrResponseTooLarge) {
+			r.slot.setFault(r.err) // go-sdk would report a bare "terminated"
+		}
 	}
 	if r.out.Len() > 0 {
 		return r.out.Read(p)
@@ -504,7 +576,7 @@ func (r *sseRewriter) emit(event [][]byte) {
 			}
 			if json.Unmarshal(data, &n) == nil && n.Method == "notifications/progress" {
 				if tok, p, ok := parseProgress(n.Params); ok && tok == r.slot.token {
-					r.slot.progress(p)
+					r.slot.deliver(p)
 					// Keep the event's id (for resumption) but drop its data.
 					for _, l := range event {
 						if bytes.HasPrefix(l, []byte("id:")) {

@@ -126,18 +126,18 @@ type Conn struct {
 	opts   Options
 	log    *slog.Logger
 
+	life    context.Context    // the connection's lifetime; every call is tied to it
+	cancel  context.CancelFunc // ends life: Close cancels calls in flight first
 	session *mcp.ClientSession
 	proc    *launcher.Process // nil for HTTP servers
 	info    Info
-	cancel  context.CancelFunc // ends the connection's lifetime context
-	done    chan struct{}      // closed when the session has ended
+	done    chan struct{} // closed when the session has ended
 
 	progressSeq atomic.Int64
 	progress    sync.Map // token string → func(Progress)
 
-	mu    sync.Mutex
-	fault error // a cause recorded by a capture point (oversized response)
-	err   error // why the session ended, set before done closes
+	mu  sync.Mutex
+	err error // why the session ended, set before done closes
 }
 
 // Dial connects to s and performs the handshake, within s.StartupTimeout.
@@ -149,12 +149,15 @@ func Dial(ctx context.Context, s *config.Server, opts *Options) (*Conn, error) {
 		log:    o.Logger.With("server", s.Name),
 		done:   make(chan struct{}),
 	}
+	c.life, c.cancel = context.WithCancel(context.Background())
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, s.StartupTimeout)
 	defer cancel()
 	start := time.Now()
 	err := c.connect(ctx)
 	if err != nil {
-		if ctx.Err() != nil && !errors.Is(err, launcher.ErrProgramNotFound) {
+		c.cancel()
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) && parent.Err() == nil && !errors.Is(err, launcher.ErrProgramNotFound) {
 			err = fmt.Errorf("no MCP handshake within %v (startupTimeoutMs): %w", s.StartupTimeout, err)
 		}
 		return nil, c.classify(ctx, "connect", err)
@@ -230,7 +233,10 @@ func (c *Conn) startStdio(ctx context.Context, probe time.Duration, version stri
 	if version != "" {
 		sessOpts = &mcp.ClientSessionOptions{ProtocolVersion: version}
 	}
-	cs, err := c.newClient().Connect(ctx, captureTransport{Transport: p.Transport(), probe: probe}, sessOpts)
+	var established atomic.Bool
+	t := captureTransport{Transport: p.Transport(), probe: probe, established: &established, abort: func() { p.Abort() }}
+	cs, err := c.newClient().Connect(ctx, t, sessOpts)
+	established.Store(err == nil)
 	if err != nil {
 		p.Abort() // it never completed the handshake: no grace period
 		if f := p.Fault(); f != nil {
@@ -239,22 +245,22 @@ func (c *Conn) startStdio(ctx context.Context, probe time.Duration, version stri
 		return withStderr(err, p.StderrTail())
 	}
 	c.proc = p
-	c.setSession(cs, func() {})
+	c.setSession(cs)
 	return nil
 }
 
-// connectHTTP connects over an HTTP transport. The session is bound to a
-// lifetime context, not to ctx: go-sdk's SSE transport ties its hanging GET
-// to the context given to Connect, so ctx's deadline is enforced here by a
-// timer instead.
+// connectHTTP connects over an HTTP transport. The session is bound to the
+// connection's lifetime, not to ctx: go-sdk's SSE transport ties its
+// hanging GET to the context given to Connect, so ctx's deadline is
+// enforced here by cancelling a context derived from the lifetime.
 func (c *Conn) connectHTTP(ctx context.Context, t mcp.Transport, version string) error {
-	life, cancel := context.WithCancel(context.Background())
+	connectCtx, cancel := context.WithCancel(c.life)
 	stop := context.AfterFunc(ctx, cancel)
 	var sessOpts *mcp.ClientSessionOptions
 	if version != "" {
 		sessOpts = &mcp.ClientSessionOptions{ProtocolVersion: version}
 	}
-	cs, err := c.newClient().Connect(life, t, sessOpts)
+	cs, err := c.newClient().Connect(connectCtx, t, sessOpts)
 	if !stop() || err != nil {
 		cancel()
 		if cs != nil {
@@ -265,13 +271,13 @@ func (c *Conn) connectHTTP(ctx context.Context, t mcp.Transport, version string)
 		}
 		return err
 	}
-	c.setSession(cs, cancel)
+	// connectCtx now lives as long as c.life; cancel is left to Close.
+	c.setSession(cs)
 	return nil
 }
 
-func (c *Conn) setSession(cs *mcp.ClientSession, cancel context.CancelFunc) {
+func (c *Conn) setSession(cs *mcp.ClientSession) {
 	c.session = cs
-	c.cancel = cancel
 	r := cs.InitializeResult()
 	c.info = Info{ProtocolVersion: r.ProtocolVersion, ServerInfo: r.ServerInfo, Capabilities: r.Capabilities, Instructions: r.Instructions}
 	if c.info.Capabilities == nil {
@@ -299,19 +305,10 @@ func (c *Conn) roundTripper() http.RoundTripper {
 		h.Set(k, v)
 	}
 	return &captureRoundTripper{
-		next:     c.opts.HTTPTransport,
-		headers:  h,
-		maxBody:  int64(c.opts.MaxFrame),
-		server:   c.server.Name,
-		tooLarge: c.setFault,
-	}
-}
-
-func (c *Conn) setFault(err error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.fault == nil {
-		c.fault = err
+		next:    c.opts.HTTPTransport,
+		headers: h,
+		maxBody: int64(c.opts.MaxFrame),
+		server:  c.server.Name,
 	}
 }
 
@@ -330,9 +327,6 @@ func (c *Conn) watch() {
 		err = errors.New("connection closed")
 	}
 	c.mu.Lock()
-	if c.fault != nil {
-		err = c.fault
-	}
 	c.err = err
 	c.mu.Unlock()
 	close(c.done)
@@ -372,14 +366,16 @@ func (c *Conn) PID() int {
 	return c.proc.PID()
 }
 
-// Close ends the session and, for stdio, stops the process group. It waits
-// for the teardown, which is bounded by the launcher's stop stages.
+// Close ends the session and, for stdio, stops the process group. Calls in
+// flight are cancelled first (go-sdk's Close would wait for them) and fail
+// unavailable. It waits for the teardown, which is bounded by the
+// launcher's stop stages.
 func (c *Conn) Close() error {
+	c.cancel()
 	err := c.session.Close()
 	if c.proc != nil {
 		c.proc.Stop()
 	}
-	c.cancel()
 	<-c.done
 	if errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) {
 		err = nil
@@ -389,7 +385,7 @@ func (c *Conn) Close() error {
 
 // Discover drains every list the server's capabilities declare.
 func (c *Conn) Discover(ctx context.Context) (*Catalog, error) {
-	ctx, cancel := c.withTimeout(ctx)
+	ctx, cancel := c.callContext(ctx)
 	defer cancel()
 	caps := c.info.Capabilities
 	cat := new(Catalog)
@@ -441,7 +437,7 @@ func (c *Conn) CallTool(ctx context.Context, name string, args json.RawMessage, 
 	if err := c.Err(); err != nil {
 		return nil, fault.New(fault.CodeUnavailable, c.server.Name, fmt.Sprintf("call tool %q", name), err)
 	}
-	ctx, cancel := c.withTimeout(ctx)
+	ctx, cancel := c.callContext(ctx)
 	defer cancel()
 	params := &mcp.CallToolParams{Name: name, Arguments: args}
 	if len(args) == 0 {
@@ -457,6 +453,7 @@ func (c *Conn) CallTool(ctx context.Context, name string, args json.RawMessage, 
 		params.SetProgressToken(token)
 	}
 	ctx, s := withSlot(ctx, token, progress)
+	defer s.finish()
 	res, err := c.session.CallTool(ctx, params)
 	if raw := s.get(); raw != nil && err == nil {
 		// The wire result is authoritative: the SDK only saw a stand-in.
@@ -470,9 +467,23 @@ func (c *Conn) CallTool(ctx context.Context, name string, args json.RawMessage, 
 	}
 	if err != nil {
 		op := fmt.Sprintf("call tool %q", name)
-		if c.lost(err) && ctx.Err() == nil {
+		var rpc *jsonrpc.Error
+		switch {
+		case s.getFault() != nil:
+			return nil, fault.New(fault.CodeProtocol, c.server.Name, op, s.getFault())
+		case errors.As(err, &rpc), c.life.Err() != nil, ctx.Err() != nil:
+			return nil, c.classify(ctx, op, err)
+		case errors.Is(err, mcp.ErrConnectionClosed):
+			// go-sdk refused to send: the connection was already gone.
+			return nil, fault.New(fault.CodeUnavailable, c.server.Name, op, c.cause(err))
+		case c.lost(err):
+			cause := c.cause(err)
+			if errors.Is(cause, launcher.ErrFrameTooLarge) {
+				// The server answered, too much: it broke the protocol.
+				return nil, fault.New(fault.CodeProtocol, c.server.Name, op, cause)
+			}
 			// The request may have reached the server: never claim it did not.
-			return nil, fault.New(fault.CodeUnknownOutcome, c.server.Name, op, c.cause(err))
+			return nil, fault.New(fault.CodeUnknownOutcome, c.server.Name, op, cause)
 		}
 		return nil, c.classify(ctx, op, err)
 	}
@@ -485,7 +496,7 @@ func (c *Conn) CallTool(ctx context.Context, name string, args json.RawMessage, 
 
 // ReadResource reads a resource by URI.
 func (c *Conn) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
-	ctx, cancel := c.withTimeout(ctx)
+	ctx, cancel := c.callContext(ctx)
 	defer cancel()
 	res, err := c.session.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
 	if err != nil {
@@ -496,7 +507,7 @@ func (c *Conn) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceR
 
 // GetPrompt renders a prompt.
 func (c *Conn) GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error) {
-	ctx, cancel := c.withTimeout(ctx)
+	ctx, cancel := c.callContext(ctx)
 	defer cancel()
 	res, err := c.session.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: args})
 	if err != nil {
@@ -505,8 +516,15 @@ func (c *Conn) GetPrompt(ctx context.Context, name string, args map[string]strin
 	return res, nil
 }
 
-func (c *Conn) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, c.server.CallTimeout)
+// callContext bounds one request by the server's callTimeout and ties it
+// to the connection's lifetime, so Close never waits for a call.
+func (c *Conn) callContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(ctx, c.server.CallTimeout)
+	stop := context.AfterFunc(c.life, cancel)
+	return ctx, func() {
+		stop()
+		cancel()
+	}
 }
 
 func (c *Conn) onProgress(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
@@ -528,22 +546,13 @@ func (c *Conn) lost(err error) bool {
 	case <-c.done:
 		return true
 	default:
-		return c.faultErr() != nil
+		return c.proc != nil && c.proc.Fault() != nil
 	}
-}
-
-func (c *Conn) faultErr() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.fault
 }
 
 // cause prefers the recorded reason the connection ended (an oversized
-// frame, the exit status) over the SDK's generic EOF.
+// frame) over the SDK's generic EOF.
 func (c *Conn) cause(err error) error {
-	if f := c.faultErr(); f != nil {
-		return f
-	}
 	if c.proc != nil {
 		if f := c.proc.Fault(); f != nil {
 			return f
@@ -562,6 +571,8 @@ func (c *Conn) classify(ctx context.Context, op string, err error) error {
 	name := c.server.Name
 	var rpc *jsonrpc.Error
 	switch {
+	case c.life.Err() != nil && !errors.As(err, &rpc):
+		return fault.New(fault.CodeUnavailable, name, op, errors.New("the connection was closed"))
 	case errors.Is(err, launcher.ErrProgramNotFound):
 		return fault.New(fault.CodeUnavailable, name, op, err)
 	case errors.Is(err, launcher.ErrFrameTooLarge), errors.Is(err, ErrResponseTooLarge), errors.Is(err, errTooMany):
@@ -589,9 +600,17 @@ func (c *Conn) classify(ctx context.Context, op string, err error) error {
 	return fault.New(fault.CodeProtocol, name, op, err)
 }
 
+// isNotFound recognises the -32602 messages servers use for an unknown
+// tool, prompt or resource ("unknown tool", "Resource not found", ...), as
+// opposed to a bad argument ("Unknown argument 'x'").
 func isNotFound(msg string) bool {
 	m := strings.ToLower(msg)
-	return strings.Contains(m, "unknown") || strings.Contains(m, "not found")
+	for _, kind := range []string{"tool", "prompt", "resource"} {
+		if strings.Contains(m, "unknown "+kind) || strings.Contains(m, kind+" not found") || strings.Contains(m, kind+" \"") && strings.Contains(m, "not found") {
+			return true
+		}
+	}
+	return false
 }
 
 // withStderr appends the server's stderr tail to a start-up error, since
