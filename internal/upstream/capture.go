@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -150,13 +151,13 @@ func (s *slot) take(raw json.RawMessage) json.RawMessage {
 // result (resultType "input_required"), which go-sdk must see to answer.
 // The full parse runs only when the marker occurs at all.
 func inputRequired(raw json.RawMessage) bool {
-	if !bytes.Contains(raw, []byte(`"input_required"`)) {
+	// The marker may be written with escapes ("input\u005frequired").
+	if !bytes.Contains(raw, []byte(`"input_required"`)) && !bytes.Contains(raw, []byte(`\u`)) {
 		return false
 	}
-	var r struct {
-		ResultType string `json:"resultType"`
-	}
-	return json.Unmarshal(raw, &r) == nil && r.ResultType == "input_required"
+	var m map[string]json.RawMessage // exact keys, as go-sdk reads them
+	var rt string
+	return json.Unmarshal(raw, &m) == nil && json.Unmarshal(m["resultType"], &rt) == nil && rt == "input_required"
 }
 
 // captureTransport wraps a Transport whose Connection can be wrapped.
@@ -444,32 +445,67 @@ func mediaType(ct string) string {
 	return strings.ToLower(strings.TrimSpace(ct))
 }
 
-// wireResponse is a JSON-RPC response as it appears on the wire.
-type wireResponse struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  string          `json:"method,omitempty"`
-	Result  json.RawMessage `json:"result,omitempty"`
-	Error   json.RawMessage `json:"error,omitempty"`
+// responseFields reads a message's top-level members with exact key
+// matching, as go-sdk's decoder does (encoding/json's struct decoding
+// would match keys regardless of case). It reports false for anything
+// but a response carrying an object result.
+func responseFields(data []byte) (map[string]json.RawMessage, bool) {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(data, &m) != nil {
+		return nil, false
+	}
+	_, hasMethod := m["method"]
+	id, hasID := m["id"]
+	result := bytes.TrimSpace(m["result"])
+	if hasMethod || !hasID || len(id) == 0 || len(result) == 0 || result[0] != '{' || string(bytes.TrimSpace(m["jsonrpc"])) != `"2.0"` {
+		return nil, false
+	}
+	return m, true
 }
 
 // rewriteResponse captures the result of a single JSON-RPC response in
 // data and returns data with the stand-in; anything else is returned as is.
 func rewriteResponse(data []byte, s *slot) []byte {
-	var w wireResponse
-	if json.Unmarshal(data, &w) != nil || w.Method != "" || w.ID == nil || w.Result == nil {
+	m, ok := responseFields(data)
+	if !ok {
 		return data
 	}
-	repl := s.take(w.Result)
-	if bytes.Equal(repl, w.Result) {
+	result := m["result"]
+	repl := s.take(result)
+	if bytes.Equal(repl, result) {
 		return data
 	}
-	w.Result = repl
-	out, err := json.Marshal(w)
-	if err != nil {
-		return data
+	// Rebuild in the usual member order: jsonrpc, id, result, then any
+	// others (sorted), so the stream reads as the server wrote it.
+	var out bytes.Buffer
+	out.WriteByte('{')
+	write := func(k string, v json.RawMessage) {
+		if out.Len() > 1 {
+			out.WriteByte(',')
+		}
+		kb, _ := json.Marshal(k)
+		out.Write(kb)
+		out.WriteByte(':')
+		out.Write(v)
 	}
-	return out
+	for _, k := range []string{"jsonrpc", "id"} {
+		if v, ok := m[k]; ok {
+			write(k, v)
+		}
+	}
+	write("result", repl)
+	rest := make([]string, 0, len(m))
+	for k := range m {
+		if k != "jsonrpc" && k != "id" && k != "result" {
+			rest = append(rest, k)
+		}
+	}
+	sort.Strings(rest)
+	for _, k := range rest {
+		write(k, m[k])
+	}
+	out.WriteByte('}')
+	return out.Bytes()
 }
 
 // sseRewriter passes an SSE stream through, rewriting the data of the
@@ -562,30 +598,16 @@ func (r *sseRewriter) emit(event [][]byte) {
 		l := event[dataAt]
 		t := bytes.TrimRight(l, "\r\n")
 		data := bytes.TrimPrefix(t[len("data:"):], []byte(" "))
+		// Progress first: its text may well mention "result" or "error".
+		if r.slot.progress != nil && bytes.Contains(data, []byte(`"notifications/progress"`)) && r.progress(event, data) {
+			return
+		}
 		if bytes.Contains(data, []byte(`"result"`)) || bytes.Contains(data, []byte(`"error"`)) {
 			if isResponse(data) {
 				out := rewriteResponse(data, r.slot)
 				nl := l[len(t):]
 				event[dataAt] = append(append([]byte("data: "), out...), nl...)
 				r.done = true
-			}
-		} else if r.slot.progress != nil && bytes.Contains(data, []byte(`"notifications/progress"`)) {
-			var n struct {
-				Method string          `json:"method"`
-				Params json.RawMessage `json:"params"`
-			}
-			if json.Unmarshal(data, &n) == nil && n.Method == "notifications/progress" {
-				if tok, p, ok := parseProgress(n.Params); ok && tok == r.slot.token {
-					r.slot.deliver(p)
-					// Keep the event's id (for resumption) but drop its data.
-					for _, l := range event {
-						if bytes.HasPrefix(l, []byte("id:")) {
-							r.out.Write(l)
-						}
-					}
-					r.out.WriteString("\n")
-					return
-				}
 			}
 		}
 	}
@@ -594,12 +616,42 @@ func (r *sseRewriter) emit(event [][]byte) {
 	}
 }
 
-func isResponse(data []byte) bool {
-	var probe struct {
-		Method *string          `json:"method"`
-		ID     *json.RawMessage `json:"id"`
+// progress delivers the event when it is a progress notification for the
+// call, keeping only its id line (for resumption) in the stream.
+func (r *sseRewriter) progress(event [][]byte, data []byte) bool {
+	var n map[string]json.RawMessage // exact keys, as go-sdk reads them
+	if json.Unmarshal(data, &n) != nil || string(n["method"]) != `"notifications/progress"` {
+		return false
 	}
-	return json.Unmarshal(data, &probe) == nil && probe.Method == nil && probe.ID != nil
+	if _, isCall := n["id"]; isCall {
+		return false
+	}
+	tok, p, ok := parseProgress(n["params"])
+	if !ok || tok != r.slot.token {
+		return false
+	}
+	r.slot.deliver(p)
+	for _, l := range event {
+		if bytes.HasPrefix(l, []byte("id:")) {
+			r.out.Write(l)
+		}
+	}
+	r.out.WriteString("\n")
+	return true
+}
+
+// isResponse reports whether data is a JSON-RPC response, with or without
+// a result: no "method", an "id", and a "result" or an "error" (exact keys).
+func isResponse(data []byte) bool {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(data, &m) != nil {
+		return false
+	}
+	_, hasMethod := m["method"]
+	_, hasID := m["id"]
+	_, hasResult := m["result"]
+	_, hasError := m["error"]
+	return !hasMethod && hasID && (hasResult || hasError)
 }
 
 func sizeString(n int64) string {
