@@ -18,9 +18,10 @@
 //
 // ServeHTTP serves both protocol eras on one endpoint: requests of the
 // sessionless 2026-07-28 era go to a stateless go-sdk handler and the rest to
-// a stateful one (see [ServeHTTP] for why this split is needed).
+// a stateful one (package mcphttp says why this split is needed).
 //
-// This package must not import any other Switchboard package: it is a leaf
-// that the CLI and the test kit import, and it has to stay a faithful,
-// independent MCP peer built on go-sdk and the standard library alone.
+// This package must not import any other Switchboard package but the leaf
+// internal/mcphttp (HTTP serving shared with the gateway): the CLI and the
+// test kit import it, and it has to stay a faithful, independent MCP peer
+// built on go-sdk.
 package demo
