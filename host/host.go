@@ -161,9 +161,11 @@ type Template struct {
 	MIMEType    string `json:"mimeType,omitempty"`
 }
 
-// Prompt describes one prompt; ID is "<server>:<prompt>".
+// Prompt describes one prompt; ID is "<server>:<prompt>", ModelName its
+// model-facing name (built like a tool's).
 type Prompt struct {
 	ID          string                `json:"id"`
+	ModelName   string                `json:"modelName"`
 	Server      string                `json:"server"`
 	Name        string                `json:"name"`
 	Title       string                `json:"title,omitempty"`
@@ -610,14 +612,15 @@ func (h *Host) Prompts() []Prompt {
 	out := make([]Prompt, 0, len(snap.Prompts()))
 	for _, p := range snap.Prompts() {
 		out = append(out, Prompt{
-			ID: p.ID.String(), Server: p.ID.Server, Name: p.Prompt.Name, Title: p.Prompt.Title,
+			ID: p.ID.String(), ModelName: p.Name, Server: p.ID.Server, Name: p.Prompt.Name, Title: p.Prompt.Title,
 			Description: p.Prompt.Description, Arguments: p.Prompt.Arguments,
 		})
 	}
 	return out
 }
 
-// GetPrompt renders "<server>:<prompt>" with the given arguments.
+// GetPrompt renders a prompt, by canonical ID ("<server>:<prompt>") or
+// model-facing name, with the given arguments.
 func (h *Host) GetPrompt(ctx context.Context, id string, args map[string]string) (*PromptResult, error) {
 	snap := h.snapshot()
 	p, ok := snap.Prompt(id)

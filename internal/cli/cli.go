@@ -72,6 +72,7 @@ func init() {
 		{"prompts", "", "list prompts by ID (<server>:<prompt>)", true, runPrompts},
 		{"prompt", "ID [key=value ...]", "render a prompt with arguments", true, runPrompt},
 		{"version", "", "print the version", false, runVersion},
+		{"serve", "[--http ADDR | --stdio] [--token-env VAR | --no-auth]", "serve every configured server as one MCP server (the gateway); default --http 127.0.0.1:8939", true, runServe},
 		{"demo-server", "[--http ADDR]", "serve the demo MCP server on stdio, or Streamable HTTP at ADDR", false, runDemoServer},
 	}
 }
@@ -84,8 +85,9 @@ type run struct {
 	args    []string // positional arguments
 	json    bool
 	verbose bool
-	http    string // demo-server --http
+	http    string // demo-server and serve --http
 	cfgFile string
+	serve   serveFlags
 	home    string
 	host    *host.Host
 }
@@ -150,7 +152,7 @@ func commandFirst(args []string) []string {
 			return append(out, args[i+1:]...)
 		}
 		switch strings.TrimLeft(a, "-") {
-		case "config", "home", "http":
+		case "config", "home", "http", "path", "token-env", "allow-host", "page-size":
 			i++ // the flag's value
 		}
 	}
@@ -174,8 +176,12 @@ func (r *run) parse(args []string) (int, bool) {
 	fs.BoolVar(&r.verbose, "v", false, "verbose: more detail, debug logs on stderr")
 	fs.StringVar(&r.cfgFile, "config", "", "configuration `file` (default $SWITCHBOARD_HOME/config.json)")
 	fs.StringVar(&r.home, "home", "", "Switchboard's home `dir` (default $SWITCHBOARD_HOME or ~/.switchboard)")
-	if r.cmd.name == "demo-server" {
+	switch r.cmd.name {
+	case "demo-server":
 		fs.StringVar(&r.http, "http", "", "serve Streamable HTTP at `addr` instead of stdio")
+	case "serve":
+		fs.StringVar(&r.http, "http", "", "serve Streamable HTTP at `addr` (default 127.0.0.1:8939)")
+		r.serve.register(fs)
 	}
 	for {
 		if err := fs.Parse(args); err != nil {

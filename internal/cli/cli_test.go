@@ -4,18 +4,34 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/cli"
 	"github.com/switchboard-mcp/switchboard/internal/demo"
 	"github.com/switchboard-mcp/switchboard/internal/testkit"
+	"github.com/switchboard-mcp/switchboard/internal/testkit/proc"
 )
 
 func TestMain(m *testing.M) {
 	testkit.MaybeRunChild()
+	if os.Getenv("SWITCHBOARD_CLI_RUN") == "1" {
+		// Run as the switchboard binary (for `serve --stdio`).
+		exe, _ := os.Executable()
+		os.Exit(cli.Run(context.Background(), cli.Env{
+			Args: os.Args[1:], Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Executable: exe, Version: "test",
+		}))
+	}
 	if len(os.Args) > 1 && os.Args[1] == "demo-server" {
 		if err := demo.ServeStdio(context.Background(), "test"); err != nil {
 			os.Exit(1)
@@ -106,6 +122,9 @@ func TestCommands(t *testing.T) {
 		{"no command", nil, 2, "", "Usage", ""},
 		{"help", []string{"help"}, 0, "Commands:", "", ""},
 		{"too many args", []string{"read", "a", "b"}, 2, "", "usage: switchboard read", ""},
+		{"serve stdio and http", []string{"serve", "--stdio", "--http", "127.0.0.1:0"}, 2, "", "not both", ""},
+		{"serve unset token env", []string{"serve", "--http", "127.0.0.1:0", "--token-env", "SWITCHBOARD_TEST_UNSET"}, 2, "", "not set", ""},
+		{"serve no-auth to the network", []string{"serve", "--http", "127.0.0.1:0", "--no-auth", "--allow-host", "example.com"}, 2, "", "refusing", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -154,4 +173,111 @@ func TestUpstreamFailures(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "cannot open database") || strings.Contains(r.stdout, "\x1b") {
 		t.Errorf("servers -v should show the escaped stderr tail: %q", r.stdout)
 	}
+}
+
+// TestServeStdio runs `switchboard serve --stdio` as a real subprocess on the
+// embedded default and talks to it with go-sdk's client in both eras.
+func TestServeStdio(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, version := range []string{"", "2025-11-25"} {
+		cmd := exec.Command(exe, "serve", "--stdio", "--home", t.TempDir())
+		cmd.Env = append(os.Environ(), "SWITCHBOARD_CLI_RUN=1")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		var opts *mcp.ClientSessionOptions
+		if version != "" {
+			opts = &mcp.ClientSessionOptions{ProtocolVersion: version}
+		}
+		ctx := context.Background()
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, opts)
+		if err != nil {
+			t.Fatalf("connect: %v\n%s", err, stderr.String())
+		}
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "demo__echo", Arguments: map[string]any{"text": "through the gateway"}})
+		if err != nil || len(res.Content) != 1 || res.Content[0].(*mcp.TextContent).Text != "through the gateway" {
+			t.Errorf("era %q: echo = %+v, %v", version, res, err)
+		}
+		if err := cs.Close(); err != nil {
+			t.Logf("close: %v", err)
+		}
+		if !strings.Contains(stderr.String(), "serving 1 server (1 ready), 6 tools on stdio") {
+			t.Errorf("stderr = %q", stderr.String())
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestServeHTTP is the main job end to end: `switchboard serve --http` on
+// the embedded default prints how to connect, a client connects with the
+// printed token and calls a tool, and a cancel stops it cleanly.
+func TestServeHTTP(t *testing.T) {
+	exe, _ := os.Executable()
+	home := t.TempDir()
+	var stderr syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	code := make(chan int, 1)
+	go func() {
+		code <- cli.Run(ctx, cli.Env{
+			Args:   []string{"serve", "--http", "127.0.0.1:0", "--home", home},
+			Stdout: io.Discard, Stderr: &stderr, Executable: exe, Version: "test",
+			LookupEnv: func(string) (string, bool) { return "", false },
+		})
+	}()
+	re := regexp.MustCompile(`endpoint: (http://\S+)[\s\S]*generated for this run.*: (\S+)`)
+	var m []string
+	if !proc.Eventually(20*time.Second, func() bool { m = re.FindStringSubmatch(stderr.String()); return m != nil }) {
+		t.Fatalf("no banner:\n%s", stderr.String())
+	}
+	url, token := m[1], m[2]
+	if !strings.Contains(stderr.String(), "claude mcp add --transport http switchboard "+url+` --header "Authorization: Bearer `+token+`"`) {
+		t.Errorf("banner lacks the Claude Code command:\n%s", stderr.String())
+	}
+	hc := &http.Client{Transport: headerRT{"Authorization", "Bearer " + token}}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "demo__add", Arguments: map[string]any{"a": 2, "b": 40}})
+	if err != nil || res.StructuredContent == nil {
+		t.Errorf("add: %+v, %v", res, err)
+	}
+	cs.Close()
+	cancel()
+	select {
+	case c := <-code:
+		if c != 0 {
+			t.Errorf("exit %d\n%s", c, stderr.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+}
+
+type headerRT struct{ k, v string }
+
+func (h headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set(h.k, h.v)
+	return http.DefaultTransport.RoundTrip(r)
 }

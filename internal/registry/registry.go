@@ -54,23 +54,26 @@ type Template struct {
 
 // Prompt is a registered prompt.
 type Prompt struct {
+	Name   string // model-facing, like a tool's (a separate namespace)
 	ID     names.ID
 	Prompt *mcp.Prompt
 }
 
 // Snapshot is one immutable generation of the namespace.
 type Snapshot struct {
-	servers   map[string]bool
-	tools     []*Tool // sorted by Name
-	byName    map[string]*Tool
-	byID      map[names.ID]*Tool
-	resources []*Resource
-	templates []*Template
-	prompts   []*Prompt
-	promptsBy map[names.ID]*Prompt
+	servers       map[string]bool
+	tools         []*Tool // sorted by Name
+	byName        map[string]*Tool
+	byID          map[names.ID]*Tool
+	resources     []*Resource
+	templates     []*Template
+	prompts       []*Prompt
+	promptsBy     map[names.ID]*Prompt
+	promptsByName map[string]*Prompt
 
-	// Collisions lists model-facing names that several tools wanted; each
-	// got a hashed name instead. The host reports them as warnings.
+	// Collisions lists model-facing names that several tools (or several
+	// prompts) wanted; each got a hashed name instead. The host reports
+	// them as warnings.
 	Collisions []names.Collision
 	// Skipped lists tools left out, with the reason (duplicates within a
 	// server, nameless tools).
@@ -82,15 +85,16 @@ type Snapshot struct {
 // canonical IDs still resolve.
 func Build(servers []string, sources []Source) *Snapshot {
 	s := &Snapshot{
-		servers:   make(map[string]bool, len(servers)),
-		byName:    map[string]*Tool{},
-		byID:      map[names.ID]*Tool{},
-		promptsBy: map[names.ID]*Prompt{},
+		servers:       make(map[string]bool, len(servers)),
+		byName:        map[string]*Tool{},
+		byID:          map[names.ID]*Tool{},
+		promptsBy:     map[names.ID]*Prompt{},
+		promptsByName: map[string]*Prompt{},
 	}
 	for _, n := range servers {
 		s.servers[n] = true
 	}
-	var entries []names.Entry
+	var entries, promptEntries []names.Entry
 	tools := map[names.ID]*mcp.Tool{}
 	for _, src := range sources {
 		s.servers[src.Server] = true
@@ -131,10 +135,17 @@ func Build(servers []string, sources []Source) *Snapshot {
 			e := &Prompt{ID: id, Prompt: p}
 			s.prompts = append(s.prompts, e)
 			s.promptsBy[id] = e
+			promptEntries = append(promptEntries, names.Entry{ID: id, Prefix: src.Prefix})
 		}
 	}
 	assigned, collisions := names.Assign(entries)
 	s.Collisions = collisions
+	promptNames, promptCollisions := names.Assign(promptEntries)
+	s.Collisions = append(s.Collisions, promptCollisions...)
+	for _, p := range s.prompts {
+		p.Name = promptNames[p.ID]
+		s.promptsByName[p.Name] = p
+	}
 	for id, name := range assigned {
 		t := &Tool{Name: name, ID: id, Tool: tools[id]}
 		s.tools = append(s.tools, t)
@@ -197,8 +208,11 @@ func (s *Snapshot) Tool(name string) (*Tool, bool) {
 	return nil, false
 }
 
-// Prompt finds a prompt by canonical ID.
+// Prompt finds a prompt by model-facing name or canonical ID.
 func (s *Snapshot) Prompt(id string) (*Prompt, bool) {
+	if p, ok := s.promptsByName[id]; ok {
+		return p, true
+	}
 	if pid, ok := s.Resolve(id); ok {
 		p, ok := s.promptsBy[pid]
 		return p, ok

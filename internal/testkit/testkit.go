@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -99,6 +100,11 @@ type EchoIn struct {
 	Text string `json:"text" jsonschema:"the text to echo"`
 }
 
+// SlowCancelled counts slow calls that saw their context cancelled, in
+// this process: tests serving NewServer in-process use it to prove that a
+// client's cancellation reached the server.
+var SlowCancelled atomic.Int64
+
 // SlowIn is the input of the slow tool.
 type SlowIn struct {
 	Steps   int `json:"steps" jsonschema:"number of progress steps"`
@@ -133,6 +139,7 @@ func NewServer() *mcp.Server {
 		for i := 1; i <= in.Steps; i++ {
 			select {
 			case <-ctx.Done():
+				SlowCancelled.Add(1)
 				return nil, nil, ctx.Err()
 			case <-time.After(time.Duration(in.DelayMs) * time.Millisecond):
 			}

@@ -1,0 +1,182 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"strconv"
+	"strings"
+
+	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/frontdoor"
+	"github.com/switchboard-mcp/switchboard/internal/gateway"
+)
+
+// defaultServeAddr is where `switchboard serve` listens without --http.
+const defaultServeAddr = "127.0.0.1:8939"
+
+// serveFlags are the flags of `switchboard serve`.
+type serveFlags struct {
+	stdio      bool
+	path       string
+	tokenEnv   string
+	noAuth     bool
+	allowHosts []string
+	pageSize   int
+}
+
+func (f *serveFlags) register(fs *flag.FlagSet) {
+	fs.BoolVar(&f.stdio, "stdio", false, "serve on stdin/stdout, for clients that launch their servers")
+	fs.StringVar(&f.path, "path", frontdoor.DefaultPath, "HTTP `path` of the MCP endpoint")
+	fs.StringVar(&f.tokenEnv, "token-env", "", "read the bearer token from environment `variable` VAR (default: generate one)")
+	fs.BoolVar(&f.noAuth, "no-auth", false, "accept requests without a token (dangerous)")
+	fs.Func("allow-host", "also accept this `hostname` in Host and Origin (repeatable)", func(h string) error {
+		f.allowHosts = append(f.allowHosts, h)
+		return nil
+	})
+	fs.IntVar(&f.pageSize, "page-size", 0, "items per page of tools/list and the other lists (default go-sdk's 1000)")
+}
+
+func runServe(r *run) int {
+	if !r.wantArgs(0, 0) {
+		return ExitUsage
+	}
+	f := r.serve
+	if f.stdio && r.http != "" {
+		r.errorf("serve: choose --stdio or --http, not both")
+		return ExitUsage
+	}
+	if f.pageSize < 0 {
+		r.errorf("serve: --page-size must be positive")
+		return ExitUsage
+	}
+	log := slog.New(slog.NewTextHandler(r.env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	if r.verbose {
+		log = slog.New(slog.NewTextHandler(r.env.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	g := gateway.New(r.host, &gateway.Options{Version: r.env.Version, PageSize: f.pageSize, Logger: log})
+	if f.stdio {
+		// stdout carries the protocol: everything else goes to stderr.
+		fmt.Fprintf(r.env.Stderr, "switchboard: serving %s on stdio\n", summary(r.host))
+		if err := g.ServeStdio(r.ctx); err != nil {
+			r.errorf("serve: %v", err)
+			return ExitUpstream
+		}
+		return ExitOK
+	}
+	addr := r.http
+	if addr == "" {
+		addr = defaultServeAddr
+	}
+	front := frontdoor.Options{Path: f.path, NoAuth: f.noAuth, AllowedHosts: f.allowHosts, Logger: log}
+	tokenSource := ""
+	switch {
+	case f.noAuth && f.tokenEnv != "":
+		r.errorf("serve: --no-auth and --token-env contradict each other")
+		return ExitUsage
+	case f.noAuth:
+		if len(f.allowHosts) > 0 {
+			r.errorf("serve: --no-auth with --allow-host would open every tool to the network; refusing")
+			return ExitUsage
+		}
+		fmt.Fprintln(r.env.Stderr, frontdoor.NoAuthWarning)
+	case f.tokenEnv != "":
+		tok, ok := r.env.LookupEnv(f.tokenEnv)
+		if !ok || tok == "" {
+			r.errorf("serve: --token-env %s: the variable is not set", f.tokenEnv)
+			return ExitUsage
+		}
+		front.Token = tok
+		tokenSource = "$" + f.tokenEnv
+	default:
+		tok, err := frontdoor.GenerateToken()
+		if err != nil {
+			r.errorf("serve: generating a token: %v", err)
+			return ExitUpstream
+		}
+		front.Token = tok
+	}
+	if !loopback(addr) {
+		fmt.Fprintf(r.env.Stderr, "warning: %s is not a loopback address: the gateway is reachable from other machines\n", addr)
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(r.ctx, "tcp", addr)
+	if err != nil {
+		r.errorf("serve: %v (is another switchboard running? choose another port with --http)", err)
+		return ExitUsage
+	}
+	ready := func(a net.Addr) {
+		r.banner(a.String(), f.path, front, tokenSource)
+	}
+	if err := g.ServeHTTP(r.ctx, ln, gateway.HTTPOptions{Front: front, Ready: ready}); err != nil {
+		r.errorf("serve: %v", err)
+		return ExitUpstream
+	}
+	fmt.Fprintln(r.env.Stderr, "switchboard: stopped")
+	return ExitOK
+}
+
+// banner tells a person how to connect their clients.
+func (r *run) banner(addr, path string, front frontdoor.Options, tokenSource string) {
+	w := r.env.Stderr
+	url := "http://" + addr + path
+	fmt.Fprintf(w, "switchboard: serving %s\n  endpoint: %s   (health: http://%s%s)\n", summary(r.host), url, addr, frontdoor.HealthPath)
+	auth := ""
+	switch {
+	case front.NoAuth:
+		fmt.Fprintf(w, "  token:    none (--no-auth)\n")
+	case tokenSource != "":
+		fmt.Fprintf(w, "  token:    from %s\n", tokenSource)
+		auth = "Bearer " + tokenSource
+	default:
+		fmt.Fprintf(w, "  token:    generated for this run (use --token-env VAR to choose one): %s\n", front.Token)
+		auth = "Bearer " + front.Token
+	}
+	fmt.Fprintf(w, "\nClaude Code:\n  claude mcp add --transport http switchboard %s", url)
+	if auth != "" {
+		fmt.Fprintf(w, " --header \"Authorization: %s\"", auth)
+	}
+	fmt.Fprintln(w)
+	headers := ""
+	if auth != "" {
+		headers = fmt.Sprintf(`, "headers": {"Authorization": %q}`, auth)
+	}
+	fmt.Fprintf(w, "\nCursor and other clients (mcp.json):\n  {\"mcpServers\": {\"switchboard\": {\"url\": %q%s}}}\n", url, headers)
+	exe := r.env.Executable
+	if exe == "" {
+		exe = "switchboard"
+	}
+	fmt.Fprintf(w, "\nClaude Desktop (claude_desktop_config.json) launches it over stdio instead:\n  {\"mcpServers\": {\"switchboard\": {\"command\": %s, \"args\": [\"serve\", \"--stdio\"]}}}\n\n",
+		strconv.Quote(exe))
+}
+
+// summary says what the gateway serves, e.g. "2 servers (1 ready), 13 tools".
+func summary(h *host.Host) string {
+	servers := h.Servers()
+	ready := 0
+	for _, s := range servers {
+		if s.State == host.StateReady {
+			ready++
+		}
+	}
+	plural := "s"
+	if len(servers) == 1 {
+		plural = ""
+	}
+	return fmt.Sprintf("%d server%s (%d ready), %d tools", len(servers), plural, ready, len(h.Tools()))
+}
+
+// loopback reports whether addr's host is a loopback name or address.
+func loopback(addr string) bool {
+	h, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(h)
+	return err == nil && ip.Unmap().IsLoopback()
+}

@@ -1,0 +1,342 @@
+// Package gateway serves a host.Host's aggregate as one MCP server, so any
+// MCP client (Claude Code, Claude Desktop, Cursor, ...) reaches every
+// configured server through one entry: `switchboard serve`.
+//
+// What a client sees:
+//   - every tool under its model-facing name (see package names), calls
+//     forwarded with their arguments untouched, progress forwarded to the
+//     request that caused it, cancellation forwarded upstream;
+//   - prompts under model-facing names built the same way;
+//   - resources and templates under their own URIs, so that resource links
+//     inside tool results stay readable through the gateway; a URI offered
+//     by several servers is served by the first in server-name order and
+//     the collision is logged;
+//   - server instructions merged, each attributed to its server.
+//
+// Errors keep MCP's two channels apart: a tool's isError result passes
+// through as a result; an unknown tool or bad arguments is JSON-RPC
+// -32602; an upstream that is unavailable, times out or breaks the protocol
+// is a tool result with isError naming the server, so the model can adapt,
+// with the stable code in _meta["io.switchboard/error"]. Never code 0.
+//
+// go-sdk serves both protocol eras over stdio itself; over HTTP the
+// mcphttp package routes each request to the right handler and the
+// frontdoor package guards the endpoint.
+//
+// This package wires host, frontdoor and mcphttp; only the CLI imports it.
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/fault"
+	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/frontdoor"
+	"github.com/switchboard-mcp/switchboard/internal/mcphttp"
+)
+
+// ErrorMetaKey is the _meta key of a tool result that reports an upstream
+// failure: {"code": "...", "server": "...", "retryable": bool}.
+const ErrorMetaKey = "io.switchboard/error"
+
+// maxInstructions caps each server's part of the merged instructions.
+const maxInstructions = 4096
+
+// Options configure New. Nil means defaults.
+type Options struct {
+	// Version is reported in serverInfo. Default "dev".
+	Version string
+	// PageSize is the page size of the four lists. Zero means go-sdk's
+	// default (1000).
+	PageSize int
+	// Logger receives skipped entries, collisions and forwarding failures.
+	// Nil discards them.
+	Logger *slog.Logger
+}
+
+// Gateway is the aggregate as an MCP server.
+type Gateway struct {
+	host   *host.Host
+	server *mcp.Server
+	log    *slog.Logger
+}
+
+// New builds the MCP server for h's current aggregate.
+func New(h *host.Host, opts *Options) *Gateway {
+	if opts == nil {
+		opts = &Options{}
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	version := opts.Version
+	if version == "" {
+		version = "dev"
+	}
+	g := &Gateway{host: h, log: log}
+	g.server = mcp.NewServer(&mcp.Implementation{Name: "switchboard", Title: "Switchboard gateway", Version: version}, &mcp.ServerOptions{
+		Instructions: instructions(h),
+		PageSize:     opts.PageSize,
+		Logger:       log,
+		// Advertise what the aggregate has, no more: go-sdk's default adds
+		// logging, which the gateway does not forward yet.
+		Capabilities: &mcp.ServerCapabilities{},
+	})
+	g.addTools()
+	g.addResources()
+	g.addPrompts()
+	return g
+}
+
+// Server returns the go-sdk server, for tests and custom transports.
+func (g *Gateway) Server() *mcp.Server { return g.server }
+
+// instructions merges the servers' instructions, each attributed.
+func instructions(h *host.Host) string {
+	var b strings.Builder
+	b.WriteString("Switchboard gateway: the tools, resources and prompts of several MCP servers. " +
+		"Tool and prompt names are <server prefix>__<name>.")
+	for _, s := range h.Servers() {
+		text := strings.TrimSpace(s.Instructions)
+		if text == "" || s.State != host.StateReady {
+			continue
+		}
+		if len(text) > maxInstructions {
+			text = text[:maxInstructions] + "… [truncated]"
+		}
+		fmt.Fprintf(&b, "\n\n## Server %q\n%s", s.Name, text)
+	}
+	return b.String()
+}
+
+// add registers one entry, turning go-sdk's panic on an entry it cannot
+// serve (a malformed schema, a relative URI) into a logged skip, so one bad
+// upstream entry never takes the gateway down.
+func (g *Gateway) add(kind, name string, register func()) {
+	defer func() {
+		if r := recover(); r != nil {
+			g.log.Warn("entry skipped: go-sdk cannot serve it", "kind", kind, "name", name, "reason", fmt.Sprint(r))
+		}
+	}()
+	register()
+}
+
+func (g *Gateway) addTools() {
+	for _, t := range g.host.Tools() {
+		if !objectSchema(t.InputSchema) {
+			g.log.Warn("tool skipped: its input schema is not an object schema", "tool", t.ID)
+			continue
+		}
+		tool := &mcp.Tool{
+			Name:        t.Name,
+			Title:       t.Title,
+			Description: t.Description,
+			InputSchema: t.InputSchema,
+			Annotations: t.Annotations,
+		}
+		if len(t.OutputSchema) > 0 && objectSchema(t.OutputSchema) {
+			tool.OutputSchema = t.OutputSchema
+		}
+		g.add("tool", t.ID, func() { g.server.AddTool(tool, g.callTool(t)) })
+	}
+}
+
+// objectSchema reports whether raw is a JSON object with "type": "object",
+// which go-sdk requires of a tool's schemas.
+func objectSchema(raw json.RawMessage) bool {
+	var s struct {
+		Type any `json:"type"`
+	}
+	return json.Unmarshal(raw, &s) == nil && s.Type == "object"
+}
+
+func (g *Gateway) callTool(t host.Tool) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		args := req.Params.Arguments
+		if string(args) == "null" {
+			args = nil
+		}
+		var opts *host.CallOptions
+		if tok := req.Params.GetProgressToken(); tok != nil {
+			opts = &host.CallOptions{Progress: func(p host.Progress) {
+				// Sent with the handler's context, so that over HTTP it
+				// travels on this request's stream.
+				err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+					ProgressToken: tok, Progress: p.Progress, Total: p.Total, Message: p.Message,
+				})
+				if err != nil {
+					g.log.Debug("progress not forwarded", "tool", t.ID, "err", err)
+				}
+			}}
+		}
+		res, err := g.host.Call(ctx, t.ID, args, opts)
+		if err != nil {
+			return g.failure(ctx, t, err)
+		}
+		var out mcp.CallToolResult
+		if err := json.Unmarshal(res.Raw, &out); err != nil {
+			// Content go-sdk cannot represent (a content type newer than
+			// it): send the projection, which names what it could not show.
+			g.log.Debug("result re-encoded as text", "tool", t.ID, "err", err)
+			out = mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Text}}, IsError: res.IsError}
+		}
+		stripProtocolMeta(out.Meta)
+		return &out, nil
+	}
+}
+
+// stripProtocolMeta removes the keys go-sdk and the protocol own (the
+// upstream's serverInfo, for one): the gateway speaks for itself.
+func stripProtocolMeta(m mcp.Meta) {
+	for k := range m {
+		if strings.HasPrefix(k, "io.modelcontextprotocol/") {
+			delete(m, k)
+		}
+	}
+}
+
+// failure maps a failed call to MCP's two error channels.
+func (g *Gateway) failure(ctx context.Context, t host.Tool, err error) (*mcp.CallToolResult, error) {
+	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		return nil, err // the client cancelled: go-sdk sends nothing back
+	}
+	code := fault.CodeOf(err)
+	switch code {
+	case fault.CodeNotFound, fault.CodeInvalidParams:
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+	case "":
+		code = fault.CodeProtocol
+	}
+	g.log.Warn("upstream call failed", "tool", t.ID, "code", code, "err", err)
+	return &mcp.CallToolResult{
+		IsError: true,
+		Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("Tool %s is unavailable (%s): %v", t.Name, code, err)}},
+		Meta: mcp.Meta{ErrorMetaKey: map[string]any{
+			"code": string(code), "server": t.Server, "retryable": code.Retryable(),
+		}},
+	}, nil
+}
+
+func (g *Gateway) addResources() {
+	seen := map[string]string{} // URI → server serving it
+	for _, r := range g.host.Resources() {
+		if first, dup := seen[r.URI]; dup {
+			g.log.Warn("resource URI offered by several servers; the first in server-name order serves it",
+				"uri", r.URI, "served_by", first, "hidden", r.Server)
+			continue
+		}
+		seen[r.URI] = r.Server
+		res := &mcp.Resource{URI: r.URI, Name: r.Name, Title: r.Title, Description: r.Description, MIMEType: r.MIMEType, Size: r.Size}
+		if res.Name == "" {
+			res.Name = r.URI
+		}
+		g.add("resource", r.ID, func() { g.server.AddResource(res, g.read(r.Server)) })
+	}
+	seenT := map[string]string{}
+	for _, t := range g.host.Templates() {
+		if first, dup := seenT[t.URITemplate]; dup {
+			g.log.Warn("resource template offered by several servers; the first in server-name order serves it",
+				"template", t.URITemplate, "served_by", first, "hidden", t.Server)
+			continue
+		}
+		seenT[t.URITemplate] = t.Server
+		tmpl := &mcp.ResourceTemplate{URITemplate: t.URITemplate, Name: t.Name, Title: t.Title, Description: t.Description, MIMEType: t.MIMEType}
+		if tmpl.Name == "" {
+			tmpl.Name = t.URITemplate
+		}
+		g.add("template", t.ID, func() { g.server.AddResourceTemplate(tmpl, g.read(t.Server)) })
+	}
+}
+
+// read returns a handler reading URIs from server.
+func (g *Gateway) read(server string) mcp.ResourceHandler {
+	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		res, err := g.host.ReadResource(ctx, server+":"+req.Params.URI)
+		if err != nil {
+			return nil, g.protocolError(err, req.Params.URI)
+		}
+		stripProtocolMeta(res.Result.Meta)
+		return res.Result, nil
+	}
+}
+
+// protocolError maps a failure of a request that has no result-level error
+// channel (resources, prompts) to a JSON-RPC error with a real code.
+func (g *Gateway) protocolError(err error, what string) error {
+	switch fault.CodeOf(err) {
+	case fault.CodeNotFound:
+		return mcp.ResourceNotFoundError(what)
+	case fault.CodeInvalidParams:
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+	}
+	if errors.Is(err, context.Canceled) {
+		return err
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+}
+
+func (g *Gateway) addPrompts() {
+	for _, p := range g.host.Prompts() {
+		prompt := &mcp.Prompt{Name: p.ModelName, Title: p.Title, Description: p.Description, Arguments: p.Arguments}
+		id := p.ID
+		g.add("prompt", id, func() {
+			g.server.AddPrompt(prompt, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+				res, err := g.host.GetPrompt(ctx, id, req.Params.Arguments)
+				if err != nil {
+					if fault.CodeOf(err) == fault.CodeNotFound {
+						return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+					}
+					return nil, g.protocolError(err, id)
+				}
+				stripProtocolMeta(res.Result.Meta)
+				return res.Result, nil
+			})
+		})
+	}
+}
+
+// ServeStdio serves the gateway on stdin/stdout until ctx is done or the
+// client disconnects (both clean exits: nil).
+func (g *Gateway) ServeStdio(ctx context.Context) error {
+	err := g.server.Run(ctx, &mcp.StdioTransport{})
+	if ctx.Err() != nil || errors.Is(err, mcp.ErrConnectionClosed) {
+		return nil
+	}
+	return err
+}
+
+// HTTPOptions configure ServeHTTP.
+type HTTPOptions struct {
+	Front frontdoor.Options // path, token, allowed hosts, body cap
+	Ready func(net.Addr)    // called once listening; may be nil
+}
+
+// ServeHTTP serves the gateway over Streamable HTTP on ln, both protocol
+// eras on one endpoint behind the front door, until ctx is done; then it
+// shuts down gracefully (see mcphttp.Serve).
+func (g *Gateway) ServeHTTP(ctx context.Context, ln net.Listener, opts HTTPOptions) error {
+	// Check the front door's options before serving: Middleware cannot fail.
+	if _, err := frontdoor.New(http.NotFoundHandler(), opts.Front); err != nil {
+		ln.Close()
+		return err
+	}
+	mw := func(endpoint http.Handler) http.Handler {
+		h, err := frontdoor.New(endpoint, opts.Front)
+		if err != nil {
+			panic("gateway: front door options changed after validation: " + err.Error())
+		}
+		return h
+	}
+	return mcphttp.Serve(ctx, ln, g.server, &mcphttp.Options{Path: opts.Front.Path, Middleware: mw, Ready: opts.Ready})
+}

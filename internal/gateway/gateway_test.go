@@ -1,0 +1,332 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/frontdoor"
+	"github.com/switchboard-mcp/switchboard/internal/gateway"
+	"github.com/switchboard-mcp/switchboard/internal/testkit"
+	"github.com/switchboard-mcp/switchboard/internal/testkit/proc"
+)
+
+func TestMain(m *testing.M) {
+	testkit.MaybeRunChild()
+	os.Exit(m.Run())
+}
+
+const token = "test-token-0123456789abcdef"
+
+// fixture is a gateway over HTTP in front of two upstreams: "s", a stdio
+// server (the test binary), and "web", a Streamable HTTP server served in
+// this process (so its handlers can be observed).
+type fixture struct {
+	url  string
+	host *host.Host
+}
+
+func newFixture(t *testing.T, extra map[string]any) *fixture {
+	t.Helper()
+	web := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return testkit.NewServer() },
+		&mcp.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true}))
+	t.Cleanup(web.Close)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	servers := map[string]any{
+		"s":   map[string]any{"command": exe, "env": testkit.ChildEnv(testkit.ModeServer)},
+		"web": map[string]any{"url": web.URL},
+	}
+	for k, v := range extra {
+		servers[k] = v
+	}
+	data, _ := json.Marshal(map[string]any{"mcpServers": servers})
+	cfg, err := config.Parse(data, "test.json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := host.Open(context.Background(), cfg, &host.Options{StopTimeout: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+
+	g := gateway.New(h, &gateway.Options{Version: "test", PageSize: 3})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- g.ServeHTTP(ctx, ln, gateway.HTTPOptions{Front: frontdoor.Options{Token: token}})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("ServeHTTP: %v", err)
+		}
+	})
+	return &fixture{url: "http://" + ln.Addr().String() + "/mcp", host: h}
+}
+
+type bearer struct{ next http.RoundTripper }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+token)
+	return b.next.RoundTrip(r)
+}
+
+// progressLog collects progress notifications by token.
+type progressLog struct {
+	mu   sync.Mutex
+	seen map[any][]float64
+}
+
+func (p *progressLog) handler(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.seen[req.Params.ProgressToken] = append(p.seen[req.Params.ProgressToken], req.Params.Progress)
+}
+
+func (p *progressLog) get(tok any) []float64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.seen[tok]
+}
+
+// connect opens a go-sdk client session; version "" is the modern era.
+func (f *fixture) connect(t *testing.T, version string) (*mcp.ClientSession, *progressLog) {
+	t.Helper()
+	log := &progressLog{seen: map[any][]float64{}}
+	c := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, &mcp.ClientOptions{ProgressNotificationHandler: log.handler})
+	tr := &mcp.StreamableClientTransport{Endpoint: f.url, HTTPClient: &http.Client{Transport: bearer{http.DefaultTransport}}}
+	var opts *mcp.ClientSessionOptions
+	if version != "" {
+		opts = &mcp.ClientSessionOptions{ProtocolVersion: version}
+	}
+	cs, err := c.Connect(context.Background(), tr, opts)
+	if err != nil {
+		t.Fatalf("connect (%q): %v", version, err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs, log
+}
+
+func text(t *testing.T, res *mcp.CallToolResult) string {
+	t.Helper()
+	var parts []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, tc.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+func TestBothErasThroughTheGateway(t *testing.T) {
+	f := newFixture(t, nil)
+	for _, era := range []struct{ name, version, want string }{
+		{"modern", "", "2026-07-28"},
+		{"legacy", "2025-11-25", "2025-11-25"},
+		{"legacy-2025-06-18", "2025-06-18", "2025-06-18"},
+	} {
+		t.Run(era.name, func(t *testing.T) {
+			cs, progress := f.connect(t, era.version)
+			ctx := context.Background()
+			if got := cs.InitializeResult().ProtocolVersion; got != era.want {
+				t.Errorf("negotiated %s, want %s", got, era.want)
+			}
+			if info := cs.InitializeResult().ServerInfo; info == nil || info.Name != "switchboard" {
+				t.Errorf("serverInfo = %+v", info)
+			}
+			// Every tool of both upstreams, paged three at a time.
+			var names []string
+			for tool, err := range cs.Tools(ctx, nil) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				names = append(names, tool.Name)
+			}
+			if len(names) != 14 || !contains(names, "s__echo") || !contains(names, "web__stubborn") {
+				t.Errorf("tools = %v", names)
+			}
+			for _, name := range []string{"s__echo", "web__echo"} {
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: map[string]any{"text": "hi " + name}})
+				if err != nil || res.IsError || text(t, res) != "hi "+name {
+					t.Errorf("%s: %v, %v", name, res, err)
+				}
+			}
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "s__fail", Arguments: map[string]any{}})
+			if err != nil || !res.IsError || !strings.Contains(text(t, res), "on purpose") {
+				t.Errorf("fail: %+v, %v; want an isError result", res, err)
+			}
+			// Progress is forwarded to the request that asked for it.
+			for _, name := range []string{"s__slow", "web__slow"} {
+				params := &mcp.CallToolParams{Name: name, Arguments: map[string]any{"steps": 3, "delay_ms": 5}}
+				tok := era.name + name
+				params.SetProgressToken(tok)
+				if _, err := cs.CallTool(ctx, params); err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				ok := proc.Eventually(5*time.Second, func() bool { return len(progress.get(tok)) == 3 })
+				if !ok {
+					t.Errorf("%s: progress %v, want 3 reports", name, progress.get(tok))
+				}
+			}
+			// Unknown names are JSON-RPC invalid params, never code 0.
+			_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "s__nope", Arguments: map[string]any{}})
+			var rpc *jsonrpc.Error
+			if !errors.As(err, &rpc) || rpc.Code != jsonrpc.CodeInvalidParams {
+				t.Errorf("unknown tool: %v, want -32602", err)
+			}
+			// Resources keep their URIs; two servers offer test://static and
+			// the first in server-name order ("s") serves it.
+			rr, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://static"})
+			if err != nil || len(rr.Contents) != 1 || rr.Contents[0].Text != "static text" {
+				t.Errorf("read static: %+v, %v", rr, err)
+			}
+			rr, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://items/7"})
+			if err != nil || rr.Contents[0].Text != "item 7" {
+				t.Errorf("read template instance: %+v, %v", rr, err)
+			}
+			pr, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "web__greet", Arguments: map[string]string{"name": "Ada"}})
+			if err != nil || len(pr.Messages) != 1 {
+				t.Fatalf("prompt: %+v, %v", pr, err)
+			}
+			if tc, _ := pr.Messages[0].Content.(*mcp.TextContent); tc == nil || tc.Text != "Hello, Ada" {
+				t.Errorf("prompt message = %+v", pr.Messages[0].Content)
+			}
+		})
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// TestCancellationReachesUpstream: a client cancelling a call cancels the
+// upstream handler.
+func TestCancellationReachesUpstream(t *testing.T) {
+	f := newFixture(t, nil)
+	for _, version := range []string{"", "2025-11-25"} {
+		cs, _ := f.connect(t, version)
+		before := testkit.SlowCancelled.Load()
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "web__slow", Arguments: map[string]any{"steps": 100, "delay_ms": 100}})
+		cancel()
+		if err == nil {
+			t.Fatalf("era %q: cancelled call succeeded", version)
+		}
+		if !proc.Eventually(5*time.Second, func() bool { return testkit.SlowCancelled.Load() > before }) {
+			t.Errorf("era %q: the upstream handler never saw the cancellation", version)
+		}
+	}
+}
+
+// TestUpstreamFailureIsAToolResult: a call whose upstream breaks is a tool
+// result with isError naming the server and the stable code in _meta.
+func TestUpstreamFailureIsAToolResult(t *testing.T) {
+	exe, _ := os.Executable()
+	f := newFixture(t, map[string]any{"c": map[string]any{"command": exe, "env": testkit.ChildEnv(testkit.ModeServer)}})
+	cs, _ := f.connect(t, "")
+	ctx := context.Background()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "c__crash", Arguments: map[string]any{}})
+	if err != nil || !res.IsError || !strings.Contains(text(t, res), `server "c"`) {
+		t.Fatalf("crash: %+v, %v", res, err)
+	}
+	if code := errorCode(res); code != "unknown_outcome" {
+		t.Errorf("crash: code %q, want unknown_outcome", code)
+	}
+	proc.Eventually(5*time.Second, func() bool {
+		for _, s := range f.host.Servers() {
+			if s.Name == "c" {
+				return s.State == host.StateClosed
+			}
+		}
+		return false
+	})
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "c__echo", Arguments: map[string]any{"text": "x"}})
+	if err != nil || !res.IsError || errorCode(res) != "unavailable" {
+		t.Errorf("after the crash: %+v, %v; want an unavailable tool result", res, err)
+	}
+	// The other servers are untouched.
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "s__echo", Arguments: map[string]any{"text": "fine"}})
+	if err != nil || text(t, res) != "fine" {
+		t.Errorf("s__echo: %v, %v", res, err)
+	}
+}
+
+func errorCode(res *mcp.CallToolResult) string {
+	m, _ := res.Meta[gateway.ErrorMetaKey].(map[string]any)
+	code, _ := m["code"].(string)
+	return code
+}
+
+func TestFrontDoor(t *testing.T) {
+	f := newFixture(t, nil)
+	resp, err := http.Post(f.url, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") == "" {
+		t.Errorf("no token: %d %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+	}
+	resp, err = http.Get(strings.TrimSuffix(f.url, "/mcp") + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("healthz: %d", resp.StatusCode)
+	}
+}
+
+// TestInMemoryGateway serves the gateway to an in-memory client, the way
+// `serve --stdio` does over real pipes (go-sdk's stdio transport is the same
+// connection type).
+func TestInMemoryGateway(t *testing.T) {
+	f := newFixture(t, nil)
+	g := gateway.New(f.host, nil)
+	ct, st := mcp.NewInMemoryTransports()
+	ctx := context.Background()
+	ss, err := g.Server().Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "web__echo", Arguments: map[string]any{"text": "mem"}})
+	if err != nil || text(t, res) != "mem" {
+		t.Errorf("echo: %v, %v", res, err)
+	}
+	if !strings.Contains(cs.InitializeResult().Instructions, `Server "s"`) {
+		t.Errorf("instructions do not name the servers: %q", cs.InitializeResult().Instructions)
+	}
+}
