@@ -95,6 +95,11 @@ type Options struct {
 	// MaxFrame caps one message from a server (stdout line, HTTP body or
 	// SSE event). Zero means 16 MiB.
 	MaxFrame int
+	// Forward declares sampling, elicitation and roots to servers and routes
+	// their requests to the Peer of the call that caused them
+	// (CallOptions.Peer). Without it, servers are told Switchboard offers
+	// none of them. The gateway sets it.
+	Forward bool
 }
 
 // State is a server's connection state.
@@ -176,11 +181,17 @@ type Prompt struct {
 // Progress is one progress report of a running call.
 type Progress = upstream.Progress
 
+// Peer answers the requests a server makes during a call (sampling,
+// elicitation, roots) and receives its log messages; see Options.Forward.
+type Peer = upstream.Peer
+
 // CallOptions tune one call. Nil means defaults.
 type CallOptions struct {
 	// Progress, when set, receives the call's progress notifications, in
 	// order, on a goroutine of the connection: it must not block.
 	Progress func(Progress)
+	// Peer, when set, answers the server's requests during the call.
+	Peer Peer
 }
 
 // Result is a tool's answer.
@@ -262,6 +273,7 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 			ProbeTimeout: opts.ProbeTimeout,
 			StopStage:    opts.StopTimeout,
 			MaxFrame:     opts.MaxFrame,
+			Forward:      opts.Forward,
 		},
 		servers: make(map[string]*server, len(cfg.Servers)),
 	}
@@ -537,6 +549,9 @@ func (h *Host) Call(ctx context.Context, name string, args json.RawMessage, opts
 	var progress func(Progress)
 	if opts != nil {
 		progress = opts.Progress
+		if opts.Peer != nil {
+			ctx = upstream.WithPeer(ctx, opts.Peer)
+		}
 	}
 	res, err := conn.CallTool(ctx, t.ID.Name, args, progress)
 	if err != nil {

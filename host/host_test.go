@@ -152,8 +152,8 @@ func TestOneBadServerDoesNotStopTheOthers(t *testing.T) {
 		t.Errorf("echo via canonical ID = %q", got)
 	}
 	_, err := h.Call(context.Background(), "disabled__echo", nil, nil)
-	if !errors.Is(err, host.ErrNotFound) {
-		t.Errorf("tool of a disabled server: %v, want not found", err)
+	if !errors.Is(err, host.ErrUnavailable) || !strings.Contains(err.Error(), "disabled") {
+		t.Errorf("model-facing name on a disabled server: %v, want unavailable naming why", err)
 	}
 	_, err = h.Call(context.Background(), "disabled:echo", nil, nil)
 	if !errors.Is(err, host.ErrUnavailable) || !strings.Contains(err.Error(), "disabled") {
@@ -168,7 +168,7 @@ func TestDiscoveryDrainsPages(t *testing.T) {
 	for _, tl := range h.Tools() {
 		got = append(got, tl.Name)
 	}
-	want := "s__big s__bigframe s__crash s__echo s__fail s__slow s__stubborn"
+	want := "s__ask s__big s__bigframe s__crash s__echo s__fail s__roots s__sample s__slow s__stubborn"
 	if strings.Join(got, " ") != want {
 		t.Errorf("tools = %v, want %s", got, want)
 	}

@@ -253,7 +253,9 @@ func (r *run) open() int {
 		r.errorf("%v", err)
 		return ExitUsage
 	}
-	opts := &host.Options{ClientVersion: r.env.Version}
+	// The gateway forwards servers' requests (sampling, elicitation,
+	// roots) to its clients; the other commands have no one to ask.
+	opts := &host.Options{ClientVersion: r.env.Version, Forward: r.cmd.name == "serve"}
 	if r.verbose {
 		opts.Logger = slog.New(slog.NewTextHandler(r.env.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}

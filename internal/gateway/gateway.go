@@ -89,9 +89,10 @@ func New(h *host.Host, opts *Options) *Gateway {
 		Instructions: instructions(h),
 		PageSize:     opts.PageSize,
 		Logger:       log,
-		// Advertise what the aggregate has, no more: go-sdk's default adds
-		// logging, which the gateway does not forward yet.
-		Capabilities: &mcp.ServerCapabilities{},
+		// Advertise what the aggregate has: tools, resources and prompts
+		// are added by go-sdk as they are registered; logging because
+		// upstream log messages are forwarded to the caller.
+		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}},
 	})
 	g.addTools()
 	g.addResources()
@@ -167,9 +168,9 @@ func (g *Gateway) callTool(t host.Tool) mcp.ToolHandler {
 		if string(args) == "null" {
 			args = nil
 		}
-		var opts *host.CallOptions
+		opts := &host.CallOptions{Peer: g.peer(ctx, req)}
 		if tok := req.Params.GetProgressToken(); tok != nil {
-			opts = &host.CallOptions{Progress: func(p host.Progress) {
+			opts.Progress = func(p host.Progress) {
 				// Sent with the handler's context, so that over HTTP it
 				// travels on this request's stream.
 				err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
@@ -178,7 +179,7 @@ func (g *Gateway) callTool(t host.Tool) mcp.ToolHandler {
 				if err != nil {
 					g.log.Debug("progress not forwarded", "tool", t.ID, "err", err)
 				}
-			}}
+			}
 		}
 		res, err := g.host.Call(ctx, t.ID, args, opts)
 		if err != nil {
@@ -221,7 +222,7 @@ func (g *Gateway) failure(ctx context.Context, t host.Tool, err error) (*mcp.Cal
 	g.log.Warn("upstream call failed", "tool", t.ID, "code", code, "err", err)
 	return &mcp.CallToolResult{
 		IsError: true,
-		Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("Tool %s is unavailable (%s): %v", t.Name, code, err)}},
+		Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("Switchboard could not complete %s (%s): %v", t.Name, code, err)}},
 		Meta: mcp.Meta{ErrorMetaKey: map[string]any{
 			"code": string(code), "server": t.Server, "retryable": code.Retryable(),
 		}},

@@ -60,7 +60,7 @@ func newFixture(t *testing.T, extra map[string]any) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := host.Open(context.Background(), cfg, &host.Options{StopTimeout: 500 * time.Millisecond})
+	h, err := host.Open(context.Background(), cfg, &host.Options{StopTimeout: 500 * time.Millisecond, Forward: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func TestBothErasThroughTheGateway(t *testing.T) {
 				}
 				names = append(names, tool.Name)
 			}
-			if len(names) != 14 || !contains(names, "s__echo") || !contains(names, "web__stubborn") {
+			if len(names) != 20 || !contains(names, "s__echo") || !contains(names, "web__stubborn") {
 				t.Errorf("tools = %v", names)
 			}
 			for _, name := range []string{"s__echo", "web__echo"} {
@@ -328,5 +328,68 @@ func TestInMemoryGateway(t *testing.T) {
 	}
 	if !strings.Contains(cs.InitializeResult().Instructions, `Server "s"`) {
 		t.Errorf("instructions do not name the servers: %q", cs.InitializeResult().Instructions)
+	}
+}
+
+// TestForwardingToLegacyClients: requests an upstream makes mid-call
+// (elicitation, sampling, roots) reach the downstream client that made the
+// call, with the server named in the elicitation, and the answers go back.
+func TestForwardingToLegacyClients(t *testing.T) {
+	f := newFixture(t, nil)
+	var mu sync.Mutex
+	var asked []string
+	c := mcp.NewClient(&mcp.Implementation{Name: "legacy-client", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			mu.Lock()
+			asked = append(asked, req.Params.Message)
+			mu.Unlock()
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+		},
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return &mcp.CreateMessageResult{Role: "assistant", Model: "test-model", Content: &mcp.TextContent{Text: "Paris"}}, nil
+		},
+	})
+	c.AddRoots(&mcp.Root{URI: "file:///work", Name: "work"})
+	tr := &mcp.StreamableClientTransport{Endpoint: f.url, HTTPClient: &http.Client{Transport: bearer{http.DefaultTransport}}}
+	ctx := context.Background()
+	cs, err := c.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	for _, server := range []string{"s", "web"} {
+		for tool, want := range map[string]string{"ask": "accept: Ada", "sample": "model said: Paris", "roots": "roots: file:///work"} {
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: server + "__" + tool, Arguments: map[string]any{}})
+			if err != nil || res.IsError || text(t, res) != want {
+				t.Errorf("%s__%s: %q (isError %v), %v; want %q", server, tool, text(t, res), res != nil && res.IsError, err, want)
+			}
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(asked) != 2 || !strings.Contains(asked[0], `"s"`) && !strings.Contains(asked[0], `"web"`) {
+		t.Errorf("elicitations shown: %q; each must name the server that asked", asked)
+	}
+}
+
+// TestForwardingToModernClientsIsRefusedClearly: a 2026-07-28 client has no
+// server-to-client requests; until input-required forwarding exists the
+// call fails as a tool result that says so.
+func TestForwardingToModernClientsIsRefusedClearly(t *testing.T) {
+	f := newFixture(t, nil)
+	c := mcp.NewClient(&mcp.Implementation{Name: "modern-client", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+		},
+	})
+	tr := &mcp.StreamableClientTransport{Endpoint: f.url, HTTPClient: &http.Client{Transport: bearer{http.DefaultTransport}}}
+	cs, err := c.Connect(context.Background(), tr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "s__ask", Arguments: map[string]any{}})
+	if err != nil || !res.IsError || !strings.Contains(text(t, res), "2026-07-28") {
+		t.Errorf("s__ask from a modern client: %q, %v", text(t, res), err)
 	}
 }

@@ -25,6 +25,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -121,7 +122,8 @@ type BigIn struct {
 	Bytes int `json:"bytes" jsonschema:"size of the text result"`
 }
 
-// NewServer returns the go-sdk test server. Its tools: echo, slow (with
+// NewServer returns the go-sdk test server. Its tools: echo, ask, sample
+// and roots (requests to the client), slow (with
 // progress, honours cancellation), stubborn (ignores cancellation and keeps
 // reporting progress), fail (isError result), big (a large text result),
 // crash (exits the process mid-call), bigframe (a frame without newline,
@@ -160,6 +162,40 @@ func NewServer() *mcp.Server {
 			}
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "finally"}}}, nil, nil
+	})
+	// Requests to the client, in the multi-round-trip form, which go-sdk
+	// turns into server-to-client requests for legacy clients: one
+	// implementation serves both eras.
+	mcp.AddTool(s, &mcp.Tool{Name: "ask", Description: "Asks the user's name (elicitation)."}, func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		if r, ok := req.Params.InputResponses["name"].(*mcp.ElicitResult); ok && r != nil {
+			name, _ := r.Content["name"].(string)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: r.Action + ": " + name}}}, nil, nil
+		}
+		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"name": &mcp.ElicitParams{
+			Message:         "What is your name?",
+			RequestedSchema: &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{"name": {Type: "string"}}, Required: []string{"name"}},
+		}}}, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "sample", Description: "Asks the client's model a question (sampling)."}, func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		if r, ok := req.Params.InputResponses["q"].(*mcp.CreateMessageWithToolsResult); ok && r != nil && len(r.Content) > 0 {
+			if tc, ok := r.Content[0].(*mcp.TextContent); ok {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "model said: " + tc.Text}}}, nil, nil
+			}
+		}
+		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"q": &mcp.CreateMessageParams{
+			Messages:  []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "What is the capital of France?"}}},
+			MaxTokens: 20,
+		}}}, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "roots", Description: "Lists the client's roots."}, func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		if r, ok := req.Params.InputResponses["roots"].(*mcp.ListRootsResult); ok && r != nil {
+			var uris []string
+			for _, root := range r.Roots {
+				uris = append(uris, root.URI)
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "roots: " + strings.Join(uris, ",")}}}, nil, nil
+		}
+		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"roots": &mcp.ListRootsParams{}}}, nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "fail", Description: "Always fails."}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		return nil, nil, fmt.Errorf("the tool failed on purpose")

@@ -61,6 +61,10 @@ type Options struct {
 	HTTPTransport http.RoundTripper
 	// StopStage bounds each stage of stopping a stdio server. Zero means 5 s.
 	StopStage time.Duration
+	// Forward declares sampling, elicitation and roots to servers, and
+	// routes their requests to the Peer of the call that caused them (see
+	// WithPeer). Without it Switchboard declares none of them.
+	Forward bool
 }
 
 func (o *Options) withDefaults() Options {
@@ -136,8 +140,9 @@ type Conn struct {
 	progressSeq atomic.Int64
 	progress    sync.Map // token string → func(Progress)
 
-	mu  sync.Mutex
-	err error // why the session ended, set before done closes
+	mu    sync.Mutex
+	err   error        // why the session ended, set before done closes
+	peers map[Peer]int // peers of the calls in flight, with their counts
 }
 
 // Dial connects to s and performs the handshake, within s.StartupTimeout.
@@ -156,11 +161,12 @@ func Dial(ctx context.Context, s *config.Server, opts *Options) (*Conn, error) {
 	start := time.Now()
 	err := c.connect(ctx)
 	if err != nil {
-		c.cancel()
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) && parent.Err() == nil && !errors.Is(err, launcher.ErrProgramNotFound) {
 			err = fmt.Errorf("no MCP handshake within %v (startupTimeoutMs): %w", s.StartupTimeout, err)
 		}
-		return nil, c.classify(ctx, "connect", err)
+		err = c.classify(ctx, "connect", err)
+		c.cancel()
+		return nil, err
 	}
 	c.log.Debug("connected", "protocol", c.info.ProtocolVersion, "elapsed", time.Since(start))
 	go c.watch()
@@ -168,16 +174,28 @@ func Dial(ctx context.Context, s *config.Server, opts *Options) (*Conn, error) {
 }
 
 func (c *Conn) newClient() *mcp.Client {
-	return mcp.NewClient(c.opts.ClientInfo, &mcp.ClientOptions{
+	opts := &mcp.ClientOptions{
 		Logger: c.log,
 		// Advertise nothing we cannot serve: go-sdk's default advertises
 		// roots, which a host without roots would answer wrongly.
 		Capabilities:                &mcp.ClientCapabilities{},
 		ProgressNotificationHandler: c.onProgress,
-		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
-			c.log.Debug("server log", "level", req.Params.Level, "logger", req.Params.Logger)
-		},
-	})
+		LoggingMessageHandler:       c.onLog,
+	}
+	// Switchboard runs the 2026-07-28 multi-round-trip loop itself (see
+	// CallTool): go-sdk's would answer roots from a static list and could
+	// not hand input requests to the call's peer.
+	opts.MultiRoundTrip = &mcp.MultiRoundTripOptions{Disabled: true}
+	if c.opts.Forward {
+		opts.Capabilities = &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{}}
+		opts.CreateMessageWithToolsHandler = c.onCreateMessage
+		opts.ElicitationHandler = c.onElicit
+	}
+	client := mcp.NewClient(c.opts.ClientInfo, opts)
+	if c.opts.Forward {
+		client.AddReceivingMiddleware(c.rootsMiddleware)
+	}
+	return client
 }
 
 func (c *Conn) connect(ctx context.Context) error {
@@ -454,7 +472,26 @@ func (c *Conn) CallTool(ctx context.Context, name string, args json.RawMessage, 
 	}
 	ctx, s := withSlot(ctx, token, progress)
 	defer s.finish()
+	peer := peerFrom(ctx)
+	if peer != nil {
+		defer c.track(peer)()
+	}
 	res, err := c.session.CallTool(ctx, params)
+	// A 2026-07-28 server asks for input by answering with input requests;
+	// the call is retried with the responses (SEP-2322), at most maxRounds.
+	for round := 1; err == nil && s.get() == nil && len(res.InputRequests) > 0; round++ {
+		op := fmt.Sprintf("call tool %q", name)
+		if round > maxRounds {
+			return nil, fault.New(fault.CodeProtocol, c.server.Name, op, fmt.Errorf("still asking for input after %d rounds", maxRounds))
+		}
+		responses, ferr := c.fulfil(ctx, peer, res.InputRequests)
+		if ferr != nil {
+			return nil, fault.New(fault.CodeProtocol, c.server.Name, op, ferr)
+		}
+		retry := *params
+		retry.InputResponses, retry.RequestState = responses, res.RequestState
+		res, err = c.session.CallTool(ctx, &retry)
+	}
 	if raw := s.get(); raw != nil && err == nil {
 		// The wire result is authoritative: the SDK only saw a stand-in.
 		var flag struct {

@@ -1,0 +1,78 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// peer forwards an upstream server's requests during a tool call to the
+// downstream client that made the call, on that call's own request (over
+// HTTP, on its response stream).
+type peer struct {
+	ctx     context.Context // the downstream call's
+	session *mcp.ServerSession
+	caps    *mcp.ClientCapabilities // never nil
+	version string
+	log     *slog.Logger
+}
+
+func (g *Gateway) peer(ctx context.Context, req *mcp.CallToolRequest) *peer {
+	caps := req.ClientCapabilities()
+	if caps == nil {
+		caps = &mcp.ClientCapabilities{}
+	}
+	return &peer{ctx: ctx, session: req.Session, caps: caps, version: req.ProtocolVersion(), log: g.log}
+}
+
+// errModern explains why a 2026-07-28 client cannot be asked mid-call: that
+// era replaces server-to-client requests with input-required results.
+var errModern = errors.New("the client is connected to Switchboard with protocol 2026-07-28, " +
+	"which has no server-to-client requests; forwarding them as input-required results is not supported yet")
+
+func (p *peer) modern() bool { return p.version >= "2026-07-28" }
+
+func (p *peer) CreateMessage(_ context.Context, server string, params *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error) {
+	switch {
+	case p.caps.Sampling == nil:
+		return nil, errors.New("the client connected to Switchboard did not declare sampling")
+	case p.modern():
+		return nil, errModern
+	}
+	p.log.Debug("forwarding sampling request", "server", server)
+	return p.session.CreateMessageWithTools(p.ctx, params)
+}
+
+func (p *peer) Elicit(_ context.Context, server string, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	switch {
+	case p.caps.Elicitation == nil:
+		return nil, errors.New("the client connected to Switchboard did not declare elicitation")
+	case p.modern():
+		return nil, errModern
+	}
+	// A person answering must know which server asks.
+	named := *params
+	named.Message = fmt.Sprintf("[MCP server %q asks] %s", server, params.Message)
+	return p.session.Elicit(p.ctx, &named)
+}
+
+func (p *peer) ListRoots(_ context.Context, server string) (*mcp.ListRootsResult, error) {
+	if p.modern() {
+		return nil, errModern
+	}
+	return p.session.ListRoots(p.ctx, &mcp.ListRootsParams{})
+}
+
+func (p *peer) Log(_ context.Context, server string, params *mcp.LoggingMessageParams) {
+	named := *params
+	named.Logger = server
+	if params.Logger != "" {
+		named.Logger = server + "/" + params.Logger
+	}
+	if err := p.session.Log(p.ctx, &named); err != nil {
+		p.log.Debug("log message not forwarded", "server", server, "err", err)
+	}
+}

@@ -1,0 +1,172 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Peer is the client on whose behalf calls run: it answers the requests a
+// server makes while serving them (sampling, elicitation, roots) and
+// receives its log messages. The gateway implements it for each downstream
+// request. server names the upstream server that asked, so that a person
+// shown an elicitation knows who is asking.
+type Peer interface {
+	CreateMessage(ctx context.Context, server string, p *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error)
+	Elicit(ctx context.Context, server string, p *mcp.ElicitParams) (*mcp.ElicitResult, error)
+	ListRoots(ctx context.Context, server string) (*mcp.ListRootsResult, error)
+	Log(ctx context.Context, server string, p *mcp.LoggingMessageParams)
+}
+
+type peerKey struct{}
+
+// WithPeer returns a context whose calls run on behalf of p.
+func WithPeer(ctx context.Context, p Peer) context.Context {
+	return context.WithValue(ctx, peerKey{}, p)
+}
+
+func peerFrom(ctx context.Context) Peer {
+	p, _ := ctx.Value(peerKey{}).(Peer)
+	return p
+}
+
+// ErrNoPeer and ErrAmbiguousPeer are returned to a server whose request
+// cannot be routed to a client.
+var (
+	ErrNoPeer        = errors.New("no call from a client is in flight on this server: Switchboard has no one to ask")
+	ErrAmbiguousPeer = errors.New("calls from several clients are in flight on this server and the request names none: Switchboard will not guess whom to ask")
+)
+
+// track records peer as the requester of a call in flight; the returned
+// func forgets it.
+func (c *Conn) track(peer Peer) func() {
+	c.mu.Lock()
+	if c.peers == nil {
+		c.peers = map[Peer]int{}
+	}
+	c.peers[peer]++
+	c.mu.Unlock()
+	return func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.peers[peer]--; c.peers[peer] == 0 {
+			delete(c.peers, peer)
+		}
+	}
+}
+
+// peerFor finds whom a server's request is for. A 2026-07-28 server's
+// requests arrive as input requests of the call's own result, and go-sdk
+// answers them under the call's context: exact. A legacy server's requests
+// arrive on the connection, with nothing on the wire tying them to a call
+// (stdio has no related-request field), so they go to the client of the
+// calls in flight when there is exactly one such client, and are refused
+// otherwise rather than shown to the wrong person.
+func (c *Conn) peerFor(ctx context.Context) (Peer, error) {
+	if p := peerFrom(ctx); p != nil {
+		return p, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch len(c.peers) {
+	case 0:
+		return nil, ErrNoPeer
+	case 1:
+		for p := range c.peers {
+			return p, nil
+		}
+	}
+	return nil, ErrAmbiguousPeer
+}
+
+func (c *Conn) onCreateMessage(ctx context.Context, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
+	p, err := c.peerFor(ctx)
+	if err != nil {
+		c.log.Warn("sampling request refused", "err", err)
+		return nil, err
+	}
+	return p.CreateMessage(ctx, c.server.Name, req.Params)
+}
+
+func (c *Conn) onElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	p, err := c.peerFor(ctx)
+	if err != nil {
+		c.log.Warn("elicitation refused", "err", err)
+		return nil, err
+	}
+	return p.Elicit(ctx, c.server.Name, req.Params)
+}
+
+// rootsMiddleware answers roots/list from the call's peer instead of
+// go-sdk's static root list.
+func (c *Conn) rootsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != "roots/list" {
+			return next(ctx, method, req)
+		}
+		p, err := c.peerFor(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return p.ListRoots(ctx, c.server.Name)
+	}
+}
+
+func (c *Conn) onLog(ctx context.Context, req *mcp.LoggingMessageRequest) {
+	if c.opts.Forward {
+		if p, err := c.peerFor(ctx); err == nil {
+			p.Log(ctx, c.server.Name, req.Params)
+			return
+		}
+	}
+	c.log.Debug("server log", "level", req.Params.Level, "logger", req.Params.Logger, "data", fmt.Sprint(req.Params.Data))
+}
+
+// maxRounds bounds the multi-round-trip exchanges of one call, as go-sdk's
+// own loop does.
+const maxRounds = 10
+
+// fulfil answers a 2026-07-28 server's input requests through the call's
+// peer (exact: the requests belong to this call).
+func (c *Conn) fulfil(ctx context.Context, peer Peer, reqs mcp.InputRequestMap) (mcp.InputResponseMap, error) {
+	if peer == nil {
+		return nil, fmt.Errorf("the server asks for input (%d requests) and there is no client to ask", len(reqs))
+	}
+	out := make(mcp.InputResponseMap, len(reqs))
+	for id, r := range reqs {
+		var resp mcp.InputResponse
+		var err error
+		switch p := r.(type) {
+		case *mcp.ElicitParams:
+			resp, err = peer.Elicit(ctx, c.server.Name, p)
+		case *mcp.CreateMessageWithToolsParams:
+			resp, err = peer.CreateMessage(ctx, c.server.Name, p)
+		case *mcp.CreateMessageParams:
+			resp, err = peer.CreateMessage(ctx, c.server.Name, samplingWithTools(p))
+		case *mcp.ListRootsParams:
+			resp, err = peer.ListRoots(ctx, c.server.Name)
+		default:
+			err = fmt.Errorf("unsupported input request %T", r)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("input request %q: %w", id, err)
+		}
+		out[id] = resp
+	}
+	return out, nil
+}
+
+// samplingWithTools widens a single-content sampling request to the form
+// that carries content arrays (what go-sdk's own loop does).
+func samplingWithTools(p *mcp.CreateMessageParams) *mcp.CreateMessageWithToolsParams {
+	msgs := make([]*mcp.SamplingMessageV2, 0, len(p.Messages))
+	for _, m := range p.Messages {
+		msgs = append(msgs, &mcp.SamplingMessageV2{Role: m.Role, Content: []mcp.Content{m.Content}})
+	}
+	return &mcp.CreateMessageWithToolsParams{
+		Meta: p.Meta, IncludeContext: p.IncludeContext, MaxTokens: p.MaxTokens, Messages: msgs, Metadata: p.Metadata,
+		ModelPreferences: p.ModelPreferences, StopSequences: p.StopSequences, SystemPrompt: p.SystemPrompt, Temperature: p.Temperature,
+	}
+}
