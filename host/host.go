@@ -190,9 +190,21 @@ type CallOptions struct {
 	// Progress, when set, receives the call's progress notifications, in
 	// order, on a goroutine of the connection: it must not block.
 	Progress func(Progress)
-	// Peer, when set, answers the server's requests during the call.
+	// Peer, when set, answers the server's requests during the call. A
+	// peer that implements InputPasser receives a 2026-07-28 server's input
+	// requests as an *InputRequired error instead.
 	Peer Peer
+	// InputResponses and RequestState retry a call that returned
+	// *InputRequired, verbatim.
+	InputResponses mcp.InputResponseMap
+	RequestState   string
 }
+
+// InputPasser and InputRequired: see CallOptions.Peer.
+type (
+	InputPasser   = upstream.InputPasser
+	InputRequired = upstream.InputRequired
+)
 
 // Result is a tool's answer.
 type Result struct {
@@ -546,14 +558,14 @@ func (h *Host) Call(ctx context.Context, name string, args json.RawMessage, opts
 	if err != nil {
 		return nil, err
 	}
-	var progress func(Progress)
+	uopts := &upstream.CallOptions{}
 	if opts != nil {
-		progress = opts.Progress
+		uopts = &upstream.CallOptions{Progress: opts.Progress, InputResponses: opts.InputResponses, RequestState: opts.RequestState}
 		if opts.Peer != nil {
 			ctx = upstream.WithPeer(ctx, opts.Peer)
 		}
 	}
-	res, err := conn.CallTool(ctx, t.ID.Name, args, progress)
+	res, err := conn.CallTool(ctx, t.ID.Name, args, uopts)
 	if err != nil {
 		return nil, err
 	}

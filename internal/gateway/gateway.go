@@ -69,6 +69,7 @@ type Gateway struct {
 	host   *host.Host
 	server *mcp.Server
 	log    *slog.Logger
+	states *sealer // protects requestState handed to 2026-07-28 clients
 }
 
 // New builds the MCP server for h's current aggregate.
@@ -84,7 +85,7 @@ func New(h *host.Host, opts *Options) *Gateway {
 	if version == "" {
 		version = "dev"
 	}
-	g := &Gateway{host: h, log: log}
+	g := &Gateway{host: h, log: log, states: newSealer()}
 	g.server = mcp.NewServer(&mcp.Implementation{Name: "switchboard", Title: "Switchboard gateway", Version: version}, &mcp.ServerOptions{
 		Instructions: instructions(h),
 		PageSize:     opts.PageSize,
@@ -169,6 +170,14 @@ func (g *Gateway) callTool(t host.Tool) mcp.ToolHandler {
 			args = nil
 		}
 		opts := &host.CallOptions{Peer: g.peer(ctx, req)}
+		if len(req.Params.InputResponses) > 0 || req.Params.RequestState != "" {
+			// A 2026-07-28 client retrying with the input it was asked for.
+			state, err := g.states.open(t.ID, req.Params.RequestState)
+			if err != nil {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+			}
+			opts.InputResponses, opts.RequestState = req.Params.InputResponses, state
+		}
 		if tok := req.Params.GetProgressToken(); tok != nil {
 			opts.Progress = func(p host.Progress) {
 				// Sent with the handler's context, so that over HTTP it
@@ -182,6 +191,11 @@ func (g *Gateway) callTool(t host.Tool) mcp.ToolHandler {
 			}
 		}
 		res, err := g.host.Call(ctx, t.ID, args, opts)
+		var need *host.InputRequired
+		if errors.As(err, &need) {
+			// The upstream asks; so does the gateway, for its client.
+			return &mcp.CallToolResult{InputRequests: named(t.Server, need.Requests), RequestState: g.states.seal(t.ID, need.State)}, nil
+		}
 		if err != nil {
 			return g.failure(ctx, t, err)
 		}

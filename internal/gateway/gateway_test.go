@@ -372,24 +372,55 @@ func TestForwardingToLegacyClients(t *testing.T) {
 	}
 }
 
-// TestForwardingToModernClientsIsRefusedClearly: a 2026-07-28 client has no
-// server-to-client requests; until input-required forwarding exists the
-// call fails as a tool result that says so.
-func TestForwardingToModernClientsIsRefusedClearly(t *testing.T) {
+// TestInputRequiredForModernClients: a 2026-07-28 client is asked through
+// an input-required result of the gateway's own, whose requestState the
+// gateway signs: the upstream's questions reach the client (naming the
+// server), the answers reach the upstream, and a tampered state is refused.
+func TestInputRequiredForModernClients(t *testing.T) {
 	f := newFixture(t, nil)
+	var mu sync.Mutex
+	var asked []string
 	c := mcp.NewClient(&mcp.Implementation{Name: "modern-client", Version: "1"}, &mcp.ClientOptions{
-		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			mu.Lock()
+			asked = append(asked, req.Params.Message)
+			mu.Unlock()
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
 		},
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return &mcp.CreateMessageResult{Role: "assistant", Model: "m", Content: &mcp.TextContent{Text: "Paris"}}, nil
+		},
 	})
+	c.AddRoots(&mcp.Root{URI: "file:///modern"})
 	tr := &mcp.StreamableClientTransport{Endpoint: f.url, HTTPClient: &http.Client{Transport: bearer{http.DefaultTransport}}}
-	cs, err := c.Connect(context.Background(), tr, nil)
+	ctx := context.Background()
+	cs, err := c.Connect(ctx, tr, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "s__ask", Arguments: map[string]any{}})
-	if err != nil || !res.IsError || !strings.Contains(text(t, res), "2026-07-28") {
-		t.Errorf("s__ask from a modern client: %q, %v", text(t, res), err)
+	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+		t.Fatalf("negotiated %s", v)
+	}
+	for _, server := range []string{"s", "web"} {
+		for tool, want := range map[string]string{"ask": "accept: Ada", "sample": "model said: Paris", "roots": "roots: file:///modern"} {
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: server + "__" + tool, Arguments: map[string]any{}})
+			if err != nil || res.IsError || text(t, res) != want {
+				t.Errorf("%s__%s: %q, %v; want %q", server, tool, text(t, res), err, want)
+			}
+		}
+	}
+	mu.Lock()
+	if len(asked) != 2 || !strings.HasPrefix(asked[0], "[MCP server ") {
+		t.Errorf("elicitations shown: %q; each must name the server that asked", asked)
+	}
+	mu.Unlock()
+	// A forged retry: go-sdk's client sends what it is given.
+	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "s__ask", Arguments: map[string]any{},
+		InputResponses: mcp.InputResponseMap{"name": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Eve"}}},
+		RequestState:   "sb1.forged.state"})
+	var rpc *jsonrpc.Error
+	if !errors.As(err, &rpc) || rpc.Code != jsonrpc.CodeInvalidParams {
+		t.Errorf("tampered requestState: %v, want -32602", err)
 	}
 }

@@ -35,6 +35,30 @@ var errModern = errors.New("the client is connected to Switchboard with protocol
 
 func (p *peer) modern() bool { return p.version >= "2026-07-28" }
 
+// PassInput: a 2026-07-28 client is asked through an input-required result
+// of the gateway's own (see Gateway.callTool), which go-sdk also turns into
+// requests for a legacy client; both eras are then asked the same way.
+func (p *peer) PassInput() bool { return p.modern() }
+
+// named returns input requests with elicitations naming the server that
+// asks, for the person who answers.
+func named(server string, reqs mcp.InputRequestMap) mcp.InputRequestMap {
+	out := make(mcp.InputRequestMap, len(reqs))
+	for id, r := range reqs {
+		if e, ok := r.(*mcp.ElicitParams); ok {
+			c := *e
+			c.Message = askedBy(server, e.Message)
+			r = &c
+		}
+		out[id] = r
+	}
+	return out
+}
+
+func askedBy(server, msg string) string {
+	return fmt.Sprintf("[MCP server %q asks] %s", server, msg)
+}
+
 func (p *peer) CreateMessage(_ context.Context, server string, params *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error) {
 	switch {
 	case p.caps.Sampling == nil:
@@ -55,7 +79,7 @@ func (p *peer) Elicit(_ context.Context, server string, params *mcp.ElicitParams
 	}
 	// A person answering must know which server asks.
 	named := *params
-	named.Message = fmt.Sprintf("[MCP server %q asks] %s", server, params.Message)
+	named.Message = askedBy(server, params.Message)
 	return p.session.Elicit(p.ctx, &named)
 }
 

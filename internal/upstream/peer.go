@@ -20,6 +20,26 @@ type Peer interface {
 	Log(ctx context.Context, server string, p *mcp.LoggingMessageParams)
 }
 
+// InputPasser is implemented by a peer that takes a 2026-07-28 server's
+// input requests itself, as an input-required result of its own (a
+// 2026-07-28 downstream client), instead of answering them one by one.
+// When PassInput reports true, CallTool returns *InputRequired for them.
+type InputPasser interface {
+	PassInput() bool
+}
+
+// InputRequired is returned by CallTool when a server asks for input and
+// the call's peer passes such requests on: retry the call with the
+// responses and State (CallToolOptions.InputResponses, .RequestState).
+type InputRequired struct {
+	Requests mcp.InputRequestMap
+	State    string // the server's opaque request state, to echo
+}
+
+func (e *InputRequired) Error() string {
+	return fmt.Sprintf("the server asks for input (%d requests)", len(e.Requests))
+}
+
 type peerKey struct{}
 
 // WithPeer returns a context whose calls run on behalf of p.

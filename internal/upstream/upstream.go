@@ -448,16 +448,29 @@ func drain[T any](c *Conn, seq func(func(*T, error) bool)) ([]*T, error) {
 
 var errTooMany = errors.New("list too long")
 
+// CallOptions tune one call; nil means none.
+type CallOptions struct {
+	// Progress, when set, receives the call's progress notifications.
+	Progress func(Progress)
+	// InputResponses and RequestState retry a call that returned
+	// *InputRequired (2026-07-28 multi-round-trip), verbatim.
+	InputResponses mcp.InputResponseMap
+	RequestState   string
+}
+
 // CallTool calls a tool. args is the arguments object as JSON (nil means
-// {}); progress, when non-nil, receives the call's progress notifications.
-// A tool that fails returns a result with IsError, not an error.
-func (c *Conn) CallTool(ctx context.Context, name string, args json.RawMessage, progress func(Progress)) (*ToolResult, error) {
+// {}). A tool that fails returns a result with IsError, not an error.
+func (c *Conn) CallTool(ctx context.Context, name string, args json.RawMessage, opts *CallOptions) (*ToolResult, error) {
+	if opts == nil {
+		opts = &CallOptions{}
+	}
+	progress := opts.Progress
 	if err := c.Err(); err != nil {
 		return nil, fault.New(fault.CodeUnavailable, c.server.Name, fmt.Sprintf("call tool %q", name), err)
 	}
 	ctx, cancel := c.callContext(ctx)
 	defer cancel()
-	params := &mcp.CallToolParams{Name: name, Arguments: args}
+	params := &mcp.CallToolParams{Name: name, Arguments: args, InputResponses: opts.InputResponses, RequestState: opts.RequestState}
 	if len(args) == 0 {
 		params.Arguments = json.RawMessage("{}")
 	}
@@ -481,6 +494,9 @@ func (c *Conn) CallTool(ctx context.Context, name string, args json.RawMessage, 
 	// the call is retried with the responses (SEP-2322), at most maxRounds.
 	for round := 1; err == nil && s.get() == nil && len(res.InputRequests) > 0; round++ {
 		op := fmt.Sprintf("call tool %q", name)
+		if p, ok := peer.(InputPasser); ok && p.PassInput() {
+			return nil, &InputRequired{Requests: res.InputRequests, State: res.RequestState}
+		}
 		if round > maxRounds {
 			return nil, fault.New(fault.CodeProtocol, c.server.Name, op, fmt.Errorf("still asking for input after %d rounds", maxRounds))
 		}
