@@ -57,23 +57,25 @@ type command struct {
 	// needsHost commands load the config and open a Host first.
 	needsHost bool
 	run       func(r *run) int
+	hidden    bool // for the project's own tests; not in the usage
 }
 
 var commands []*command
 
 func init() {
 	commands = []*command{
-		{"servers", "", "list configured servers with state, protocol version and counts (-v: stderr tail)", true, runServers},
-		{"tools", "[NAME]", "list tools by model-facing name, or describe one", true, runTools},
-		{"call", "NAME [JSON | key=value ... | -]", "call a tool; arguments as one JSON object, key=value pairs, or - for JSON on stdin", true, runCall},
-		{"resources", "", "list resources by ID (<server>:<uri>)", true, runResources},
-		{"templates", "", "list resource templates", true, runTemplates},
-		{"read", "ID", "read a resource: <server>:<uri>, also a URI filled in from a template", true, runRead},
-		{"prompts", "", "list prompts by ID (<server>:<prompt>)", true, runPrompts},
-		{"prompt", "ID [key=value ...]", "render a prompt with arguments", true, runPrompt},
-		{"version", "", "print the version", false, runVersion},
-		{"serve", "[--http ADDR | --stdio] [--token-env VAR | --no-auth]", "serve every configured server as one MCP server (the gateway); default --http 127.0.0.1:8939", true, runServe},
-		{"demo-server", "[--http ADDR]", "serve the demo MCP server on stdio, or Streamable HTTP at ADDR", false, runDemoServer},
+		{"servers", "", "list configured servers with state, protocol version and counts (-v: stderr tail)", true, runServers, false},
+		{"tools", "[NAME]", "list tools by model-facing name, or describe one", true, runTools, false},
+		{"call", "NAME [JSON | key=value ... | -]", "call a tool; arguments as one JSON object, key=value pairs, or - for JSON on stdin", true, runCall, false},
+		{"resources", "", "list resources by ID (<server>:<uri>)", true, runResources, false},
+		{"templates", "", "list resource templates", true, runTemplates, false},
+		{"read", "ID", "read a resource: <server>:<uri>, also a URI filled in from a template", true, runRead, false},
+		{"prompts", "", "list prompts by ID (<server>:<prompt>)", true, runPrompts, false},
+		{"prompt", "ID [key=value ...]", "render a prompt with arguments", true, runPrompt, false},
+		{"version", "", "print the version", false, runVersion, false},
+		{"serve", "[--http ADDR | --stdio] [--token-env VAR | --no-auth]", "serve every configured server as one MCP server (the gateway); default --http 127.0.0.1:8939", true, runServe, false},
+		{"demo-server", "[--http ADDR]", "serve the demo MCP server on stdio, or Streamable HTTP at ADDR", false, runDemoServer, false},
+		{name: "conformance-fixture", args: "[--http ADDR]", summary: "serve the MCP conformance-suite fixture (for scripts/conformance.sh)", run: runFixture, hidden: true},
 	}
 }
 
@@ -177,7 +179,7 @@ func (r *run) parse(args []string) (int, bool) {
 	fs.StringVar(&r.cfgFile, "config", "", "configuration `file` (default $SWITCHBOARD_HOME/config.json)")
 	fs.StringVar(&r.home, "home", "", "Switchboard's home `dir` (default $SWITCHBOARD_HOME or ~/.switchboard)")
 	switch r.cmd.name {
-	case "demo-server":
+	case "demo-server", "conformance-fixture":
 		fs.StringVar(&r.http, "http", "", "serve Streamable HTTP at `addr` instead of stdio")
 	case "serve":
 		fs.StringVar(&r.http, "http", "", "serve Streamable HTTP at `addr` (default 127.0.0.1:8939)")
@@ -209,7 +211,9 @@ func (r *run) parse(args []string) (int, bool) {
 func (r *run) usage(w io.Writer) {
 	fmt.Fprintf(w, "switchboard: one host for all your MCP servers\n\nUsage: switchboard COMMAND [flags] [args]\n\nCommands:\n")
 	for _, c := range commands {
-		fmt.Fprintf(w, "  %-12s %s\n", c.name, c.summary)
+		if !c.hidden {
+			fmt.Fprintf(w, "  %-12s %s\n", c.name, c.summary)
+		}
 	}
 	fmt.Fprintf(w, "\nFlags (any command): --json, -v, --config FILE, --home DIR\n")
 	fmt.Fprintf(w, "With no config file, the embedded default serves the demo server: try 'switchboard tools'.\n")

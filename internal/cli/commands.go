@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -11,8 +12,11 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/demo"
+	"github.com/switchboard-mcp/switchboard/internal/fixture"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
 )
 
@@ -352,6 +356,31 @@ func runVersion(r *run) int {
 		return r.printJSON(map[string]string{"version": v, "goSDK": sdk})
 	}
 	fmt.Fprintf(r.env.Stdout, "switchboard %s (go-sdk %s; MCP 2026-07-28 and 2024-11-05…2025-11-25)\n", v, sdk)
+	return ExitOK
+}
+
+func runFixture(r *run) int {
+	if !r.wantArgs(0, 0) {
+		return ExitUsage
+	}
+	var err error
+	if r.http != "" {
+		var lc net.ListenConfig
+		ln, lerr := lc.Listen(r.ctx, "tcp", r.http)
+		if lerr != nil {
+			r.errorf("conformance-fixture: %v", lerr)
+			return ExitUsage
+		}
+		err = fixture.Serve(r.ctx, ln, nil, func(a net.Addr) {
+			fmt.Fprintf(r.env.Stderr, "conformance fixture: http://%s/mcp\n", a)
+		})
+	} else {
+		err = fixture.New(nil).Run(r.ctx, &mcp.StdioTransport{})
+	}
+	if err != nil && r.ctx.Err() == nil && !errors.Is(err, mcp.ErrConnectionClosed) {
+		r.errorf("conformance-fixture: %v", err)
+		return ExitUpstream
+	}
 	return ExitOK
 }
 

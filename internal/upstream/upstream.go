@@ -160,6 +160,9 @@ func Dial(ctx context.Context, s *config.Server, opts *Options) (*Conn, error) {
 	defer cancel()
 	start := time.Now()
 	err := c.connect(ctx)
+	if err == nil {
+		c.askForLogs(ctx)
+	}
 	if err != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) && parent.Err() == nil && !errors.Is(err, launcher.ErrProgramNotFound) {
 			err = fmt.Errorf("no MCP handshake within %v (startupTimeoutMs): %w", s.StartupTimeout, err)
@@ -350,6 +353,22 @@ func (c *Conn) watch() {
 	close(c.done)
 }
 
+// askForLogs asks a legacy server that logs to send everything: the
+// gateway forwards its messages to each client, whose own level filters
+// them (go-sdk's ServerSession.Log). A 2026-07-28 server is asked per
+// request instead (see CallTool). Failure only costs the logs.
+func (c *Conn) askForLogs(ctx context.Context) {
+	if !c.opts.Forward || c.info.Capabilities.Logging == nil || c.modern() {
+		return
+	}
+	//lint:ignore SA1019 logging is deprecated by SEP-2577 but still served and scored.
+	if err := c.session.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+		c.log.Debug("logging/setLevel refused", "err", err)
+	}
+}
+
+func (c *Conn) modern() bool { return c.info.ProtocolVersion >= "2026-07-28" }
+
 // Info returns what the handshake reported.
 func (c *Conn) Info() Info { return c.info }
 
@@ -471,6 +490,9 @@ func (c *Conn) CallTool(ctx context.Context, name string, args json.RawMessage, 
 	ctx, cancel := c.callContext(ctx)
 	defer cancel()
 	params := &mcp.CallToolParams{Name: name, Arguments: args, InputResponses: opts.InputResponses, RequestState: opts.RequestState}
+	if c.opts.Forward && c.modern() && c.info.Capabilities.Logging != nil {
+		params.Meta = mcp.Meta{mcp.MetaKeyLogLevel: "debug"} // see askForLogs
+	}
 	if len(args) == 0 {
 		params.Arguments = json.RawMessage("{}")
 	}
