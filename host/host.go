@@ -95,6 +95,9 @@ type Options struct {
 	// MaxFrame caps one message from a server (stdout line, HTTP body or
 	// SSE event). Zero means 16 MiB.
 	MaxFrame int
+	// OnResourceUpdated, when set, receives update notifications for
+	// subscribed resources (see Subscribe), with the server's name.
+	OnResourceUpdated func(server, uri string)
 	// Forward declares sampling, elicitation and roots to servers and routes
 	// their requests to the Peer of the call that caused them
 	// (CallOptions.Peer). Without it, servers are told Switchboard offers
@@ -280,12 +283,13 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 		cfg: cfg,
 		log: log,
 		opts: upstream.Options{
-			Logger:       log,
-			ClientInfo:   info,
-			ProbeTimeout: opts.ProbeTimeout,
-			StopStage:    opts.StopTimeout,
-			MaxFrame:     opts.MaxFrame,
-			Forward:      opts.Forward,
+			Logger:            log,
+			ClientInfo:        info,
+			ProbeTimeout:      opts.ProbeTimeout,
+			StopStage:         opts.StopTimeout,
+			MaxFrame:          opts.MaxFrame,
+			Forward:           opts.Forward,
+			OnResourceUpdated: opts.OnResourceUpdated,
 		},
 		servers: make(map[string]*server, len(cfg.Servers)),
 	}
@@ -558,13 +562,7 @@ func (h *Host) Call(ctx context.Context, name string, args json.RawMessage, opts
 	if err != nil {
 		return nil, err
 	}
-	uopts := &upstream.CallOptions{}
-	if opts != nil {
-		uopts = &upstream.CallOptions{Progress: opts.Progress, InputResponses: opts.InputResponses, RequestState: opts.RequestState}
-		if opts.Peer != nil {
-			ctx = upstream.WithPeer(ctx, opts.Peer)
-		}
-	}
+	uopts, ctx := callOptions(ctx, opts)
 	res, err := conn.CallTool(ctx, t.ID.Name, args, uopts)
 	if err != nil {
 		return nil, err
@@ -576,6 +574,18 @@ func (h *Host) Call(ctx context.Context, name string, args json.RawMessage, opts
 		IsError: res.IsError,
 		Text:    content.ToolText(res.Raw),
 	}, nil
+}
+
+// callOptions translates CallOptions for the upstream package; the peer
+// travels in the context.
+func callOptions(ctx context.Context, opts *CallOptions) (*upstream.CallOptions, context.Context) {
+	if opts == nil {
+		return nil, ctx
+	}
+	if opts.Peer != nil {
+		ctx = upstream.WithPeer(ctx, opts.Peer)
+	}
+	return &upstream.CallOptions{Progress: opts.Progress, InputResponses: opts.InputResponses, RequestState: opts.RequestState}, ctx
 }
 
 // Resources returns every resource, sorted by canonical ID.
@@ -647,8 +657,9 @@ func (h *Host) Prompts() []Prompt {
 }
 
 // GetPrompt renders a prompt, by canonical ID ("<server>:<prompt>") or
-// model-facing name, with the given arguments.
-func (h *Host) GetPrompt(ctx context.Context, id string, args map[string]string) (*PromptResult, error) {
+// model-facing name, with the given arguments. opts (may be nil) carries a
+// Peer and input responses as for Call; Progress is not used.
+func (h *Host) GetPrompt(ctx context.Context, id string, args map[string]string, opts *CallOptions) (*PromptResult, error) {
 	snap := h.snapshot()
 	p, ok := snap.Prompt(id)
 	if !ok {
@@ -667,11 +678,99 @@ func (h *Host) GetPrompt(ctx context.Context, id string, args map[string]string)
 	if err != nil {
 		return nil, err
 	}
-	res, err := conn.GetPrompt(ctx, p.ID.Name, args)
+	uopts, ctx := callOptions(ctx, opts)
+	res, err := conn.GetPrompt(ctx, p.ID.Name, args, uopts)
 	if err != nil {
 		return nil, err
 	}
 	return &PromptResult{ID: p.ID.String(), Result: res, Text: content.PromptText(res)}, nil
+}
+
+// Complete asks the server behind a completion reference for argument
+// completions. A prompt reference names a prompt by model-facing name or
+// canonical ID; a resource reference names a template, routed to the server
+// that offers it (the first in server-name order).
+func (h *Host) Complete(ctx context.Context, params *mcp.CompleteParams) (*mcp.CompleteResult, error) {
+	if params == nil || params.Ref == nil {
+		return nil, fault.New(fault.CodeInvalidParams, "", "complete", errors.New("no reference"))
+	}
+	snap := h.snapshot()
+	ref := *params.Ref
+	server := ""
+	switch ref.Type {
+	case "ref/prompt":
+		p, ok := snap.Prompt(ref.Name)
+		if !ok {
+			return nil, fault.New(fault.CodeNotFound, "", "complete", fmt.Errorf("no prompt %q", ref.Name))
+		}
+		server, ref.Name = p.ID.Server, p.Prompt.Name
+	case "ref/resource":
+		for _, t := range snap.Templates() {
+			if t.Template.URITemplate == ref.URI {
+				server = t.ID.Server
+				break
+			}
+		}
+		if server == "" {
+			return nil, fault.New(fault.CodeNotFound, "", "complete", fmt.Errorf("no resource template %q", ref.URI))
+		}
+	default:
+		return nil, fault.New(fault.CodeInvalidParams, "", "complete", fmt.Errorf("unknown reference type %q", ref.Type))
+	}
+	conn, err := h.conn(server)
+	if err != nil {
+		return nil, err
+	}
+	p := *params
+	p.Ref = &ref
+	return conn.Complete(ctx, &p)
+}
+
+// Subscribe subscribes to updates of a resource URI at the server that
+// lists it (or, for a URI filled in from a template, the server offering a
+// template, tried in server-name order). Unsubscribe undoes it.
+func (h *Host) Subscribe(ctx context.Context, uri string) (server string, err error) {
+	server, err = h.resourceServer(uri)
+	if err != nil {
+		return "", err
+	}
+	conn, err := h.conn(server)
+	if err != nil {
+		return "", err
+	}
+	return server, conn.Subscribe(ctx, uri)
+}
+
+// Unsubscribe ends a subscription made with Subscribe at server.
+func (h *Host) Unsubscribe(ctx context.Context, server, uri string) error {
+	conn, err := h.conn(server)
+	if err != nil {
+		return err
+	}
+	return conn.Unsubscribe(ctx, uri)
+}
+
+// resourceServer finds the server of a resource URI.
+func (h *Host) resourceServer(uri string) (string, error) {
+	snap := h.snapshot()
+	for _, r := range snap.Resources() {
+		if r.Resource.URI == uri {
+			return r.ID.Server, nil
+		}
+	}
+	for _, t := range snap.Templates() {
+		if templatePrefixMatch(t.Template.URITemplate, uri) {
+			return t.ID.Server, nil
+		}
+	}
+	return "", fault.New(fault.CodeNotFound, "", "", fmt.Errorf("no server offers resource %q", uri))
+}
+
+// templatePrefixMatch is a conservative match of a URI against an RFC 6570
+// template: the literal text before the first expression must prefix it.
+func templatePrefixMatch(tmpl, uri string) bool {
+	lit, _, _ := strings.Cut(tmpl, "{")
+	return lit != "" && strings.HasPrefix(uri, lit)
 }
 
 // Close closes every connection and stops every server process, waiting

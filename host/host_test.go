@@ -184,7 +184,7 @@ func TestDiscoveryDrainsPages(t *testing.T) {
 	if err != nil || r.Text != "item 42" {
 		t.Errorf("read template instance = %+v, %v", r, err)
 	}
-	p, err := h.GetPrompt(context.Background(), "s:greet", map[string]string{"name": "Ada"})
+	p, err := h.GetPrompt(context.Background(), "s:greet", map[string]string{"name": "Ada"}, nil)
 	if err != nil || p.Text != "user: Hello, Ada" {
 		t.Errorf("prompt = %+v, %v", p, err)
 	}

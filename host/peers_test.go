@@ -84,7 +84,7 @@ func checkEverything(t *testing.T, h *host.Host, name string) {
 	if err != nil || !strings.Contains(r.Text, "7") {
 		t.Errorf("read template instance: %v %v", r, err)
 	}
-	p, err := h.GetPrompt(context.Background(), name+":args-prompt", map[string]string{"city": "Paris"})
+	p, err := h.GetPrompt(context.Background(), name+":args-prompt", map[string]string{"city": "Paris"}, nil)
 	if err != nil || !strings.Contains(p.Text, "Paris") {
 		t.Errorf("args-prompt: %v %v", p, err)
 	}

@@ -21,12 +21,14 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/gateway"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
 )
 
@@ -90,6 +92,7 @@ type run struct {
 	http    string // demo-server and serve --http
 	cfgFile string
 	serve   serveFlags
+	gateway atomic.Pointer[gateway.Gateway] // set by serve, for notifications the host receives
 	home    string
 	host    *host.Host
 }
@@ -260,6 +263,13 @@ func (r *run) open() int {
 	// The gateway forwards servers' requests (sampling, elicitation,
 	// roots) to its clients; the other commands have no one to ask.
 	opts := &host.Options{ClientVersion: r.env.Version, Forward: r.cmd.name == "serve"}
+	if r.cmd.name == "serve" {
+		opts.OnResourceUpdated = func(server, uri string) {
+			if g := r.gateway.Load(); g != nil {
+				g.ResourceUpdated(server, uri)
+			}
+		}
+	}
 	if r.verbose {
 		opts.Logger = slog.New(slog.NewTextHandler(r.env.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}

@@ -331,7 +331,7 @@ func runPrompt(r *run) int {
 		}
 		args[k] = v
 	}
-	res, err := r.host.GetPrompt(r.ctx, r.args[0], args)
+	res, err := r.host.GetPrompt(r.ctx, r.args[0], args, nil)
 	if err != nil {
 		return r.fail(err)
 	}

@@ -57,6 +57,7 @@ func runServe(r *run) int {
 		log = slog.New(slog.NewTextHandler(r.env.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	g := gateway.New(r.host, &gateway.Options{Version: r.env.Version, PageSize: f.pageSize, Logger: log})
+	r.gateway.Store(g)
 	if f.stdio {
 		// stdout carries the protocol: everything else goes to stderr.
 		fmt.Fprintf(r.env.Stderr, "switchboard: serving %s on stdio\n", summary(r.host))

@@ -35,6 +35,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -70,6 +71,15 @@ type Gateway struct {
 	server *mcp.Server
 	log    *slog.Logger
 	states *sealer // protects requestState handed to 2026-07-28 clients
+
+	mu   sync.Mutex
+	subs map[string]*subscription // by URI: the upstream subscription shared by clients
+}
+
+// subscription is one upstream subscription and the clients that want it.
+type subscription struct {
+	server  string
+	clients map[*mcp.ServerSession]bool
 }
 
 // New builds the MCP server for h's current aggregate.
@@ -85,7 +95,7 @@ func New(h *host.Host, opts *Options) *Gateway {
 	if version == "" {
 		version = "dev"
 	}
-	g := &Gateway{host: h, log: log, states: newSealer()}
+	g := &Gateway{host: h, log: log, states: newSealer(), subs: map[string]*subscription{}}
 	g.server = mcp.NewServer(&mcp.Implementation{Name: "switchboard", Title: "Switchboard gateway", Version: version}, &mcp.ServerOptions{
 		Instructions: instructions(h),
 		PageSize:     opts.PageSize,
@@ -93,7 +103,10 @@ func New(h *host.Host, opts *Options) *Gateway {
 		// Advertise what the aggregate has: tools, resources and prompts
 		// are added by go-sdk as they are registered; logging because
 		// upstream log messages are forwarded to the caller.
-		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}},
+		Capabilities:       &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}},
+		CompletionHandler:  g.complete,
+		SubscribeHandler:   g.subscribe,
+		UnsubscribeHandler: g.unsubscribe,
 	})
 	g.addTools()
 	g.addResources()
@@ -169,7 +182,7 @@ func (g *Gateway) callTool(t host.Tool) mcp.ToolHandler {
 		if string(args) == "null" {
 			args = nil
 		}
-		opts := &host.CallOptions{Peer: g.peer(ctx, req)}
+		opts := &host.CallOptions{Peer: g.newPeer(ctx, req.Session, req.ClientCapabilities(), req.ProtocolVersion())}
 		if len(req.Params.InputResponses) > 0 || req.Params.RequestState != "" {
 			// A 2026-07-28 client retrying with the input it was asked for.
 			state, err := g.states.open(t.ID, req.Params.RequestState)
@@ -225,6 +238,9 @@ func stripProtocolMeta(m mcp.Meta) {
 func (g *Gateway) failure(ctx context.Context, t host.Tool, err error) (*mcp.CallToolResult, error) {
 	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 		return nil, err // the client cancelled: go-sdk sends nothing back
+	}
+	if rpc := clientFacing(err); rpc != nil {
+		return nil, rpc
 	}
 	code := fault.CodeOf(err)
 	switch code {
@@ -304,20 +320,107 @@ func (g *Gateway) protocolError(err error, what string) error {
 func (g *Gateway) addPrompts() {
 	for _, p := range g.host.Prompts() {
 		prompt := &mcp.Prompt{Name: p.ModelName, Title: p.Title, Description: p.Description, Arguments: p.Arguments}
-		id := p.ID
-		g.add("prompt", id, func() {
-			g.server.AddPrompt(prompt, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-				res, err := g.host.GetPrompt(ctx, id, req.Params.Arguments)
-				if err != nil {
-					if fault.CodeOf(err) == fault.CodeNotFound {
-						return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
-					}
-					return nil, g.protocolError(err, id)
-				}
-				stripProtocolMeta(res.Result.Meta)
-				return res.Result, nil
-			})
-		})
+		g.add("prompt", p.ID, func() { g.server.AddPrompt(prompt, g.getPrompt(p)) })
+	}
+}
+
+func (g *Gateway) getPrompt(p host.Prompt) mcp.PromptHandler {
+	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		opts := &host.CallOptions{Peer: g.newPeer(ctx, req.Session, req.ClientCapabilities(), req.ProtocolVersion())}
+		if len(req.Params.InputResponses) > 0 || req.Params.RequestState != "" {
+			state, err := g.states.open(p.ID, req.Params.RequestState)
+			if err != nil {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+			}
+			opts.InputResponses, opts.RequestState = req.Params.InputResponses, state
+		}
+		res, err := g.host.GetPrompt(ctx, p.ID, req.Params.Arguments, opts)
+		var need *host.InputRequired
+		if errors.As(err, &need) {
+			return &mcp.GetPromptResult{InputRequests: named(p.Server, need.Requests), RequestState: g.states.seal(p.ID, need.State)}, nil
+		}
+		if err != nil {
+			if rpc := clientFacing(err); rpc != nil {
+				return nil, rpc
+			}
+			if fault.CodeOf(err) == fault.CodeNotFound {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+			}
+			return nil, g.protocolError(err, p.ID)
+		}
+		stripProtocolMeta(res.Result.Meta)
+		return res.Result, nil
+	}
+}
+
+// clientFacing returns an upstream's JSON-RPC error that is about the
+// client's request rather than the upstream (a capability the client did
+// not declare, a URL elicitation it must complete), to pass on as is.
+func clientFacing(err error) *jsonrpc.Error {
+	var rpc *jsonrpc.Error
+	if errors.As(err, &rpc) && (rpc.Code == mcp.CodeMissingRequiredClientCapabilities || rpc.Code == mcp.CodeURLElicitationRequired) {
+		return rpc
+	}
+	return nil
+}
+
+func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	res, err := g.host.Complete(ctx, req.Params)
+	if err != nil {
+		return nil, g.protocolError(err, "")
+	}
+	return res, nil
+}
+
+// subscribe subscribes upstream once per URI, however many clients ask.
+func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
+	uri := req.Params.URI
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if sub := g.subs[uri]; sub != nil {
+		sub.clients[req.Session] = true
+		return nil
+	}
+	server, err := g.host.Subscribe(ctx, uri)
+	if err != nil {
+		return g.protocolError(err, uri)
+	}
+	g.subs[uri] = &subscription{server: server, clients: map[*mcp.ServerSession]bool{req.Session: true}}
+	return nil
+}
+
+// unsubscribe ends the upstream subscription when its last client leaves.
+func (g *Gateway) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
+	uri := req.Params.URI
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	sub := g.subs[uri]
+	if sub == nil {
+		return nil
+	}
+	delete(sub.clients, req.Session)
+	if len(sub.clients) > 0 {
+		return nil
+	}
+	delete(g.subs, uri)
+	if err := g.host.Unsubscribe(ctx, sub.server, uri); err != nil {
+		g.log.Debug("upstream unsubscribe failed", "uri", uri, "err", err)
+	}
+	return nil
+}
+
+// ResourceUpdated passes an upstream's update notification to subscribed
+// clients (go-sdk sends it to the sessions that subscribed); wire it as
+// host.Options.OnResourceUpdated.
+func (g *Gateway) ResourceUpdated(server, uri string) {
+	g.mu.Lock()
+	sub := g.subs[uri]
+	g.mu.Unlock()
+	if sub == nil || sub.server != server || g.server == nil {
+		return
+	}
+	if err := g.server.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: uri}); err != nil {
+		g.log.Debug("resource update not forwarded", "uri", uri, "err", err)
 	}
 }
 

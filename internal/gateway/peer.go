@@ -20,13 +20,15 @@ type peer struct {
 	log     *slog.Logger
 }
 
-func (g *Gateway) peer(ctx context.Context, req *mcp.CallToolRequest) *peer {
-	caps := req.ClientCapabilities()
+func (g *Gateway) newPeer(ctx context.Context, ss *mcp.ServerSession, caps *mcp.ClientCapabilities, version string) *peer {
 	if caps == nil {
 		caps = &mcp.ClientCapabilities{}
 	}
-	return &peer{ctx: ctx, session: req.Session, caps: caps, version: req.ProtocolVersion(), log: g.log}
+	return &peer{ctx: ctx, session: ss, caps: caps, version: version, log: g.log}
 }
+
+// ClientCapabilities reports what the downstream client declared.
+func (p *peer) ClientCapabilities() *mcp.ClientCapabilities { return p.caps }
 
 // errModern explains why a 2026-07-28 client cannot be asked mid-call: that
 // era replaces server-to-client requests with input-required results.

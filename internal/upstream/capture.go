@@ -49,8 +49,9 @@ type slotKey struct{}
 // after the call has returned. On the wire they are seen in order, before
 // the response, and delivered before the caller gets its result.
 type slot struct {
-	token    string         // the call's progress token; "" for none
-	progress func(Progress) // receives the call's progress; nil for none
+	token    string                          // the call's progress token; "" for none
+	progress func(Progress)                  // receives the call's progress; nil for none
+	log      func(*mcp.LoggingMessageParams) // receives log messages on the call's stream; may be nil
 
 	mu      sync.Mutex
 	raw     json.RawMessage
@@ -77,6 +78,16 @@ func (s *slot) deliver(p Progress) {
 // finish ends the call's use of the slot. It waits for a delivery under
 // way, and forgets the call in the connection's tables, so a call that was
 // cancelled and never answered leaves nothing behind.
+// deliverLog passes a log message sent on the call's own stream, unless
+// the call has returned.
+func (s *slot) deliverLog(p *mcp.LoggingMessageParams) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.done && s.log != nil {
+		s.log(p)
+	}
+}
+
 func (s *slot) finish() {
 	s.mu.Lock()
 	s.done = true
@@ -178,6 +189,10 @@ type captureTransport struct {
 	probe       time.Duration
 	established *atomic.Bool
 	abort       func()
+	// onLog, when set, is offered each notifications/message in wire order
+	// (before the responses that follow it); it reports whether it
+	// delivered the message, which go-sdk then does not see.
+	onLog func(*mcp.LoggingMessageParams) bool
 }
 
 func (t captureTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -190,6 +205,7 @@ func (t captureTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		probe:       t.probe,
 		established: t.established,
 		abort:       t.abort,
+		onLog:       t.onLog,
 		pending:     map[jsonrpc.ID]*slot{},
 		tokens:      map[string]*slot{},
 		probes:      map[jsonrpc.ID]*time.Timer{},
@@ -208,11 +224,12 @@ func (t captureTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 type captureConn struct {
 	mcp.Connection
 	probe       time.Duration
-	established *atomic.Bool         // may be nil
-	abort       func()               // may be nil
-	injected    chan jsonrpc.Message // synthetic answers to unanswered probes
-	reads       chan readResult      // the pump's output (probe > 0 only)
-	closed      chan struct{}        // closed by Close (probe > 0 only)
+	established *atomic.Bool                         // may be nil
+	abort       func()                               // may be nil
+	onLog       func(*mcp.LoggingMessageParams) bool // may be nil
+	injected    chan jsonrpc.Message                 // synthetic answers to unanswered probes
+	reads       chan readResult                      // the pump's output (probe > 0 only)
+	closed      chan struct{}                        // closed by Close (probe > 0 only)
 	once        sync.Once
 
 	mu      sync.Mutex
@@ -367,6 +384,12 @@ func (c *captureConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 				m.Result = s.take(m.Result)
 			}
 		case *jsonrpc.Request:
+			if !m.IsCall() && m.Method == "notifications/message" && c.onLog != nil {
+				var p mcp.LoggingMessageParams
+				if json.Unmarshal(m.Params, &p) == nil && c.onLog(&p) {
+					continue
+				}
+			}
 			if m.IsCall() || m.Method != "notifications/progress" {
 				break
 			}
@@ -602,6 +625,9 @@ func (r *sseRewriter) emit(event [][]byte) {
 		if r.slot.progress != nil && bytes.Contains(data, []byte(`"notifications/progress"`)) && r.progress(event, data) {
 			return
 		}
+		if r.slot.log != nil && bytes.Contains(data, []byte(`"notifications/message"`)) && r.logMessage(event, data) {
+			return
+		}
 		if bytes.Contains(data, []byte(`"result"`)) || bytes.Contains(data, []byte(`"error"`)) {
 			if isResponse(data) {
 				out := rewriteResponse(data, r.slot)
@@ -614,6 +640,34 @@ func (r *sseRewriter) emit(event [][]byte) {
 	for _, l := range event {
 		r.out.Write(l)
 	}
+}
+
+// logMessage delivers the event when it is a log message (on the call's
+// own stream, so the call's), keeping only its id line in the stream.
+func (r *sseRewriter) logMessage(event [][]byte, data []byte) bool {
+	var n map[string]json.RawMessage
+	if json.Unmarshal(data, &n) != nil || string(n["method"]) != `"notifications/message"` {
+		return false
+	}
+	if _, isCall := n["id"]; isCall {
+		return false
+	}
+	var p mcp.LoggingMessageParams
+	if json.Unmarshal(n["params"], &p) != nil {
+		return false
+	}
+	r.slot.deliverLog(&p)
+	r.keepIDs(event)
+	return true
+}
+
+func (r *sseRewriter) keepIDs(event [][]byte) {
+	for _, l := range event {
+		if bytes.HasPrefix(l, []byte("id:")) {
+			r.out.Write(l)
+		}
+	}
+	r.out.WriteString("\n")
 }
 
 // progress delivers the event when it is a progress notification for the
@@ -631,12 +685,7 @@ func (r *sseRewriter) progress(event [][]byte, data []byte) bool {
 		return false
 	}
 	r.slot.deliver(p)
-	for _, l := range event {
-		if bytes.HasPrefix(l, []byte("id:")) {
-			r.out.Write(l)
-		}
-	}
-	r.out.WriteString("\n")
+	r.keepIDs(event)
 	return true
 }
 

@@ -40,6 +40,33 @@ func (e *InputRequired) Error() string {
 	return fmt.Sprintf("the server asks for input (%d requests)", len(e.Requests))
 }
 
+// CapabilityReporter is implemented by a peer that knows what its client
+// declared. A 2026-07-28 server sees those capabilities (of the ones
+// Switchboard forwards) in each request's _meta, rather than Switchboard's
+// own, so it asks only for what the client can answer (SEP-2575).
+type CapabilityReporter interface {
+	ClientCapabilities() *mcp.ClientCapabilities
+}
+
+// forwardedCapabilities is the per-request _meta value for a peer's
+// client: its sampling, elicitation and roots, in the 2026-07-28 form.
+func forwardedCapabilities(c *mcp.ClientCapabilities) map[string]any {
+	out := map[string]any{}
+	if c == nil {
+		return out
+	}
+	if c.Sampling != nil {
+		out["sampling"] = c.Sampling
+	}
+	if c.Elicitation != nil {
+		out["elicitation"] = c.Elicitation
+	}
+	if c.RootsV2 != nil {
+		out["roots"] = c.RootsV2
+	}
+	return out
+}
+
 type peerKey struct{}
 
 // WithPeer returns a context whose calls run on behalf of p.
@@ -132,6 +159,23 @@ func (c *Conn) rootsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return p.ListRoots(ctx, c.server.Name)
 	}
+}
+
+// wireLog is offered each log message in wire order on stdio and legacy
+// SSE connections, so that a message sent during a call reaches the
+// client before the call's result (go-sdk hands notifications to its
+// handler asynchronously). It delivers to the client of the calls in
+// flight when there is exactly one.
+func (c *Conn) wireLog(p *mcp.LoggingMessageParams) bool {
+	if !c.opts.Forward {
+		return false
+	}
+	peer, err := c.peerFor(context.Background())
+	if err != nil {
+		return false
+	}
+	peer.Log(context.Background(), c.server.Name, p)
+	return true
 }
 
 func (c *Conn) onLog(ctx context.Context, req *mcp.LoggingMessageRequest) {

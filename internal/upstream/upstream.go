@@ -61,6 +61,9 @@ type Options struct {
 	HTTPTransport http.RoundTripper
 	// StopStage bounds each stage of stopping a stdio server. Zero means 5 s.
 	StopStage time.Duration
+	// OnResourceUpdated, when set, receives the servers' resource update
+	// notifications (for subscribed URIs), with the server's name.
+	OnResourceUpdated func(server, uri string)
 	// Forward declares sampling, elicitation and roots to servers, and
 	// routes their requests to the Peer of the call that caused them (see
 	// WithPeer). Without it Switchboard declares none of them.
@@ -185,6 +188,11 @@ func (c *Conn) newClient() *mcp.Client {
 		ProgressNotificationHandler: c.onProgress,
 		LoggingMessageHandler:       c.onLog,
 	}
+	if f := c.opts.OnResourceUpdated; f != nil {
+		opts.ResourceUpdatedHandler = func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			f(c.server.Name, req.Params.URI)
+		}
+	}
 	// Switchboard runs the 2026-07-28 multi-round-trip loop itself (see
 	// CallTool): go-sdk's would answer roots from a static list and could
 	// not hand input requests to the call's peer.
@@ -210,7 +218,7 @@ func (c *Conn) connect(ctx context.Context) error {
 	case config.TransportSSE:
 		// Legacy HTTP+SSE servers predate server/discover: go straight to
 		// initialize (the server negotiates down to its version).
-		return c.connectHTTP(ctx, captureTransport{Transport: &mcp.SSEClientTransport{
+		return c.connectHTTP(ctx, captureTransport{onLog: c.wireLog, Transport: &mcp.SSEClientTransport{
 			Endpoint:     c.server.URL,
 			HTTPClient:   &http.Client{Transport: c.roundTripper()},
 			MaxEventSize: c.opts.MaxFrame,
@@ -255,7 +263,7 @@ func (c *Conn) startStdio(ctx context.Context, probe time.Duration, version stri
 		sessOpts = &mcp.ClientSessionOptions{ProtocolVersion: version}
 	}
 	var established atomic.Bool
-	t := captureTransport{Transport: p.Transport(), probe: probe, established: &established, abort: func() { p.Abort() }}
+	t := captureTransport{Transport: p.Transport(), probe: probe, established: &established, abort: func() { p.Abort() }, onLog: c.wireLog}
 	cs, err := c.newClient().Connect(ctx, t, sessOpts)
 	established.Store(err == nil)
 	if err != nil {
@@ -365,6 +373,26 @@ func (c *Conn) askForLogs(ctx context.Context) {
 	if err := c.session.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
 		c.log.Debug("logging/setLevel refused", "err", err)
 	}
+}
+
+// requestMeta is the _meta Switchboard adds to a forwarded request to a
+// 2026-07-28 server: the log level (see askForLogs) and the capabilities of
+// the client on whose behalf it runs. nil when there is nothing to add.
+func (c *Conn) requestMeta(peer Peer) mcp.Meta {
+	if !c.opts.Forward || !c.modern() {
+		return nil
+	}
+	m := mcp.Meta{}
+	if c.info.Capabilities.Logging != nil {
+		m[mcp.MetaKeyLogLevel] = "debug"
+	}
+	if r, ok := peer.(CapabilityReporter); ok {
+		m[mcp.MetaKeyClientCapabilities] = forwardedCapabilities(r.ClientCapabilities())
+	}
+	if len(m) == 0 {
+		return nil
+	}
+	return m
 }
 
 func (c *Conn) modern() bool { return c.info.ProtocolVersion >= "2026-07-28" }
@@ -490,9 +518,7 @@ func (c *Conn) CallTool(ctx context.Context, name string, args json.RawMessage, 
 	ctx, cancel := c.callContext(ctx)
 	defer cancel()
 	params := &mcp.CallToolParams{Name: name, Arguments: args, InputResponses: opts.InputResponses, RequestState: opts.RequestState}
-	if c.opts.Forward && c.modern() && c.info.Capabilities.Logging != nil {
-		params.Meta = mcp.Meta{mcp.MetaKeyLogLevel: "debug"} // see askForLogs
-	}
+	params.Meta = c.requestMeta(peerFrom(ctx))
 	if len(args) == 0 {
 		params.Arguments = json.RawMessage("{}")
 	}
@@ -506,6 +532,9 @@ func (c *Conn) CallTool(ctx context.Context, name string, args json.RawMessage, 
 		params.SetProgressToken(token)
 	}
 	ctx, s := withSlot(ctx, token, progress)
+	if p := peerFrom(ctx); p != nil && c.opts.Forward {
+		s.log = func(lp *mcp.LoggingMessageParams) { p.Log(ctx, c.server.Name, lp) }
+	}
 	defer s.finish()
 	peer := peerFrom(ctx)
 	if peer != nil {
@@ -580,15 +609,72 @@ func (c *Conn) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceR
 	return res, nil
 }
 
-// GetPrompt renders a prompt.
-func (c *Conn) GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error) {
+// GetPrompt renders a prompt. Like CallTool, it answers a 2026-07-28
+// server's input requests through the context's peer, or returns
+// *InputRequired when the peer passes them on.
+func (c *Conn) GetPrompt(ctx context.Context, name string, args map[string]string, opts *CallOptions) (*mcp.GetPromptResult, error) {
+	if opts == nil {
+		opts = &CallOptions{}
+	}
 	ctx, cancel := c.callContext(ctx)
 	defer cancel()
-	res, err := c.session.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: args})
+	peer := peerFrom(ctx)
+	if peer != nil {
+		defer c.track(peer)()
+	}
+	op := fmt.Sprintf("get prompt %q", name)
+	params := &mcp.GetPromptParams{Name: name, Arguments: args, InputResponses: opts.InputResponses, RequestState: opts.RequestState, Meta: c.requestMeta(peer)}
+	res, err := c.session.GetPrompt(ctx, params)
+	for round := 1; err == nil && len(res.InputRequests) > 0; round++ {
+		if p, ok := peer.(InputPasser); ok && p.PassInput() {
+			return nil, &InputRequired{Requests: res.InputRequests, State: res.RequestState}
+		}
+		if round > maxRounds {
+			return nil, fault.New(fault.CodeProtocol, c.server.Name, op, fmt.Errorf("still asking for input after %d rounds", maxRounds))
+		}
+		responses, ferr := c.fulfil(ctx, peer, res.InputRequests)
+		if ferr != nil {
+			return nil, fault.New(fault.CodeProtocol, c.server.Name, op, ferr)
+		}
+		retry := *params
+		retry.InputResponses, retry.RequestState = responses, res.RequestState
+		res, err = c.session.GetPrompt(ctx, &retry)
+	}
 	if err != nil {
-		return nil, c.classify(ctx, fmt.Sprintf("get prompt %q", name), err)
+		return nil, c.classify(ctx, op, err)
 	}
 	return res, nil
+}
+
+// Complete asks the server for argument completions.
+func (c *Conn) Complete(ctx context.Context, params *mcp.CompleteParams) (*mcp.CompleteResult, error) {
+	ctx, cancel := c.callContext(ctx)
+	defer cancel()
+	res, err := c.session.Complete(ctx, params)
+	if err != nil {
+		return nil, c.classify(ctx, "complete", err)
+	}
+	return res, nil
+}
+
+// Subscribe and Unsubscribe manage a resource subscription; updates arrive
+// through Options.OnResourceUpdated.
+func (c *Conn) Subscribe(ctx context.Context, uri string) error {
+	ctx, cancel := c.callContext(ctx)
+	defer cancel()
+	if err := c.session.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+		return c.classify(ctx, fmt.Sprintf("subscribe %q", uri), err)
+	}
+	return nil
+}
+
+func (c *Conn) Unsubscribe(ctx context.Context, uri string) error {
+	ctx, cancel := c.callContext(ctx)
+	defer cancel()
+	if err := c.session.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri}); err != nil {
+		return c.classify(ctx, fmt.Sprintf("unsubscribe %q", uri), err)
+	}
+	return nil
 }
 
 // callContext bounds one request by the server's callTimeout and ties it
