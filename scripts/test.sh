@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # scripts/test.sh -- the whole test suite, as CI runs it, from a clean clone.
 #
-# 1. installs the pinned npm MCP servers used as real peers (.cache/peers);
+# 1. installs the pinned npm MCP servers used as real peers, and the
+#    conformance suite with a Node 22 to run it (.cache/peers);
 # 2. checks formatting, go vet and that go.mod is tidy;
 # 3. runs each fuzz target briefly (FUZZTIME, default 10s each);
-# 4. runs every test under the race detector (last, so its summary closes
+# 4. runs the official MCP conformance suite against the fixture and through
+#    the gateway (scripts/conformance-all.sh; 0 failures required);
+# 5. runs every test under the race detector (last, so its summary closes
 #    the log).
 #
 # Set SWITCHBOARD_SKIP_FUZZ=1 to skip step 3 while iterating.
@@ -54,6 +57,9 @@ if [ "${SWITCHBOARD_SKIP_FUZZ:-0}" != 1 ]; then
     done
   done
 fi
+
+step "conformance (official MCP suite: fixture direct, and through the gateway)"
+scripts/conformance-all.sh
 
 step "go test -race"
 go test -race -count=1 -timeout 20m ./...

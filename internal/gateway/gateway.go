@@ -183,13 +183,8 @@ func (g *Gateway) callTool(t host.Tool) mcp.ToolHandler {
 			args = nil
 		}
 		opts := &host.CallOptions{Peer: g.newPeer(ctx, req.Session, req.ClientCapabilities(), req.ProtocolVersion())}
-		if len(req.Params.InputResponses) > 0 || req.Params.RequestState != "" {
-			// A 2026-07-28 client retrying with the input it was asked for.
-			state, err := g.states.open(t.ID, req.Params.RequestState)
-			if err != nil {
-				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
-			}
-			opts.InputResponses, opts.RequestState = req.Params.InputResponses, state
+		if err := g.retryInput(opts, t.ID, req.Params.InputResponses, req.Params.RequestState); err != nil {
+			return nil, err
 		}
 		if tok := req.Params.GetProgressToken(); tok != nil {
 			opts.Progress = func(p host.Progress) {
@@ -327,12 +322,8 @@ func (g *Gateway) addPrompts() {
 func (g *Gateway) getPrompt(p host.Prompt) mcp.PromptHandler {
 	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		opts := &host.CallOptions{Peer: g.newPeer(ctx, req.Session, req.ClientCapabilities(), req.ProtocolVersion())}
-		if len(req.Params.InputResponses) > 0 || req.Params.RequestState != "" {
-			state, err := g.states.open(p.ID, req.Params.RequestState)
-			if err != nil {
-				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
-			}
-			opts.InputResponses, opts.RequestState = req.Params.InputResponses, state
+		if err := g.retryInput(opts, p.ID, req.Params.InputResponses, req.Params.RequestState); err != nil {
+			return nil, err
 		}
 		res, err := g.host.GetPrompt(ctx, p.ID, req.Params.Arguments, opts)
 		var need *host.InputRequired
@@ -351,6 +342,28 @@ func (g *Gateway) getPrompt(p host.Prompt) mcp.PromptHandler {
 		stripProtocolMeta(res.Result.Meta)
 		return res.Result, nil
 	}
+}
+
+// retryInput sets opts for a 2026-07-28 client's retry with the input it
+// was asked for. Responses count only with a requestState the gateway
+// issued for this very tool. A state in the gateway's format that fails
+// verification (tampered, forged, expired, or another tool's) is an error;
+// responses without one, or with a state that is not the gateway's, are
+// ignored as SEP-2322 asks of unrecognised information, and the call
+// starts afresh, so the upstream asks again.
+func (g *Gateway) retryInput(opts *host.CallOptions, id string, responses mcp.InputResponseMap, state string) error {
+	if !isSealed(state) {
+		if len(responses) > 0 || state != "" {
+			g.log.Debug("input responses without a Switchboard requestState ignored", "id", id)
+		}
+		return nil
+	}
+	upstream, err := g.states.open(id, state)
+	if err != nil {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+	}
+	opts.InputResponses, opts.RequestState = responses, upstream
+	return nil
 }
 
 // clientFacing returns an upstream's JSON-RPC error that is about the

@@ -40,14 +40,20 @@ type sealedState struct {
 
 var errBadState = errors.New("requestState is not one Switchboard issued for this tool, or it has expired")
 
+// statePrefix marks the states the gateway issues.
+const statePrefix = "sb1."
+
+// isSealed reports whether state claims to be one the gateway issued.
+func isSealed(state string) bool { return strings.HasPrefix(state, statePrefix) }
+
 func (s *sealer) seal(tool, upstream string) string {
 	body, _ := json.Marshal(sealedState{Tool: tool, Upstream: upstream, Expires: s.now().Add(stateTTL).Unix()})
 	b := base64.RawURLEncoding.EncodeToString(body)
-	return "sb1." + b + "." + s.mac(b)
+	return statePrefix + b + "." + s.mac(b)
 }
 
 func (s *sealer) open(tool, state string) (string, error) {
-	rest, ok := strings.CutPrefix(state, "sb1.")
+	rest, ok := strings.CutPrefix(state, statePrefix)
 	body, mac, ok2 := strings.Cut(rest, ".")
 	if !ok || !ok2 || !hmac.Equal([]byte(mac), []byte(s.mac(body))) {
 		return "", errBadState
