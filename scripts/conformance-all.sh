@@ -10,6 +10,8 @@
 #   next     0.2.0-alpha.12 default (the 2025-11-25 requirements)
 #   modern   0.2.0-alpha.12 --requirements 2026-07-28 (scored set; the
 #            tasks extension is reported as not scored)
+# Then the client side (stable and next, --suite all) against
+# `switchboard conformance-client`, a client built on the host package.
 # Targets: 0 failures everywhere. Exits non-zero on any failure and prints
 # one line per run and a closing "conformance: N passed, M failed".
 # Needs scripts/peers-install.sh to have run; builds bin/switchboard.
@@ -82,5 +84,28 @@ for target in fixture gateway; do
   run "$target-next" "$url" next
   run "$target-modern" "$url" next --requirements 2026-07-28
 done
+# Client side: the suite's mock servers against a client built on the host
+# package. OAuth scenarios are baselined (conformance/client-baseline-*.yml)
+# until Switchboard has an OAuth client; the suite fails on stale entries.
+client_run() { # label line
+  local label="$1" line="$2"
+  local out
+  out="$(CONFORMANCE_LINE="$line" CONFORMANCE_OUT="$work/$label" scripts/conformance.sh client "$sb conformance-client" \
+    --suite all --expected-failures "$root/conformance/client-baseline-$line.yml" 2>"$work/$label.err")"
+  local rc=$?
+  local last; last="$(printf '%s\n' "$out" | tail -n 1)"
+  printf '%-18s %s\n' "$label" "$last"
+  if [ "$rc" != 0 ]; then
+    status=1
+    grep -E '^[✗]' "$work/$label/suite.log" 2>/dev/null >&2
+  fi
+  local p f
+  p="$(printf '%s' "$last" | sed -n 's/.*conformance: \([0-9]*\) passed, \([0-9]*\) failed.*/\1/p')"
+  f="$(printf '%s' "$last" | sed -n 's/.*conformance: \([0-9]*\) passed, \([0-9]*\) failed.*/\2/p')"
+  total_pass=$((total_pass + ${p:-0})); total_fail=$((total_fail + ${f:-1}))
+}
+client_run client-stable stable
+client_run client-next next
+
 echo "conformance: $total_pass passed, $total_fail failed"
 exit "$status"

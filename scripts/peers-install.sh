@@ -28,6 +28,12 @@ CONFORMANCE=(
 CONFORMANCE_NEXT=(
   "@modelcontextprotocol/conformance@0.2.0-alpha.12"
 )
+# The official TypeScript SDK clients that internal/gateway/tsclient drives
+# against the gateway: v1 (legacy era, up to 2025-11-25) and v2 (2026-07-28).
+TSCLIENT=(
+  "@modelcontextprotocol/sdk@1.32.2"
+  "@modelcontextprotocol/client@2.4.0"
+)
 
 log() { printf 'peers-install: %s\n' "$*" >&2; }
 
@@ -73,6 +79,7 @@ install() {
 }
 
 install "$DIR" "${PEERS[@]}"
+install "$DIR/tsclient" "${TSCLIENT[@]}"
 if [ "${PEERS_NO_CONFORMANCE:-0}" != 1 ]; then
   install "$DIR/conformance" "${CONFORMANCE[@]}"
   install "$DIR/conformance-next" "${CONFORMANCE_NEXT[@]}"

@@ -319,8 +319,10 @@ func (c *Conn) streamableTransport() mcp.Transport {
 		Endpoint:     c.server.URL,
 		HTTPClient:   &http.Client{Transport: c.roundTripper()},
 		MaxEventSize: c.opts.MaxFrame,
-		// A broken stream is a broken connection; the supervisor redials.
-		MaxRetries: -1,
+		// go-sdk resumes a broken SSE stream (Last-Event-ID, backoff) when
+		// the server numbered its events; a few tries, then the connection
+		// is broken and the caller redials.
+		MaxRetries: 3,
 	}
 }
 

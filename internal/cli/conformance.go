@@ -1,0 +1,184 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/host"
+)
+
+// runConformanceClient is the client side of the official MCP conformance
+// suite, built on the host package as an agent author would use it. The
+// suite runs `switchboard conformance-client <server-url>` with the
+// scenario in MCP_CONFORMANCE_SCENARIO (and data in MCP_CONFORMANCE_CONTEXT)
+// and scores what its mock server observed. The server is configured with
+// pass-through names, so the suite's tool names are the model-facing ones.
+func runConformanceClient(r *run) int {
+	if !r.wantArgs(1, 1) {
+		return ExitUsage
+	}
+	scenario, _ := r.env.LookupEnv("MCP_CONFORMANCE_SCENARIO")
+	var cctx map[string]any
+	if raw, ok := r.env.LookupEnv("MCP_CONFORMANCE_CONTEXT"); ok && raw != "" {
+		if err := json.Unmarshal([]byte(raw), &cctx); err != nil {
+			r.errorf("conformance-client: MCP_CONFORMANCE_CONTEXT: %v", err)
+			return ExitUsage
+		}
+	}
+	data, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"server": map[string]any{"type": "http", "url": r.args[0], "prefix": "", "startupTimeoutMs": 20000, "callTimeoutMs": 20000},
+	}})
+	cfg, err := config.Parse(data, "conformance", nil)
+	if err != nil {
+		r.errorf("conformance-client: %v", err)
+		return ExitUsage
+	}
+	ctx, cancel := context.WithTimeout(r.ctx, 25*time.Second)
+	defer cancel()
+	h, err := host.Open(ctx, cfg, &host.Options{Forward: true, ClientName: "switchboard-conformance-client", ClientVersion: r.env.Version})
+	if err != nil {
+		r.errorf("conformance-client: %v", err)
+		return ExitUpstream
+	}
+	defer h.Close()
+	if st := h.Servers()[0]; st.State != host.StateReady {
+		r.errorf("conformance-client: %s", st.LastError)
+		return ExitUpstream
+	}
+	if err := conformanceScenario(ctx, h, scenario, cctx); err != nil {
+		r.errorf("conformance-client: %s: %v", scenario, err)
+		return ExitUpstream
+	}
+	return ExitOK
+}
+
+// conformanceScenario drives one scenario on an open host (connecting and
+// listing, which Open did, is the whole of several scenarios).
+func conformanceScenario(ctx context.Context, h *host.Host, scenario string, cctx map[string]any) error {
+	peer := &conformancePeer{}
+	call := func(name string, args any) (*host.Result, error) {
+		raw, err := json.Marshal(args)
+		if err != nil {
+			return nil, err
+		}
+		return h.Call(ctx, name, raw, &host.CallOptions{Peer: peer})
+	}
+	switch scenario {
+	case "initialize", "request-metadata", "json-schema-ref-no-deref":
+		return nil
+	case "tools_call":
+		_, err := call("add_numbers", map[string]any{"a": 5, "b": 3})
+		return err
+	case "elicitation-sep1034-client-defaults":
+		_, err := call("test_client_elicitation_defaults", map[string]any{})
+		return err
+	case "sse-retry":
+		_, err := call("test_reconnection", map[string]any{})
+		return err
+	case "json-schema-2020-12-preservation":
+		t, err := h.Tool("json_schema_2020_12_tool")
+		if err != nil {
+			return err
+		}
+		_, err = call("json_schema_echo", map[string]any{"schema": t.InputSchema})
+		return err
+	case "sep-2322-client-request-state":
+		peer.elicit = map[string]any{"confirmed": true}
+		for _, name := range []string{"test_mrtr_echo_state", "test_mrtr_no_state", "test_mrtr_unrelated", "test_mrtr_no_result_type"} {
+			call(name, map[string]any{}) // some are meant to be refused
+		}
+		return nil
+	case "http-standard-headers":
+		if tools := h.Tools(); len(tools) > 0 {
+			call(tools[0].Name, map[string]any{})
+		}
+		if res := h.Resources(); len(res) > 0 {
+			h.ReadResource(ctx, res[0].ID)
+		}
+		if prompts := h.Prompts(); len(prompts) > 0 {
+			h.GetPrompt(ctx, prompts[0].ID, map[string]string{}, nil)
+		}
+		return nil
+	case "http-custom-headers":
+		calls, _ := cctx["toolCalls"].([]any)
+		for _, c := range calls {
+			m, _ := c.(map[string]any)
+			name, _ := m["name"].(string)
+			args, _ := m["arguments"].(map[string]any)
+			if args == nil {
+				args = map[string]any{}
+			}
+			call(name, args)
+		}
+		return nil
+	case "http-invalid-tool-headers":
+		for _, t := range h.Tools() {
+			call(t.Name, map[string]any{"region": "us-west1"})
+		}
+		return nil
+	}
+	if strings.HasPrefix(scenario, "auth/") {
+		return errors.New("OAuth is not implemented yet")
+	}
+	return fmt.Errorf("unknown scenario %q", scenario)
+}
+
+// conformancePeer answers a server's requests the way the suite expects of
+// a client: elicitations accepted (with schema defaults applied by go-sdk
+// on the legacy path), sampling with a canned message, no roots.
+type conformancePeer struct {
+	elicit map[string]any // the accepted content; nil means {}
+}
+
+func (p *conformancePeer) CreateMessage(_ context.Context, _ string, _ *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error) {
+	return &mcp.CreateMessageWithToolsResult{Role: "assistant", Model: "switchboard-conformance", Content: []mcp.Content{&mcp.TextContent{Text: "This is a test response from the client"}}}, nil
+}
+
+func (p *conformancePeer) Elicit(_ context.Context, _ string, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	content := p.elicit
+	if content == nil {
+		content = schemaDefaults(params.RequestedSchema)
+	}
+	return &mcp.ElicitResult{Action: "accept", Content: content}, nil
+}
+
+// schemaDefaults collects the default of each top-level property of a form
+// schema (go-sdk applies them on the legacy path; the multi-round-trip path
+// answers here).
+func schemaDefaults(schema any) map[string]any {
+	out := map[string]any{}
+	raw, err := json.Marshal(schema)
+	if err != nil {
+		return out
+	}
+	var s struct {
+		Properties map[string]struct {
+			Default any `json:"default"`
+		} `json:"properties"`
+	}
+	if json.Unmarshal(raw, &s) != nil {
+		return out
+	}
+	for k, v := range s.Properties {
+		if v.Default != nil {
+			out[k] = v.Default
+		}
+	}
+	return out
+}
+
+func (p *conformancePeer) ListRoots(context.Context, string) (*mcp.ListRootsResult, error) {
+	return &mcp.ListRootsResult{Roots: []*mcp.Root{}}, nil
+}
+
+func (p *conformancePeer) Log(_ context.Context, server string, params *mcp.LoggingMessageParams) {
+	fmt.Fprintf(os.Stderr, "log from %s: %s %v\n", server, params.Level, params.Data)
+}
