@@ -98,6 +98,10 @@ type Options struct {
 	// OnResourceUpdated, when set, receives update notifications for
 	// subscribed resources (see Subscribe), with the server's name.
 	OnResourceUpdated func(server, uri string)
+	// OnChange, when set, is called (on its own goroutine, one call at a
+	// time) after the aggregate changed because a server's lists changed:
+	// Tools, Prompts, Resources and Templates then return the new lists.
+	OnChange func()
 	// Forward declares sampling, elicitation and roots to servers and routes
 	// their requests to the Peer of the call that caused them
 	// (CallOptions.Peer). Without it, servers are told Switchboard offers
@@ -239,9 +243,12 @@ type PromptResult struct {
 
 // Host is a set of connected servers. Create it with Open.
 type Host struct {
-	cfg  *config.Config
-	log  *slog.Logger
-	opts upstream.Options
+	cfg      *config.Config
+	log      *slog.Logger
+	opts     upstream.Options
+	onChange func()
+	relists  chan string // servers whose lists changed, for relister
+	stop     chan struct{}
 
 	mu       sync.RWMutex
 	servers  map[string]*server // by name; fixed after Open
@@ -291,8 +298,12 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 			Forward:           opts.Forward,
 			OnResourceUpdated: opts.OnResourceUpdated,
 		},
-		servers: make(map[string]*server, len(cfg.Servers)),
+		servers:  make(map[string]*server, len(cfg.Servers)),
+		onChange: opts.OnChange,
+		relists:  make(chan string, 64),
+		stop:     make(chan struct{}),
 	}
+	h.opts.OnListChanged = h.listChanged
 	var wg sync.WaitGroup
 	for _, sc := range cfg.Servers {
 		s := &server{cfg: sc, state: StateDisabled}
@@ -304,6 +315,7 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 	}
 	wg.Wait()
 	h.rebuild()
+	h.watchers.Go(h.relister)
 	if err := ctx.Err(); err != nil {
 		h.Close()
 		return nil, err
@@ -347,6 +359,92 @@ func (h *Host) watch(s *server, conn *upstream.Conn) {
 	}
 	s.state, s.err = StateClosed, conn.Err()
 	h.log.Warn("server connection ended", "server", s.cfg.Name, "err", s.err)
+}
+
+// relistDelay gathers a burst of list_changed notifications into one
+// re-listing (servers often announce several changes at once, as
+// server-everything does right after initialize).
+const relistDelay = 200 * time.Millisecond
+
+// listChanged queues a server for re-listing; it never blocks the
+// connection's notification handler.
+func (h *Host) listChanged(server string) {
+	select {
+	case h.relists <- server:
+	default: // a burst: the queued re-listing covers it
+	}
+}
+
+// relister re-lists servers whose lists changed, at most one pass per
+// relistDelay, rebuilds the snapshot and tells OnChange. A failed re-listing
+// keeps the previous catalogue. It ends when the host closes.
+func (h *Host) relister() {
+	for {
+		var pending = map[string]bool{}
+		select {
+		case <-h.stop:
+			return
+		case s := <-h.relists:
+			pending[s] = true
+		}
+		timer := time.NewTimer(relistDelay)
+	gather:
+		for {
+			select {
+			case <-h.stop:
+				timer.Stop()
+				return
+			case s := <-h.relists:
+				pending[s] = true
+			case <-timer.C:
+				break gather
+			}
+		}
+		changed := false
+		for name := range pending {
+			changed = h.relist(name) || changed
+		}
+		if changed {
+			h.rebuild()
+			if h.onChange != nil {
+				h.onChange()
+			}
+		}
+	}
+}
+
+// relist discovers one server's lists again; it reports whether it got
+// them.
+func (h *Host) relist(name string) bool {
+	h.mu.RLock()
+	s := h.servers[name]
+	conn := s.conn
+	h.mu.RUnlock()
+	if conn == nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.StartupTimeout)
+	defer cancel()
+	go func() {
+		select {
+		case <-h.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	cat, err := conn.Discover(ctx)
+	if err != nil {
+		h.log.Warn("re-listing after list_changed failed; keeping the previous lists", "server", name, "err", err)
+		return false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s.conn != conn {
+		return false
+	}
+	s.catalog = cat
+	h.log.Debug("re-listed after list_changed", "server", name, "tools", len(cat.Tools))
+	return true
 }
 
 // rebuild makes a new registry snapshot from the servers' catalogues.
@@ -782,6 +880,7 @@ func (h *Host) Close() error {
 		return nil
 	}
 	h.closed = true
+	close(h.stop)
 	var conns []*upstream.Conn
 	for _, s := range h.servers {
 		if s.conn != nil {

@@ -168,7 +168,7 @@ func TestDiscoveryDrainsPages(t *testing.T) {
 	for _, tl := range h.Tools() {
 		got = append(got, tl.Name)
 	}
-	want := "s__ask s__big s__bigframe s__crash s__echo s__fail s__roots s__sample s__slow s__stubborn"
+	want := "s__ask s__big s__bigframe s__crash s__echo s__fail s__grow s__roots s__sample s__slow s__stubborn"
 	if strings.Join(got, " ") != want {
 		t.Errorf("tools = %v, want %s", got, want)
 	}

@@ -270,6 +270,11 @@ func (r *run) open() int {
 				g.ResourceUpdated(server, uri)
 			}
 		}
+		opts.OnChange = func() {
+			if g := r.gateway.Load(); g != nil {
+				g.Sync()
+			}
+		}
 	}
 	if r.verbose {
 		opts.Logger = slog.New(slog.NewTextHandler(r.env.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))

@@ -74,6 +74,9 @@ type Gateway struct {
 
 	mu   sync.Mutex
 	subs map[string]*subscription // by URI: the upstream subscription shared by clients
+
+	syncMu                               sync.Mutex // serialises Sync; guards the four below
+	tools, resources, templates, prompts registered
 }
 
 // subscription is one upstream subscription and the clients that want it.
@@ -95,7 +98,8 @@ func New(h *host.Host, opts *Options) *Gateway {
 	if version == "" {
 		version = "dev"
 	}
-	g := &Gateway{host: h, log: log, states: newSealer(), subs: map[string]*subscription{}}
+	g := &Gateway{host: h, log: log, states: newSealer(), subs: map[string]*subscription{},
+		tools: registered{}, resources: registered{}, templates: registered{}, prompts: registered{}}
 	g.server = mcp.NewServer(&mcp.Implementation{Name: "switchboard", Title: "Switchboard gateway", Version: version}, &mcp.ServerOptions{
 		Instructions: instructions(h),
 		PageSize:     opts.PageSize,
@@ -108,9 +112,7 @@ func New(h *host.Host, opts *Options) *Gateway {
 		SubscribeHandler:   g.subscribe,
 		UnsubscribeHandler: g.unsubscribe,
 	})
-	g.addTools()
-	g.addResources()
-	g.addPrompts()
+	g.Sync()
 	return g
 }
 
@@ -147,12 +149,59 @@ func (g *Gateway) add(kind, name string, register func()) {
 	register()
 }
 
-func (g *Gateway) addTools() {
+// Sync brings the served lists in line with the host's aggregate: entries
+// that appeared are added, ones that changed are replaced, ones that went
+// away are removed; go-sdk then sends list_changed to the clients. New
+// calls it; wire it as host.Options.OnChange so upstream list changes
+// reach clients once the registry has reconciled.
+func (g *Gateway) Sync() {
+	g.syncMu.Lock()
+	defer g.syncMu.Unlock()
+	g.syncTools()
+	g.syncResources()
+	g.syncPrompts()
+}
+
+// registered records what is registered on the go-sdk server, by key, with
+// a fingerprint of its definition, so that Sync touches only what changed.
+type registered map[string]string
+
+// diff registers the desired entries that are new or changed (add) and
+// returns the keys that went away.
+func (r registered) diff(desired map[string]string, add func(key string)) (gone []string) {
+	for key, fp := range desired {
+		if r[key] != fp {
+			add(key)
+			r[key] = fp
+		}
+	}
+	for key := range r {
+		if _, ok := desired[key]; !ok {
+			gone = append(gone, key)
+			delete(r, key)
+		}
+	}
+	return gone
+}
+
+func fingerprint(v ...any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func (g *Gateway) syncTools() {
+	tools := map[string]host.Tool{}
+	desired := map[string]string{}
 	for _, t := range g.host.Tools() {
 		if !objectSchema(t.InputSchema) {
 			g.log.Warn("tool skipped: its input schema is not an object schema", "tool", t.ID)
 			continue
 		}
+		tools[t.Name] = t
+		desired[t.Name] = fingerprint(t)
+	}
+	gone := g.tools.diff(desired, func(name string) {
+		t := tools[name]
 		tool := &mcp.Tool{
 			Name:        t.Name,
 			Title:       t.Title,
@@ -164,6 +213,9 @@ func (g *Gateway) addTools() {
 			tool.OutputSchema = t.OutputSchema
 		}
 		g.add("tool", t.ID, func() { g.server.AddTool(tool, g.callTool(t)) })
+	})
+	if len(gone) > 0 {
+		g.server.RemoveTools(gone...)
 	}
 }
 
@@ -254,34 +306,51 @@ func (g *Gateway) failure(ctx context.Context, t host.Tool, err error) (*mcp.Cal
 	}, nil
 }
 
-func (g *Gateway) addResources() {
-	seen := map[string]string{} // URI → server serving it
+func (g *Gateway) syncResources() {
+	resources := map[string]host.Resource{}
+	desired := map[string]string{}
 	for _, r := range g.host.Resources() {
-		if first, dup := seen[r.URI]; dup {
+		if first, dup := resources[r.URI]; dup {
 			g.log.Warn("resource URI offered by several servers; the first in server-name order serves it",
-				"uri", r.URI, "served_by", first, "hidden", r.Server)
+				"uri", r.URI, "served_by", first.Server, "hidden", r.Server)
 			continue
 		}
-		seen[r.URI] = r.Server
+		resources[r.URI] = r
+		desired[r.URI] = fingerprint(r)
+	}
+	gone := g.resources.diff(desired, func(uri string) {
+		r := resources[uri]
 		res := &mcp.Resource{URI: r.URI, Name: r.Name, Title: r.Title, Description: r.Description, MIMEType: r.MIMEType, Size: r.Size}
 		if res.Name == "" {
 			res.Name = r.URI
 		}
 		g.add("resource", r.ID, func() { g.server.AddResource(res, g.read(r.Server)) })
+	})
+	if len(gone) > 0 {
+		g.server.RemoveResources(gone...)
 	}
-	seenT := map[string]string{}
+
+	templates := map[string]host.Template{}
+	desired = map[string]string{}
 	for _, t := range g.host.Templates() {
-		if first, dup := seenT[t.URITemplate]; dup {
+		if first, dup := templates[t.URITemplate]; dup {
 			g.log.Warn("resource template offered by several servers; the first in server-name order serves it",
-				"template", t.URITemplate, "served_by", first, "hidden", t.Server)
+				"template", t.URITemplate, "served_by", first.Server, "hidden", t.Server)
 			continue
 		}
-		seenT[t.URITemplate] = t.Server
+		templates[t.URITemplate] = t
+		desired[t.URITemplate] = fingerprint(t)
+	}
+	gone = g.templates.diff(desired, func(key string) {
+		t := templates[key]
 		tmpl := &mcp.ResourceTemplate{URITemplate: t.URITemplate, Name: t.Name, Title: t.Title, Description: t.Description, MIMEType: t.MIMEType}
 		if tmpl.Name == "" {
 			tmpl.Name = t.URITemplate
 		}
 		g.add("template", t.ID, func() { g.server.AddResourceTemplate(tmpl, g.read(t.Server)) })
+	})
+	if len(gone) > 0 {
+		g.server.RemoveResourceTemplates(gone...)
 	}
 }
 
@@ -312,10 +381,20 @@ func (g *Gateway) protocolError(err error, what string) error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 }
 
-func (g *Gateway) addPrompts() {
+func (g *Gateway) syncPrompts() {
+	prompts := map[string]host.Prompt{}
+	desired := map[string]string{}
 	for _, p := range g.host.Prompts() {
+		prompts[p.ModelName] = p
+		desired[p.ModelName] = fingerprint(p)
+	}
+	gone := g.prompts.diff(desired, func(name string) {
+		p := prompts[name]
 		prompt := &mcp.Prompt{Name: p.ModelName, Title: p.Title, Description: p.Description, Arguments: p.Arguments}
 		g.add("prompt", p.ID, func() { g.server.AddPrompt(prompt, g.getPrompt(p)) })
+	})
+	if len(gone) > 0 {
+		g.server.RemovePrompts(gone...)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -60,13 +61,20 @@ func newFixture(t *testing.T, extra map[string]any) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := host.Open(context.Background(), cfg, &host.Options{StopTimeout: 500 * time.Millisecond, Forward: true})
+	var gw atomic.Pointer[gateway.Gateway]
+	h, err := host.Open(context.Background(), cfg, &host.Options{StopTimeout: 500 * time.Millisecond, Forward: true,
+		OnChange: func() {
+			if g := gw.Load(); g != nil {
+				g.Sync()
+			}
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { h.Close() })
 
 	g := gateway.New(h, &gateway.Options{Version: "test", PageSize: 3})
+	gw.Store(g)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -164,7 +172,7 @@ func TestBothErasThroughTheGateway(t *testing.T) {
 				}
 				names = append(names, tool.Name)
 			}
-			if len(names) != 20 || !contains(names, "s__echo") || !contains(names, "web__stubborn") {
+			if len(names) != 22 || !contains(names, "s__echo") || !contains(names, "web__stubborn") {
 				t.Errorf("tools = %v", names)
 			}
 			for _, name := range []string{"s__echo", "web__echo"} {
@@ -422,5 +430,42 @@ func TestInputRequiredForModernClients(t *testing.T) {
 	var rpc *jsonrpc.Error
 	if !errors.As(err, &rpc) || rpc.Code != jsonrpc.CodeInvalidParams {
 		t.Errorf("tampered requestState: %v, want -32602", err)
+	}
+}
+
+// TestListChangedReachesClients: an upstream that adds a tool announces it;
+// the host re-lists, the gateway reconciles, and clients of both eras are
+// told and can call the new tool.
+func TestListChangedReachesClients(t *testing.T) {
+	for _, version := range []string{"2025-11-25", ""} {
+		f := newFixture(t, nil)
+		changed := make(chan struct{}, 8)
+		c := mcp.NewClient(&mcp.Implementation{Name: "watcher", Version: "1"}, &mcp.ClientOptions{
+			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+		})
+		tr := &mcp.StreamableClientTransport{Endpoint: f.url, HTTPClient: &http.Client{Transport: bearer{http.DefaultTransport}}}
+		var opts *mcp.ClientSessionOptions
+		if version != "" {
+			opts = &mcp.ClientSessionOptions{ProtocolVersion: version}
+		}
+		ctx := context.Background()
+		cs, err := c.Connect(ctx, tr, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		server := "s" // the HTTP upstream makes a server per request: nothing to grow
+		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: server + "__grow", Arguments: map[string]any{}}); err != nil {
+			t.Fatalf("grow: %v", err)
+		}
+		select {
+		case <-changed:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("era %q: no tools/list_changed reached the client", version)
+		}
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: server + "__grown", Arguments: map[string]any{"text": "hi"}})
+		if err != nil || text(t, res) != "grown: hi" {
+			t.Errorf("era %q: new tool: %v, %v", version, res, err)
+		}
+		cs.Close()
 	}
 }

@@ -123,7 +123,7 @@ type BigIn struct {
 }
 
 // NewServer returns the go-sdk test server. Its tools: echo, ask, sample
-// and roots (requests to the client), slow (with
+// and roots (requests to the client), grow (adds a tool at run time), slow (with
 // progress, honours cancellation), stubborn (ignores cancellation and keeps
 // reporting progress), fail (isError result), big (a large text result),
 // crash (exits the process mid-call), bigframe (a frame without newline,
@@ -196,6 +196,12 @@ func NewServer() *mcp.Server {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "roots: " + strings.Join(uris, ",")}}}, nil, nil
 		}
 		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"roots": &mcp.ListRootsParams{}}}, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "grow", Description: "Adds a tool named grown (the server then announces tools/list_changed)."}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		mcp.AddTool(s, &mcp.Tool{Name: "grown", Description: "Added at run time."}, func(_ context.Context, _ *mcp.CallToolRequest, in EchoIn) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "grown: " + in.Text}}}, nil, nil
+		})
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "grew"}}}, nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "fail", Description: "Always fails."}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		return nil, nil, fmt.Errorf("the tool failed on purpose")

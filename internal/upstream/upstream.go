@@ -64,6 +64,9 @@ type Options struct {
 	// OnResourceUpdated, when set, receives the servers' resource update
 	// notifications (for subscribed URIs), with the server's name.
 	OnResourceUpdated func(server, uri string)
+	// OnListChanged, when set, is called when a server says its tools,
+	// prompts or resources changed. It must not block.
+	OnListChanged func(server string)
 	// Forward declares sampling, elicitation and roots to servers, and
 	// routes their requests to the Peer of the call that caused them (see
 	// WithPeer). Without it Switchboard declares none of them.
@@ -187,6 +190,12 @@ func (c *Conn) newClient() *mcp.Client {
 		Capabilities:                &mcp.ClientCapabilities{},
 		ProgressNotificationHandler: c.onProgress,
 		LoggingMessageHandler:       c.onLog,
+	}
+	if f := c.opts.OnListChanged; f != nil {
+		changed := func() { f(c.server.Name) }
+		opts.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { changed() }
+		opts.PromptListChangedHandler = func(context.Context, *mcp.PromptListChangedRequest) { changed() }
+		opts.ResourceListChangedHandler = func(context.Context, *mcp.ResourceListChangedRequest) { changed() }
 	}
 	if f := c.opts.OnResourceUpdated; f != nil {
 		opts.ResourceUpdatedHandler = func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {

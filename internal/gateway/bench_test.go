@@ -1,0 +1,307 @@
+package gateway_test
+
+// Benchmarks of one echo tool call made through the gateway, side by side
+// with the same call made directly to the upstream with a go-sdk client.
+//
+//	go test -run '^$' -bench BenchmarkEcho -benchtime 2s ./internal/gateway
+//
+// Names are BenchmarkEcho/up=<upstream>/size=<payload>/conc=<callers>/path=<direct|gateway>,
+// so `benchstat -col /path` puts the two paths in columns. See
+// docs/PERFORMANCE.md and scripts/bench.sh.
+//
+// Upstreams:
+//   - up=http: testkit.NewServer behind a stateless go-sdk Streamable HTTP
+//     handler (protocol 2026-07-28), on 127.0.0.1:0 in this process;
+//   - up=http-legacy: the same server behind a stateful handler (sessions,
+//     protocol 2025-11-25 after the client's discover probe falls back);
+//   - up=stdio: this test binary re-executed as the testkit server.
+//
+// Downstream, the benchmark client is a go-sdk client in the modern era.
+// Direct, it talks to the upstream itself (for stdio: its own child
+// process); through the gateway, it talks to gateway.ServeHTTP over
+// Streamable HTTP behind the front door, whose host holds one connection
+// to the same upstream.
+//
+// Each sub-benchmark reports, besides ns/op (wall time / calls, so with
+// conc=16 it is the inverse of throughput), the per-call latency p50-µs
+// and p99-µs (every call's duration is recorded and the exact quantiles are
+// taken) and calls/s.
+//
+// Everything except a stdio server runs in this process, so on a small
+// machine client, gateway and upstream share the same cores: the gateway's
+// own CPU cost shows up in the numbers, as it would on a laptop running
+// agent, gateway and servers together.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/frontdoor"
+	"github.com/switchboard-mcp/switchboard/internal/gateway"
+	"github.com/switchboard-mcp/switchboard/internal/testkit"
+)
+
+const benchToken = "bench-token-0123456789abcdef"
+
+// benchServer is the upstream server's name in the gateway's configuration;
+// its echo tool is benchServer+"__echo" through the gateway.
+const benchServer = "up"
+
+var benchSizes = []struct {
+	name string
+	n    int
+}{
+	{"100B", 100},
+	{"100KB", 100 << 10},
+}
+
+var benchConcurrency = []int{1, 16}
+
+func BenchmarkEcho(b *testing.B) {
+	for _, up := range []string{"http", "http-legacy", "stdio"} {
+		b.Run("up="+up, func(b *testing.B) {
+			env := newBenchEnv(b, up)
+			for _, size := range benchSizes {
+				args := benchArgs(size.n)
+				b.Run("size="+size.name, func(b *testing.B) {
+					for _, conc := range benchConcurrency {
+						b.Run(fmt.Sprintf("conc=%d", conc), func(b *testing.B) {
+							b.Run("path=direct", func(b *testing.B) {
+								benchCalls(b, env.direct, "echo", args, size.n, conc)
+							})
+							b.Run("path=gateway", func(b *testing.B) {
+								benchCalls(b, env.gateway, benchServer+"__echo", args, size.n, conc)
+							})
+						})
+					}
+				})
+			}
+		})
+	}
+}
+
+// benchArgs returns the echo tool's arguments, encoded once: the client's
+// encoding cost is the same on both paths and is kept out of the loop.
+func benchArgs(n int) json.RawMessage {
+	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789 "
+	text := strings.Repeat(alphabet, n/len(alphabet)+1)[:n]
+	args, err := json.Marshal(testkit.EchoIn{Text: text})
+	if err != nil {
+		panic(err)
+	}
+	return args
+}
+
+// benchCalls makes b.N echo calls on cs from conc goroutines and reports
+// the latency quantiles and the throughput.
+func benchCalls(b *testing.B, cs *mcp.ClientSession, tool string, args json.RawMessage, size, conc int) {
+	ctx := context.Background()
+	call := func() error {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+		if err != nil {
+			return err
+		}
+		if res.IsError || len(res.Content) != 1 {
+			return fmt.Errorf("unexpected result: isError=%t, %d content blocks", res.IsError, len(res.Content))
+		}
+		if tc, ok := res.Content[0].(*mcp.TextContent); !ok || len(tc.Text) != size {
+			return fmt.Errorf("echo came back wrong (%T)", res.Content[0])
+		}
+		return nil
+	}
+	// Warm up: connections, pools, the gateway's per-request paths.
+	for range conc {
+		if err := call(); err != nil {
+			b.Fatalf("warm-up call: %v", err)
+		}
+	}
+
+	lat := make([]time.Duration, b.N) // every call's duration, by call index
+	var next atomic.Int64
+	var failed atomic.Int64
+	worker := func() {
+		for {
+			i := next.Add(1) - 1
+			if i >= int64(b.N) {
+				return
+			}
+			start := time.Now()
+			err := call()
+			lat[i] = time.Since(start)
+			if err != nil && failed.Add(1) == 1 {
+				b.Errorf("call %d: %v", i, err)
+			}
+		}
+	}
+
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	if conc == 1 {
+		worker()
+	} else {
+		var wg sync.WaitGroup
+		for range conc {
+			wg.Go(worker)
+		}
+		wg.Wait()
+	}
+	elapsed := time.Since(start)
+	b.StopTimer()
+
+	if n := failed.Load(); n > 0 {
+		b.Fatalf("%d of %d calls failed", n, b.N)
+	}
+	slices.Sort(lat)
+	b.ReportMetric(benchQuantile(lat, 0.50), "p50-µs")
+	b.ReportMetric(benchQuantile(lat, 0.99), "p99-µs")
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "calls/s")
+}
+
+// benchQuantile returns the q-quantile of sorted durations in microseconds
+// (nearest rank).
+func benchQuantile(sorted []time.Duration, q float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(q*float64(len(sorted))+0.5) - 1
+	i = max(0, min(i, len(sorted)-1))
+	return float64(sorted[i]) / float64(time.Microsecond)
+}
+
+// benchEnv is one upstream with two client sessions: one to the upstream
+// itself, one to a gateway in front of it.
+type benchEnv struct {
+	direct  *mcp.ClientSession
+	gateway *mcp.ClientSession
+}
+
+func newBenchEnv(b *testing.B, up string) *benchEnv {
+	b.Helper()
+	ctx := context.Background()
+	var (
+		direct   mcp.Transport
+		upstream map[string]any // the server's entry in the gateway's configuration
+	)
+	switch up {
+	case "http", "http-legacy":
+		// One server for every request, as a real deployment would have.
+		srv := testkit.NewServer()
+		opts := &mcp.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true}
+		if up == "http-legacy" {
+			opts = &mcp.StreamableHTTPOptions{SessionTimeout: time.Minute}
+		}
+		web := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, opts))
+		b.Cleanup(web.Close)
+		direct = &mcp.StreamableClientTransport{Endpoint: web.URL, HTTPClient: benchHTTPClient(nil)}
+		upstream = map[string]any{"url": web.URL}
+	case "stdio":
+		exe, err := os.Executable()
+		if err != nil {
+			b.Fatal(err)
+		}
+		cmd := exec.Command(exe)
+		cmd.Env = append(os.Environ(), testkit.ModeVar+"="+testkit.ModeServer)
+		direct = &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second}
+		upstream = map[string]any{"command": exe, "env": testkit.ChildEnv(testkit.ModeServer)}
+	default:
+		b.Fatalf("unknown upstream %q", up)
+	}
+
+	client := mcp.NewClient(&mcp.Implementation{Name: "bench-client", Version: "1"}, nil)
+	dcs, err := client.Connect(ctx, direct, nil)
+	if err != nil {
+		b.Fatalf("connect directly to %s upstream: %v", up, err)
+	}
+	b.Cleanup(func() { dcs.Close() })
+
+	// The gateway, configured as `switchboard serve` configures it
+	// (Forward: true), in front of the same upstream.
+	data, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{benchServer: upstream}})
+	cfg, err := config.Parse(data, "bench.json", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	h, err := host.Open(ctx, cfg, &host.Options{StopTimeout: 500 * time.Millisecond, Forward: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { h.Close() })
+	for _, s := range h.Servers() {
+		if s.State != host.StateReady {
+			b.Fatalf("upstream %s: %s: %s", s.Name, s.State, s.LastError)
+		}
+		b.Logf("up=%s: gateway→upstream protocol %s, direct client→upstream protocol %s",
+			up, s.ProtocolVersion, dcs.InitializeResult().ProtocolVersion)
+	}
+	g := gateway.New(h, &gateway.Options{Version: "bench"})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	served := make(chan error, 1)
+	go func() {
+		served <- g.ServeHTTP(sctx, ln, gateway.HTTPOptions{Front: frontdoor.Options{Token: benchToken}})
+	}()
+	b.Cleanup(func() {
+		cancel()
+		if err := <-served; err != nil {
+			b.Errorf("ServeHTTP: %v", err)
+		}
+	})
+	gt := &mcp.StreamableClientTransport{
+		Endpoint:   "http://" + ln.Addr().String() + "/mcp",
+		HTTPClient: benchHTTPClient(http.Header{"Authorization": {"Bearer " + benchToken}}),
+	}
+	gcs, err := client.Connect(ctx, gt, nil)
+	if err != nil {
+		b.Fatalf("connect to the gateway: %v", err)
+	}
+	b.Cleanup(func() { gcs.Close() }) // runs before the gateway's shutdown (LIFO)
+	return &benchEnv{direct: dcs, gateway: gcs}
+}
+
+// benchHTTPClient is the benchmark client's HTTP client: its own pool, large
+// enough that 16 callers never wait for or churn connections, so that the
+// comparison is about the gateway and not about the client.
+func benchHTTPClient(headers http.Header) *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = 64
+	t.MaxIdleConnsPerHost = 64
+	var rt http.RoundTripper = t
+	if len(headers) > 0 {
+		rt = benchHeaders{headers, t}
+	}
+	return &http.Client{Transport: rt}
+}
+
+// benchHeaders adds fixed headers (the gateway's bearer token) to requests.
+type benchHeaders struct {
+	h    http.Header
+	next http.RoundTripper
+}
+
+func (t benchHeaders) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range t.h {
+		r.Header[k] = v
+	}
+	return t.next.RoundTrip(r)
+}
