@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/fault"
 )
 
 // Peer is the client on whose behalf calls run: it answers the requests a
@@ -191,6 +193,23 @@ func (c *Conn) onLog(ctx context.Context, req *mcp.LoggingMessageRequest) {
 // maxRounds bounds the multi-round-trip exchanges of one call, as go-sdk's
 // own loop does.
 const maxRounds = 10
+
+// answerInput handles one round of a 2026-07-28 server's input requests
+// (SEP-2322) for op: passed on as *InputRequired when the peer takes them
+// itself, else answered through the peer, within maxRounds.
+func (c *Conn) answerInput(ctx context.Context, peer Peer, op string, round int, reqs mcp.InputRequestMap, state string) (mcp.InputResponseMap, error) {
+	if p, ok := peer.(InputPasser); ok && p.PassInput() {
+		return nil, &InputRequired{Requests: reqs, State: state}
+	}
+	if round > maxRounds {
+		return nil, fault.New(fault.CodeProtocol, c.server.Name, op, fmt.Errorf("still asking for input after %d rounds", maxRounds))
+	}
+	responses, err := c.fulfil(ctx, peer, reqs)
+	if err != nil {
+		return nil, fault.New(fault.CodeProtocol, c.server.Name, op, err)
+	}
+	return responses, nil
+}
 
 // fulfil answers a 2026-07-28 server's input requests through the call's
 // peer (exact: the requests belong to this call).

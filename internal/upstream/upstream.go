@@ -555,16 +555,9 @@ func (c *Conn) CallTool(ctx context.Context, name string, args json.RawMessage, 
 	// A 2026-07-28 server asks for input by answering with input requests;
 	// the call is retried with the responses (SEP-2322), at most maxRounds.
 	for round := 1; err == nil && s.get() == nil && len(res.InputRequests) > 0; round++ {
-		op := fmt.Sprintf("call tool %q", name)
-		if p, ok := peer.(InputPasser); ok && p.PassInput() {
-			return nil, &InputRequired{Requests: res.InputRequests, State: res.RequestState}
-		}
-		if round > maxRounds {
-			return nil, fault.New(fault.CodeProtocol, c.server.Name, op, fmt.Errorf("still asking for input after %d rounds", maxRounds))
-		}
-		responses, ferr := c.fulfil(ctx, peer, res.InputRequests)
-		if ferr != nil {
-			return nil, fault.New(fault.CodeProtocol, c.server.Name, op, ferr)
+		responses, ierr := c.answerInput(ctx, peer, fmt.Sprintf("call tool %q", name), round, res.InputRequests, res.RequestState)
+		if ierr != nil {
+			return nil, ierr
 		}
 		retry := *params
 		retry.InputResponses, retry.RequestState = responses, res.RequestState
@@ -637,15 +630,9 @@ func (c *Conn) GetPrompt(ctx context.Context, name string, args map[string]strin
 	params := &mcp.GetPromptParams{Name: name, Arguments: args, InputResponses: opts.InputResponses, RequestState: opts.RequestState, Meta: c.requestMeta(peer)}
 	res, err := c.session.GetPrompt(ctx, params)
 	for round := 1; err == nil && len(res.InputRequests) > 0; round++ {
-		if p, ok := peer.(InputPasser); ok && p.PassInput() {
-			return nil, &InputRequired{Requests: res.InputRequests, State: res.RequestState}
-		}
-		if round > maxRounds {
-			return nil, fault.New(fault.CodeProtocol, c.server.Name, op, fmt.Errorf("still asking for input after %d rounds", maxRounds))
-		}
-		responses, ferr := c.fulfil(ctx, peer, res.InputRequests)
-		if ferr != nil {
-			return nil, fault.New(fault.CodeProtocol, c.server.Name, op, ferr)
+		responses, ierr := c.answerInput(ctx, peer, op, round, res.InputRequests, res.RequestState)
+		if ierr != nil {
+			return nil, ierr
 		}
 		retry := *params
 		retry.InputResponses, retry.RequestState = responses, res.RequestState
