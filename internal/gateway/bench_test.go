@@ -25,7 +25,8 @@ package gateway_test
 // Each sub-benchmark reports, besides ns/op (wall time / calls, so with
 // conc=16 it is the inverse of throughput), the per-call latency p50-µs
 // and p99-µs (every call's duration is recorded and the exact quantiles are
-// taken) and calls/s.
+// taken), calls/s, and cpu-µs/op: the CPU this process used per call (Linux
+// only; a stdio upstream's own CPU is in its child process and not counted).
 //
 // Everything except a stdio server runs in this process, so on a small
 // machine client, gateway and upstream share the same cores: the gateway's
@@ -33,6 +34,7 @@ package gateway_test
 // agent, gateway and servers together.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -42,6 +44,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -152,6 +155,7 @@ func benchCalls(b *testing.B, cs *mcp.ClientSession, tool string, args json.RawM
 
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu0, cpuOK := benchProcessCPU()
 	start := time.Now()
 	if conc == 1 {
 		worker()
@@ -163,6 +167,7 @@ func benchCalls(b *testing.B, cs *mcp.ClientSession, tool string, args json.RawM
 		wg.Wait()
 	}
 	elapsed := time.Since(start)
+	cpu1, cpuOK1 := benchProcessCPU()
 	b.StopTimer()
 
 	if n := failed.Load(); n > 0 {
@@ -172,6 +177,37 @@ func benchCalls(b *testing.B, cs *mcp.ClientSession, tool string, args json.RawM
 	b.ReportMetric(benchQuantile(lat, 0.50), "p50-µs")
 	b.ReportMetric(benchQuantile(lat, 0.99), "p99-µs")
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "calls/s")
+	if cpuOK && cpuOK1 {
+		b.ReportMetric(float64(cpu1-cpu0)/float64(time.Microsecond)/float64(b.N), "cpu-µs/op")
+	}
+}
+
+// benchProcessCPU returns the CPU time (user + system, all threads) this
+// process has used, from /proc/self/stat; false where there is no such
+// file. A stdio upstream runs in a child process and is not counted, on
+// either path: the difference between the paths is the gateway's own CPU.
+func benchProcessCPU() (time.Duration, bool) {
+	data, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		return 0, false
+	}
+	// The fields after the command name, which is in parentheses and may
+	// contain anything: state, ppid, ... utime is the 14th field of the
+	// line, stime the 15th, in clock ticks (USER_HZ, 100 on Linux).
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 13 {
+		return 0, false
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	return time.Duration(utime+stime) * (time.Second / 100), true
 }
 
 // benchQuantile returns the q-quantile of sorted durations in microseconds

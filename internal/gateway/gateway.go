@@ -11,7 +11,11 @@
 //     inside tool results stay readable through the gateway; a URI offered
 //     by several servers is served by the first in server-name order and
 //     the collision is logged;
-//   - server instructions merged, each attributed to its server.
+//   - server instructions merged, each attributed to its server;
+//   - requests an upstream makes during a call (sampling, elicitation,
+//     roots) put to the client that made it: as server-to-client requests
+//     to a legacy client, as input-required results to a 2026-07-28 one
+//     (passed through from a 2026-07-28 upstream, parked for a legacy one).
 //
 // Errors keep MCP's two channels apart: a tool's isError result passes
 // through as a result; an unknown tool or bad arguments is JSON-RPC
@@ -77,6 +81,9 @@ type Gateway struct {
 
 	syncMu                               sync.Mutex // serialises Sync; guards the four below
 	tools, resources, templates, prompts registered
+
+	parkMu sync.Mutex
+	parked map[string]*parkedCall // calls waiting for a 2026-07-28 client's input (park.go)
 }
 
 // subscription is one upstream subscription and the clients that want it.
@@ -99,7 +106,8 @@ func New(h *host.Host, opts *Options) *Gateway {
 		version = "dev"
 	}
 	g := &Gateway{host: h, log: log, states: newSealer(), subs: map[string]*subscription{},
-		tools: registered{}, resources: registered{}, templates: registered{}, prompts: registered{}}
+		tools: registered{}, resources: registered{}, templates: registered{}, prompts: registered{},
+		parked: map[string]*parkedCall{}}
 	g.server = mcp.NewServer(&mcp.Implementation{Name: "switchboard", Title: "Switchboard gateway", Version: version}, &mcp.ServerOptions{
 		Instructions: instructions(h),
 		PageSize:     opts.PageSize,
@@ -234,41 +242,68 @@ func (g *Gateway) callTool(t host.Tool) mcp.ToolHandler {
 		if string(args) == "null" {
 			args = nil
 		}
-		opts := &host.CallOptions{Peer: g.newPeer(ctx, req.Session, req.ClientCapabilities(), req.ProtocolVersion())}
-		if err := g.retryInput(opts, t.ID, req.Params.InputResponses, req.Params.RequestState); err != nil {
+		p := g.newPeer(ctx, req.Session, req.ClientCapabilities(), req.ProtocolVersion())
+		opts := &host.CallOptions{Peer: p}
+		parked, err := g.retryInput(opts, t.ID, req.Params.InputResponses, req.Params.RequestState)
+		if err != nil {
 			return nil, err
 		}
 		if tok := req.Params.GetProgressToken(); tok != nil {
-			opts.Progress = func(p host.Progress) {
+			opts.Progress = func(pr host.Progress) {
 				// Sent with the handler's context, so that over HTTP it
 				// travels on this request's stream.
 				err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
-					ProgressToken: tok, Progress: p.Progress, Total: p.Total, Message: p.Message,
+					ProgressToken: tok, Progress: pr.Progress, Total: pr.Total, Message: pr.Message,
 				})
 				if err != nil {
 					g.log.Debug("progress not forwarded", "tool", t.ID, "err", err)
 				}
 			}
 		}
-		res, err := g.host.Call(ctx, t.ID, args, opts)
-		var need *host.InputRequired
-		if errors.As(err, &need) {
-			// The upstream asks; so does the gateway, for its client.
-			return &mcp.CallToolResult{InputRequests: named(t.Server, need.Requests), RequestState: g.states.seal(t.ID, need.State)}, nil
+		if !p.modern() {
+			res, err := g.host.Call(ctx, t.ID, args, opts)
+			return g.toolResult(ctx, t, res, err)
 		}
-		if err != nil {
-			return g.failure(ctx, t, err)
+		// A 2026-07-28 client: the call runs in the background, so that a
+		// legacy upstream's questions can be parked and put to the client
+		// (park.go); a retry carrying an answer resumes the parked call.
+		var pc *parkedCall
+		if parked != "" {
+			if pc, err = g.resume(parked, req.Params.InputResponses); err != nil {
+				return nil, err
+			}
+		} else {
+			pc = g.startParked(ctx, p, func(bg context.Context) (*host.Result, error) {
+				return g.host.Call(bg, t.ID, args, opts)
+			})
 		}
-		var out mcp.CallToolResult
-		if err := json.Unmarshal(res.Raw, &out); err != nil {
-			// Content go-sdk cannot represent (a content type newer than
-			// it): send the projection, which names what it could not show.
-			g.log.Debug("result re-encoded as text", "tool", t.ID, "err", err)
-			out = mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Text}}, IsError: res.IsError}
+		out, ask, err := g.await(ctx, t.ID, pc)
+		if out == nil {
+			return ask, err
 		}
-		stripProtocolMeta(out.Meta)
-		return &out, nil
+		return g.toolResult(ctx, t, out.res, out.err)
 	}
+}
+
+// toolResult turns the host's answer into the tool call's result.
+func (g *Gateway) toolResult(ctx context.Context, t host.Tool, res *host.Result, err error) (*mcp.CallToolResult, error) {
+	var need *host.InputRequired
+	if errors.As(err, &need) {
+		// The upstream asks; so does the gateway, for its client.
+		return &mcp.CallToolResult{InputRequests: named(t.Server, need.Requests), RequestState: g.states.seal(t.ID, need.State)}, nil
+	}
+	if err != nil {
+		return g.failure(ctx, t, err)
+	}
+	var out mcp.CallToolResult
+	if err := json.Unmarshal(res.Raw, &out); err != nil {
+		// Content go-sdk cannot represent (a content type newer than
+		// it): send the projection, which names what it could not show.
+		g.log.Debug("result re-encoded as text", "tool", t.ID, "err", err)
+		out = mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Text}}, IsError: res.IsError}
+	}
+	stripProtocolMeta(out.Meta)
+	return &out, nil
 }
 
 // stripProtocolMeta removes the keys go-sdk and the protocol own (the
@@ -401,7 +436,10 @@ func (g *Gateway) syncPrompts() {
 func (g *Gateway) getPrompt(p host.Prompt) mcp.PromptHandler {
 	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		opts := &host.CallOptions{Peer: g.newPeer(ctx, req.Session, req.ClientCapabilities(), req.ProtocolVersion())}
-		if err := g.retryInput(opts, p.ID, req.Params.InputResponses, req.Params.RequestState); err != nil {
+		if parked, err := g.retryInput(opts, p.ID, req.Params.InputResponses, req.Params.RequestState); err != nil || parked != "" {
+			if err == nil {
+				err = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "requestState names a tool call, not a prompt"}
+			}
 			return nil, err
 		}
 		res, err := g.host.GetPrompt(ctx, p.ID, req.Params.Arguments, opts)
@@ -424,25 +462,29 @@ func (g *Gateway) getPrompt(p host.Prompt) mcp.PromptHandler {
 }
 
 // retryInput sets opts for a 2026-07-28 client's retry with the input it
-// was asked for. Responses count only with a requestState the gateway
-// issued for this very tool. A state in the gateway's format that fails
-// verification (tampered, forged, expired, or another tool's) is an error;
-// responses without one, or with a state that is not the gateway's, are
-// ignored as SEP-2322 asks of unrecognised information, and the call
-// starts afresh, so the upstream asks again.
-func (g *Gateway) retryInput(opts *host.CallOptions, id string, responses mcp.InputResponseMap, state string) error {
+// was asked for, and returns the ID of the parked call the input is for,
+// if any. Responses count only with a requestState the gateway issued for
+// this very tool. A state in the gateway's format that fails verification
+// (tampered, forged, expired, or another tool's) is an error; responses
+// without one, or with a state that is not the gateway's, are ignored as
+// SEP-2322 asks of unrecognised information, and the call starts afresh,
+// so the upstream asks again.
+func (g *Gateway) retryInput(opts *host.CallOptions, id string, responses mcp.InputResponseMap, state string) (parked string, err error) {
 	if !isSealed(state) {
 		if len(responses) > 0 || state != "" {
 			g.log.Debug("input responses without a Switchboard requestState ignored", "id", id)
 		}
-		return nil
+		return "", nil
 	}
-	upstream, err := g.states.open(id, state)
+	inner, err := g.states.open(id, state)
 	if err != nil {
-		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+		return "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
-	opts.InputResponses, opts.RequestState = responses, upstream
-	return nil
+	if p, ok := strings.CutPrefix(inner, parkPrefix); ok {
+		return p, nil
+	}
+	opts.InputResponses, opts.RequestState = responses, inner
+	return "", nil
 }
 
 // clientFacing returns an upstream's JSON-RPC error that is about the

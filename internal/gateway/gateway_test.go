@@ -469,3 +469,55 @@ func TestListChangedReachesClients(t *testing.T) {
 		cs.Close()
 	}
 }
+
+// TestParkingForModernClients: a legacy upstream asks mid-call with a
+// server-to-client request; a 2026-07-28 client, which has none, gets an
+// input-required result naming a parked call, answers it on retry, and the
+// upstream receives the answer and finishes.
+func TestParkingForModernClients(t *testing.T) {
+	old := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return testkit.NewServer() }, nil))
+	t.Cleanup(old.Close)
+	f := newFixture(t, map[string]any{"old": map[string]any{"url": old.URL}})
+	for _, s := range f.host.Servers() {
+		if s.Name == "old" && s.ProtocolVersion != "2025-11-25" {
+			t.Fatalf("upstream old speaks %s, want the legacy era", s.ProtocolVersion)
+		}
+	}
+	var mu sync.Mutex
+	var asked []string
+	c := mcp.NewClient(&mcp.Implementation{Name: "modern-client", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			mu.Lock()
+			asked = append(asked, req.Params.Message)
+			mu.Unlock()
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Grace"}}, nil
+		},
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return &mcp.CreateMessageResult{Role: "assistant", Model: "m", Content: &mcp.TextContent{Text: "Rome"}}, nil
+		},
+	})
+	c.AddRoots(&mcp.Root{URI: "file:///parked"})
+	tr := &mcp.StreamableClientTransport{Endpoint: f.url, HTTPClient: &http.Client{Transport: bearer{http.DefaultTransport}}}
+	ctx := context.Background()
+	cs, err := c.Connect(ctx, tr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	for tool, want := range map[string]string{"ask": "accept: Grace", "sample": "model said: Rome", "roots": "roots: file:///parked"} {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "old__" + tool, Arguments: map[string]any{}})
+		if err != nil || res.IsError || text(t, res) != want {
+			t.Errorf("old__%s: %q, %v; want %q", tool, text(t, res), err, want)
+		}
+	}
+	mu.Lock()
+	if len(asked) != 1 || !strings.Contains(asked[0], `"old"`) {
+		t.Errorf("elicitation shown: %q; it must name the server", asked)
+	}
+	mu.Unlock()
+	// The upstream and the gateway are free for the next call.
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "old__echo", Arguments: map[string]any{"text": "still fine"}})
+	if err != nil || text(t, res) != "still fine" {
+		t.Errorf("echo after parking: %v, %v", res, err)
+	}
+}

@@ -18,6 +18,10 @@ type peer struct {
 	caps    *mcp.ClientCapabilities // never nil
 	version string
 	log     *slog.Logger
+
+	// For a 2026-07-28 client's call running in the background (park.go):
+	asks chan *question  // where a legacy upstream's questions go
+	bg   context.Context // the background call's context
 }
 
 func (g *Gateway) newPeer(ctx context.Context, ss *mcp.ServerSession, caps *mcp.ClientCapabilities, version string) *peer {
@@ -30,10 +34,10 @@ func (g *Gateway) newPeer(ctx context.Context, ss *mcp.ServerSession, caps *mcp.
 // ClientCapabilities reports what the downstream client declared.
 func (p *peer) ClientCapabilities() *mcp.ClientCapabilities { return p.caps }
 
-// errModern explains why a 2026-07-28 client cannot be asked mid-call: that
-// era replaces server-to-client requests with input-required results.
+// errModern is returned when a 2026-07-28 client would have to be asked
+// outside a tool call (the only place parking applies).
 var errModern = errors.New("the client is connected to Switchboard with protocol 2026-07-28, " +
-	"which has no server-to-client requests; forwarding them as input-required results is not supported yet")
+	"which has no server-to-client requests, and this request came outside a tool call")
 
 func (p *peer) modern() bool { return p.version >= "2026-07-28" }
 
@@ -61,33 +65,55 @@ func askedBy(server, msg string) string {
 	return fmt.Sprintf("[MCP server %q asks] %s", server, msg)
 }
 
-func (p *peer) CreateMessage(_ context.Context, server string, params *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error) {
+func (p *peer) CreateMessage(ctx context.Context, server string, params *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error) {
 	switch {
 	case p.caps.Sampling == nil:
 		return nil, errors.New("the client connected to Switchboard did not declare sampling")
 	case p.modern():
-		return nil, errModern
+		resp, err := p.ask(ctx, params)
+		if err != nil {
+			return nil, err
+		}
+		if r, ok := resp.(*mcp.CreateMessageWithToolsResult); ok {
+			return r, nil
+		}
+		return nil, errWrongAnswer
 	}
 	p.log.Debug("forwarding sampling request", "server", server)
 	return p.session.CreateMessageWithTools(p.ctx, params)
 }
 
-func (p *peer) Elicit(_ context.Context, server string, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+func (p *peer) Elicit(ctx context.Context, server string, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 	switch {
 	case p.caps.Elicitation == nil:
 		return nil, errors.New("the client connected to Switchboard did not declare elicitation")
-	case p.modern():
-		return nil, errModern
 	}
 	// A person answering must know which server asks.
 	named := *params
 	named.Message = askedBy(server, params.Message)
+	if p.modern() {
+		resp, err := p.ask(ctx, &named)
+		if err != nil {
+			return nil, err
+		}
+		if r, ok := resp.(*mcp.ElicitResult); ok {
+			return r, nil
+		}
+		return nil, errWrongAnswer
+	}
 	return p.session.Elicit(p.ctx, &named)
 }
 
-func (p *peer) ListRoots(_ context.Context, server string) (*mcp.ListRootsResult, error) {
+func (p *peer) ListRoots(ctx context.Context, server string) (*mcp.ListRootsResult, error) {
 	if p.modern() {
-		return nil, errModern
+		resp, err := p.ask(ctx, &mcp.ListRootsParams{})
+		if err != nil {
+			return nil, err
+		}
+		if r, ok := resp.(*mcp.ListRootsResult); ok {
+			return r, nil
+		}
+		return nil, errWrongAnswer
 	}
 	return p.session.ListRoots(p.ctx, &mcp.ListRootsParams{})
 }
