@@ -718,7 +718,7 @@ func (h *Host) ReadResource(ctx context.Context, id string) (*ResourceResult, er
 	snap := h.snapshot()
 	rid, ok := snap.Resolve(id)
 	if !ok {
-		return nil, h.unknownServer(id, "resource")
+		return nil, h.unknownServer(id)
 	}
 	conn, err := h.conn(rid.Server)
 	if err != nil {
@@ -731,9 +731,9 @@ func (h *Host) ReadResource(ctx context.Context, id string) (*ResourceResult, er
 	return &ResourceResult{ID: rid.String(), Result: res, Text: content.ResourceText(res)}, nil
 }
 
-// unknownServer reports an ID that names no configured server.
-func (h *Host) unknownServer(id, kind string) error {
-	msg := fmt.Sprintf("%s ID %q names no configured server; resource IDs are \"<server>:<uri>\"", kind, id)
+// unknownServer reports a resource ID that names no configured server.
+func (h *Host) unknownServer(id string) error {
+	msg := fmt.Sprintf("resource ID %q names no configured server; resource IDs are \"<server>:<uri>\"", id)
 	server, _, _ := strings.Cut(id, ":")
 	if s := registry.Suggest(server, h.cfg.Names()); s != "" {
 		msg += fmt.Sprintf("; did you mean server %q?", s)
