@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Gateway overhead benchmarks: an echo tool call through the gateway versus
+# the same call made directly to the upstream (internal/gateway/bench_test.go).
+# See docs/PERFORMANCE.md.
+#
+# Usage: scripts/bench.sh [out.txt]
+#   COUNT      rounds (default 6; benchstat wants >= 6 for its intervals)
+#   BENCHTIME  -benchtime per sub-benchmark and round (default 2s)
+#   BENCH      -bench pattern (default BenchmarkEcho)
+#   BENCHSTAT  benchstat binary (default: benchstat on PATH, else $GOPATH/bin)
+#
+# The test binary is built once and run COUNT times with -count 1, so that
+# direct and gateway sub-benchmarks interleave across rounds instead of
+# each running COUNT times in a row (drift then hits both paths alike).
+# It is the same measurement as
+#   go test -run '^$' -bench BenchmarkEcho -benchtime 2s -count 6 ./internal/gateway
+# Raw results go to out.txt (default bench-<date>.txt under $TMPDIR), then
+# benchstat compares the paths (-col /path) and the ratios gateway/direct
+# are printed against the targets of docs/PERFORMANCE.md.
+#
+# Benchstat is a measuring tool only, never a dependency of the module:
+#   go install golang.org/x/perf/cmd/benchstat@latest
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+count=${COUNT:-6}
+benchtime=${BENCHTIME:-2s}
+pattern=${BENCH:-BenchmarkEcho}
+out=${1:-${TMPDIR:-/tmp}/bench-$(date +%Y%m%d-%H%M%S).txt}
+benchstat=${BENCHSTAT:-$(command -v benchstat || echo "$(go env GOPATH)/bin/benchstat")}
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+bin=$work/gateway.test
+(cd "$root" && go test -c -o "$bin" ./internal/gateway)
+
+: >"$out"
+{
+	echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) $(go version)"
+	echo "# nproc=$(nproc) cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+	echo "# count=$count benchtime=$benchtime bench=$pattern"
+} >>"$out"
+for i in $(seq "$count"); do
+	echo "== round $i/$count" >&2
+	# Run from the package directory, as go test does.
+	(cd "$root/internal/gateway" && "$bin" -test.run '^$' -test.bench "$pattern" \
+		-test.benchtime "$benchtime" -test.count 1) | tee -a "$out"
+done
+
+echo
+echo "raw results: $out"
+if [ ! -x "$benchstat" ]; then
+	echo "benchstat not found; go install golang.org/x/perf/cmd/benchstat@latest" >&2
+	exit 0
+fi
+"$benchstat" -col /path "$out"
+
+# Ratios gateway/direct of the medians, against the targets:
+#   p50 (conc=1): <= 1.3 HTTP->HTTP, <= 2 HTTP->stdio, <= 1.25 at 100KB
+#   p99 (conc=1): <= 1.5
+#   calls/s (conc=16): >= 0.8
+echo
+echo "ratios gateway/direct (medians); targets checked: p50 and p99 at conc=1, calls/s at conc=16"
+"$benchstat" -col /path -format csv "$out" 2>/dev/null | awk -F, '
+	/^,direct,/ { next }
+	/^,/ { unit = $2; next }
+	$1 ~ /^Echo\// && $2 != "" && $4 != "" {
+		name = $1; sub(/^Echo\//, "", name); sub(/-[0-9]+$/, "", name)
+		if (!(name in seen)) { seen[name] = 1; order[++n] = name }
+		r[name, unit] = $4 / $2
+	}
+	function target(name, unit,   lim, big, stdio, one) {
+		big = name ~ /size=100KB/; stdio = name ~ /up=stdio/; one = name ~ /conc=1$/
+		if (unit == "p50-µs" && one) return big ? 1.25 : (stdio ? 2 : 1.3)
+		if (unit == "p99-µs" && one) return 1.5
+		if (unit == "calls/s" && !one) return -0.8 # at least
+		return 0
+	}
+	function cell(name, unit,   v, t) {
+		if (!((name, unit) in r)) return sprintf("%-16s", "-")
+		v = r[name, unit]; t = target(name, unit)
+		if (t > 0) return sprintf("%5.2f (<=%-4s) %s", v, t, v <= t ? "ok  " : "MISS")
+		if (t < 0) return sprintf("%5.2f (>=%-4s) %s", v, -t, v >= -t ? "ok  " : "MISS")
+		return sprintf("%5.2f            ", v)
+	}
+	END {
+		printf "%-38s %-22s %-22s %-22s %s\n", "benchmark", "p50", "p99", "calls/s", "allocs/op"
+		for (i = 1; i <= n; i++) {
+			name = order[i]
+			printf "%-38s %-22s %-22s %-22s %5.2f\n", name, cell(name, "p50-µs"), cell(name, "p99-µs"), cell(name, "calls/s"), r[name, "allocs/op"]
+		}
+	}'
