@@ -148,6 +148,42 @@ func text(t *testing.T, res *mcp.CallToolResult) string {
 	return strings.Join(parts, "\n")
 }
 
+// answering connects a client (version "" is the modern era) that answers
+// every request a server makes: elicitations accepted with name (the
+// messages shown are recorded), sampling with model, roots with root.
+func (f *fixture) answering(t *testing.T, version, name, model, root string) (*mcp.ClientSession, func() []string) {
+	t.Helper()
+	var mu sync.Mutex
+	var asked []string
+	c := mcp.NewClient(&mcp.Implementation{Name: "answering-client", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			mu.Lock()
+			asked = append(asked, req.Params.Message)
+			mu.Unlock()
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": name}}, nil
+		},
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return &mcp.CreateMessageResult{Role: "assistant", Model: "m", Content: &mcp.TextContent{Text: model}}, nil
+		},
+	})
+	c.AddRoots(&mcp.Root{URI: root})
+	tr := &mcp.StreamableClientTransport{Endpoint: f.url, HTTPClient: &http.Client{Transport: bearer{http.DefaultTransport}}}
+	var opts *mcp.ClientSessionOptions
+	if version != "" {
+		opts = &mcp.ClientSessionOptions{ProtocolVersion: version}
+	}
+	cs, err := c.Connect(context.Background(), tr, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), asked...)
+	}
+}
+
 func TestBothErasThroughTheGateway(t *testing.T) {
 	f := newFixture(t, nil)
 	for _, era := range []struct{ name, version, want string }{
@@ -344,27 +380,8 @@ func TestInMemoryGateway(t *testing.T) {
 // call, with the server named in the elicitation, and the answers go back.
 func TestForwardingToLegacyClients(t *testing.T) {
 	f := newFixture(t, nil)
-	var mu sync.Mutex
-	var asked []string
-	c := mcp.NewClient(&mcp.Implementation{Name: "legacy-client", Version: "1"}, &mcp.ClientOptions{
-		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			mu.Lock()
-			asked = append(asked, req.Params.Message)
-			mu.Unlock()
-			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
-		},
-		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-			return &mcp.CreateMessageResult{Role: "assistant", Model: "test-model", Content: &mcp.TextContent{Text: "Paris"}}, nil
-		},
-	})
-	c.AddRoots(&mcp.Root{URI: "file:///work", Name: "work"})
-	tr := &mcp.StreamableClientTransport{Endpoint: f.url, HTTPClient: &http.Client{Transport: bearer{http.DefaultTransport}}}
+	cs, asked := f.answering(t, "2025-11-25", "Ada", "Paris", "file:///work")
 	ctx := context.Background()
-	cs, err := c.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
 	for _, server := range []string{"s", "web"} {
 		for tool, want := range map[string]string{"ask": "accept: Ada", "sample": "model said: Paris", "roots": "roots: file:///work"} {
 			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: server + "__" + tool, Arguments: map[string]any{}})
@@ -373,10 +390,8 @@ func TestForwardingToLegacyClients(t *testing.T) {
 			}
 		}
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(asked) != 2 || !strings.Contains(asked[0], `"s"`) && !strings.Contains(asked[0], `"web"`) {
-		t.Errorf("elicitations shown: %q; each must name the server that asked", asked)
+	if shown := asked(); len(shown) != 2 || !strings.Contains(shown[0], `"s"`) && !strings.Contains(shown[0], `"web"`) {
+		t.Errorf("elicitations shown: %q; each must name the server that asked", shown)
 	}
 }
 
@@ -386,27 +401,8 @@ func TestForwardingToLegacyClients(t *testing.T) {
 // server), the answers reach the upstream, and a tampered state is refused.
 func TestInputRequiredForModernClients(t *testing.T) {
 	f := newFixture(t, nil)
-	var mu sync.Mutex
-	var asked []string
-	c := mcp.NewClient(&mcp.Implementation{Name: "modern-client", Version: "1"}, &mcp.ClientOptions{
-		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			mu.Lock()
-			asked = append(asked, req.Params.Message)
-			mu.Unlock()
-			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
-		},
-		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-			return &mcp.CreateMessageResult{Role: "assistant", Model: "m", Content: &mcp.TextContent{Text: "Paris"}}, nil
-		},
-	})
-	c.AddRoots(&mcp.Root{URI: "file:///modern"})
-	tr := &mcp.StreamableClientTransport{Endpoint: f.url, HTTPClient: &http.Client{Transport: bearer{http.DefaultTransport}}}
+	cs, asked := f.answering(t, "", "Ada", "Paris", "file:///modern")
 	ctx := context.Background()
-	cs, err := c.Connect(ctx, tr, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
 	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
 		t.Fatalf("negotiated %s", v)
 	}
@@ -418,13 +414,11 @@ func TestInputRequiredForModernClients(t *testing.T) {
 			}
 		}
 	}
-	mu.Lock()
-	if len(asked) != 2 || !strings.HasPrefix(asked[0], "[MCP server ") {
-		t.Errorf("elicitations shown: %q; each must name the server that asked", asked)
+	if shown := asked(); len(shown) != 2 || !strings.HasPrefix(shown[0], "[MCP server ") {
+		t.Errorf("elicitations shown: %q; each must name the server that asked", shown)
 	}
-	mu.Unlock()
 	// A forged retry: go-sdk's client sends what it is given.
-	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "s__ask", Arguments: map[string]any{},
+	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "s__ask", Arguments: map[string]any{},
 		InputResponses: mcp.InputResponseMap{"name": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Eve"}}},
 		RequestState:   "sb1.forged.state"})
 	var rpc *jsonrpc.Error
@@ -483,38 +477,17 @@ func TestParkingForModernClients(t *testing.T) {
 			t.Fatalf("upstream old speaks %s, want the legacy era", s.ProtocolVersion)
 		}
 	}
-	var mu sync.Mutex
-	var asked []string
-	c := mcp.NewClient(&mcp.Implementation{Name: "modern-client", Version: "1"}, &mcp.ClientOptions{
-		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			mu.Lock()
-			asked = append(asked, req.Params.Message)
-			mu.Unlock()
-			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Grace"}}, nil
-		},
-		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-			return &mcp.CreateMessageResult{Role: "assistant", Model: "m", Content: &mcp.TextContent{Text: "Rome"}}, nil
-		},
-	})
-	c.AddRoots(&mcp.Root{URI: "file:///parked"})
-	tr := &mcp.StreamableClientTransport{Endpoint: f.url, HTTPClient: &http.Client{Transport: bearer{http.DefaultTransport}}}
+	cs, asked := f.answering(t, "", "Grace", "Rome", "file:///parked")
 	ctx := context.Background()
-	cs, err := c.Connect(ctx, tr, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
 	for tool, want := range map[string]string{"ask": "accept: Grace", "sample": "model said: Rome", "roots": "roots: file:///parked"} {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "old__" + tool, Arguments: map[string]any{}})
 		if err != nil || res.IsError || text(t, res) != want {
 			t.Errorf("old__%s: %q, %v; want %q", tool, text(t, res), err, want)
 		}
 	}
-	mu.Lock()
-	if len(asked) != 1 || !strings.Contains(asked[0], `"old"`) {
-		t.Errorf("elicitation shown: %q; it must name the server", asked)
+	if shown := asked(); len(shown) != 1 || !strings.Contains(shown[0], `"old"`) {
+		t.Errorf("elicitation shown: %q; it must name the server", shown)
 	}
-	mu.Unlock()
 	// The upstream and the gateway are free for the next call.
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "old__echo", Arguments: map[string]any{"text": "still fine"}})
 	if err != nil || text(t, res) != "still fine" {
