@@ -139,6 +139,12 @@ func Run(ctx context.Context, env Env) int {
 	var stop context.CancelFunc
 	r.ctx, stop = signal.NotifyContext(r.ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	if r.cmd.name == "serve" {
+		if err := checkServe(r); err != nil {
+			r.errorf("%v", err)
+			return ExitUsage
+		}
+	}
 	if r.cmd.needsHost {
 		if code := r.open(); code != ExitOK {
 			return code

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -39,19 +40,31 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.pageSize, "page-size", 0, "items per page of tools/list and the other lists (default go-sdk's 1000)")
 }
 
+// checkServe rejects contradictory serve flags before any server starts.
+func checkServe(r *run) error {
+	f := r.serve
+	switch {
+	case f.stdio && r.http != "":
+		return errors.New("serve: choose --stdio or --http, not both")
+	case f.pageSize < 0:
+		return errors.New("serve: --page-size must be positive")
+	case f.noAuth && f.tokenEnv != "":
+		return errors.New("serve: --no-auth and --token-env contradict each other")
+	case f.noAuth && len(f.allowHosts) > 0:
+		return errors.New("serve: --no-auth with --allow-host would open every tool to the network; refusing")
+	case f.tokenEnv != "":
+		if tok, ok := r.env.LookupEnv(f.tokenEnv); !ok || tok == "" {
+			return fmt.Errorf("serve: --token-env %s: the variable is not set", f.tokenEnv)
+		}
+	}
+	return nil
+}
+
 func runServe(r *run) int {
 	if !r.wantArgs(0, 0) {
 		return ExitUsage
 	}
 	f := r.serve
-	if f.stdio && r.http != "" {
-		r.errorf("serve: choose --stdio or --http, not both")
-		return ExitUsage
-	}
-	if f.pageSize < 0 {
-		r.errorf("serve: --page-size must be positive")
-		return ExitUsage
-	}
 	log := slog.New(slog.NewTextHandler(r.env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	if r.verbose {
 		log = slog.New(slog.NewTextHandler(r.env.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -73,23 +86,11 @@ func runServe(r *run) int {
 	}
 	front := frontdoor.Options{Path: f.path, NoAuth: f.noAuth, AllowedHosts: f.allowHosts, Logger: log}
 	tokenSource := ""
-	switch {
-	case f.noAuth && f.tokenEnv != "":
-		r.errorf("serve: --no-auth and --token-env contradict each other")
-		return ExitUsage
+	switch { // checkServe has rejected the contradictions
 	case f.noAuth:
-		if len(f.allowHosts) > 0 {
-			r.errorf("serve: --no-auth with --allow-host would open every tool to the network; refusing")
-			return ExitUsage
-		}
 		fmt.Fprintln(r.env.Stderr, frontdoor.NoAuthWarning)
 	case f.tokenEnv != "":
-		tok, ok := r.env.LookupEnv(f.tokenEnv)
-		if !ok || tok == "" {
-			r.errorf("serve: --token-env %s: the variable is not set", f.tokenEnv)
-			return ExitUsage
-		}
-		front.Token = tok
+		front.Token, _ = r.env.LookupEnv(f.tokenEnv)
 		tokenSource = "$" + f.tokenEnv
 	default:
 		tok, err := frontdoor.GenerateToken()
