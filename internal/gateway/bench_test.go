@@ -186,6 +186,8 @@ func benchCalls(b *testing.B, cs *mcp.ClientSession, tool string, args json.RawM
 // process has used, from /proc/self/stat; false where there is no such
 // file. A stdio upstream runs in a child process and is not counted, on
 // either path: the difference between the paths is the gateway's own CPU.
+// Its resolution is a clock tick (10 ms): meaningful over runs of a second
+// or more, not with -benchtime 1x.
 func benchProcessCPU() (time.Duration, bool) {
 	data, err := os.ReadFile("/proc/self/stat")
 	if err != nil {
