@@ -205,6 +205,10 @@ type CallOptions struct {
 	// *InputRequired, verbatim.
 	InputResponses mcp.InputResponseMap
 	RequestState   string
+	// RawOnly leaves Result.Text empty, for callers that forward Raw and
+	// never show the projection (the gateway): projecting a large result
+	// costs a full decode.
+	RawOnly bool
 }
 
 // InputPasser and InputRequired: see CallOptions.Peer.
@@ -650,11 +654,8 @@ func (h *Host) Call(ctx context.Context, name string, args json.RawMessage, opts
 	if err != nil {
 		return nil, err
 	}
-	if len(args) > 0 {
-		var obj map[string]json.RawMessage
-		if err := json.Unmarshal(args, &obj); err != nil || obj == nil {
-			return nil, fault.New(fault.CodeInvalidParams, t.ID.Server, fmt.Sprintf("call tool %q", t.ID.Name), errors.New("arguments must be a JSON object"))
-		}
+	if len(args) > 0 && !isObject(args) {
+		return nil, fault.New(fault.CodeInvalidParams, t.ID.Server, fmt.Sprintf("call tool %q", t.ID.Name), errors.New("arguments must be a JSON object"))
 	}
 	conn, err := h.conn(t.ID.Server)
 	if err != nil {
@@ -665,13 +666,26 @@ func (h *Host) Call(ctx context.Context, name string, args json.RawMessage, opts
 	if err != nil {
 		return nil, err
 	}
-	return &Result{
-		Tool:    t.ID.String(),
-		Server:  t.ID.Server,
-		Raw:     res.Raw,
-		IsError: res.IsError,
-		Text:    content.ToolText(res.Raw),
-	}, nil
+	out := &Result{Tool: t.ID.String(), Server: t.ID.Server, Raw: res.Raw, IsError: res.IsError}
+	if opts == nil || !opts.RawOnly {
+		out.Text = content.ToolText(res.Raw)
+	}
+	return out, nil
+}
+
+// isObject reports whether raw is one valid JSON object, without decoding
+// it: arguments are forwarded as they are, so validity is all that counts.
+func isObject(raw json.RawMessage) bool {
+	for i, c := range raw {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '{':
+			return json.Valid(raw[i:])
+		}
+		return false
+	}
+	return false
 }
 
 // callOptions translates CallOptions for the upstream package; the peer

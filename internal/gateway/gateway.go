@@ -46,6 +46,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/content"
 	"github.com/switchboard-mcp/switchboard/internal/frontdoor"
 	"github.com/switchboard-mcp/switchboard/internal/mcphttp"
 )
@@ -243,7 +244,7 @@ func (g *Gateway) callTool(t host.Tool) mcp.ToolHandler {
 			args = nil
 		}
 		p := g.newPeer(ctx, req.Session, req.ClientCapabilities(), req.ProtocolVersion())
-		opts := &host.CallOptions{Peer: p}
+		opts := &host.CallOptions{Peer: p, RawOnly: true}
 		parked, err := g.retryInput(opts, t.ID, req.Params.InputResponses, req.Params.RequestState)
 		if err != nil {
 			return nil, err
@@ -295,12 +296,14 @@ func (g *Gateway) toolResult(ctx context.Context, t host.Tool, res *host.Result,
 	if err != nil {
 		return g.failure(ctx, t, err)
 	}
+	// UnmarshalJSON directly: json.Unmarshal would first run a validation
+	// pass over what the capture point has already parsed.
 	var out mcp.CallToolResult
-	if err := json.Unmarshal(res.Raw, &out); err != nil {
+	if err := out.UnmarshalJSON(res.Raw); err != nil {
 		// Content go-sdk cannot represent (a content type newer than
 		// it): send the projection, which names what it could not show.
 		g.log.Debug("result re-encoded as text", "tool", t.ID, "err", err)
-		out = mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Text}}, IsError: res.IsError}
+		out = mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: content.ToolText(res.Raw)}}, IsError: res.IsError}
 	}
 	stripProtocolMeta(out.Meta)
 	return &out, nil

@@ -468,29 +468,39 @@ func mediaType(ct string) string {
 	return strings.ToLower(strings.TrimSpace(ct))
 }
 
-// responseFields reads a message's top-level members with exact key
-// matching, as go-sdk's decoder does (encoding/json's struct decoding
-// would match keys regardless of case). It reports false for anything
-// but a response carrying an object result.
-func responseFields(data []byte) (map[string]json.RawMessage, bool) {
+// members reads a message's top-level members with exact key matching, as
+// go-sdk's decoder does (encoding/json's struct decoding would match keys
+// regardless of case). It reports false when data is not a JSON object.
+func members(data []byte) (map[string]json.RawMessage, bool) {
 	var m map[string]json.RawMessage
-	if json.Unmarshal(data, &m) != nil {
-		return nil, false
-	}
-	_, hasMethod := m["method"]
-	id, hasID := m["id"]
-	result := bytes.TrimSpace(m["result"])
-	if hasMethod || !hasID || len(id) == 0 || len(result) == 0 || result[0] != '{' || string(bytes.TrimSpace(m["jsonrpc"])) != `"2.0"` {
+	if json.Unmarshal(data, &m) != nil || m == nil {
 		return nil, false
 	}
 	return m, true
 }
 
+// carriesResult reports whether a message's members are those of a
+// response carrying an object result.
+func carriesResult(m map[string]json.RawMessage) bool {
+	_, hasMethod := m["method"]
+	id, hasID := m["id"]
+	result := bytes.TrimSpace(m["result"])
+	return !hasMethod && hasID && len(id) > 0 && len(result) > 0 && result[0] == '{' && string(bytes.TrimSpace(m["jsonrpc"])) == `"2.0"`
+}
+
 // rewriteResponse captures the result of a single JSON-RPC response in
 // data and returns data with the stand-in; anything else is returned as is.
 func rewriteResponse(data []byte, s *slot) []byte {
-	m, ok := responseFields(data)
+	m, ok := members(data)
 	if !ok {
+		return data
+	}
+	return rewriteMembers(data, m, s)
+}
+
+// rewriteMembers is rewriteResponse for a message already parsed into m.
+func rewriteMembers(data []byte, m map[string]json.RawMessage, s *slot) []byte {
+	if !carriesResult(m) {
 		return data
 	}
 	result := m["result"]
@@ -629,8 +639,9 @@ func (r *sseRewriter) emit(event [][]byte) {
 			return
 		}
 		if bytes.Contains(data, []byte(`"result"`)) || bytes.Contains(data, []byte(`"error"`)) {
-			if isResponse(data) {
-				out := rewriteResponse(data, r.slot)
+			// One parse serves both the test and the rewrite.
+			if m, ok := members(data); ok && isResponse(m) {
+				out := rewriteMembers(data, m, r.slot)
 				nl := l[len(t):]
 				event[dataAt] = append(append([]byte("data: "), out...), nl...)
 				r.done = true
@@ -689,13 +700,10 @@ func (r *sseRewriter) progress(event [][]byte, data []byte) bool {
 	return true
 }
 
-// isResponse reports whether data is a JSON-RPC response, with or without
-// a result: no "method", an "id", and a "result" or an "error" (exact keys).
-func isResponse(data []byte) bool {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(data, &m) != nil {
-		return false
-	}
+// isResponse reports whether a message's members are those of a JSON-RPC
+// response, with or without a result: no "method", an "id", and a
+// "result" or an "error" (exact keys).
+func isResponse(m map[string]json.RawMessage) bool {
 	_, hasMethod := m["method"]
 	_, hasID := m["id"]
 	_, hasResult := m["result"]

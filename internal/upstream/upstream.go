@@ -94,7 +94,13 @@ func (o *Options) withDefaults() Options {
 		out.MaxListItems = 10000
 	}
 	if out.HTTPTransport == nil {
-		out.HTTPTransport = http.DefaultTransport.(*http.Transport).Clone()
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		// The default of 2 idle connections per host makes a gateway with
+		// more calls than that in flight to one server dial and close a
+		// TCP connection for most of them (650 sockets in TIME_WAIT after
+		// 2000 calls from 16 callers; 40 with 64).
+		tr.MaxIdleConnsPerHost = 64
+		out.HTTPTransport = tr
 	}
 	return out
 }
@@ -565,13 +571,11 @@ func (c *Conn) CallTool(ctx context.Context, name string, args json.RawMessage, 
 	}
 	if raw := s.get(); raw != nil && err == nil {
 		// The wire result is authoritative: the SDK only saw a stand-in.
-		var flag struct {
-			IsError bool `json:"isError"`
+		isError, ferr := isErrorFlag(raw)
+		if ferr != nil {
+			return nil, fault.New(fault.CodeProtocol, c.server.Name, fmt.Sprintf("call tool %q", name), ferr)
 		}
-		if json.Unmarshal(raw, &flag) != nil {
-			return nil, fault.New(fault.CodeProtocol, c.server.Name, fmt.Sprintf("call tool %q", name), errors.New("result is not a JSON object"))
-		}
-		return &ToolResult{Raw: raw, IsError: flag.IsError}, nil
+		return &ToolResult{Raw: raw, IsError: isError}, nil
 	}
 	if err != nil {
 		op := fmt.Sprintf("call tool %q", name)
