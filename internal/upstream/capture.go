@@ -231,6 +231,7 @@ type captureConn struct {
 	reads       chan readResult                      // the pump's output (probe > 0 only)
 	closed      chan struct{}                        // closed by Close (probe > 0 only)
 	once        sync.Once
+	direct      bool // the pump has handed reading back to Read (Read's goroutine only)
 
 	mu      sync.Mutex
 	pending map[jsonrpc.ID]*slot       // calls awaiting a response
@@ -240,8 +241,9 @@ type captureConn struct {
 }
 
 type readResult struct {
-	msg jsonrpc.Message
-	err error
+	msg  jsonrpc.Message
+	err  error
+	last bool // the pump has stopped: read the connection directly from now on
 }
 
 // armProbe starts the probe timer for a server/discover request.
@@ -272,24 +274,38 @@ func (c *captureConn) armProbe(id jsonrpc.ID) {
 }
 
 // pump moves inner reads to the reads channel until the connection fails
-// or is closed (Close unblocks the inner Read).
+// or is closed (Close unblocks the inner Read), or until the handshake is
+// over and no probe can still need a synthetic answer: then it hands
+// reading back to Read, so that every later message costs no goroutine
+// switch.
 func (c *captureConn) pump() {
 	for {
 		msg, err := c.Connection.Read(context.Background())
+		last := err == nil && c.settled()
 		select {
-		case c.reads <- readResult{msg, err}:
+		case c.reads <- readResult{msg, err, last}:
 		case <-c.closed:
 			return
 		}
-		if err != nil {
+		if err != nil || last {
 			return
 		}
 	}
 }
 
+// settled reports whether the handshake is over with no probe pending.
+func (c *captureConn) settled() bool {
+	if c.established == nil || !c.established.Load() {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.probes) == 0
+}
+
 // next returns the next message and whether it is a synthetic one.
 func (c *captureConn) next(ctx context.Context) (jsonrpc.Message, bool, error) {
-	if c.reads == nil {
+	if c.reads == nil || c.direct {
 		msg, err := c.Connection.Read(ctx)
 		return msg, false, err
 	}
@@ -297,6 +313,7 @@ func (c *captureConn) next(ctx context.Context) (jsonrpc.Message, bool, error) {
 	case m := <-c.injected:
 		return m, true, nil
 	case r := <-c.reads:
+		c.direct = r.last
 		return r.msg, false, r.err
 	case <-c.closed:
 		return nil, false, mcp.ErrConnectionClosed
