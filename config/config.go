@@ -73,6 +73,11 @@ type Config struct {
 	// deterministic. Names are unique (ignoring case).
 	Servers []*Server
 
+	// Security limits what servers may send; Policy authorizes calls.
+	// Parse fills every field; a zero field means its default.
+	Security Security
+	Policy   Policy
+
 	// serversKey is the top-level key the servers came from ("mcpServers"
 	// or "servers"); Validate uses it to build paths. Empty means
 	// "mcpServers".
@@ -137,6 +142,26 @@ type Server struct {
 	// are not prefixed) when the configuration says "prefix": "".
 	// A non-empty prefix is 1 to MaxPrefixLen bytes of A-Z a-z 0-9 _ -.
 	Prefix string
+
+	// Trust is the server's trust level ("trust"; TrustUntrusted when
+	// absent). Sampling, Elicitation, Roots and Images are resolved from it
+	// and the server's own overrides (see TrustDefaults): whether the
+	// server's sampling, elicitation and roots requests reach the client,
+	// and whether its images do. Strict holds back tools whose metadata
+	// matches an injection pattern (untrusted and sandboxed servers only).
+	Trust                                Trust
+	Sampling, Elicitation, Roots, Images bool
+	Strict                               bool
+
+	// ExpectedTools ("expectedTools") are globs over the tools the
+	// operator expects the server to offer; nil means no attestation. A
+	// tool outside them is reported, and withheld unless the server is
+	// trusted.
+	ExpectedTools []string
+
+	// AllowEnv names the loader variables (see LoaderVar) this server's
+	// env may set.
+	AllowEnv []string
 
 	// SecretRefs are the names of the environment variables this server
 	// references (through ${VAR} or bearerTokenEnvVar), sorted and unique,
@@ -358,6 +383,14 @@ type serverJSON struct {
 	Prefix            string            `json:"prefix"`
 	StartupTimeoutMs  int64             `json:"startupTimeoutMs"`
 	CallTimeoutMs     int64             `json:"callTimeoutMs"`
+	Trust             Trust             `json:"trust"`
+	Sampling          bool              `json:"sampling"`
+	Elicitation       bool              `json:"elicitation"`
+	Roots             bool              `json:"roots"`
+	Images            bool              `json:"images"`
+	Strict            bool              `json:"strict"`
+	ExpectedTools     *[]string         `json:"expectedTools,omitempty"`
+	AllowEnv          []string          `json:"allowEnv,omitempty"`
 }
 
 // MarshalJSON writes the [Server.Redacted] view in the canonical "mcpServers"
@@ -380,6 +413,16 @@ func (s Server) MarshalJSON() ([]byte, error) {
 		Prefix:            r.Prefix,
 		StartupTimeoutMs:  millis(r.StartupTimeout),
 		CallTimeoutMs:     millis(r.CallTimeout),
+		Trust:             r.Trust,
+		Sampling:          r.Sampling,
+		Elicitation:       r.Elicitation,
+		Roots:             r.Roots,
+		Images:            r.Images,
+		Strict:            r.Strict,
+		AllowEnv:          r.AllowEnv,
+	}
+	if r.ExpectedTools != nil {
+		j.ExpectedTools = &r.ExpectedTools
 	}
 	if r.EnabledTools != nil {
 		j.EnabledTools = &r.EnabledTools

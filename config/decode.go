@@ -79,6 +79,8 @@ type decoder struct {
 	// prefixes maps each non-empty prefix, lower-cased, to the server
 	// that claimed it first.
 	prefixes map[string]string
+	// security is the decoded "security" object, for server defaults.
+	security Security
 }
 
 func (d *decoder) add(p *jsonPath, server, msg string, cause error) {
@@ -263,11 +265,12 @@ func lineCol(data []byte, off int64) (line, col int) {
 
 // Field names and hints for unknown fields.
 var (
-	rootFields   = []string{"mcpServers", "servers", "inputs", "$schema"}
+	rootFields   = []string{"mcpServers", "servers", "inputs", "$schema", "security", "policy"}
 	serverFields = []string{
 		"type", "command", "args", "env", "cwd", "url", "serverUrl", "headers",
 		"enabled", "disabled", "enabledTools", "disabledTools",
 		"startupTimeoutMs", "callTimeoutMs", "bearerTokenEnvVar", "prefix",
+		"trust", "expectedTools", "allowEnv", "sampling", "elicitation", "roots", "images", "strict",
 	}
 	inputFields  = []string{"id", "type", "description", "password", "default", "options", "command", "args"}
 	optionFields = []string{"label", "value"}
@@ -404,7 +407,7 @@ func (d *decoder) decodeRoot(root *node) *Config {
 		d.wrongType(root, nil, "", "object")
 		return nil
 	}
-	var servers, inputs *member
+	var servers, inputs, security, policy *member
 	conflict := false
 	for i := range root.members {
 		m := &root.members[i]
@@ -419,6 +422,10 @@ func (d *decoder) decodeRoot(root *node) *Config {
 			servers = m
 		case "inputs":
 			inputs = m
+		case "security":
+			security = m
+		case "policy":
+			policy = m
 		case "$schema":
 			d.str(m.val, p, "")
 		default:
@@ -445,7 +452,15 @@ func (d *decoder) decodeRoot(root *node) *Config {
 		d.wrongType(servers.val, sp, "", "object")
 		return nil
 	}
-	cfg := &Config{serversKey: servers.key}
+	cfg := &Config{serversKey: servers.key, Security: Security{}.WithDefaults(), Policy: Policy{}.WithDefaults()}
+	// Security first: servers take their strict default from it.
+	if security != nil {
+		cfg.Security = d.decodeSecurity(security.val, (*jsonPath)(nil).k("security"))
+	}
+	if policy != nil {
+		cfg.Policy = d.decodePolicy(policy.val, (*jsonPath)(nil).k("policy"))
+	}
+	d.security = cfg.Security
 	names := map[string]string{} // lower-cased name -> name
 	for _, m := range servers.val.members {
 		p := sp.k(m.key)
@@ -553,12 +568,14 @@ func some[T any](v T, ok bool) opt[T] { return opt[T]{v, ok} }
 
 // rawServer is one server's members as written.
 type rawServer struct {
-	typ, command, cwd, url, bearer, prefix opt[string]
-	urlKey                                 string // "url" or "serverUrl"
-	args, enabledTools, disabledTools      opt[[]string]
-	env, headers                           opt[*orderedMap]
-	enabled, disabled                      opt[bool]
-	startup, call                          opt[time.Duration]
+	typ, command, cwd, url, bearer, prefix, trust opt[string]
+	urlKey                                        string // "url" or "serverUrl"
+	args, enabledTools, disabledTools             opt[[]string]
+	expectedTools, allowEnv                       opt[[]string]
+	env, headers                                  opt[*orderedMap]
+	enabled, disabled                             opt[bool]
+	sampling, elicitation, roots, images, strict  opt[bool]
+	startup, call                                 opt[time.Duration]
 }
 
 // decodeServer decodes, checks and expands one server. It returns nil if the
@@ -616,6 +633,24 @@ func (d *decoder) decodeServer(name string, n *node, p *jsonPath) *Server {
 			if f.bearer.set && !validIdent(f.bearer.v) {
 				d.add(fp, name, fmt.Sprintf("invalid environment variable name %s: want letters, digits and '_', not starting with a digit", quote(f.bearer.v)), nil)
 			}
+		case "trust":
+			f.trust = some(d.str(m.val, fp, name))
+		case "expectedTools":
+			if f.expectedTools = some(d.strs(m.val, fp, name)); f.expectedTools.set {
+				d.checkGlobs(f.expectedTools.v, fp, name)
+			}
+		case "allowEnv":
+			f.allowEnv = some(d.strs(m.val, fp, name))
+		case "sampling":
+			f.sampling = some(d.boolean(m.val, fp, name))
+		case "elicitation":
+			f.elicitation = some(d.boolean(m.val, fp, name))
+		case "roots":
+			f.roots = some(d.boolean(m.val, fp, name))
+		case "images":
+			f.images = some(d.boolean(m.val, fp, name))
+		case "strict":
+			f.strict = some(d.boolean(m.val, fp, name))
 		case "prefix":
 			f.prefix = some(d.str(m.val, fp, name))
 			if f.prefix.set && f.prefix.v != "" && !validPrefix(f.prefix.v) {
@@ -661,6 +696,8 @@ func (d *decoder) decodeServer(name string, n *node, p *jsonPath) *Server {
 		s.CallTimeout = f.call.v
 	}
 	d.resolvePrefix(s, &f, p)
+	d.resolveTrust(s, &f, p)
+	d.checkEnvNames(s, &f, p)
 	d.expandServer(s, &f, p)
 	if len(d.errs) > start {
 		return nil

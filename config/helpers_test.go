@@ -50,6 +50,7 @@ func stdio(name, command string, args ...string) *Server {
 	return &Server{
 		Name: name, Transport: TransportStdio, Command: command, Args: args,
 		Enabled: true, StartupTimeout: DefaultStartupTimeout, CallTimeout: DefaultCallTimeout, Prefix: name,
+		Trust: TrustUntrusted, Elicitation: true, Roots: true, Images: true,
 	}
 }
 
@@ -58,6 +59,7 @@ func remote(name string, tr Transport, url string) *Server {
 	return &Server{
 		Name: name, Transport: tr, URL: url,
 		Enabled: true, StartupTimeout: DefaultStartupTimeout, CallTimeout: DefaultCallTimeout, Prefix: name,
+		Trust: TrustUntrusted, Elicitation: true, Roots: true, Images: true,
 	}
 }
 
@@ -74,4 +76,10 @@ func jsonString(s string) string {
 		panic(err)
 	}
 	return string(b)
+}
+
+// trusted marks s as Parse resolves "trust": "trusted".
+func trusted(s *Server) *Server {
+	s.Trust, s.Sampling, s.Elicitation, s.Roots, s.Images = TrustTrusted, true, true, true, true
+	return s
 }

@@ -16,7 +16,7 @@ import (
 func TestDefault(t *testing.T) {
 	const self = "/usr/local/bin/switchboard"
 	cfg := Default(self)
-	want := &Config{Source: DefaultSource, Servers: []*Server{stdio("demo", self, "demo-server")}}
+	want := &Config{Source: DefaultSource, Servers: []*Server{trusted(stdio("demo", self, "demo-server"))}, Security: Security{}.WithDefaults(), Policy: Policy{}.WithDefaults()}
 	if diff := cmp.Diff(want, cfg, serverOpts); diff != "" {
 		t.Errorf("Default mismatch (-want +got):\n%s", diff)
 	}
@@ -52,7 +52,7 @@ func TestDefault(t *testing.T) {
 // file, to make sure it stays a valid configuration on its own.
 func TestEmbeddedDefault(t *testing.T) {
 	cfg := mustParse(t, string(defaultJSON), nil)
-	if diff := cmp.Diff([]*Server{stdio("demo", defaultCommand, "demo-server")}, cfg.Servers, serverOpts); diff != "" {
+	if diff := cmp.Diff([]*Server{trusted(stdio("demo", defaultCommand, "demo-server"))}, cfg.Servers, serverOpts); diff != "" {
 		t.Errorf("default.json mismatch (-want +got):\n%s", diff)
 	}
 }

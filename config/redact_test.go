@@ -205,7 +205,13 @@ func TestMarshalJSON(t *testing.T) {
       "enabled": true,
       "prefix": "local",
       "startupTimeoutMs": 10000,
-      "callTimeoutMs": 60000
+      "callTimeoutMs": 60000,
+      "trust": "untrusted",
+      "sampling": false,
+      "elicitation": true,
+      "roots": true,
+      "images": true,
+      "strict": false
     },
     "remote": {
       "type": "sse",
@@ -219,7 +225,13 @@ func TestMarshalJSON(t *testing.T) {
       "enabledTools": [],
       "prefix": "",
       "startupTimeoutMs": 10000,
-      "callTimeoutMs": 60000
+      "callTimeoutMs": 60000,
+      "trust": "untrusted",
+      "sampling": false,
+      "elicitation": true,
+      "roots": true,
+      "images": true,
+      "strict": false
     }
   }
 }`

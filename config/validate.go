@@ -64,6 +64,13 @@ func (c *Config) Validate() error {
 			}
 		}
 	}
+	c.validateSecurity(func(p *jsonPath, msg string) {
+		if len(errs) >= maxErrors {
+			truncated = true
+			return
+		}
+		errs = append(errs, &Error{File: c.Source, Path: p.String(), Msg: msg})
+	})
 	if truncated {
 		errs = append(errs, &Error{File: c.Source, Msg: fmt.Sprintf("too many errors; stopped after %d", maxErrors)})
 	}
@@ -78,6 +85,7 @@ func validateServer(s *Server, p *jsonPath, add func(*jsonPath, string)) {
 		}
 	}
 	check(p, checkName(s.Name))
+	validateTrust(s, p, add)
 	onlyFor := func(field string, set bool, kind string) {
 		if set {
 			add(p.k(field), fmt.Sprintf("%q is only for %s servers; this server is %s", field, kind, s.Transport))

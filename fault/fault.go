@@ -22,7 +22,8 @@ import (
 // Code is a stable, machine-readable failure reason.
 type Code string
 
-// The failure codes. Each is documented with what the caller may do about it.
+// The failure codes. Each is documented with what the caller may do about
+// it; Retryable says whether an identical request may be sent again.
 const (
 	// CodeTimeout: the server did not answer within the configured deadline.
 	// The operation may or may not have taken effect upstream.
@@ -30,32 +31,66 @@ const (
 	// CodeUnavailable: the server is not connected (failed to start, crashed,
 	// disabled, or its connection was lost before the request was sent).
 	CodeUnavailable Code = "unavailable"
-	// CodeProtocol: the server broke the MCP protocol (a malformed message, an
-	// oversized frame, a JSON-RPC error outside the ones below).
-	CodeProtocol Code = "protocol"
+	// CodeTransient: the server (or a proxy in front of it) refused the
+	// request for now without running it (HTTP 502, 503).
+	CodeTransient Code = "transient"
+	// CodeRateLimited: the server asked for fewer requests (HTTP 429), or a
+	// Switchboard call quota is spent.
+	CodeRateLimited Code = "rate_limited"
+	// CodeServerError: the server failed or broke the MCP protocol (a
+	// malformed message, a JSON-RPC error other than the ones below, HTTP
+	// 500 or 504).
+	CodeServerError Code = "server_error"
+	// CodeAuthFailure: the server refused Switchboard's credentials (HTTP
+	// 401, 403). Retrying with the same credentials cannot help.
+	CodeAuthFailure Code = "auth_failure"
 	// CodeNotFound: no tool, resource, prompt or server has that name.
 	CodeNotFound Code = "not_found"
-	// CodeInvalidParams: the server or Switchboard rejected the arguments.
-	CodeInvalidParams Code = "invalid_params"
+	// CodeInvalidInput: the server or Switchboard rejected the arguments.
+	CodeInvalidInput Code = "invalid_input"
+	// CodePolicyBlocked: Switchboard's policy refused the request (an
+	// authorization rule, a withheld tool, a refused confirmation, a
+	// capability the server's trust level does not allow). It was never
+	// sent.
+	CodePolicyBlocked Code = "policy_blocked"
+	// CodeTooLarge: a message exceeded a configured size limit (a frame,
+	// a response body, a list).
+	CodeTooLarge Code = "too_large"
 	// CodeUnknownOutcome: the connection was lost while the request was in
 	// flight; the tool may or may not have run. Never retried automatically.
 	CodeUnknownOutcome Code = "unknown_outcome"
 )
 
-// Retryable reports whether an identical request may reasonably be retried.
-// Timeouts and unknown outcomes are not retryable: the operation may already
-// have happened.
+// Codes lists every code, for documentation and tests.
+var Codes = []Code{
+	CodeTransient, CodeRateLimited, CodeInvalidInput, CodeAuthFailure, CodeServerError, CodeNotFound,
+	CodePolicyBlocked, CodeUnknownOutcome, CodeTooLarge, CodeTimeout, CodeUnavailable,
+}
+
+// Retryable reports whether an identical request may reasonably be sent
+// again (after a pause): the server did not run it and may accept it
+// later. Timeouts and unknown outcomes are not retryable: the operation may
+// already have happened.
 func (c Code) Retryable() bool {
-	return c == CodeUnavailable
+	switch c {
+	case CodeUnavailable, CodeTransient, CodeRateLimited:
+		return true
+	}
+	return false
 }
 
 // Sentinels for errors.Is. An *Error matches the sentinel of its Code.
 var (
 	Timeout        = &Error{Code: CodeTimeout}
 	Unavailable    = &Error{Code: CodeUnavailable}
-	Protocol       = &Error{Code: CodeProtocol}
+	Transient      = &Error{Code: CodeTransient}
+	RateLimited    = &Error{Code: CodeRateLimited}
+	ServerError    = &Error{Code: CodeServerError}
+	AuthFailure    = &Error{Code: CodeAuthFailure}
 	NotFound       = &Error{Code: CodeNotFound}
-	InvalidParams  = &Error{Code: CodeInvalidParams}
+	InvalidInput   = &Error{Code: CodeInvalidInput}
+	PolicyBlocked  = &Error{Code: CodePolicyBlocked}
+	TooLarge       = &Error{Code: CodeTooLarge}
 	UnknownOutcome = &Error{Code: CodeUnknownOutcome}
 )
 

@@ -39,7 +39,7 @@ func TestErrorMessage(t *testing.T) {
 	}{
 		{New(CodeUnavailable, "gh", "connect", errors.New("boom")), `server "gh": connect: unavailable: boom`},
 		{New(CodeNotFound, "", `tool "x"`, nil), `tool "x": not_found`},
-		{New(CodeProtocol, "s", "", nil), `server "s": protocol`},
+		{New(CodeServerError, "s", "", nil), `server "s": server_error`},
 	}
 	for _, tt := range tests {
 		if got := tt.err.Error(); got != tt.want {
@@ -51,7 +51,8 @@ func TestErrorMessage(t *testing.T) {
 func TestRetryable(t *testing.T) {
 	for code, want := range map[Code]bool{
 		CodeUnavailable: true, CodeTimeout: false, CodeUnknownOutcome: false,
-		CodeProtocol: false, CodeNotFound: false, CodeInvalidParams: false,
+		CodeServerError: false, CodeNotFound: false, CodeInvalidInput: false,
+		CodeTransient: true, CodeRateLimited: true, CodeAuthFailure: false, CodePolicyBlocked: false, CodeTooLarge: false,
 	} {
 		if got := code.Retryable(); got != want {
 			t.Errorf("%s.Retryable() = %v, want %v", code, got, want)

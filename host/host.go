@@ -70,9 +70,9 @@ import (
 var (
 	ErrTimeout        = fault.Timeout
 	ErrUnavailable    = fault.Unavailable
-	ErrProtocol       = fault.Protocol
+	ErrProtocol       = fault.ServerError
 	ErrNotFound       = fault.NotFound
-	ErrInvalidParams  = fault.InvalidParams
+	ErrInvalidParams  = fault.InvalidInput
 	ErrUnknownOutcome = fault.UnknownOutcome
 )
 
@@ -655,7 +655,7 @@ func (h *Host) Call(ctx context.Context, name string, args json.RawMessage, opts
 		return nil, err
 	}
 	if len(args) > 0 && !isObject(args) {
-		return nil, fault.New(fault.CodeInvalidParams, t.ID.Server, fmt.Sprintf("call tool %q", t.ID.Name), errors.New("arguments must be a JSON object"))
+		return nil, fault.New(fault.CodeInvalidInput, t.ID.Server, fmt.Sprintf("call tool %q", t.ID.Name), errors.New("arguments must be a JSON object"))
 	}
 	conn, err := h.conn(t.ID.Server)
 	if err != nil {
@@ -804,7 +804,7 @@ func (h *Host) GetPrompt(ctx context.Context, id string, args map[string]string,
 // that offers it (the first in server-name order).
 func (h *Host) Complete(ctx context.Context, params *mcp.CompleteParams) (*mcp.CompleteResult, error) {
 	if params == nil || params.Ref == nil {
-		return nil, fault.New(fault.CodeInvalidParams, "", "complete", errors.New("no reference"))
+		return nil, fault.New(fault.CodeInvalidInput, "", "complete", errors.New("no reference"))
 	}
 	snap := h.snapshot()
 	ref := *params.Ref
@@ -827,7 +827,7 @@ func (h *Host) Complete(ctx context.Context, params *mcp.CompleteParams) (*mcp.C
 			return nil, fault.New(fault.CodeNotFound, "", "complete", fmt.Errorf("no resource template %q", ref.URI))
 		}
 	default:
-		return nil, fault.New(fault.CodeInvalidParams, "", "complete", fmt.Errorf("unknown reference type %q", ref.Type))
+		return nil, fault.New(fault.CodeInvalidInput, "", "complete", fmt.Errorf("unknown reference type %q", ref.Type))
 	}
 	conn, err := h.conn(server)
 	if err != nil {

@@ -309,7 +309,7 @@ func (r *run) fail(err error) int {
 	}
 	r.errorf("%s", launcher.Escape(err.Error())) // may quote a server's words
 	switch fault.CodeOf(err) {
-	case fault.CodeNotFound, fault.CodeInvalidParams:
+	case fault.CodeNotFound, fault.CodeInvalidInput:
 		return ExitUsage
 	case fault.CodeUnavailable:
 		fmt.Fprintln(r.env.Stderr, "  'switchboard servers -v' shows the server's state and stderr")

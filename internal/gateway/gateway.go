@@ -329,10 +329,10 @@ func (g *Gateway) failure(ctx context.Context, t host.Tool, err error) (*mcp.Cal
 	}
 	code := fault.CodeOf(err)
 	switch code {
-	case fault.CodeNotFound, fault.CodeInvalidParams:
+	case fault.CodeNotFound, fault.CodeInvalidInput:
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	case "":
-		code = fault.CodeProtocol
+		code = fault.CodeServerError
 	}
 	g.log.Warn("upstream call failed", "tool", t.ID, "code", code, "err", err)
 	return &mcp.CallToolResult{
@@ -410,7 +410,7 @@ func (g *Gateway) protocolError(err error, what string) error {
 	switch fault.CodeOf(err) {
 	case fault.CodeNotFound:
 		return mcp.ResourceNotFoundError(what)
-	case fault.CodeInvalidParams:
+	case fault.CodeInvalidInput:
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
 	if errors.Is(err, context.Canceled) {

@@ -446,6 +446,9 @@ func (rt *captureRoundTripper) RoundTrip(req *http.Request) (*http.Response, err
 		}
 	}
 	resp, err := rt.next.RoundTrip(req)
+	if err == nil {
+		recordStatus(req.Context(), resp.StatusCode)
+	}
 	if err != nil || req.Method != http.MethodPost {
 		return resp, err
 	}

@@ -202,11 +202,11 @@ func (c *Conn) answerInput(ctx context.Context, peer Peer, op string, round int,
 		return nil, &InputRequired{Requests: reqs, State: state}
 	}
 	if round > maxRounds {
-		return nil, fault.New(fault.CodeProtocol, c.server.Name, op, fmt.Errorf("still asking for input after %d rounds", maxRounds))
+		return nil, fault.New(fault.CodeServerError, c.server.Name, op, fmt.Errorf("still asking for input after %d rounds", maxRounds))
 	}
 	responses, err := c.fulfil(ctx, peer, reqs)
 	if err != nil {
-		return nil, fault.New(fault.CodeProtocol, c.server.Name, op, err)
+		return nil, fault.New(fault.CodeServerError, c.server.Name, op, err)
 	}
 	return responses, nil
 }

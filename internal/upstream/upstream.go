@@ -168,7 +168,7 @@ func Dial(ctx context.Context, s *config.Server, opts *Options) (*Conn, error) {
 	}
 	c.life, c.cancel = context.WithCancel(context.Background())
 	parent := ctx
-	ctx, cancel := context.WithTimeout(ctx, s.StartupTimeout)
+	ctx, cancel := context.WithTimeout(withStatus(ctx), s.StartupTimeout)
 	defer cancel()
 	start := time.Now()
 	err := c.connect(ctx)
@@ -299,6 +299,8 @@ func (c *Conn) startStdio(ctx context.Context, probe time.Duration, version stri
 // enforced here by cancelling a context derived from the lifetime.
 func (c *Conn) connectHTTP(ctx context.Context, t mcp.Transport, version string) error {
 	connectCtx, cancel := context.WithCancel(c.life)
+	// The handshake's HTTP refusals (401 above all) are the dial's.
+	connectCtx = context.WithValue(connectCtx, statusKey{}, ctx.Value(statusKey{}))
 	stop := context.AfterFunc(ctx, cancel)
 	var sessOpts *mcp.ClientSessionOptions
 	if version != "" {
@@ -573,7 +575,7 @@ func (c *Conn) CallTool(ctx context.Context, name string, args json.RawMessage, 
 		// The wire result is authoritative: the SDK only saw a stand-in.
 		isError, ferr := isErrorFlag(raw)
 		if ferr != nil {
-			return nil, fault.New(fault.CodeProtocol, c.server.Name, fmt.Sprintf("call tool %q", name), ferr)
+			return nil, fault.New(fault.CodeServerError, c.server.Name, fmt.Sprintf("call tool %q", name), ferr)
 		}
 		return &ToolResult{Raw: raw, IsError: isError}, nil
 	}
@@ -582,8 +584,12 @@ func (c *Conn) CallTool(ctx context.Context, name string, args json.RawMessage, 
 		var rpc *jsonrpc.Error
 		switch {
 		case s.getFault() != nil:
-			return nil, fault.New(fault.CodeProtocol, c.server.Name, op, s.getFault())
+			return nil, fault.New(fault.CodeServerError, c.server.Name, op, s.getFault())
 		case errors.As(err, &rpc), c.life.Err() != nil, ctx.Err() != nil:
+			return nil, c.classify(ctx, op, err)
+		case statusRecorded(ctx):
+			// The server answered with an HTTP refusal: it did not run the
+			// tool, even if go-sdk ended the session over it.
 			return nil, c.classify(ctx, op, err)
 		case errors.Is(err, mcp.ErrConnectionClosed):
 			// go-sdk refused to send: the connection was already gone.
@@ -592,7 +598,7 @@ func (c *Conn) CallTool(ctx context.Context, name string, args json.RawMessage, 
 			cause := c.cause(err)
 			if errors.Is(cause, launcher.ErrFrameTooLarge) {
 				// The server answered, too much: it broke the protocol.
-				return nil, fault.New(fault.CodeProtocol, c.server.Name, op, cause)
+				return nil, fault.New(fault.CodeTooLarge, c.server.Name, op, cause)
 			}
 			// The request may have reached the server: never claim it did not.
 			return nil, fault.New(fault.CodeUnknownOutcome, c.server.Name, op, cause)
@@ -601,7 +607,7 @@ func (c *Conn) CallTool(ctx context.Context, name string, args json.RawMessage, 
 	}
 	raw, err := json.Marshal(res)
 	if err != nil {
-		return nil, fault.New(fault.CodeProtocol, c.server.Name, fmt.Sprintf("call tool %q", name), err)
+		return nil, fault.New(fault.CodeServerError, c.server.Name, fmt.Sprintf("call tool %q", name), err)
 	}
 	return &ToolResult{Raw: raw, IsError: res.IsError}, nil
 }
@@ -682,7 +688,7 @@ func (c *Conn) Unsubscribe(ctx context.Context, uri string) error {
 // callContext bounds one request by the server's callTimeout and ties it
 // to the connection's lifetime, so Close never waits for a call.
 func (c *Conn) callContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithTimeout(ctx, c.server.CallTimeout)
+	ctx, cancel := context.WithTimeout(withStatus(ctx), c.server.CallTimeout)
 	stop := context.AfterFunc(c.life, cancel)
 	return ctx, func() {
 		stop()
@@ -739,18 +745,21 @@ func (c *Conn) classify(ctx context.Context, op string, err error) error {
 	case errors.Is(err, launcher.ErrProgramNotFound):
 		return fault.New(fault.CodeUnavailable, name, op, err)
 	case errors.Is(err, launcher.ErrFrameTooLarge), errors.Is(err, ErrResponseTooLarge), errors.Is(err, errTooMany):
-		return fault.New(fault.CodeProtocol, name, op, err)
-	case errors.As(err, &rpc):
-		switch rpc.Code {
-		case jsonrpc.CodeInvalidParams:
-			if isNotFound(rpc.Message) {
-				return fault.New(fault.CodeNotFound, name, op, err)
-			}
-			return fault.New(fault.CodeInvalidParams, name, op, err)
-		case -32002: // resource not found (2025 spec)
+		return fault.New(fault.CodeTooLarge, name, op, err)
+	case errors.As(err, &rpc) && rpc.Code == jsonrpc.CodeInvalidParams:
+		if isNotFound(rpc.Message) {
 			return fault.New(fault.CodeNotFound, name, op, err)
 		}
-		return fault.New(fault.CodeProtocol, name, op, err)
+		return fault.New(fault.CodeInvalidInput, name, op, err)
+	case errors.As(err, &rpc) && rpc.Code == -32002: // resource not found (2025 spec)
+		return fault.New(fault.CodeNotFound, name, op, err)
+	}
+	if code, st := statusCode(ctx); code != "" {
+		return fault.New(code, name, op, fmt.Errorf("HTTP %d: %w", st, err))
+	}
+	switch {
+	case errors.As(err, &rpc):
+		return fault.New(fault.CodeServerError, name, op, err)
 	case errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded):
 		// Switchboard's timeout or a shorter one of the caller's: either
 		// way the server did not answer in time.
@@ -760,7 +769,7 @@ func (c *Conn) classify(ctx context.Context, op string, err error) error {
 	case c.lost(err):
 		return fault.New(fault.CodeUnavailable, name, op, c.cause(err))
 	}
-	return fault.New(fault.CodeProtocol, name, op, err)
+	return fault.New(fault.CodeServerError, name, op, err)
 }
 
 // isNotFound recognises the -32602 messages servers use for an unknown
