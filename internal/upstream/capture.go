@@ -52,6 +52,7 @@ type slot struct {
 	token    string                          // the call's progress token; "" for none
 	progress func(Progress)                  // receives the call's progress; nil for none
 	log      func(*mcp.LoggingMessageParams) // receives log messages on the call's stream; may be nil
+	list     *listFilter                     // for listings: filters each page instead of capturing
 
 	mu      sync.Mutex
 	raw     json.RawMessage
@@ -146,6 +147,9 @@ func (s *slot) get() json.RawMessage {
 // take stores raw in the slot unless it is a multi-round-trip result, and
 // returns what the SDK should decode instead.
 func (s *slot) take(raw json.RawMessage) json.RawMessage {
+	if s.list != nil {
+		return s.list.filter(raw)
+	}
 	if inputRequired(raw) {
 		return raw
 	}
@@ -352,8 +356,8 @@ func (c *captureConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && req.Method == "server/discover" && c.probe > 0 {
 		c.armProbe(req.ID)
 	}
-	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && req.Method == "tools/call" {
-		if s := slotFrom(ctx); s != nil {
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && (req.Method == "tools/call" || isListMethod(req.Method)) {
+		if s := slotFrom(ctx); s != nil && (s.list != nil) == isListMethod(req.Method) {
 			c.mu.Lock()
 			c.pending[req.ID] = s
 			if s.token != "" {

@@ -119,6 +119,12 @@ type Catalog struct {
 	Resources []*mcp.Resource
 	Templates []*mcp.ResourceTemplate
 	Prompts   []*mcp.Prompt
+	// Instructions are the server's instructions from the handshake, as
+	// sent.
+	Instructions string
+	// Skipped says which entries of the lists were dropped because they
+	// could not be decoded at all (tools: [42]).
+	Skipped []string
 }
 
 // Progress is one progress notification for a call.
@@ -471,8 +477,13 @@ func (c *Conn) Close() error {
 func (c *Conn) Discover(ctx context.Context) (*Catalog, error) {
 	ctx, cancel := c.callContext(ctx)
 	defer cancel()
+	filter := new(listFilter)
+	ctx, s := withSlot(ctx, "", nil)
+	s.list = filter
+	defer s.finish()
 	caps := c.info.Capabilities
-	cat := new(Catalog)
+	cat := &Catalog{Instructions: c.info.Instructions}
+	defer func() { cat.Skipped = filter.dropped() }()
 	var err error
 	if caps.Tools != nil {
 		if cat.Tools, err = drain(c, c.session.Tools(ctx, nil)); err != nil {
