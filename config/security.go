@@ -3,11 +3,12 @@ package config
 import (
 	"errors"
 	"fmt"
-	"path"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/policy"
 )
 
 // Trust is how far Switchboard trusts a server. Every server is untrusted
@@ -376,13 +377,17 @@ func (d *decoder) integer(n *node, p *jsonPath, server string, lo, hi int) (int,
 	return int(v), true
 }
 
-// checkPattern checks a policy pattern's syntax; path.Match has the same
-// metacharacters, and reports a malformed pattern on any input.
+// checkPattern checks a policy pattern's syntax, as the policy engine
+// will compile it.
 func checkPattern(p string) string {
 	if p == "" {
 		return "empty pattern"
 	}
-	if _, err := path.Match(p, ""); err != nil {
+	if _, err := policy.CompileGlob(p); err != nil {
+		var pe *policy.PatternError
+		if errors.As(err, &pe) {
+			return fmt.Sprintf("malformed pattern %s: %s at offset %d", quote(p), pe.Problem, pe.Offset)
+		}
 		return fmt.Sprintf("malformed pattern %s: %v", quote(p), err)
 	}
 	return ""

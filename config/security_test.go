@@ -57,7 +57,7 @@ func TestSecurityParseErrors(t *testing.T) {
 			F + `$.policy.rules[0].deni: unknown field "deni" (did you mean "deny"?)`,
 		}},
 		{"malformed rule pattern", `{"mcpServers": {}, "policy": {"rules": [{"deny": "a:[x"}]}}`, []string{
-			F + `$.policy.rules[0].deny: malformed pattern "a:[x": syntax error in pattern`,
+			F + `$.policy.rules[0].deny: malformed pattern "a:[x": unterminated character class at offset 3`,
 		}},
 		{"unknown confirm", `{"mcpServers": {}, "policy": {"confirm": "sometimes"}}`, []string{
 			F + `$.policy.confirm: unknown value "sometimes": want "never", "destructive" or "always"`,

@@ -61,7 +61,9 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/internal/content"
+	"github.com/switchboard-mcp/switchboard/internal/ingest"
 	"github.com/switchboard-mcp/switchboard/internal/names"
+	"github.com/switchboard-mcp/switchboard/internal/policy"
 	"github.com/switchboard-mcp/switchboard/internal/registry"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
@@ -107,6 +109,10 @@ type Options struct {
 	// (CallOptions.Peer). Without it, servers are told Switchboard offers
 	// none of them. The gateway sets it.
 	Forward bool
+	// Confirm asks a person to confirm the calls that the configuration's
+	// policy.confirm selects (CallOptions.Confirm overrides it per call).
+	// Nil refuses them with policy_blocked.
+	Confirm Confirmer
 }
 
 // State is a server's connection state.
@@ -124,15 +130,17 @@ const (
 type ServerStatus struct {
 	Name            string              `json:"name"`
 	Transport       string              `json:"transport"`
+	Trust           string              `json:"trust"`
 	State           State               `json:"state"`
 	ProtocolVersion string              `json:"protocolVersion,omitempty"`
 	ServerInfo      *mcp.Implementation `json:"serverInfo,omitempty"`
-	Instructions    string              `json:"instructions,omitempty"`
-	Tools           int                 `json:"tools"`
-	Resources       int                 `json:"resources"`
-	Templates       int                 `json:"templates"`
-	Prompts         int                 `json:"prompts"`
-	LastError       string              `json:"lastError,omitempty"`
+	// Instructions are the server's instructions, cleaned and capped.
+	Instructions string `json:"instructions,omitempty"`
+	Tools        int    `json:"tools"`
+	Resources    int    `json:"resources"`
+	Templates    int    `json:"templates"`
+	Prompts      int    `json:"prompts"`
+	LastError    string `json:"lastError,omitempty"`
 	// Stderr is the escaped tail of a stdio server's stderr (last 64 KiB).
 	Stderr string `json:"stderr,omitempty"`
 }
@@ -205,6 +213,11 @@ type CallOptions struct {
 	// *InputRequired, verbatim.
 	InputResponses mcp.InputResponseMap
 	RequestState   string
+	// Client identifies the caller for the call quota (policy.quota); ""
+	// is the process itself. The gateway sets one per client session.
+	Client string
+	// Confirm overrides Options.Confirm for this call.
+	Confirm Confirmer
 	// RawOnly leaves Result.Text empty, for callers that forward Raw and
 	// never show the projection (the gateway): projecting a large result
 	// costs a full decode.
@@ -254,6 +267,9 @@ type Host struct {
 	relists  chan string // servers whose lists changed, for relister
 	stop     chan struct{}
 
+	policy  *policy.Engine
+	confirm Confirmer
+
 	mu       sync.RWMutex
 	servers  map[string]*server // by name; fixed after Open
 	snap     *registry.Snapshot // swapped whole; never mutated
@@ -266,7 +282,9 @@ type Host struct {
 type server struct {
 	cfg     *config.Server
 	conn    *upstream.Conn
-	catalog *upstream.Catalog
+	catalog *upstream.Catalog // vetted: what the registry is built from
+	vetted  *ingest.Result    // the vetting that produced catalog
+	flags   []Finding         // injection-pattern findings of the last rebuild
 	state   State
 	err     error
 }
@@ -290,9 +308,15 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 	if opts.ClientVersion != "" {
 		info.Version = opts.ClientVersion
 	}
+	pol, err := newPolicy(cfg.Policy)
+	if err != nil {
+		return nil, err
+	}
 	h := &Host{
-		cfg: cfg,
-		log: log,
+		cfg:     cfg,
+		log:     log,
+		policy:  pol,
+		confirm: opts.Confirm,
 		opts: upstream.Options{
 			Logger:            log,
 			ClientInfo:        info,
@@ -342,6 +366,10 @@ func (h *Host) start(ctx context.Context, s *server) {
 			conn = nil
 		}
 	}
+	var vetted *ingest.Result
+	if err == nil {
+		vetted = h.vet(s.cfg, cat)
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if err != nil {
@@ -349,7 +377,7 @@ func (h *Host) start(ctx context.Context, s *server) {
 		h.log.Warn("server failed to start; the others are unaffected", "server", name, "err", err)
 		return
 	}
-	s.conn, s.catalog, s.state = conn, cat, StateReady
+	s.conn, s.catalog, s.vetted, s.state = conn, vetted.Catalog, vetted, StateReady
 	h.watchers.Go(func() { h.watch(s, conn) })
 }
 
@@ -441,12 +469,13 @@ func (h *Host) relist(name string) bool {
 		h.log.Warn("re-listing after list_changed failed; keeping the previous lists", "server", name, "err", err)
 		return false
 	}
+	vetted := h.vet(s.cfg, cat)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if s.conn != conn {
 		return false
 	}
-	s.catalog = cat
+	s.catalog, s.vetted = vetted.Catalog, vetted
 	h.log.Debug("re-listed after list_changed", "server", name, "tools", len(cat.Tools))
 	return true
 }
@@ -459,26 +488,14 @@ func (h *Host) rebuild() {
 	defer h.mu.Unlock()
 	var all []string
 	var sources []registry.Source
+	held := h.flagAndHold()
 	for _, sc := range h.cfg.Servers {
 		all = append(all, sc.Name)
 		s := h.servers[sc.Name]
 		if s.catalog == nil {
 			continue
 		}
-		prefix := sc.Prefix
-		if n := names.Prefix(prefix); n != "" {
-			prefix = n // "a_" reads "a__tool", not a hashed name
-		}
-		sources = append(sources, registry.Source{
-			Server:        sc.Name,
-			Prefix:        prefix,
-			EnabledTools:  sc.EnabledTools,
-			DisabledTools: sc.DisabledTools,
-			Tools:         s.catalog.Tools,
-			Resources:     s.catalog.Resources,
-			Templates:     s.catalog.Templates,
-			Prompts:       s.catalog.Prompts,
-		})
+		sources = append(sources, sourceOf(sc, s.catalog, held[sc.Name]))
 	}
 	snap := registry.Build(all, sources)
 	for _, c := range snap.Collisions {
@@ -508,7 +525,7 @@ func (h *Host) Servers() []ServerStatus {
 	index := map[string]int{}
 	for _, sc := range h.cfg.Servers {
 		s := h.servers[sc.Name]
-		st := ServerStatus{Name: sc.Name, Transport: string(sc.Transport), State: s.state}
+		st := ServerStatus{Name: sc.Name, Transport: string(sc.Transport), Trust: string(sc.Trust.Level()), State: s.state}
 		if s.err != nil {
 			st.LastError = s.err.Error()
 		}
@@ -516,10 +533,10 @@ func (h *Host) Servers() []ServerStatus {
 			info := s.conn.Info()
 			st.ProtocolVersion = info.ProtocolVersion
 			st.ServerInfo = info.ServerInfo
-			st.Instructions = info.Instructions
 			st.Stderr = s.conn.StderrTail()
 		}
 		if s.catalog != nil {
+			st.Instructions = s.catalog.Instructions
 			st.Resources = len(s.catalog.Resources)
 			st.Templates = len(s.catalog.Templates)
 			st.Prompts = len(s.catalog.Prompts)
@@ -661,14 +678,22 @@ func (h *Host) Call(ctx context.Context, name string, args json.RawMessage, opts
 	if err != nil {
 		return nil, err
 	}
+	sc := h.cfg.Server(t.ID.Server)
+	if err := h.authorize(ctx, t, sc, args, opts); err != nil {
+		return nil, err
+	}
 	uopts, ctx := callOptions(ctx, opts)
 	res, err := conn.CallTool(ctx, t.ID.Name, args, uopts)
 	if err != nil {
 		return nil, err
 	}
-	out := &Result{Tool: t.ID.String(), Server: t.ID.Server, Raw: res.Raw, IsError: res.IsError}
+	raw, err := h.guardResult(sc, t.ID.Name, res.Raw)
+	if err != nil {
+		return nil, err
+	}
+	out := &Result{Tool: t.ID.String(), Server: t.ID.Server, Raw: raw, IsError: res.IsError}
 	if opts == nil || !opts.RawOnly {
-		out.Text = content.ToolText(res.Raw)
+		out.Text = content.ToolText(raw)
 	}
 	return out, nil
 }
@@ -795,6 +820,7 @@ func (h *Host) GetPrompt(ctx context.Context, id string, args map[string]string,
 	if err != nil {
 		return nil, err
 	}
+	cleanPrompt(res)
 	return &PromptResult{ID: p.ID.String(), Result: res, Text: content.PromptText(res)}, nil
 }
 

@@ -257,9 +257,11 @@ func TestCallOutcomes(t *testing.T) {
 		}
 	})
 	t.Run("large result", func(t *testing.T) {
+		// The text reaches the host whole and is cut to the configured
+		// cap (security.resultTextMaxBytes), with a marker that says so.
 		res := call(t, h, "s__big", `{"bytes":300000}`)
-		if len(res.Text) != 300000 {
-			t.Errorf("big result text = %d bytes", len(res.Text))
+		if len(res.Text) != config.DefaultResultTextMaxBytes || !strings.HasSuffix(res.Text, "[switchboard: result truncated: 300000 bytes, showing the first 102328]") {
+			t.Errorf("big result text = %d bytes, ending %q", len(res.Text), res.Text[max(0, len(res.Text)-80):])
 		}
 	})
 }
@@ -328,7 +330,9 @@ func TestLegacyFallback(t *testing.T) {
 	if !strings.Contains(string(res.Raw), `"hologram"`) || !strings.Contains(string(res.Raw), `"futureField"`) {
 		t.Errorf("raw result lost data: %s", res.Raw)
 	}
-	want := "before\n[unsupported content type \"hologram\", 30 B of JSON]\n[image image/png, 8 B]"
+	// Its 8-byte "image" is not a PNG: the result guard replaces it
+	// with a placeholder and keeps the rest.
+	want := "before\n[unsupported content type \"hologram\", 30 B of JSON]\n[switchboard: image rejected from server novel: bad_header: no complete header in the first 8 bytes]"
 	if res.Text != want {
 		t.Errorf("text = %q, want %q", res.Text, want)
 	}
@@ -358,9 +362,9 @@ func TestHTTP(t *testing.T) {
 	t.Cleanup(sse.Close)
 
 	h := open(t, parse(t, map[string]any{
-		"modern": map[string]any{"url": modern.URL, "bearerTokenEnvVar": "TEST_TOKEN"},
-		"legacy": map[string]any{"type": "streamable-http", "url": legacy.URL},
-		"sse":    map[string]any{"type": "sse", "url": sse.URL, "headers": map[string]any{"X-Team": "${TEAM}"}},
+		"modern": map[string]any{"url": modern.URL, "bearerTokenEnvVar": "TEST_TOKEN", "trust": "trusted"},
+		"legacy": map[string]any{"type": "streamable-http", "url": legacy.URL, "trust": "trusted"},
+		"sse":    map[string]any{"type": "sse", "url": sse.URL, "headers": map[string]any{"X-Team": "${TEAM}"}, "trust": "trusted"},
 	}, map[string]string{"TEST_TOKEN": "s3cret", "TEAM": "blue"}))
 
 	wantVersion := map[string]string{"modern": "2026-07-28", "legacy": "2025-11-25", "sse": "2025-11-25"}
@@ -372,7 +376,7 @@ func TestHTTP(t *testing.T) {
 			t.Errorf("%s echo = %q", name, got)
 		}
 		res := call(t, h, name+"__big", `{"bytes":200000}`)
-		if len(res.Text) != 200000 {
+		if !strings.HasSuffix(res.Text, "[switchboard: result truncated: 200000 bytes, showing the first 102328]") {
 			t.Errorf("%s big = %d bytes", name, len(res.Text))
 		}
 		var n int
@@ -521,8 +525,8 @@ func TestHTTPSizeCaps(t *testing.T) {
 	sseSrv := httptest.NewServer(mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Stateless: true}))
 	t.Cleanup(sseSrv.Close)
 	h := openWith(t, parse(t, map[string]any{
-		"j": map[string]any{"url": jsonSrv.URL},
-		"e": map[string]any{"url": sseSrv.URL},
+		"j": map[string]any{"url": jsonSrv.URL, "trust": "trusted"},
+		"e": map[string]any{"url": sseSrv.URL, "trust": "trusted"},
 	}, nil), &host.Options{MaxFrame: 100 << 10, StopTimeout: 500 * time.Millisecond})
 	for _, name := range []string{"j", "e"} {
 		_, err := h.Call(context.Background(), name+"__big", json.RawMessage(`{"bytes":200000}`), nil)

@@ -124,7 +124,7 @@ func TestPeerEverythingHTTP(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	h := open(t, parse(t, map[string]any{"everything": map[string]any{"type": "http", "url": "http://" + addr + "/mcp"}}, nil))
+	h := open(t, parse(t, map[string]any{"everything": map[string]any{"type": "http", "url": "http://" + addr + "/mcp", "trust": "trusted"}}, nil))
 	checkEverything(t, h, "everything")
 }
 

@@ -34,7 +34,9 @@ func runConformanceClient(r *run) int {
 		}
 	}
 	data, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
-		"server": map[string]any{"type": "http", "url": r.args[0], "prefix": "", "startupTimeoutMs": 20000, "callTimeoutMs": 20000},
+		"server": map[string]any{"type": "http", "url": r.args[0], "prefix": "", "startupTimeoutMs": 20000, "callTimeoutMs": 20000,
+			// The suite's test server runs on loopback and asks for sampling.
+			"trust": "trusted"},
 	}})
 	cfg, err := config.Parse(data, "conformance", nil)
 	if err != nil {

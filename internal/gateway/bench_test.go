@@ -248,7 +248,7 @@ func newBenchEnv(b *testing.B, up string) *benchEnv {
 		web := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, opts))
 		b.Cleanup(web.Close)
 		direct = &mcp.StreamableClientTransport{Endpoint: web.URL, HTTPClient: benchHTTPClient(nil)}
-		upstream = map[string]any{"url": web.URL}
+		upstream = map[string]any{"url": web.URL, "trust": "trusted"}
 	case "stdio":
 		exe, err := os.Executable()
 		if err != nil {

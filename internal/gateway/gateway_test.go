@@ -50,8 +50,8 @@ func newFixture(t *testing.T, extra map[string]any) *fixture {
 		t.Fatal(err)
 	}
 	servers := map[string]any{
-		"s":   map[string]any{"command": exe, "env": testkit.ChildEnv(testkit.ModeServer)},
-		"web": map[string]any{"url": web.URL},
+		"s":   map[string]any{"command": exe, "env": testkit.ChildEnv(testkit.ModeServer), "trust": "trusted"},
+		"web": map[string]any{"url": web.URL, "trust": "trusted"},
 	}
 	for k, v := range extra {
 		servers[k] = v
@@ -471,7 +471,7 @@ func TestListChangedReachesClients(t *testing.T) {
 func TestParkingForModernClients(t *testing.T) {
 	old := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return testkit.NewServer() }, nil))
 	t.Cleanup(old.Close)
-	f := newFixture(t, map[string]any{"old": map[string]any{"url": old.URL}})
+	f := newFixture(t, map[string]any{"old": map[string]any{"url": old.URL, "trust": "trusted"}})
 	for _, s := range f.host.Servers() {
 		if s.Name == "old" && s.ProtocolVersion != "2025-11-25" {
 			t.Fatalf("upstream old speaks %s, want the legacy era", s.ProtocolVersion)

@@ -3,6 +3,7 @@
 package launcher
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -31,8 +32,12 @@ func (t transport) Connect(ctx context.Context) (mcp.Connection, error) {
 		return nil, fmt.Errorf("server %q: process is stopped", p.spec.Server)
 	default:
 	}
+	var reader io.ReadCloser = stdoutReader{p}
+	if p.spec.FrameFilter != nil {
+		reader = &filterReader{ReadCloser: reader, br: bufio.NewReaderSize(reader, 64<<10), filter: p.spec.FrameFilter}
+	}
 	it := &mcp.IOTransport{
-		Reader: stdoutReader{p},
+		Reader: reader,
 		Writer: stdinWriter{p},
 		// go-sdk enforces its own line limit with an error that names
 		// neither the server nor the cap; ours must trip first.
@@ -67,3 +72,44 @@ type stdinWriter struct{ p *Process }
 func (w stdinWriter) Write(b []byte) (int, error) { return w.p.stdin.Write(b) }
 
 func (w stdinWriter) Close() error { return w.p.Stop() }
+
+// filterReader hands each complete frame to a filter before go-sdk reads
+// it. The frame guard sits below it, so a frame is never longer than
+// MaxFrame here.
+type filterReader struct {
+	io.ReadCloser               // the guarded stdout, for Close
+	br            *bufio.Reader // over the same reader
+	filter        func([]byte) []byte
+	line          []byte // the frame being assembled (reused)
+	pending       []byte // filtered bytes not yet returned
+}
+
+func (f *filterReader) Read(b []byte) (int, error) {
+	if len(f.pending) == 0 {
+		if cap(f.line) > 1<<20 {
+			f.line = nil // do not keep a huge frame's buffer for good
+		}
+		f.line = f.line[:0]
+		for {
+			chunk, err := f.br.ReadSlice('\n')
+			f.line = append(f.line, chunk...)
+			if err == bufio.ErrBufferFull {
+				continue
+			}
+			if err != nil {
+				if len(f.line) == 0 {
+					return 0, err
+				}
+				// A last frame without a newline: deliver it as it is;
+				// the next Read reports err.
+				f.pending = f.line
+				break
+			}
+			f.pending = f.filter(f.line)
+			break
+		}
+	}
+	n := copy(b, f.pending)
+	f.pending = f.pending[n:]
+	return n, nil
+}

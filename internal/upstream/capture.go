@@ -436,6 +436,7 @@ type captureRoundTripper struct {
 	headers http.Header
 	maxBody int64
 	server  string
+	prune   func([]byte) []byte // see Conn.pruneFrame; may be nil
 }
 
 // ErrResponseTooLarge is returned when an HTTP response body or SSE event
@@ -471,6 +472,9 @@ func (rt *captureRoundTripper) RoundTrip(req *http.Request) (*http.Response, err
 			}
 			return nil, err
 		}
+		if rt.prune != nil {
+			body = rt.prune(body)
+		}
 		if s != nil {
 			body = rewriteResponse(body, s)
 		}
@@ -479,7 +483,7 @@ func (rt *captureRoundTripper) RoundTrip(req *http.Request) (*http.Response, err
 		resp.Header.Del("Content-Length")
 	case "text/event-stream":
 		if s != nil {
-			resp.Body = &sseRewriter{src: bufio.NewReaderSize(resp.Body, 64<<10), body: resp.Body, slot: s, max: rt.maxBody}
+			resp.Body = &sseRewriter{src: bufio.NewReaderSize(resp.Body, 64<<10), body: resp.Body, slot: s, max: rt.maxBody, prune: rt.prune}
 		}
 	}
 	return resp, nil
@@ -568,13 +572,14 @@ func rewriteMembers(data []byte, m map[string]json.RawMessage, s *slot) []byte {
 // sseRewriter passes an SSE stream through, rewriting the data of the
 // first event that carries a JSON-RPC response. Events are bounded by max.
 type sseRewriter struct {
-	src  *bufio.Reader
-	body io.Closer
-	slot *slot
-	max  int64
-	out  bytes.Buffer // bytes ready for the reader
-	err  error
-	done bool // the response was captured: copy the rest verbatim
+	src   *bufio.Reader
+	body  io.Closer
+	slot  *slot
+	max   int64
+	prune func([]byte) []byte // see Conn.pruneFrame; may be nil
+	out   bytes.Buffer        // bytes ready for the reader
+	err   error
+	done  bool // the response was captured: copy the rest verbatim
 }
 
 func (r *sseRewriter) Close() error { return r.body.Close() }
@@ -655,6 +660,15 @@ func (r *sseRewriter) emit(event [][]byte) {
 		l := event[dataAt]
 		t := bytes.TrimRight(l, "\r\n")
 		data := bytes.TrimPrefix(t[len("data:"):], []byte(" "))
+		if r.prune != nil {
+			if p := r.prune(data); len(p) != len(data) {
+				// Entries were dropped: the event carries the pruned data.
+				l = append(append([]byte("data: "), p...), l[len(t):]...)
+				t = bytes.TrimRight(l, "\r\n")
+				data = p
+				event[dataAt] = l
+			}
+		}
 		// Progress first: its text may well mention "result" or "error".
 		if r.slot.progress != nil && bytes.Contains(data, []byte(`"notifications/progress"`)) && r.progress(event, data) {
 			return

@@ -131,6 +131,10 @@ func (c *Conn) peerFor(ctx context.Context) (Peer, error) {
 }
 
 func (c *Conn) onCreateMessage(ctx context.Context, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
+	if !c.allows("sampling") {
+		c.log.Warn("sampling request refused: not allowed for this server", "trust", c.server.Trust.Level())
+		return nil, c.refused("sampling")
+	}
 	p, err := c.peerFor(ctx)
 	if err != nil {
 		c.log.Warn("sampling request refused", "err", err)
@@ -140,6 +144,10 @@ func (c *Conn) onCreateMessage(ctx context.Context, req *mcp.CreateMessageWithTo
 }
 
 func (c *Conn) onElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	if !c.allows("elicitation") {
+		c.log.Warn("elicitation refused: not allowed for this server", "trust", c.server.Trust.Level())
+		return nil, c.refused("elicitation")
+	}
 	p, err := c.peerFor(ctx)
 	if err != nil {
 		c.log.Warn("elicitation refused", "err", err)
@@ -154,6 +162,9 @@ func (c *Conn) rootsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method != "roots/list" {
 			return next(ctx, method, req)
+		}
+		if !c.allows("roots") {
+			return nil, c.refused("roots")
 		}
 		p, err := c.peerFor(ctx)
 		if err != nil {
@@ -198,6 +209,10 @@ const maxRounds = 10
 // (SEP-2322) for op: passed on as *InputRequired when the peer takes them
 // itself, else answered through the peer, within maxRounds.
 func (c *Conn) answerInput(ctx context.Context, peer Peer, op string, round int, reqs mcp.InputRequestMap, state string) (mcp.InputResponseMap, error) {
+	if err := c.checkInput(reqs); err != nil {
+		c.log.Warn("input request refused", "err", err)
+		return nil, fault.New(fault.CodePolicyBlocked, c.server.Name, op, err)
+	}
 	if p, ok := peer.(InputPasser); ok && p.PassInput() {
 		return nil, &InputRequired{Requests: reqs, State: state}
 	}

@@ -31,7 +31,7 @@ func TestHTTPRefusalCodes(t *testing.T) {
 		mcpHandler.ServeHTTP(w, r)
 	}))
 	defer srv.Close()
-	cfg, err := config.Parse([]byte(`{"mcpServers":{"s":{"url":"`+srv.URL+`"}}}`), "t.json", nil)
+	cfg, err := config.Parse([]byte(`{"mcpServers":{"s":{"url":"`+srv.URL+`","trust":"trusted"}}}`), "t.json", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestHTTPRefusalAtConnect(t *testing.T) {
 		http.Error(w, "no", http.StatusUnauthorized)
 	}))
 	defer srv.Close()
-	cfg, err := config.Parse([]byte(`{"mcpServers":{"s":{"url":"`+srv.URL+`"}}}`), "t.json", nil)
+	cfg, err := config.Parse([]byte(`{"mcpServers":{"s":{"url":"`+srv.URL+`","trust":"trusted"}}}`), "t.json", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

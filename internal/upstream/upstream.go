@@ -219,9 +219,16 @@ func (c *Conn) newClient() *mcp.Client {
 	// not hand input requests to the call's peer.
 	opts.MultiRoundTrip = &mcp.MultiRoundTripOptions{Disabled: true}
 	if c.opts.Forward {
-		opts.Capabilities = &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{}}
-		opts.CreateMessageWithToolsHandler = c.onCreateMessage
-		opts.ElicitationHandler = c.onElicit
+		// Only what the server's trust level allows is advertised.
+		if c.allows("roots") {
+			opts.Capabilities = &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{}}
+		}
+		if c.allows("sampling") {
+			opts.CreateMessageWithToolsHandler = c.onCreateMessage
+		}
+		if c.allows("elicitation") {
+			opts.ElicitationHandler = c.onElicit
+		}
 	}
 	client := mcp.NewClient(c.opts.ClientInfo, opts)
 	if c.opts.Forward {
@@ -235,13 +242,19 @@ func (c *Conn) connect(ctx context.Context) error {
 	case config.TransportStdio:
 		return c.connectStdio(ctx)
 	case config.TransportHTTP:
+		if err := c.checkURL(); err != nil {
+			return err
+		}
 		return c.connectHTTP(ctx, c.streamableTransport(), "")
 	case config.TransportSSE:
+		if err := c.checkURL(); err != nil {
+			return err
+		}
 		// Legacy HTTP+SSE servers predate server/discover: go straight to
 		// initialize (the server negotiates down to its version).
 		return c.connectHTTP(ctx, captureTransport{onLog: c.wireLog, Transport: &mcp.SSEClientTransport{
 			Endpoint:     c.server.URL,
-			HTTPClient:   &http.Client{Transport: c.roundTripper()},
+			HTTPClient:   c.httpClient(),
 			MaxEventSize: c.opts.MaxFrame,
 		}}, LegacyVersion)
 	}
@@ -267,14 +280,15 @@ func (c *Conn) connectStdio(ctx context.Context) error {
 
 func (c *Conn) startStdio(ctx context.Context, probe time.Duration, version string) error {
 	p, err := launcher.Start(launcher.Spec{
-		Server:    c.server.Name,
-		Command:   c.server.Command,
-		Args:      c.server.Args,
-		Env:       c.server.Env,
-		Dir:       c.server.Cwd,
-		MaxFrame:  c.opts.MaxFrame,
-		StopStage: c.opts.StopStage,
-		Logger:    c.log,
+		Server:      c.server.Name,
+		Command:     c.server.Command,
+		Args:        c.server.Args,
+		Env:         c.server.Env,
+		Dir:         c.server.Cwd,
+		MaxFrame:    c.opts.MaxFrame,
+		StopStage:   c.opts.StopStage,
+		Logger:      c.log,
+		FrameFilter: c.pruneFrame,
 	})
 	if err != nil {
 		return err
@@ -340,7 +354,7 @@ func (c *Conn) setSession(cs *mcp.ClientSession) {
 func (c *Conn) streamableTransport() mcp.Transport {
 	return &mcp.StreamableClientTransport{
 		Endpoint:     c.server.URL,
-		HTTPClient:   &http.Client{Transport: c.roundTripper()},
+		HTTPClient:   c.httpClient(),
 		MaxEventSize: c.opts.MaxFrame,
 		// go-sdk resumes a broken SSE stream (Last-Event-ID, backoff) when
 		// the server numbered its events; a few tries, then the connection
@@ -359,10 +373,11 @@ func (c *Conn) roundTripper() http.RoundTripper {
 		h.Set(k, v)
 	}
 	return &captureRoundTripper{
-		next:    c.opts.HTTPTransport,
+		next:    c.baseTransport(),
 		headers: h,
 		maxBody: int64(c.opts.MaxFrame),
 		server:  c.server.Name,
+		prune:   c.pruneFrame,
 	}
 }
 
@@ -412,7 +427,7 @@ func (c *Conn) requestMeta(peer Peer) mcp.Meta {
 		m[mcp.MetaKeyLogLevel] = "debug"
 	}
 	if r, ok := peer.(CapabilityReporter); ok {
-		m[mcp.MetaKeyClientCapabilities] = forwardedCapabilities(r.ClientCapabilities())
+		m[mcp.MetaKeyClientCapabilities] = c.allowedCapabilities(forwardedCapabilities(r.ClientCapabilities()))
 	}
 	if len(m) == 0 {
 		return nil
@@ -749,6 +764,9 @@ func (c *Conn) classify(ctx context.Context, op string, err error) error {
 		return err
 	}
 	name := c.server.Name
+	if f := ssrfFault(name, op, err); f != nil {
+		return f
+	}
 	var rpc *jsonrpc.Error
 	switch {
 	case c.life.Err() != nil && !errors.As(err, &rpc):

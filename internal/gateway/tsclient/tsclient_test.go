@@ -76,8 +76,8 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	data, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
-		"s":   map[string]any{"command": exe, "env": testkit.ChildEnv(testkit.ModeServer)},
-		"web": map[string]any{"url": web.URL},
+		"s":   map[string]any{"command": exe, "env": testkit.ChildEnv(testkit.ModeServer), "trust": "trusted"},
+		"web": map[string]any{"url": web.URL, "trust": "trusted"},
 	}})
 	cfg, err := config.Parse(data, "tsclient.json", nil)
 	if err != nil {

@@ -1,0 +1,131 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/fault"
+	"github.com/switchboard-mcp/switchboard/internal/policy"
+	"github.com/switchboard-mcp/switchboard/internal/registry"
+	"github.com/switchboard-mcp/switchboard/internal/resultguard"
+)
+
+// Confirmation is a call that policy says a person must confirm
+// (config: policy.confirm).
+type Confirmation struct {
+	Tool      string          `json:"tool"` // model-facing name
+	ID        string          `json:"id"`   // canonical ID
+	Server    string          `json:"server"`
+	Title     string          `json:"title,omitempty"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Reason says why confirmation is needed, for the person.
+	Reason string `json:"reason"`
+}
+
+// Confirmer asks a person to confirm a call. It returns false (and a nil
+// error) when the person declines; an error means no one could be asked.
+type Confirmer func(ctx context.Context, c Confirmation) (bool, error)
+
+// newPolicy compiles the configuration's policy.
+func newPolicy(p config.Policy) (*policy.Engine, error) {
+	p = p.WithDefaults()
+	pc := policy.Config{
+		Default: policy.Action(p.Default),
+		Confirm: policy.Confirm(p.Confirm),
+		Quota:   policy.Quota{Calls: p.Quota.Calls, Per: p.Quota.Per},
+	}
+	for _, r := range p.Rules {
+		pc.Rules = append(pc.Rules, policy.Rule{Action: policy.Action(r.Action), Pattern: r.Pattern})
+	}
+	return policy.New(pc)
+}
+
+// authorize applies the policy to a call before it is sent: a refusal is a
+// policy_blocked error (rate_limited for a spent quota), a call that needs
+// confirmation is put to the call's Confirmer, or the host's.
+func (h *Host) authorize(ctx context.Context, t *registry.Tool, sc *config.Server, args json.RawMessage, opts *CallOptions) error {
+	req := policy.Request{ID: t.ID.String(), Trust: policy.Trust(sc.Trust.Level())}
+	if a := t.Tool.Annotations; a != nil {
+		ro, idem := a.ReadOnlyHint, a.IdempotentHint
+		req.Annotations = &policy.Annotations{ReadOnly: &ro, Destructive: a.DestructiveHint, Idempotent: &idem, OpenWorld: a.OpenWorldHint}
+	}
+	if opts != nil {
+		req.Client = opts.Client
+	}
+	op := fmt.Sprintf("call tool %q", t.ID.Name)
+	d := h.policy.Decide(req)
+	switch d.Verdict {
+	case policy.Permit:
+		return nil
+	case policy.Refuse:
+		code := fault.CodePolicyBlocked
+		if d.Reason == policy.ReasonQuota {
+			code = fault.CodeRateLimited
+		}
+		return fault.New(code, t.ID.Server, op, errors.New(d.Detail))
+	}
+	confirm := h.confirm
+	if opts != nil && opts.Confirm != nil {
+		confirm = opts.Confirm
+	}
+	if confirm == nil {
+		return fault.New(fault.CodePolicyBlocked, t.ID.Server, op,
+			fmt.Errorf("the call needs a person's confirmation (%s; policy.confirm) and there is no one to ask", d.Detail))
+	}
+	ok, err := confirm(ctx, Confirmation{Tool: t.Name, ID: t.ID.String(), Server: t.ID.Server, Title: t.Tool.Title, Arguments: args, Reason: d.Detail})
+	switch {
+	case err != nil:
+		return fault.New(fault.CodePolicyBlocked, t.ID.Server, op, fmt.Errorf("confirmation failed: %w", err))
+	case !ok:
+		return fault.New(fault.CodePolicyBlocked, t.ID.Server, op, errors.New("the call was not confirmed"))
+	}
+	return nil
+}
+
+// guardResult bounds a result from a server before anyone sees it: text
+// size, blocks, structured depth, images checked from their headers
+// (internal/resultguard). What changed is logged.
+func (h *Host) guardResult(sc *config.Server, tool string, raw json.RawMessage) (json.RawMessage, error) {
+	sec := h.cfg.Security.WithDefaults()
+	l := resultguard.Limits{
+		TextBytes:       sec.ResultTextMaxBytes,
+		Blocks:          sec.ResultMaxBlocks,
+		StructuredDepth: sec.StructuredMaxDepth,
+		Images:          sc.Images,
+		ImageBytes:      sec.ImageMaxBytes,
+		ImageSide:       sec.ImageMaxSide,
+		ImagePixels:     sec.ImageMaxPixels,
+		ImagesPerResult: sec.ImagesPerResult,
+	}
+	o := resultguard.Options{Server: sc.Name, Wrap: sec.WrapUntrustedResults && sc.Trust.Level() != config.TrustTrusted}
+	out, findings, err := resultguard.Result(raw, l, o)
+	if err != nil {
+		return nil, fault.New(fault.CodeServerError, sc.Name, fmt.Sprintf("call tool %q", tool), err)
+	}
+	for _, f := range findings {
+		h.log.Warn("tool result: "+f.Kind, "server", sc.Name, "tool", tool, "block", f.Block, "detail", f.Detail)
+	}
+	return out, nil
+}
+
+// cleanPrompt strips invisible and control characters from a rendered
+// prompt's texts, which go straight into a model's context.
+func cleanPrompt(res *mcp.GetPromptResult) {
+	if res == nil {
+		return
+	}
+	res.Description = cleanText(res.Description)
+	for _, m := range res.Messages {
+		if m == nil {
+			continue
+		}
+		if tc, ok := m.Content.(*mcp.TextContent); ok {
+			tc.Text = cleanText(tc.Text)
+		}
+	}
+}

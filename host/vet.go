@@ -1,0 +1,167 @@
+package host
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/fault"
+	"github.com/switchboard-mcp/switchboard/internal/ingest"
+	"github.com/switchboard-mcp/switchboard/internal/names"
+	"github.com/switchboard-mcp/switchboard/internal/registry"
+	"github.com/switchboard-mcp/switchboard/internal/upstream"
+)
+
+// Finding is one thing Switchboard changed, refused or noticed in what a
+// server advertised: stripped characters, a rejected schema, a withheld or
+// held-back tool, a description that matches an injection pattern. Kind is
+// stable (see internal/ingest).
+type Finding = ingest.Finding
+
+// vet checks a freshly listed catalogue and logs what it found. It returns
+// the vetted catalogue; the caller stores it under h.mu.
+func (h *Host) vet(sc *config.Server, cat *upstream.Catalog) *ingest.Result {
+	res := ingest.Vet(sc, h.cfg.Security, cat)
+	for _, f := range res.Findings {
+		h.log.Warn("server metadata: "+f.Kind, "server", f.Server, "item", f.Item, "detail", f.Detail)
+	}
+	return res
+}
+
+// flagAndHold scans every server's cleaned metadata for injection patterns,
+// against the names of the other servers and their tools, and returns the
+// tools to hold back (strict servers that are not trusted) by server. New
+// findings are logged; all are kept for Findings. Called with h.mu held.
+func (h *Host) flagAndHold() map[string]map[string]bool {
+	// Every server's names, to spot a description that talks about
+	// another server's tools (shadowing).
+	owners := map[string][]string{} // lower-cased name → servers using it
+	for _, sc := range h.cfg.Servers {
+		own := []string{sc.Name}
+		if s := h.servers[sc.Name]; s.catalog != nil {
+			for _, t := range s.catalog.Tools {
+				own = append(own, t.Name, names.Prefix(sc.Prefix)+names.Sep+t.Name)
+			}
+		}
+		for _, n := range own {
+			k := strings.ToLower(n)
+			if !slices.Contains(owners[k], sc.Name) {
+				owners[k] = append(owners[k], sc.Name)
+			}
+		}
+	}
+	held := map[string]map[string]bool{}
+	for _, sc := range h.cfg.Servers {
+		s := h.servers[sc.Name]
+		if s.catalog == nil {
+			continue
+		}
+		var others []string
+		for n, by := range owners {
+			if !slices.Contains(by, sc.Name) {
+				others = append(others, n)
+			}
+		}
+		byTool, findings := ingest.Flags(sc.Name, s.catalog, others)
+		if sc.Strict && sc.Trust.Level() != config.TrustTrusted {
+			for tool := range byTool {
+				if held[sc.Name] == nil {
+					held[sc.Name] = map[string]bool{}
+				}
+				held[sc.Name][tool] = true
+				findings = append(findings, Finding{Server: sc.Name, Kind: ingest.KindWithheld, Item: fmt.Sprintf("tool %q", tool),
+					Detail: "held back: its metadata matches an injection pattern and the server is not trusted (strict mode)"})
+			}
+		}
+		slices.SortFunc(findings, func(a, b Finding) int { return strings.Compare(a.String(), b.String()) })
+		if !slices.Equal(findings, s.flags) {
+			for _, f := range findings {
+				if !slices.Contains(s.flags, f) {
+					h.log.Warn("server metadata: "+f.Kind, "server", f.Server, "item", f.Item, "detail", f.Detail)
+				}
+			}
+			s.flags = findings
+		}
+	}
+	return held
+}
+
+// Findings returns what Switchboard changed, refused or noticed in the
+// servers' metadata, by server in configuration order.
+func (h *Host) Findings() []Finding {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	var out []Finding
+	for _, sc := range h.cfg.Servers {
+		s := h.servers[sc.Name]
+		if s.vetted != nil {
+			out = append(out, s.vetted.Findings...)
+		}
+		out = append(out, s.flags...)
+	}
+	return out
+}
+
+// RawTool returns a tool's definition exactly as its server sent it, before
+// Switchboard cleaned it, for an operator to inspect; never show it to a
+// model. name is a model-facing name or a canonical ID "server:tool", which
+// also finds tools that were refused or held back.
+func (h *Host) RawTool(name string) (json.RawMessage, error) {
+	snap := h.snapshot()
+	var id names.ID
+	if t, ok := snap.Tool(name); ok {
+		id = t.ID
+	} else if i, ok := snap.Resolve(name); ok {
+		id = i
+	} else {
+		return nil, h.notFoundTool(snap, name)
+	}
+	h.mu.RLock()
+	s := h.servers[id.Server]
+	var orig any
+	if s != nil && s.vetted != nil {
+		if t := s.vetted.Originals[id.Name]; t != nil {
+			orig = t
+		}
+	}
+	h.mu.RUnlock()
+	if orig == nil {
+		return nil, h.notFoundTool(snap, name)
+	}
+	return json.MarshalIndent(orig, "", "  ")
+}
+
+// sourceOf is a server's contribution to the registry, without the tools
+// held back.
+func sourceOf(sc *config.Server, cat *upstream.Catalog, held map[string]bool) registry.Source {
+	prefix := sc.Prefix
+	if n := names.Prefix(prefix); n != "" {
+		prefix = n // "a_" reads "a__tool", not a hashed name
+	}
+	tools := cat.Tools
+	if len(held) > 0 {
+		tools = slices.DeleteFunc(slices.Clone(tools), func(t *mcp.Tool) bool { return held[t.Name] })
+	}
+	return registry.Source{
+		Server:        sc.Name,
+		Prefix:        prefix,
+		EnabledTools:  sc.EnabledTools,
+		DisabledTools: sc.DisabledTools,
+		Tools:         tools,
+		Resources:     cat.Resources,
+		Templates:     cat.Templates,
+		Prompts:       cat.Prompts,
+	}
+}
+
+// notFoundTool explains why name is not a tool, as Call would.
+func (h *Host) notFoundTool(snap *registry.Snapshot, name string) error {
+	if _, err := h.lookupTool(snap, name); err != nil {
+		return err
+	}
+	return fault.New(fault.CodeNotFound, "", "", fmt.Errorf("no tool %q", name))
+}
