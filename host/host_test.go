@@ -20,11 +20,13 @@ import (
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/demo"
 	"github.com/switchboard-mcp/switchboard/internal/testkit"
+	"github.com/switchboard-mcp/switchboard/internal/testkit/hostile"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/proc"
 )
 
 func TestMain(m *testing.M) {
 	testkit.MaybeRunChild()
+	hostile.MaybeRunChild()
 	if len(os.Args) > 1 && os.Args[1] == "demo-server" {
 		// The embedded default config launches "<self> demo-server".
 		if err := demo.ServeStdio(context.Background(), "test"); err != nil {
