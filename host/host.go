@@ -143,6 +143,9 @@ type ServerStatus struct {
 	LastError    string `json:"lastError,omitempty"`
 	// Stderr is the escaped tail of a stdio server's stderr (last 64 KiB).
 	Stderr string `json:"stderr,omitempty"`
+	// Findings are what Switchboard changed, refused or noticed in the
+	// server's metadata (see Findings).
+	Findings []Finding `json:"findings,omitempty"`
 }
 
 // Tool describes one tool.
@@ -535,6 +538,10 @@ func (h *Host) Servers() []ServerStatus {
 			st.ServerInfo = info.ServerInfo
 			st.Stderr = s.conn.StderrTail()
 		}
+		if s.vetted != nil {
+			st.Findings = append(st.Findings, s.vetted.Findings...)
+		}
+		st.Findings = append(st.Findings, s.flags...)
 		if s.catalog != nil {
 			st.Instructions = s.catalog.Instructions
 			st.Resources = len(s.catalog.Resources)

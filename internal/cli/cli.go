@@ -67,8 +67,8 @@ var commands []*command
 func init() {
 	commands = []*command{
 		{"servers", "", "list configured servers with state, protocol version and counts (-v: stderr tail)", true, runServers, false},
-		{"tools", "[NAME]", "list tools by model-facing name, or describe one", true, runTools, false},
-		{"call", "NAME [JSON | key=value ... | -]", "call a tool; arguments as one JSON object, key=value pairs, or - for JSON on stdin", true, runCall, false},
+		{"tools", "[NAME] [--raw]", "list tools by model-facing name, or describe one (--raw: as its server sent it)", true, runTools, false},
+		{"call", "NAME [JSON | key=value ... | -] [--yes]", "call a tool; arguments as one JSON object, key=value pairs, or - for JSON on stdin", true, runCall, false},
 		{"resources", "", "list resources by ID (<server>:<uri>)", true, runResources, false},
 		{"templates", "", "list resource templates", true, runTemplates, false},
 		{"read", "ID", "read a resource: <server>:<uri>, also a URI filled in from a template", true, runRead, false},
@@ -95,7 +95,10 @@ type run struct {
 	serve   serveFlags
 	gateway atomic.Pointer[gateway.Gateway] // set by serve, for notifications the host receives
 	home    string
+	cfg     *config.Config // the loaded configuration (commands that need the host)
 	host    *host.Host
+	yes     bool // call --yes
+	raw     bool // tools --raw
 }
 
 // Run executes the CLI and returns the exit code.
@@ -194,6 +197,10 @@ func (r *run) parse(args []string) (int, bool) {
 	case "serve":
 		fs.StringVar(&r.http, "http", "", "serve Streamable HTTP at `addr` (default 127.0.0.1:8939)")
 		r.serve.register(fs)
+	case "call":
+		fs.BoolVar(&r.yes, "yes", false, "confirm the call if the policy asks for confirmation (policy.confirm)")
+	case "tools":
+		fs.BoolVar(&r.raw, "raw", false, "show NAME's definition exactly as its server sent it, escaped (for review; never for a model)")
 	}
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -290,7 +297,7 @@ func (r *run) open() int {
 		r.errorf("%v", err)
 		return ExitUpstream
 	}
-	r.host = h
+	r.cfg, r.host = cfg, h
 	if r.cmd.name != "servers" {
 		for _, s := range h.Servers() {
 			if s.State == host.StateFailed {

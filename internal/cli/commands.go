@@ -64,10 +64,10 @@ func runServers(r *run) int {
 	}
 	var rows [][]string
 	for _, s := range servers {
-		rows = append(rows, []string{s.Name, s.Transport, string(s.State), orDash(s.ProtocolVersion),
-			fmt.Sprint(s.Tools), fmt.Sprint(s.Resources), fmt.Sprint(s.Templates), fmt.Sprint(s.Prompts), orDash(oneLine(s.LastError, 60))})
+		rows = append(rows, []string{s.Name, s.Transport, s.Trust, string(s.State), orDash(s.ProtocolVersion),
+			fmt.Sprint(s.Tools), fmt.Sprint(s.Resources), fmt.Sprint(s.Templates), fmt.Sprint(s.Prompts), fmt.Sprint(len(s.Findings)), orDash(oneLine(s.LastError, 60))})
 	}
-	r.table("NAME\tTRANSPORT\tSTATE\tPROTOCOL\tTOOLS\tRESOURCES\tTEMPLATES\tPROMPTS\tLAST ERROR", rows)
+	r.table("NAME\tTRANSPORT\tTRUST\tSTATE\tPROTOCOL\tTOOLS\tRESOURCES\tTEMPLATES\tPROMPTS\tFINDINGS\tLAST ERROR", rows)
 	if r.verbose {
 		for _, s := range servers {
 			fmt.Fprintf(r.env.Stdout, "\n== %s\n", launcher.Escape(s.Name))
@@ -80,6 +80,9 @@ func runServers(r *run) int {
 			if s.Instructions != "" {
 				fmt.Fprintf(r.env.Stdout, "instructions: %s\n", launcher.Escape(s.Instructions))
 			}
+			for _, f := range s.Findings {
+				fmt.Fprintf(r.env.Stdout, "finding: %s\n", launcher.Escape(f.String()))
+			}
 			if s.Stderr != "" {
 				fmt.Fprintf(r.env.Stdout, "stderr (tail):\n%s\n", s.Stderr) // already escaped by the launcher
 			}
@@ -91,6 +94,19 @@ func runServers(r *run) int {
 func runTools(r *run) int {
 	if !r.wantArgs(0, 1) {
 		return ExitUsage
+	}
+	if r.raw {
+		if len(r.args) != 1 {
+			r.errorf("tools --raw needs a NAME (a model-facing name or <server>:<tool>)")
+			return ExitUsage
+		}
+		raw, err := r.host.RawTool(r.args[0])
+		if err != nil {
+			return r.fail(err)
+		}
+		// Escaped: the point is to see what the server hid.
+		fmt.Fprintln(r.env.Stdout, launcher.Escape(string(raw)))
+		return ExitOK
 	}
 	if len(r.args) == 1 {
 		t, err := r.host.Tool(r.args[0])
@@ -145,7 +161,7 @@ func runCall(r *run) int {
 		r.errorf("%v", err)
 		return ExitUsage
 	}
-	opts := &host.CallOptions{}
+	opts := &host.CallOptions{Confirm: r.confirm}
 	start := time.Now()
 	if r.verbose {
 		opts.Progress = func(p host.Progress) {

@@ -69,7 +69,7 @@ func runServe(r *run) int {
 	if r.verbose {
 		log = slog.New(slog.NewTextHandler(r.env.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	g := gateway.New(r.host, &gateway.Options{Version: r.env.Version, PageSize: f.pageSize, Logger: log})
+	g := gateway.New(r.host, &gateway.Options{Version: r.env.Version, PageSize: f.pageSize, Logger: log, OnConfirm: r.cfg.Policy.OnConfirm})
 	r.gateway.Store(g)
 	if f.stdio {
 		// stdout carries the protocol: everything else goes to stderr.

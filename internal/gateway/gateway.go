@@ -68,6 +68,9 @@ type Options struct {
 	// Logger receives skipped entries, collisions and forwarding failures.
 	// Nil discards them.
 	Logger *slog.Logger
+	// OnConfirm is the configuration's policy.onConfirm: "elicit" (ask the
+	// calling client's user; the default) or "deny".
+	OnConfirm string
 }
 
 // Gateway is the aggregate as an MCP server.
@@ -76,6 +79,8 @@ type Gateway struct {
 	server *mcp.Server
 	log    *slog.Logger
 	states *sealer // protects requestState handed to 2026-07-28 clients
+	// onConfirm is Options.OnConfirm.
+	onConfirm string
 
 	mu   sync.Mutex
 	subs map[string]*subscription // by URI: the upstream subscription shared by clients
@@ -108,7 +113,7 @@ func New(h *host.Host, opts *Options) *Gateway {
 	}
 	g := &Gateway{host: h, log: log, states: newSealer(), subs: map[string]*subscription{},
 		tools: registered{}, resources: registered{}, templates: registered{}, prompts: registered{},
-		parked: map[string]*parkedCall{}}
+		parked: map[string]*parkedCall{}, onConfirm: opts.OnConfirm}
 	g.server = mcp.NewServer(&mcp.Implementation{Name: "switchboard", Title: "Switchboard gateway", Version: version}, &mcp.ServerOptions{
 		Instructions: instructions(h),
 		PageSize:     opts.PageSize,
@@ -244,7 +249,9 @@ func (g *Gateway) callTool(t host.Tool) mcp.ToolHandler {
 			args = nil
 		}
 		p := g.newPeer(ctx, req.Session, req.ClientCapabilities(), req.ProtocolVersion())
-		opts := &host.CallOptions{Peer: p, RawOnly: true}
+		// The quota is per client session; sessionless (2026-07-28 and
+		// stdio) clients share the gateway's.
+		opts := &host.CallOptions{Peer: p, RawOnly: true, Confirm: g.confirmer(p), Client: req.Session.ID()}
 		parked, err := g.retryInput(opts, t.ID, req.Params.InputResponses, req.Params.RequestState)
 		if err != nil {
 			return nil, err

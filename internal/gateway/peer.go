@@ -91,8 +91,13 @@ func (p *peer) Elicit(ctx context.Context, server string, params *mcp.ElicitPara
 	// A person answering must know which server asks.
 	named := *params
 	named.Message = askedBy(server, params.Message)
+	return p.elicit(ctx, &named)
+}
+
+// elicit puts an elicitation to the client, in its era's way.
+func (p *peer) elicit(ctx context.Context, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 	if p.modern() {
-		resp, err := p.ask(ctx, &named)
+		resp, err := p.ask(ctx, params)
 		if err != nil {
 			return nil, err
 		}
@@ -101,7 +106,7 @@ func (p *peer) Elicit(ctx context.Context, server string, params *mcp.ElicitPara
 		}
 		return nil, errWrongAnswer
 	}
-	return p.session.Elicit(p.ctx, &named)
+	return p.session.Elicit(p.ctx, params)
 }
 
 func (p *peer) ListRoots(ctx context.Context, server string) (*mcp.ListRootsResult, error) {

@@ -1,0 +1,38 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/launcher"
+)
+
+// confirm is the CLI's host.Confirmer: --yes confirms; otherwise a person
+// at a terminal is asked, and anything else is refused.
+func (r *run) confirm(_ context.Context, c host.Confirmation) (bool, error) {
+	if r.yes {
+		return true, nil
+	}
+	f, ok := r.env.Stdin.(*os.File)
+	if !ok || !isTerminal(f) {
+		return false, errors.New("the policy asks for confirmation (policy.confirm): run it at a terminal, or pass --yes")
+	}
+	fmt.Fprintf(r.env.Stderr, "Allow server %s to run its tool %s (%s)?\n  arguments: %s\n[y/N] ",
+		launcher.Escape(c.Server), launcher.Escape(c.Tool), c.Reason, launcher.Escape(string(c.Arguments)))
+	line, _ := bufio.NewReader(f).ReadString('\n')
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return true, nil
+	}
+	return false, nil
+}
+
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,42 @@
+package cli_test
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/switchboard-mcp/switchboard/internal/testkit"
+)
+
+// TestPolicyAndRaw: the policy reaches the CLI (a denied tool exits 3 with
+// the stable code; a call needing confirmation needs --yes when no terminal
+// can ask) and tools --raw shows what a server sent, escaped.
+func TestPolicyAndRaw(t *testing.T) {
+	exe, _ := os.Executable()
+	path := writeConfig(t, map[string]any{
+		"policy": map[string]any{"rules": []any{map[string]any{"deny": "good:crash"}}, "confirm": "always"},
+		"mcpServers": map[string]any{
+			"good": map[string]any{"command": exe, "env": testkit.ChildEnv(testkit.ModeServer)},
+		},
+	})
+	r := run(t, "call", "good__crash", "--config", path, "--json")
+	if r.code != 3 || !strings.Contains(r.stderr, "policy_blocked") || !strings.Contains(r.stderr, `denied by rule 0`) {
+		t.Errorf("denied call: exit %d, stderr %s", r.code, r.stderr)
+	}
+	r = run(t, "call", "good__echo", "text=hi", "--config", path)
+	if r.code != 3 || !strings.Contains(r.stderr, "pass --yes") {
+		t.Errorf("unconfirmed call: exit %d, stderr %s", r.code, r.stderr)
+	}
+	r = run(t, "call", "good__echo", "text=hi", "--yes", "--config", path)
+	if r.code != 0 || r.stdout != "hi\n" {
+		t.Errorf("confirmed call: exit %d, stdout %q, stderr %s", r.code, r.stdout, r.stderr)
+	}
+	r = run(t, "tools", "good:echo", "--raw", "--config", path)
+	if r.code != 0 || !strings.Contains(r.stdout, `"name": "echo"`) {
+		t.Errorf("tools --raw: exit %d, stdout %s, stderr %s", r.code, r.stdout, r.stderr)
+	}
+	r = run(t, "servers", "--config", path)
+	if r.code != 0 || !strings.Contains(r.stdout, "untrusted") {
+		t.Errorf("servers: trust column missing: %s", r.stdout)
+	}
+}
