@@ -42,6 +42,13 @@ type fixture struct {
 
 func newFixture(t *testing.T, extra map[string]any) *fixture {
 	t.Helper()
+	return newFixtureWith(t, extra, nil)
+}
+
+// newFixtureWith is newFixture with top-level configuration members
+// (security, policy) added.
+func newFixtureWith(t *testing.T, extra, top map[string]any) *fixture {
+	t.Helper()
 	web := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return testkit.NewServer() },
 		&mcp.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true}))
 	t.Cleanup(web.Close)
@@ -56,7 +63,11 @@ func newFixture(t *testing.T, extra map[string]any) *fixture {
 	for k, v := range extra {
 		servers[k] = v
 	}
-	data, _ := json.Marshal(map[string]any{"mcpServers": servers})
+	doc := map[string]any{"mcpServers": servers}
+	for k, v := range top {
+		doc[k] = v
+	}
+	data, _ := json.Marshal(doc)
 	cfg, err := config.Parse(data, "test.json", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +84,7 @@ func newFixture(t *testing.T, extra map[string]any) *fixture {
 	}
 	t.Cleanup(func() { h.Close() })
 
-	g := gateway.New(h, &gateway.Options{Version: "test", PageSize: 3})
+	g := gateway.New(h, &gateway.Options{Version: "test", PageSize: 3, OnConfirm: cfg.Policy.OnConfirm})
 	gw.Store(g)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -124,6 +135,13 @@ func (f *fixture) connect(t *testing.T, version string) (*mcp.ClientSession, *pr
 	t.Helper()
 	log := &progressLog{seen: map[any][]float64{}}
 	c := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, &mcp.ClientOptions{ProgressNotificationHandler: log.handler})
+	return f.connectWith(t, c, version), log
+}
+
+// connectWith connects client c to the gateway; version "" is the modern
+// era.
+func (f *fixture) connectWith(t *testing.T, c *mcp.Client, version string) *mcp.ClientSession {
+	t.Helper()
 	tr := &mcp.StreamableClientTransport{Endpoint: f.url, HTTPClient: &http.Client{Transport: bearer{http.DefaultTransport}}}
 	var opts *mcp.ClientSessionOptions
 	if version != "" {
@@ -134,7 +152,7 @@ func (f *fixture) connect(t *testing.T, version string) (*mcp.ClientSession, *pr
 		t.Fatalf("connect (%q): %v", version, err)
 	}
 	t.Cleanup(func() { cs.Close() })
-	return cs, log
+	return cs
 }
 
 func text(t *testing.T, res *mcp.CallToolResult) string {
