@@ -159,6 +159,9 @@ type Server struct {
 	// trusted.
 	ExpectedTools []string
 
+	// Lifecycle holds start-up, supervision and drift settings.
+	Lifecycle Lifecycle
+
 	// AllowEnv names the loader variables (see LoaderVar) this server's
 	// env may set.
 	AllowEnv []string
@@ -391,6 +394,13 @@ type serverJSON struct {
 	Strict            bool              `json:"strict"`
 	ExpectedTools     *[]string         `json:"expectedTools,omitempty"`
 	AllowEnv          []string          `json:"allowEnv,omitempty"`
+	Eager             bool              `json:"eager"`
+	IdleTimeoutMs     int64             `json:"idleTimeoutMs,omitempty"`
+	StartupAttempts   int               `json:"startupAttempts"`
+	RetryMs           int64             `json:"retryMs"`
+	Approval          string            `json:"approval"`
+	OnDrift           string            `json:"onDrift"`
+	LockToolList      bool              `json:"lockToolList"`
 }
 
 // MarshalJSON writes the [Server.Redacted] view in the canonical "mcpServers"
@@ -420,6 +430,13 @@ func (s Server) MarshalJSON() ([]byte, error) {
 		Images:            r.Images,
 		Strict:            r.Strict,
 		AllowEnv:          r.AllowEnv,
+		Eager:             r.Lifecycle.Eager,
+		IdleTimeoutMs:     millis(r.Lifecycle.IdleTimeout),
+		StartupAttempts:   r.Lifecycle.StartupAttempts,
+		RetryMs:           millis(r.Lifecycle.RetryAfter),
+		Approval:          r.Lifecycle.Approval,
+		OnDrift:           r.Lifecycle.OnDrift,
+		LockToolList:      r.Lifecycle.LockToolList,
 	}
 	if r.ExpectedTools != nil {
 		j.ExpectedTools = &r.ExpectedTools

@@ -271,6 +271,7 @@ var (
 		"enabled", "disabled", "enabledTools", "disabledTools",
 		"startupTimeoutMs", "callTimeoutMs", "bearerTokenEnvVar", "prefix",
 		"trust", "expectedTools", "allowEnv", "sampling", "elicitation", "roots", "images", "strict",
+		"eager", "idleTimeoutMs", "startupAttempts", "retryMs", "approval", "onDrift", "lockToolList",
 	}
 	inputFields  = []string{"id", "type", "description", "password", "default", "options", "command", "args"}
 	optionFields = []string{"label", "value"}
@@ -590,8 +591,13 @@ func (d *decoder) decodeServer(name string, n *node, p *jsonPath) *Server {
 		return nil
 	}
 	var f rawServer
+	var life Lifecycle
+	lifeSet := map[string]bool{}
 	for _, m := range n.members {
 		fp := p.k(m.key)
+		if d.decodeLifecycle(&life, lifeSet, m.key, m.val, fp, name) {
+			continue
+		}
 		switch m.key {
 		case "type":
 			f.typ = some(d.str(m.val, fp, name))
@@ -697,6 +703,7 @@ func (d *decoder) decodeServer(name string, n *node, p *jsonPath) *Server {
 	}
 	d.resolvePrefix(s, &f, p)
 	d.resolveTrust(s, &f, p)
+	s.Lifecycle = life.withDefaults(s.Trust)
 	d.checkEnvNames(s, &f, p)
 	d.expandServer(s, &f, p)
 	if len(d.errs) > start {

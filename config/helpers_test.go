@@ -51,6 +51,7 @@ func stdio(name, command string, args ...string) *Server {
 		Name: name, Transport: TransportStdio, Command: command, Args: args,
 		Enabled: true, StartupTimeout: DefaultStartupTimeout, CallTimeout: DefaultCallTimeout, Prefix: name,
 		Trust: TrustUntrusted, Elicitation: true, Roots: true, Images: true,
+		Lifecycle: Lifecycle{StartupAttempts: DefaultStartupAttempts, RetryAfter: DefaultRetryAfter, Approval: ApprovalAuto, OnDrift: DriftHold},
 	}
 }
 
@@ -60,6 +61,7 @@ func remote(name string, tr Transport, url string) *Server {
 		Name: name, Transport: tr, URL: url,
 		Enabled: true, StartupTimeout: DefaultStartupTimeout, CallTimeout: DefaultCallTimeout, Prefix: name,
 		Trust: TrustUntrusted, Elicitation: true, Roots: true, Images: true,
+		Lifecycle: Lifecycle{StartupAttempts: DefaultStartupAttempts, RetryAfter: DefaultRetryAfter, Approval: ApprovalAuto, OnDrift: DriftHold},
 	}
 }
 
@@ -81,5 +83,6 @@ func jsonString(s string) string {
 // trusted marks s as Parse resolves "trust": "trusted".
 func trusted(s *Server) *Server {
 	s.Trust, s.Sampling, s.Elicitation, s.Roots, s.Images = TrustTrusted, true, true, true, true
+	s.Lifecycle.OnDrift = DriftWarn
 	return s
 }

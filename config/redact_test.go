@@ -211,7 +211,13 @@ func TestMarshalJSON(t *testing.T) {
       "elicitation": true,
       "roots": true,
       "images": true,
-      "strict": false
+      "strict": false,
+      "eager": false,
+      "startupAttempts": 3,
+      "retryMs": 30000,
+      "approval": "auto",
+      "onDrift": "hold",
+      "lockToolList": false
     },
     "remote": {
       "type": "sse",
@@ -231,7 +237,13 @@ func TestMarshalJSON(t *testing.T) {
       "elicitation": true,
       "roots": true,
       "images": true,
-      "strict": false
+      "strict": false,
+      "eager": false,
+      "startupAttempts": 3,
+      "retryMs": 30000,
+      "approval": "auto",
+      "onDrift": "hold",
+      "lockToolList": false
     }
   }
 }`
