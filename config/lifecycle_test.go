@@ -21,9 +21,9 @@ func TestLifecycleParse(t *testing.T) {
 	}
 	for src, msg := range map[string]string{
 		srv(`"command": "x", "startupAttempts": 11`): "must be between 1 and 10",
-		srv(`"command": "x", "onDrift": "ignore"`):    `unknown value "ignore": want "hold", "warn" or "accept"`,
-		srv(`"command": "x", "approval": "never"`):    `unknown value "never": want "auto" or "manual"`,
-		srv(`"command": "x", "eagr": true`):           `did you mean "eager"?`,
+		srv(`"command": "x", "onDrift": "ignore"`):   `unknown value "ignore": want "hold", "warn" or "accept"`,
+		srv(`"command": "x", "approval": "never"`):   `unknown value "never": want "auto" or "manual"`,
+		srv(`"command": "x", "eagr": true`):          `did you mean "eager"?`,
 	} {
 		if got := parseErr(t, src, fakeEnv{}); !strings.Contains(got, msg) {
 			t.Errorf("%s: error %q, want %q", src, got, msg)
