@@ -59,12 +59,15 @@ const (
 	// CodeUnknownOutcome: the connection was lost while the request was in
 	// flight; the tool may or may not have run. Never retried automatically.
 	CodeUnknownOutcome Code = "unknown_outcome"
+	// CodeDefinitionChanged: the tool's definition changed since a person
+	// approved it; it is held back until `switchboard approve`.
+	CodeDefinitionChanged Code = "definition_changed"
 )
 
 // Codes lists every code, for documentation and tests.
 var Codes = []Code{
 	CodeTransient, CodeRateLimited, CodeInvalidInput, CodeAuthFailure, CodeServerError, CodeNotFound,
-	CodePolicyBlocked, CodeUnknownOutcome, CodeTooLarge, CodeTimeout, CodeUnavailable,
+	CodePolicyBlocked, CodeUnknownOutcome, CodeTooLarge, CodeTimeout, CodeUnavailable, CodeDefinitionChanged,
 }
 
 // Retryable reports whether an identical request may reasonably be sent
@@ -81,17 +84,18 @@ func (c Code) Retryable() bool {
 
 // Sentinels for errors.Is. An *Error matches the sentinel of its Code.
 var (
-	Timeout        = &Error{Code: CodeTimeout}
-	Unavailable    = &Error{Code: CodeUnavailable}
-	Transient      = &Error{Code: CodeTransient}
-	RateLimited    = &Error{Code: CodeRateLimited}
-	ServerError    = &Error{Code: CodeServerError}
-	AuthFailure    = &Error{Code: CodeAuthFailure}
-	NotFound       = &Error{Code: CodeNotFound}
-	InvalidInput   = &Error{Code: CodeInvalidInput}
-	PolicyBlocked  = &Error{Code: CodePolicyBlocked}
-	TooLarge       = &Error{Code: CodeTooLarge}
-	UnknownOutcome = &Error{Code: CodeUnknownOutcome}
+	Timeout           = &Error{Code: CodeTimeout}
+	Unavailable       = &Error{Code: CodeUnavailable}
+	Transient         = &Error{Code: CodeTransient}
+	RateLimited       = &Error{Code: CodeRateLimited}
+	ServerError       = &Error{Code: CodeServerError}
+	AuthFailure       = &Error{Code: CodeAuthFailure}
+	NotFound          = &Error{Code: CodeNotFound}
+	InvalidInput      = &Error{Code: CodeInvalidInput}
+	PolicyBlocked     = &Error{Code: CodePolicyBlocked}
+	TooLarge          = &Error{Code: CodeTooLarge}
+	UnknownOutcome    = &Error{Code: CodeUnknownOutcome}
+	DefinitionChanged = &Error{Code: CodeDefinitionChanged}
 )
 
 // Error is a failure talking to, or finding something on, an upstream server.

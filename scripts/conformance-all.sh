@@ -49,8 +49,10 @@ wait_ready() { # url-base
 fport="$(free_port)"
 "$sb" conformance-fixture --http "127.0.0.1:$fport" 2>"$work/fixture.log" &
 pids+=($!)
+# The fixture is ours, so trusted: the suite checks that the gateway
+# forwards its sampling requests (refused for untrusted servers by default).
 cat > "$work/config.json" <<JSON
-{"mcpServers": {"fixture": {"command": "$sb", "args": ["conformance-fixture"], "prefix": ""}}}
+{"mcpServers": {"fixture": {"command": "$sb", "args": ["conformance-fixture"], "prefix": "", "trust": "trusted"}}}
 JSON
 gport="$(free_port)"
 # The suite sends no token; the run is on loopback only.
