@@ -52,8 +52,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -65,6 +67,8 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/names"
 	"github.com/switchboard-mcp/switchboard/internal/policy"
 	"github.com/switchboard-mcp/switchboard/internal/registry"
+	"github.com/switchboard-mcp/switchboard/internal/store"
+	"github.com/switchboard-mcp/switchboard/internal/supervise"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
@@ -113,6 +117,12 @@ type Options struct {
 	// policy.confirm selects (CallOptions.Confirm overrides it per call).
 	// Nil refuses them with policy_blocked.
 	Confirm Confirmer
+	// Store keeps saved catalogues (a server whose configuration is
+	// unchanged is advertised at once, without being started), approved
+	// tool definitions (a changed definition is held back until
+	// approved), the audit log and trust scores. Nil keeps nothing: every
+	// server is discovered at start and nothing is pinned or logged.
+	Store store.Store
 }
 
 // State is a server's connection state.
@@ -121,9 +131,13 @@ type State string
 // The states.
 const (
 	StateReady    State = "ready"    // connected and discovered
-	StateFailed   State = "failed"   // could not connect or discover; see LastError
+	StateIdle     State = "idle"     // advertised from its saved catalogue (or stopped when idle); starts on first use
+	StateStarting State = "starting" // connecting
+	StateDegraded State = "degraded" // its connection ended; the next call reconnects
+	StateBackoff  State = "backoff"  // a start-up attempt failed; the next is scheduled
+	StateFailed   State = "failed"   // could not connect or discover; see LastError. Probed again on activity
 	StateDisabled State = "disabled" // "enabled": false in the configuration
-	StateClosed   State = "closed"   // the connection ended after start-up, or Close was called
+	StateClosed   State = "closed"   // Close was called
 )
 
 // ServerStatus describes one configured server.
@@ -146,6 +160,13 @@ type ServerStatus struct {
 	// Findings are what Switchboard changed, refused or noticed in the
 	// server's metadata (see Findings).
 	Findings []Finding `json:"findings,omitempty"`
+	// TrustScore runs from 0 to 1 (0.5 is neutral) from the server's
+	// outcomes: successes raise it, failures and flagged metadata lower
+	// it; a score above neutral decays back towards it.
+	TrustScore float64 `json:"trustScore"`
+	// Held lists tools held back because their definition changed since
+	// it was approved ("" is the server's instructions).
+	Held []string `json:"held,omitempty"`
 }
 
 // Tool describes one tool.
@@ -272,24 +293,50 @@ type Host struct {
 
 	policy  *policy.Engine
 	confirm Confirmer
+	store   store.Store      // may be nil
+	audit   chan *store.Call // to auditWriter; nil without a store
+	changes chan struct{}    // to notifier
+	life    context.Context  // ends when Close starts
+	cancel  context.CancelFunc
+
+	auditDropped atomic.Int64
 
 	mu       sync.RWMutex
 	servers  map[string]*server // by name; fixed after Open
 	snap     *registry.Snapshot // swapped whole; never mutated
 	closed   bool
+	opened   bool // Open has returned
 	watchers sync.WaitGroup
 }
 
 // server is one configured server and, when connected, its connection.
 // Its mutable fields are guarded by Host.mu.
 type server struct {
-	cfg     *config.Server
+	cfg *config.Server
+	sup *supervise.Supervisor // decides when a dial may happen; nil when disabled
+
 	conn    *upstream.Conn
+	attempt supervise.Attempt // the Attempt that made conn
+	raw     *upstream.Catalog // as discovered (or saved), before vetting
 	catalog *upstream.Catalog // vetted: what the registry is built from
 	vetted  *ingest.Result    // the vetting that produced catalog
+	cached  bool              // catalog came from the store and no live discovery confirmed it yet
 	flags   []Finding         // injection-pattern findings of the last rebuild
 	state   State
 	err     error
+
+	dialing  chan struct{} // closed when the dial in progress ends; nil when none
+	inflight int           // requests in progress, for the idle timeout
+	lastUse  time.Time
+	idling   bool // conn is being closed for idleness
+
+	pins     map[string]string // approved definition hashes by tool ("" = instructions)
+	held     map[string]string // tools held back because their definition changed: tool → hash seen
+	relisted time.Time         // the last re-listing, for the one-per-second limit
+
+	trust      float64 // trust score
+	trustAt    time.Time
+	trustDirty bool
 }
 
 // Open connects every enabled server in parallel, each bounded by its
@@ -331,22 +378,54 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 		},
 		servers:  make(map[string]*server, len(cfg.Servers)),
 		onChange: opts.OnChange,
+		store:    opts.Store,
+		changes:  make(chan struct{}, 1),
 		relists:  make(chan string, 64),
 		stop:     make(chan struct{}),
 	}
 	h.opts.OnListChanged = h.listChanged
+	h.life, h.cancel = context.WithCancel(context.Background())
+	if h.store != nil {
+		h.audit = make(chan *store.Call, auditQueue)
+		h.watchers.Go(h.auditWriter)
+	}
 	var wg sync.WaitGroup
+	var later []*server // advertised from the store, connected in the background
 	for _, sc := range cfg.Servers {
-		s := &server{cfg: sc, state: StateDisabled}
+		s := &server{cfg: sc, state: StateDisabled, trust: neutralScore}
 		h.servers[sc.Name] = s
 		if !sc.Enabled {
 			continue
 		}
-		wg.Go(func() { h.start(ctx, s) })
+		s.sup = newSupervisor(sc)
+		h.loadState(ctx, s)
+		if cat := h.loadCatalog(ctx, sc); cat != nil {
+			// Known and unchanged: advertised at once, not dialled now.
+			s.raw, s.cached, s.state = cat, true, StateIdle
+			s.vetted = h.vet(sc, cat)
+			s.catalog = s.vetted.Catalog
+			if sc.Transport != config.TransportStdio || sc.Lifecycle.Eager {
+				later = append(later, s)
+			}
+			continue
+		}
+		wg.Go(func() { h.ensure(ctx, s) }) //nolint:errcheck // recorded in s
 	}
 	wg.Wait()
 	h.rebuild()
+	h.mu.Lock()
+	h.opened = true
+	h.mu.Unlock()
 	h.watchers.Go(h.relister)
+	h.watchers.Go(h.notifier)
+	for _, s := range later {
+		h.watchers.Go(func() { h.ensure(h.life, s) }) //nolint:errcheck // recorded in s
+	}
+	for _, s := range h.servers {
+		if s.sup != nil && s.conn == nil && !s.cached {
+			h.watchers.Go(func() { h.retryStartup(s) })
+		}
+	}
 	if err := ctx.Err(); err != nil {
 		h.Close()
 		return nil, err
@@ -354,52 +433,17 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 	return h, nil
 }
 
-// start connects and discovers one server, recording the outcome. The
-// startup timeout bounds the handshake and the discovery together.
-func (h *Host) start(ctx context.Context, s *server) {
-	name := s.cfg.Name
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.StartupTimeout)
-	defer cancel()
-	conn, err := upstream.Dial(ctx, s.cfg, &h.opts)
-	var cat *upstream.Catalog
-	if err == nil {
-		cat, err = conn.Discover(ctx)
-		if err != nil {
-			conn.Close()
-			conn = nil
-		}
-	}
-	var vetted *ingest.Result
-	if err == nil {
-		vetted = h.vet(s.cfg, cat)
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if err != nil {
-		s.state, s.err = StateFailed, err
-		h.log.Warn("server failed to start; the others are unaffected", "server", name, "err", err)
-		return
-	}
-	s.conn, s.catalog, s.vetted, s.state = conn, vetted.Catalog, vetted, StateReady
-	h.watchers.Go(func() { h.watch(s, conn) })
-}
-
-// watch marks a server closed when its connection ends.
-func (h *Host) watch(s *server, conn *upstream.Conn) {
-	<-conn.Done()
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if s.conn != conn || h.closed {
-		return
-	}
-	s.state, s.err = StateClosed, conn.Err()
-	h.log.Warn("server connection ended", "server", s.cfg.Name, "err", s.err)
-}
+// auditQueue bounds the audit log's queue; a call never waits for it.
+const auditQueue = 1024
 
 // relistDelay gathers a burst of list_changed notifications into one
 // re-listing (servers often announce several changes at once, as
-// server-everything does right after initialize).
-const relistDelay = 200 * time.Millisecond
+// server-everything does right after initialize); relistEvery is the least
+// time between two re-listings of one server.
+const (
+	relistDelay = 200 * time.Millisecond
+	relistEvery = time.Second
+)
 
 // listChanged queues a server for re-listing; it never blocks the
 // connection's notification handler.
@@ -410,75 +454,95 @@ func (h *Host) listChanged(server string) {
 	}
 }
 
-// relister re-lists servers whose lists changed, at most one pass per
-// relistDelay, rebuilds the snapshot and tells OnChange. A failed re-listing
-// keeps the previous catalogue. It ends when the host closes.
+// relister re-lists servers whose lists changed (at most one re-listing
+// per server per relistEvery), rebuilds the snapshot and tells OnChange. A
+// failed re-listing keeps the previous catalogue. Every second it also
+// stops idle servers, picks up approvals made elsewhere (switchboard
+// approve) and saves trust scores. It ends when the host closes.
 func (h *Host) relister() {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	pending := map[string]bool{}
+	var timer <-chan time.Time
 	for {
-		var pending = map[string]bool{}
 		select {
 		case <-h.stop:
 			return
 		case s := <-h.relists:
 			pending[s] = true
-		}
-		timer := time.NewTimer(relistDelay)
-	gather:
-		for {
-			select {
-			case <-h.stop:
-				timer.Stop()
-				return
-			case s := <-h.relists:
-				pending[s] = true
-			case <-timer.C:
-				break gather
+			if timer == nil {
+				timer = time.After(relistDelay)
 			}
+			continue
+		case <-tick.C:
+			h.reapIdle()
+			if h.refreshPins() {
+				h.rebuild()
+				h.changed()
+			}
+			h.saveScores()
+			continue
+		case <-timer:
+			timer = nil
 		}
 		changed := false
 		for name := range pending {
+			h.mu.RLock()
+			s := h.servers[name]
+			wait := relistEvery - time.Since(s.relisted)
+			h.mu.RUnlock()
+			if wait > 0 {
+				// Too soon: keep it pending for the next pass.
+				timer = time.After(wait)
+				continue
+			}
+			delete(pending, name)
 			changed = h.relist(name) || changed
 		}
 		if changed {
 			h.rebuild()
-			if h.onChange != nil {
-				h.onChange()
-			}
+			h.changed()
 		}
 	}
 }
 
-// relist discovers one server's lists again; it reports whether it got
-// them.
+// relist discovers one server's lists again; it reports whether they
+// changed.
 func (h *Host) relist(name string) bool {
-	h.mu.RLock()
+	h.mu.Lock()
 	s := h.servers[name]
 	conn := s.conn
-	h.mu.RUnlock()
+	s.relisted = time.Now()
+	h.mu.Unlock()
 	if conn == nil {
 		return false
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.StartupTimeout)
+	ctx, cancel := context.WithTimeout(h.life, s.cfg.StartupTimeout)
 	defer cancel()
-	go func() {
-		select {
-		case <-h.stop:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	cat, err := conn.Discover(ctx)
 	if err != nil {
 		h.log.Warn("re-listing after list_changed failed; keeping the previous lists", "server", name, "err", err)
 		return false
 	}
-	vetted := h.vet(s.cfg, cat)
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if s.conn != conn {
+	if s.cfg.Lifecycle.LockToolList {
+		h.log.Warn("server changed its lists, refused (lockToolList)", "server", name)
 		return false
 	}
-	s.catalog, s.vetted = vetted.Catalog, vetted
+	h.mu.RLock()
+	same := s.raw != nil && sameCatalog(s.raw, cat)
+	h.mu.RUnlock()
+	if same {
+		return false
+	}
+	vetted := h.vet(s.cfg, cat)
+	h.mu.Lock()
+	if s.conn != conn {
+		h.mu.Unlock()
+		return false
+	}
+	s.raw, s.catalog, s.vetted = cat, vetted.Catalog, vetted
+	h.mu.Unlock()
+	h.saveCatalog(s.cfg, cat)
 	h.log.Debug("re-listed after list_changed", "server", name, "tools", len(cat.Tools))
 	return true
 }
@@ -492,13 +556,25 @@ func (h *Host) rebuild() {
 	var all []string
 	var sources []registry.Source
 	held := h.flagAndHold()
+	var writes []driftWrite
 	for _, sc := range h.cfg.Servers {
 		all = append(all, sc.Name)
 		s := h.servers[sc.Name]
 		if s.catalog == nil {
 			continue
 		}
+		drifted, w := h.checkDrift(s)
+		writes = append(writes, w...)
+		for tool := range drifted {
+			if held[sc.Name] == nil {
+				held[sc.Name] = map[string]bool{}
+			}
+			held[sc.Name][tool] = true
+		}
 		sources = append(sources, sourceOf(sc, s.catalog, held[sc.Name]))
+	}
+	if len(writes) > 0 {
+		go h.writeDrift(writes)
 	}
 	snap := registry.Build(all, sources)
 	for _, c := range snap.Collisions {
@@ -541,8 +617,15 @@ func (h *Host) Servers() []ServerStatus {
 		if s.vetted != nil {
 			st.Findings = append(st.Findings, s.vetted.Findings...)
 		}
+		for tool := range s.held {
+			if h.isHeld(s, tool) {
+				st.Held = append(st.Held, tool)
+			}
+		}
+		slices.Sort(st.Held)
 		st.Findings = append(st.Findings, s.flags...)
-		if s.catalog != nil {
+		st.TrustScore = decayed(s.trust, s.trustAt, time.Now())
+		if s.catalog != nil && !h.isHeld(s, "") {
 			st.Instructions = s.catalog.Instructions
 			st.Resources = len(s.catalog.Resources)
 			st.Templates = len(s.catalog.Templates)
@@ -604,6 +687,12 @@ func (h *Host) lookupTool(snap *registry.Snapshot, name string) (*registry.Tool,
 	if t, ok := snap.Tool(name); ok {
 		return t, nil
 	}
+	h.mu.RLock()
+	herr := h.heldTool(name)
+	h.mu.RUnlock()
+	if herr != nil {
+		return nil, herr
+	}
 	msg := fmt.Sprintf("no tool %q", name)
 	if id, ok := snap.Resolve(name); ok {
 		if err := h.serverUnavailable(id.Server); err != nil {
@@ -640,10 +729,12 @@ func (h *Host) serverUnavailable(name string) error {
 		return fault.New(fault.CodeUnavailable, name, "", errors.New("the host is closed"))
 	case s.state == StateDisabled:
 		return fault.New(fault.CodeUnavailable, name, "", errors.New(`the server is disabled ("enabled": false in the configuration)`))
-	case s.state == StateFailed:
-		return fault.New(fault.CodeUnavailable, name, "", fmt.Errorf("the server failed to start: %s", withoutServer(s.err, name)))
+	case s.catalog != nil:
+		return nil // its tools are known; a call dials it
+	case s.err == nil:
+		return fault.New(fault.CodeUnavailable, name, "", errors.New("the server has not started yet"))
 	}
-	return fault.New(fault.CodeUnavailable, name, "", fmt.Errorf("the server's connection ended: %s", withoutServer(s.err, name)))
+	return fault.New(fault.CodeUnavailable, name, "", fmt.Errorf("the server failed to start: %s", withoutServer(s.err, name)))
 }
 
 // withoutServer renders err without a leading `server "name": `, for
@@ -656,18 +747,16 @@ func withoutServer(err error, name string) string {
 	return msg
 }
 
-// conn returns the live connection of a server.
-func (h *Host) conn(name string) (*upstream.Conn, error) {
-	if err := h.serverUnavailable(name); err != nil {
-		return nil, err
-	}
+// conn returns the live connection of a server, dialling it if need be
+// (see ensure).
+func (h *Host) conn(ctx context.Context, name string) (*upstream.Conn, error) {
 	h.mu.RLock()
-	defer h.mu.RUnlock()
 	s := h.servers[name]
+	h.mu.RUnlock()
 	if s == nil {
 		return nil, fault.New(fault.CodeNotFound, "", "", fmt.Errorf("no server %q", name))
 	}
-	return s.conn, nil
+	return h.ensure(ctx, s)
 }
 
 // Call calls a tool by model-facing name or canonical ID. args is the JSON
@@ -681,12 +770,42 @@ func (h *Host) Call(ctx context.Context, name string, args json.RawMessage, opts
 	if len(args) > 0 && !isObject(args) {
 		return nil, fault.New(fault.CodeInvalidInput, t.ID.Server, fmt.Sprintf("call tool %q", t.ID.Name), errors.New("arguments must be a JSON object"))
 	}
-	conn, err := h.conn(t.ID.Server)
-	if err != nil {
+	h.mu.RLock()
+	s := h.servers[t.ID.Server]
+	h.mu.RUnlock()
+	sc := s.cfg
+	if err := h.authorize(ctx, t, sc, args, opts); err != nil {
 		return nil, err
 	}
-	sc := h.cfg.Server(t.ID.Server)
-	if err := h.authorize(ctx, t, sc, args, opts); err != nil {
+	start := time.Now()
+	h.begin(s)
+	out, err := h.call(ctx, s, t, args, opts)
+	h.end(s)
+	client := ""
+	if opts != nil {
+		client = opts.Client
+	}
+	if h.audit != nil {
+		h.record(auditCall(t.ID, client, args, start, out, err))
+	}
+	switch {
+	case err != nil && fault.CodeOf(err) != fault.CodeInvalidInput && fault.CodeOf(err) != fault.CodeNotFound:
+		h.score(s, outcomeError)
+	case err == nil && out.IsError:
+		h.score(s, outcomeToolErr)
+	case err == nil:
+		h.score(s, outcomeOK)
+	}
+	return out, err
+}
+
+// call makes an authorized call: it dials the server if need be, calls,
+// and guards the result.
+func (h *Host) call(ctx context.Context, s *server, t *registry.Tool, args json.RawMessage, opts *CallOptions) (*Result, error) {
+	// A server started on first use may take its startup timeout on top
+	// of the call's.
+	conn, err := h.ensure(ctx, s)
+	if err != nil {
 		return nil, err
 	}
 	uopts, ctx := callOptions(ctx, opts)
@@ -694,7 +813,7 @@ func (h *Host) Call(ctx context.Context, name string, args json.RawMessage, opts
 	if err != nil {
 		return nil, err
 	}
-	raw, err := h.guardResult(sc, t.ID.Name, res.Raw)
+	raw, err := h.guardResult(s.cfg, t.ID.Name, res.Raw)
 	if err != nil {
 		return nil, err
 	}
@@ -703,6 +822,22 @@ func (h *Host) Call(ctx context.Context, name string, args json.RawMessage, opts
 		out.Text = content.ToolText(raw)
 	}
 	return out, nil
+}
+
+// begin and end count a server's requests in progress, for the idle
+// timeout.
+func (h *Host) begin(s *server) {
+	h.mu.Lock()
+	s.inflight++
+	s.lastUse = time.Now()
+	h.mu.Unlock()
+}
+
+func (h *Host) end(s *server) {
+	h.mu.Lock()
+	s.inflight--
+	s.lastUse = time.Now()
+	h.mu.Unlock()
 }
 
 // isObject reports whether raw is one valid JSON object, without decoding
@@ -766,7 +901,7 @@ func (h *Host) ReadResource(ctx context.Context, id string) (*ResourceResult, er
 	if !ok {
 		return nil, h.unknownServer(id)
 	}
-	conn, err := h.conn(rid.Server)
+	conn, err := h.conn(ctx, rid.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -818,7 +953,7 @@ func (h *Host) GetPrompt(ctx context.Context, id string, args map[string]string,
 		}
 		return nil, fault.New(fault.CodeNotFound, "", "", errors.New(msg))
 	}
-	conn, err := h.conn(p.ID.Server)
+	conn, err := h.conn(ctx, p.ID.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -862,7 +997,7 @@ func (h *Host) Complete(ctx context.Context, params *mcp.CompleteParams) (*mcp.C
 	default:
 		return nil, fault.New(fault.CodeInvalidInput, "", "complete", fmt.Errorf("unknown reference type %q", ref.Type))
 	}
-	conn, err := h.conn(server)
+	conn, err := h.conn(ctx, server)
 	if err != nil {
 		return nil, err
 	}
@@ -879,7 +1014,7 @@ func (h *Host) Subscribe(ctx context.Context, uri string) (server string, err er
 	if err != nil {
 		return "", err
 	}
-	conn, err := h.conn(server)
+	conn, err := h.conn(ctx, server)
 	if err != nil {
 		return "", err
 	}
@@ -888,7 +1023,7 @@ func (h *Host) Subscribe(ctx context.Context, uri string) (server string, err er
 
 // Unsubscribe ends a subscription made with Subscribe at server.
 func (h *Host) Unsubscribe(ctx context.Context, server, uri string) error {
-	conn, err := h.conn(server)
+	conn, err := h.conn(ctx, server)
 	if err != nil {
 		return err
 	}
@@ -928,10 +1063,16 @@ func (h *Host) Close() error {
 	}
 	h.closed = true
 	close(h.stop)
+	h.cancel()
 	var conns []*upstream.Conn
 	for _, s := range h.servers {
+		if s.sup != nil {
+			s.sup.Stop()
+		}
 		if s.conn != nil {
 			conns = append(conns, s.conn)
+		}
+		if s.state != StateDisabled {
 			s.state = StateClosed
 		}
 	}
@@ -942,6 +1083,12 @@ func (h *Host) Close() error {
 		wg.Go(func() { errs[i] = c.Close() })
 	}
 	wg.Wait()
+	if h.audit != nil {
+		// Calls have ended (their connections are closed): nothing more
+		// is queued.
+		close(h.audit)
+	}
 	h.watchers.Wait()
+	h.saveScores()
 	return errors.Join(errs...)
 }

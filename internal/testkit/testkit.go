@@ -32,6 +32,10 @@ import (
 // ModeVar is the environment variable that selects a child mode.
 const ModeVar = "SWITCHBOARD_TESTKIT_MODE"
 
+// MarkVar names a file to which the crash tool appends a line each time it
+// runs, so that tests can count its runs.
+const MarkVar = "SWITCHBOARD_TESTKIT_MARK"
+
 // Child modes.
 const (
 	ModeServer        = "server"         // the go-sdk test server on stdio
@@ -210,6 +214,14 @@ func NewServer() *mcp.Server {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("b", in.Bytes)}}}, nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "crash", Description: "Exits the server mid-call."}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		// A test can count how often the tool ran (it must never be
+		// retried behind the caller's back).
+		if mark := os.Getenv(MarkVar); mark != "" {
+			if f, err := os.OpenFile(mark, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
+				f.WriteString("crash\n")
+				f.Close()
+			}
+		}
 		fmt.Fprintln(os.Stderr, "crashing on purpose")
 		os.Exit(7)
 		return nil, nil, nil

@@ -1,0 +1,153 @@
+// Package store is Switchboard's durable state, kept in
+// $SWITCHBOARD_HOME/state.db: per upstream server, the catalogue it last
+// advertised (so that a restart can offer its tools before dialling it), the
+// approved ("pinned") tool definitions that defend against a server quietly
+// changing a tool after it was approved (a rug pull), the changed definitions
+// held back until someone approves them, an audit log of calls, and a trust
+// score.
+//
+// The package defines the domain types, the [Store] interface and its
+// sentinel errors; the only implementation is in store/sqlite. It knows
+// nothing of MCP: catalogues and definitions are opaque bytes, hashes and
+// fingerprints opaque strings, all computed by the caller. Keeping it so lets
+// the protocol side change shape without a schema migration.
+//
+// This package imports only the standard library, and nothing from
+// Switchboard.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrNotFound is returned, possibly wrapped, when a looked-up record does not
+// exist. Test for it with errors.Is.
+var ErrNotFound = errors.New("store: not found")
+
+// DefaultCallLimit is how many rows [Store.Calls] returns when
+// [CallFilter.Limit] is not positive.
+const DefaultCallLimit = 100
+
+// A Catalog is what a server last advertised, saved under the fingerprint of
+// the configuration that produced it: a caller whose current fingerprint
+// differs must treat the catalogue as stale.
+type Catalog struct {
+	Server string
+	// Fingerprint is a hash of the server's config and resolved
+	// credentials, computed by the caller. It is never a secret itself.
+	Fingerprint string
+	// Data is the catalogue as JSON, opaque to the store.
+	Data []byte
+	// SavedAt is when the catalogue was saved; zero means "now" by the
+	// store's clock.
+	SavedAt time.Time
+}
+
+// A Pin is an approved definition: what a tool (or the server's
+// instructions) is expected to keep saying, so that a later change can be
+// noticed and held back.
+type Pin struct {
+	Server string
+	// Tool is the upstream tool name; "" pins the server's instructions.
+	Tool string
+	// Hash is of Definition, computed by the caller.
+	Hash string
+	// Definition is the canonical JSON that was approved, kept so a later
+	// change can be shown as a diff.
+	Definition []byte
+	// ApprovedAt is when the pin was approved; zero means "now".
+	ApprovedAt time.Time
+}
+
+// A Drift is a definition that differs from its pin, held back until it is
+// approved (by pinning it) or the server reverts.
+type Drift struct {
+	Server, Tool string // as in Pin
+	Hash         string // of the new definition
+	Definition   []byte
+	// SeenAt is when the change was seen; zero means "now".
+	SeenAt time.Time
+}
+
+// A Call is one row of the audit log. It deliberately holds no argument or
+// result values, only their shape and size.
+type Call struct {
+	ID     int64 // assigned by the store; increases with every call recorded
+	Time   time.Time
+	Tool   string // canonical ID "server:tool"
+	Server string
+	Caller string // "" when unknown
+	// ArgShape lists argument keys and types only, never values; computed
+	// by the caller.
+	ArgShape string
+	Outcome  string // "ok", "tool_error" or "error"
+	Code     string // error code, "" when none
+	Latency  time.Duration
+	BytesIn  int
+	BytesOut int
+}
+
+// CallFilter selects audit rows. A zero field does not filter.
+type CallFilter struct {
+	Server string
+	Tool   string
+	Since  time.Time // calls at or after Since
+	Limit  int       // at most this many rows; not positive means DefaultCallLimit
+}
+
+// A Score is a server's trust score. Its meaning and range belong to the
+// caller.
+type Score struct {
+	Server    string
+	Value     float64
+	UpdatedAt time.Time // zero means "now"
+}
+
+// Store is Switchboard's state. Implementations are safe for concurrent use.
+//
+// Deletes are idempotent: deleting what does not exist is not an error.
+// Writes that take a zero time store the implementation's "now" instead.
+type Store interface {
+	// Catalog returns the saved catalogue of server, or ErrNotFound.
+	Catalog(ctx context.Context, server string) (*Catalog, error)
+	// SaveCatalog replaces the saved catalogue of c.Server.
+	SaveCatalog(ctx context.Context, c *Catalog) error
+	// DeleteCatalog forgets the catalogue of server.
+	DeleteCatalog(ctx context.Context, server string) error
+
+	// Pins returns the pins of server, sorted by Tool.
+	Pins(ctx context.Context, server string) ([]Pin, error)
+	// Pin inserts or replaces the pin of p.Server and p.Tool. In the same
+	// transaction it deletes the drift of that tool if the drift has
+	// p.Hash, since approving a drift is pinning its definition; a drift
+	// with another hash has changed again since it was shown and stays.
+	Pin(ctx context.Context, p Pin) error
+	// Unpin deletes the pin of server and tool.
+	Unpin(ctx context.Context, server, tool string) error
+
+	// Drifts returns the drifts of server, or of all servers when server
+	// is "", sorted by Server then Tool.
+	Drifts(ctx context.Context, server string) ([]Drift, error)
+	// SaveDrift inserts or replaces the drift of d.Server and d.Tool.
+	SaveDrift(ctx context.Context, d Drift) error
+	// DeleteDrift deletes the drift of server and tool.
+	DeleteDrift(ctx context.Context, server, tool string) error
+
+	// RecordCall appends c to the audit log and sets c.ID (and c.Time, if
+	// zero). It also enforces the implementation's retention limits, so
+	// the log stays bounded without a separate sweeper.
+	RecordCall(ctx context.Context, c *Call) error
+	// Calls returns the audit rows matching f, newest first (by Time,
+	// then ID).
+	Calls(ctx context.Context, f CallFilter) ([]Call, error)
+
+	// Score returns the trust score of server, or ErrNotFound.
+	Score(ctx context.Context, server string) (Score, error)
+	// SaveScore inserts or replaces the score of s.Server.
+	SaveScore(ctx context.Context, s Score) error
+
+	// Close releases the store. Other methods must not be called after it.
+	Close() error
+}
