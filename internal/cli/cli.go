@@ -30,6 +30,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/gateway"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
+	"github.com/switchboard-mcp/switchboard/internal/store/sqlite"
 )
 
 // Exit codes.
@@ -74,6 +75,9 @@ func init() {
 		{"read", "ID", "read a resource: <server>:<uri>, also a URI filled in from a template", true, runRead, false},
 		{"prompts", "", "list prompts by ID (<server>:<prompt>)", true, runPrompts, false},
 		{"prompt", "ID [key=value ...]", "render a prompt with arguments", true, runPrompt, false},
+		{"approve", "SERVER[:TOOL]", "approve the held (changed or new) tool definitions of a server, or one tool", false, runApprove, false},
+		{"diff", "SERVER[:TOOL]", "show what changed in held tool definitions since they were approved", false, runDiff, false},
+		{"log", "[SERVER[:TOOL]] [-n N]", "show recent tool calls from the audit log (argument shapes only, never values)", false, runLog, false},
 		{"version", "", "print the version", false, runVersion, false},
 		{"serve", "[--http ADDR | --stdio] [--token-env VAR | --no-auth]", "serve every configured server as one MCP server (the gateway); default --http 127.0.0.1:8939", true, runServe, false},
 		{"demo-server", "[--http ADDR]", "serve the demo MCP server on stdio, or Streamable HTTP at ADDR", false, runDemoServer, false},
@@ -97,8 +101,10 @@ type run struct {
 	home    string
 	cfg     *config.Config // the loaded configuration (commands that need the host)
 	host    *host.Host
-	yes     bool // call --yes
-	raw     bool // tools --raw
+	store   *sqlite.DB // with host
+	yes     bool       // call --yes
+	limit   int        // log -n
+	raw     bool       // tools --raw
 }
 
 // Run executes the CLI and returns the exit code.
@@ -152,7 +158,10 @@ func Run(ctx context.Context, env Env) int {
 		if code := r.open(); code != ExitOK {
 			return code
 		}
-		defer r.host.Close()
+		defer func() {
+			r.host.Close()
+			r.store.Close()
+		}()
 	}
 	return r.cmd.run(r)
 }
@@ -201,6 +210,8 @@ func (r *run) parse(args []string) (int, bool) {
 		fs.BoolVar(&r.yes, "yes", false, "confirm the call if the policy asks for confirmation (policy.confirm)")
 	case "tools":
 		fs.BoolVar(&r.raw, "raw", false, "show NAME's definition exactly as its server sent it, escaped (for review; never for a model)")
+	case "log":
+		fs.IntVar(&r.limit, "n", 50, "show at most `N` calls")
 	}
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -292,15 +303,23 @@ func (r *run) open() int {
 	if r.verbose {
 		opts.Logger = slog.New(slog.NewTextHandler(r.env.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
+	st, err := r.openStore()
+	if err != nil {
+		r.errorf("%v", err)
+		return ExitUsage
+	}
+	r.store = st
+	opts.Store = st
 	h, err := host.Open(r.ctx, cfg, opts)
 	if err != nil {
+		st.Close()
 		r.errorf("%v", err)
 		return ExitUpstream
 	}
 	r.cfg, r.host = cfg, h
 	if r.cmd.name != "servers" {
 		for _, s := range h.Servers() {
-			if s.State == host.StateFailed {
+			if (s.State == host.StateFailed || s.State == host.StateBackoff) && s.LastError != "" {
 				fmt.Fprintf(r.env.Stderr, "warning: server %q is unavailable: %s\n  (the others work; 'switchboard servers -v' shows its stderr)\n", s.Name, launcher.Escape(firstLine(s.LastError)))
 			}
 		}

@@ -68,6 +68,12 @@ func runServers(r *run) int {
 			fmt.Sprint(s.Tools), fmt.Sprint(s.Resources), fmt.Sprint(s.Templates), fmt.Sprint(s.Prompts), fmt.Sprint(len(s.Findings)), orDash(oneLine(s.LastError, 60))})
 	}
 	r.table("NAME\tTRANSPORT\tTRUST\tSTATE\tPROTOCOL\tTOOLS\tRESOURCES\tTEMPLATES\tPROMPTS\tFINDINGS\tLAST ERROR", rows)
+	for _, s := range servers {
+		if len(s.Held) > 0 {
+			fmt.Fprintf(r.env.Stdout, "%s: %d definition(s) changed since approved and held back: switchboard diff %s, then switchboard approve %s\n",
+				launcher.Escape(s.Name), len(s.Held), launcher.Escape(s.Name), launcher.Escape(s.Name))
+		}
+	}
 	if r.verbose {
 		for _, s := range servers {
 			fmt.Fprintf(r.env.Stdout, "\n== %s\n", launcher.Escape(s.Name))
@@ -79,6 +85,10 @@ func runServers(r *run) int {
 			}
 			if s.Instructions != "" {
 				fmt.Fprintf(r.env.Stdout, "instructions: %s\n", launcher.Escape(s.Instructions))
+			}
+			fmt.Fprintf(r.env.Stdout, "trust score: %.2f (0.5 is neutral)\n", s.TrustScore)
+			for _, t := range s.Held {
+				fmt.Fprintf(r.env.Stdout, "held: %s\n", launcher.Escape(t))
 			}
 			for _, f := range s.Findings {
 				fmt.Fprintf(r.env.Stdout, "finding: %s\n", launcher.Escape(f.String()))

@@ -1,0 +1,158 @@
+package cli
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/drift"
+	"github.com/switchboard-mcp/switchboard/internal/launcher"
+	"github.com/switchboard-mcp/switchboard/internal/store"
+	"github.com/switchboard-mcp/switchboard/internal/store/sqlite"
+)
+
+// StateFile is the store's file name in Switchboard's home.
+const StateFile = "state.db"
+
+// openStore opens $SWITCHBOARD_HOME/state.db (or --home's).
+func (r *run) openStore() (*sqlite.DB, error) {
+	home := r.home
+	if home == "" {
+		h, err := config.Home(r.env.LookupEnv)
+		if err != nil {
+			return nil, err
+		}
+		home = h
+	}
+	return sqlite.Open(filepath.Join(home, StateFile), nil)
+}
+
+// withStore runs f with the store open.
+func (r *run) withStore(f func(st store.Store) int) int {
+	st, err := r.openStore()
+	if err != nil {
+		r.errorf("%v", err)
+		return ExitUsage
+	}
+	defer st.Close()
+	return f(st)
+}
+
+// runApprove pins the held definitions of a server, or of one tool.
+func runApprove(r *run) int {
+	if !r.wantArgs(1, 1) {
+		return ExitUsage
+	}
+	return r.withStore(func(st store.Store) int {
+		server, tool, one := cut(r.args[0])
+		drifts, err := st.Drifts(r.ctx, server)
+		if err != nil {
+			return r.fail(err)
+		}
+		n := 0
+		for _, d := range drifts {
+			if one && d.Tool != tool {
+				continue
+			}
+			if err := st.Pin(r.ctx, store.Pin{Server: d.Server, Tool: d.Tool, Hash: d.Hash, Definition: d.Definition}); err != nil {
+				return r.fail(err)
+			}
+			fmt.Fprintf(r.env.Stdout, "approved %s\n", launcher.Escape(label(d.Server, d.Tool)))
+			n++
+		}
+		if n == 0 {
+			r.errorf("nothing to approve for %s: no held definition (switchboard servers -v lists held tools)", launcher.Escape(r.args[0]))
+			return ExitUsage
+		}
+		return ExitOK
+	})
+}
+
+// runDiff shows, for each held definition of a server, what changed since
+// it was approved.
+func runDiff(r *run) int {
+	if !r.wantArgs(1, 1) {
+		return ExitUsage
+	}
+	return r.withStore(func(st store.Store) int {
+		server, tool, one := cut(r.args[0])
+		drifts, err := st.Drifts(r.ctx, server)
+		if err != nil {
+			return r.fail(err)
+		}
+		pins, err := st.Pins(r.ctx, server)
+		if err != nil {
+			return r.fail(err)
+		}
+		old := map[string][]byte{}
+		for _, p := range pins {
+			old[p.Tool] = p.Definition
+		}
+		shown := 0
+		for _, d := range drifts {
+			if one && d.Tool != tool {
+				continue
+			}
+			fmt.Fprintf(r.env.Stdout, "== %s\n%s\n", launcher.Escape(label(d.Server, d.Tool)), drift.Diff(drift.Change{Tool: d.Tool, Old: old[d.Tool], New: d.Definition}))
+			shown++
+		}
+		if shown == 0 {
+			fmt.Fprintf(r.env.Stdout, "no held definitions for %s\n", launcher.Escape(r.args[0]))
+		}
+		return ExitOK
+	})
+}
+
+// runLog shows recent calls from the audit log.
+func runLog(r *run) int {
+	if !r.wantArgs(0, 1) {
+		return ExitUsage
+	}
+	return r.withStore(func(st store.Store) int {
+		f := store.CallFilter{Limit: r.limit}
+		if len(r.args) == 1 {
+			server, tool, one := cut(r.args[0])
+			f.Server = server
+			if one {
+				f.Tool = server + ":" + tool
+			}
+		}
+		calls, err := st.Calls(r.ctx, f)
+		if err != nil {
+			return r.fail(err)
+		}
+		if r.json {
+			return r.printJSON(calls)
+		}
+		var rows [][]string
+		for _, c := range calls {
+			code := c.Code
+			if code == "" {
+				code = "-"
+			}
+			rows = append(rows, []string{c.Time.Local().Format(time.DateTime), c.Tool, c.Outcome, code,
+				c.Latency.Round(time.Millisecond).String(), orDash(c.Caller), oneLine(c.ArgShape, 60)})
+		}
+		r.table("TIME\tTOOL\tOUTCOME\tCODE\tLATENCY\tCALLER\tARGUMENTS", rows)
+		return ExitOK
+	})
+}
+
+// cut splits "server:tool" at the last colon; a bare server has no tool.
+// Server names may contain colons, so "a:b" is ambiguous here; approve and
+// diff match drifts by their own server and tool fields.
+func cut(arg string) (server, tool string, one bool) {
+	if i := strings.LastIndexByte(arg, ':'); i > 0 {
+		return arg[:i], arg[i+1:], true
+	}
+	return arg, "", false
+}
+
+func label(server, tool string) string {
+	if tool == "" {
+		return server + " (instructions)"
+	}
+	return server + ":" + tool
+}
