@@ -810,6 +810,19 @@ func (h *Host) call(ctx context.Context, s *server, t *registry.Tool, args json.
 	}
 	uopts, ctx := callOptions(ctx, opts)
 	res, err := conn.CallTool(ctx, t.ID.Name, args, uopts)
+	if fault.CodeOf(err) == fault.CodeUnavailable && ctx.Err() == nil {
+		// The connection was already gone, so the request was never sent
+		// (a lost request is unknown_outcome, never this): this is the
+		// call that redials, once.
+		h.mu.RLock()
+		a := s.attempt
+		h.mu.RUnlock()
+		h.dropped(s, conn, a, err)
+		if conn, err = h.ensure(ctx, s); err != nil {
+			return nil, err
+		}
+		res, err = conn.CallTool(ctx, t.ID.Name, args, uopts)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -42,9 +42,17 @@ func (h *Host) ensure(ctx context.Context, s *server) (*upstream.Conn, error) {
 			h.mu.Unlock()
 			return nil, fault.New(fault.CodeUnavailable, s.cfg.Name, "", errors.New(`the server is disabled ("enabled": false in the configuration)`))
 		case s.conn != nil:
-			c := s.conn
+			c, a := s.conn, s.attempt
 			s.lastUse = time.Now()
 			h.mu.Unlock()
+			select {
+			case <-c.Done():
+				// Ended, and watch has not noticed yet: record the drop
+				// here, so this call redials instead of failing.
+				h.dropped(s, c, a, nil)
+				continue
+			default:
+			}
 			return c, nil
 		case s.dialing != nil:
 			ch := s.dialing
@@ -155,6 +163,12 @@ func retryable(err error) bool {
 // or an idle stop.
 func (h *Host) watch(s *server, conn *upstream.Conn, a supervise.Attempt) {
 	<-conn.Done()
+	h.dropped(s, conn, a, nil)
+}
+
+// dropped records that conn ended, once (watch, ensure and call may all
+// see it); cause nil means the connection's own error.
+func (h *Host) dropped(s *server, conn *upstream.Conn, a supervise.Attempt, cause error) {
 	h.mu.Lock()
 	if s.conn != conn || h.closed {
 		h.mu.Unlock()
@@ -170,7 +184,10 @@ func (h *Host) watch(s *server, conn *upstream.Conn, a supervise.Attempt) {
 		h.log.Debug("idle server stopped", "server", s.cfg.Name)
 		return
 	}
-	err := conn.Err()
+	err := cause
+	if err == nil {
+		err = conn.Err()
+	}
 	s.err = err
 	h.mu.Unlock()
 	a.Dropped(err)

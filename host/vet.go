@@ -40,11 +40,21 @@ func (h *Host) flagAndHold() map[string]map[string]bool {
 	// Every server's names, to spot a description that talks about
 	// another server's tools (shadowing).
 	owners := map[string][]string{} // lower-cased name → servers using it
+	toolOwners := map[string][]string{}
 	for _, sc := range h.cfg.Servers {
 		own := []string{sc.Name}
 		if s := h.servers[sc.Name]; s.catalog != nil {
 			for _, t := range s.catalog.Tools {
-				own = append(own, t.Name, names.Prefix(sc.Prefix)+names.Sep+t.Name)
+				own = append(own, names.Prefix(sc.Prefix)+names.Sep+t.Name)
+				// A plain word ("echo", "search") is everyone's: a
+				// mention says nothing. Identifier-like names are
+				// distinctive.
+				if distinctive(t.Name) {
+					own = append(own, t.Name)
+				}
+				if !slices.Contains(toolOwners[t.Name], sc.Name) {
+					toolOwners[t.Name] = append(toolOwners[t.Name], sc.Name)
+				}
 			}
 		}
 		for _, n := range own {
@@ -67,6 +77,21 @@ func (h *Host) flagAndHold() map[string]map[string]bool {
 			}
 		}
 		byTool, findings := ingest.Flags(sc.Name, s.catalog, others)
+		for _, t := range s.catalog.Tools {
+			// Two servers offering the same tool name: each keeps its own
+			// model-facing name, but a description of one may be written
+			// to steer calls meant for the other (shadowing).
+			if by := toolOwners[t.Name]; len(by) > 1 {
+				var rest []string
+				for _, o := range by {
+					if o != sc.Name {
+						rest = append(rest, o)
+					}
+				}
+				findings = append(findings, Finding{Server: sc.Name, Kind: ingest.KindShadowing, Item: fmt.Sprintf("tool %q", t.Name),
+					Detail: fmt.Sprintf("server(s) %s offer a tool of the same name", strings.Join(rest, ", "))})
+			}
+		}
 		if sc.Strict && sc.Trust.Level() != config.TrustTrusted {
 			for tool := range byTool {
 				if held[sc.Name] == nil {
@@ -164,4 +189,18 @@ func (h *Host) notFoundTool(snap *registry.Snapshot, name string) error {
 		return err
 	}
 	return fault.New(fault.CodeNotFound, "", "", fmt.Errorf("no tool %q", name))
+}
+
+// distinctive reports whether a tool name is identifier-like (snake_case,
+// kebab-case, camelCase, digits) rather than a plain word.
+func distinctive(name string) bool {
+	for i, c := range name {
+		switch {
+		case c == '_' || c == '-' || c == '.' || c == '/' || (c >= '0' && c <= '9'):
+			return true
+		case i > 0 && c >= 'A' && c <= 'Z':
+			return true
+		}
+	}
+	return false
 }

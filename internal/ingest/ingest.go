@@ -47,6 +47,7 @@ const (
 	KindWithheld     = "withheld"            // not registered (see Detail)
 	KindFlagged      = "flagged"             // text matches an injection pattern
 	KindAnnotations  = "annotations_dropped" // behavioural hints of a server that is not trusted
+	KindShadowing    = "shadowing"           // another server offers a tool of the same name
 )
 
 // Finding is one thing Vet (or Flags) changed, refused or noticed.

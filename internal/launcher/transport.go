@@ -97,11 +97,15 @@ func (f *filterReader) Read(b []byte) (int, error) {
 				continue
 			}
 			if err != nil {
-				if len(f.line) == 0 {
+				if err != io.EOF || len(f.line) == 0 {
+					// An oversized frame (the guard's error) or a broken
+					// pipe: drop what was read, so the SDK does not buffer
+					// a partial frame a second time.
+					f.line = nil
 					return 0, err
 				}
 				// A last frame without a newline: deliver it as it is;
-				// the next Read reports err.
+				// the next Read reports EOF.
 				f.pending = f.line
 				break
 			}
