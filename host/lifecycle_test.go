@@ -1,0 +1,250 @@
+package host_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard/fault"
+	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/store"
+	"github.com/switchboard-mcp/switchboard/internal/store/sqlite"
+	"github.com/switchboard-mcp/switchboard/internal/testkit"
+	"github.com/switchboard-mcp/switchboard/internal/testkit/proc"
+)
+
+// openStore opens a state database in a temporary directory.
+func openStore(t testing.TB) *sqlite.DB {
+	t.Helper()
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// tagged returns the live child processes of this test process whose
+// command line carries tag.
+func tagged(tag string) []proc.Info {
+	var out []proc.Info
+	for _, p := range proc.Live(proc.Children(os.Getpid())) {
+		if slices.Contains(p.Cmdline, tag) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// taggedServers returns n stdio testkit servers whose processes carry tag.
+func taggedServers(t testing.TB, n int, tag string) map[string]any {
+	servers := map[string]any{}
+	for i := range n {
+		servers[fmt.Sprintf("s%02d", i)] = map[string]any{"command": self(t), "args": []string{tag}, "env": testkit.ChildEnv(testkit.ModeServer)}
+	}
+	return servers
+}
+
+// TestCatalogueFirstStart: a second start advertises 20 servers from their
+// saved catalogues without starting any of them; a call starts exactly the
+// server it needs.
+func TestCatalogueFirstStart(t *testing.T) {
+	st := openStore(t)
+	tag := "catalogue-first-" + fmt.Sprint(time.Now().UnixNano())
+	cfg := parse(t, taggedServers(t, 20, tag), nil)
+	opts := &host.Options{StopTimeout: 500 * time.Millisecond, Store: st}
+
+	h, err := host.Open(context.Background(), cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := len(h.Tools())
+	if want < 20 || len(tagged(tag)) != 20 {
+		t.Fatalf("first start: %d tools, %d processes", want, len(tagged(tag)))
+	}
+	h.Close()
+	proc.WaitGone(t, 5*time.Second, func() bool { return len(tagged(tag)) == 0 })
+
+	h, err = host.Open(context.Background(), cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if got := len(h.Tools()); got != want {
+		t.Errorf("second start lists %d tools, want %d", got, want)
+	}
+	if n := len(tagged(tag)); n != 0 {
+		t.Errorf("second start spawned %d processes, want none", n)
+	}
+	for _, s := range h.Servers() {
+		if s.State != host.StateIdle {
+			t.Errorf("%s: state %s, want idle", s.Name, s.State)
+		}
+	}
+	if got := call(t, h, "s07__echo", `{"text":"lazy"}`).Text; got != "lazy" {
+		t.Errorf("echo = %q", got)
+	}
+	if n := len(tagged(tag)); n != 1 {
+		t.Errorf("a call started %d processes, want 1", n)
+	}
+	if s := status(h, "s07"); s.State != host.StateReady {
+		t.Errorf("s07 after the call: %s", s.State)
+	}
+}
+
+// TestSleeperIsHeld: a server that changes a tool's description on its
+// second start (a rug pull) gets that tool held back: not listed, calls
+// refused with definition_changed; its other tools keep working; approving
+// releases it.
+func TestSleeperIsHeld(t *testing.T) {
+	st := openStore(t)
+	env := testkit.ChildEnv(testkit.ModeSleeper)
+	env[testkit.MarkVar] = filepath.Join(t.TempDir(), "starts")
+	cfg := parse(t, map[string]any{"sleeper": map[string]any{"command": self(t), "env": env}}, nil)
+	opts := &host.Options{StopTimeout: 500 * time.Millisecond, Store: st}
+
+	h, err := host.Open(context.Background(), cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := call(t, h, "sleeper__echo", `{"text":"first"}`).Text; got != "first" {
+		t.Fatalf("first start: echo = %q", got)
+	}
+	h.Close()
+
+	changed := make(chan struct{}, 4)
+	opts.OnChange = func() { changed <- struct{}{} }
+	h, err = host.Open(context.Background(), cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	// Advertised from the catalogue; the first call starts the server,
+	// whose fresh listing shows the change.
+	if got := call(t, h, "sleeper__slow", `{"steps":1,"delay_ms":1}`).Text; got != "done" {
+		t.Fatalf("slow = %q", got)
+	}
+	select {
+	case <-changed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no change event after the changed listing")
+	}
+	if _, err := h.Tool("sleeper__echo"); err == nil {
+		t.Error("the changed tool is still listed")
+	}
+	_, err = h.Call(context.Background(), "sleeper__echo", json.RawMessage(`{"text":"x"}`), nil)
+	if !errors.Is(err, fault.DefinitionChanged) || !strings.Contains(err.Error(), "switchboard approve sleeper:echo") {
+		t.Errorf("call of the held tool: %v, want definition_changed with the approve command", err)
+	}
+	if s := status(h, "sleeper"); !slices.Contains(s.Held, "echo") {
+		t.Errorf("status held = %v", s.Held)
+	}
+	drifts, err := st.Drifts(context.Background(), "sleeper")
+	if err != nil || len(drifts) != 1 || drifts[0].Tool != "echo" || !strings.Contains(string(drifts[0].Definition), "attacker@evil.example") {
+		t.Fatalf("drifts = %+v, %v", drifts, err)
+	}
+	// What `switchboard approve sleeper:echo` does.
+	d := drifts[0]
+	if err := st.Pin(context.Background(), store.Pin{Server: d.Server, Tool: d.Tool, Hash: d.Hash, Definition: d.Definition}); err != nil {
+		t.Fatal(err)
+	}
+	if !proc.Eventually(5*time.Second, func() bool { _, err := h.Tool("sleeper__echo"); return err == nil }) {
+		t.Fatal("the approved tool did not come back")
+	}
+	if got := call(t, h, "sleeper__echo", `{"text":"approved"}`).Text; got != "approved" {
+		t.Errorf("echo after approval = %q", got)
+	}
+}
+
+// TestAuditLog: every call leaves a row with the argument shape, never the
+// values.
+func TestAuditLog(t *testing.T) {
+	st := openStore(t)
+	h := openWith(t, parse(t, map[string]any{"s": child(t, testkit.ModeServer, nil)}, nil), &host.Options{StopTimeout: 500 * time.Millisecond, Store: st})
+	call(t, h, "s__echo", `{"text":"secret value"}`)
+	call(t, h, "s__fail", `{}`)
+	h.Close() // flushes the queue
+	calls, err := st.Calls(context.Background(), store.CallFilter{Server: "s"})
+	if err != nil || len(calls) != 2 {
+		t.Fatalf("calls = %+v, %v", calls, err)
+	}
+	byTool := map[string]store.Call{}
+	for _, c := range calls {
+		byTool[c.Tool] = c
+	}
+	echo := byTool["s:echo"]
+	if echo.Outcome != "ok" || echo.ArgShape != `{"text":"string"}` || echo.BytesIn == 0 || echo.Latency <= 0 {
+		t.Errorf("echo row = %+v", echo)
+	}
+	if fail := byTool["s:fail"]; fail.Outcome != "tool_error" {
+		t.Errorf("fail row = %+v", fail)
+	}
+	for _, c := range calls {
+		if strings.Contains(fmt.Sprintf("%+v", c), "secret value") {
+			t.Errorf("an argument value reached the audit log: %+v", c)
+		}
+	}
+}
+
+// TestIdleTimeout: a stdio server idle longer than idleTimeoutMs is
+// stopped, and the next call starts it again.
+func TestIdleTimeout(t *testing.T) {
+	tag := "idle-" + fmt.Sprint(time.Now().UnixNano())
+	h := open(t, parse(t, map[string]any{
+		"s": map[string]any{"command": self(t), "args": []string{tag}, "env": testkit.ChildEnv(testkit.ModeServer), "idleTimeoutMs": 200},
+	}, nil))
+	call(t, h, "s__echo", `{"text":"a"}`)
+	if !proc.Eventually(10*time.Second, func() bool { return len(tagged(tag)) == 0 && status(h, "s").State == host.StateIdle }) {
+		t.Fatalf("idle server still running: %d processes, state %s", len(tagged(tag)), status(h, "s").State)
+	}
+	if got := call(t, h, "s__echo", `{"text":"again"}`).Text; got != "again" {
+		t.Errorf("echo after idle stop = %q", got)
+	}
+}
+
+// BenchmarkFirstList measures the time from Open to the first tool list for
+// 1, 5 and 20 stdio servers: live (every server started and discovered)
+// against a saved catalogue (none started).
+func BenchmarkFirstList(b *testing.B) {
+	for _, n := range []int{1, 5, 20} {
+		tag := fmt.Sprintf("bench-first-list-%d", n)
+		cfg := parse(b, taggedServers(b, n, tag), nil)
+		for _, mode := range []string{"live", "catalogue"} {
+			b.Run(fmt.Sprintf("servers=%d/start=%s", n, mode), func(b *testing.B) {
+				st, err := sqlite.Open(filepath.Join(b.TempDir(), "state.db"), nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer st.Close()
+				opts := &host.Options{StopTimeout: 500 * time.Millisecond}
+				if mode == "catalogue" {
+					opts.Store = st
+					h, err := host.Open(context.Background(), cfg, opts) // saves the catalogues
+					if err != nil {
+						b.Fatal(err)
+					}
+					h.Close()
+				}
+				for b.Loop() {
+					h, err := host.Open(context.Background(), cfg, opts)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if len(h.Tools()) == 0 {
+						b.Fatal("no tools")
+					}
+					b.StopTimer()
+					h.Close()
+					b.StartTimer()
+				}
+			})
+		}
+	}
+}
