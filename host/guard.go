@@ -58,7 +58,7 @@ func (h *Host) authorize(ctx context.Context, t *registry.Tool, sc *config.Serve
 		req.Client = opts.Client
 	}
 	op := fmt.Sprintf("call tool %q", t.ID.Name)
-	d := h.policy.Decide(req)
+	d := h.policy.Load().Decide(req)
 	switch d.Verdict {
 	case policy.Permit:
 		return nil
@@ -91,7 +91,7 @@ func (h *Host) authorize(ctx context.Context, t *registry.Tool, sc *config.Serve
 // size, blocks, structured depth, images checked from their headers
 // (internal/resultguard). What changed is logged.
 func (h *Host) guardResult(sc *config.Server, tool string, raw json.RawMessage) (json.RawMessage, error) {
-	sec := h.cfg.Security.WithDefaults()
+	sec := h.config().Security.WithDefaults()
 	l := resultguard.Limits{
 		TextBytes:       sec.ResultTextMaxBytes,
 		Blocks:          sec.ResultMaxBlocks,

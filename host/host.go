@@ -291,7 +291,7 @@ type Host struct {
 	relists  chan string // servers whose lists changed, for relister
 	stop     chan struct{}
 
-	policy  *policy.Engine
+	policy  atomic.Pointer[policy.Engine] // swapped by Reload
 	confirm Confirmer
 	store   store.Store      // may be nil
 	audit   chan *store.Call // to auditWriter; nil without a store
@@ -365,7 +365,6 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 	h := &Host{
 		cfg:     cfg,
 		log:     log,
-		policy:  pol,
 		confirm: opts.Confirm,
 		opts: upstream.Options{
 			Logger:            log,
@@ -383,6 +382,7 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 		relists:  make(chan string, 64),
 		stop:     make(chan struct{}),
 	}
+	h.policy.Store(pol)
 	h.opts.OnListChanged = h.listChanged
 	h.life, h.cancel = context.WithCancel(context.Background())
 	if h.store != nil {
@@ -590,6 +590,13 @@ func (h *Host) rebuild() {
 	h.snap = snap
 }
 
+// config returns the configuration in force (Reload replaces it).
+func (h *Host) config() *config.Config {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.cfg
+}
+
 func (h *Host) snapshot() *registry.Snapshot {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
@@ -701,7 +708,7 @@ func (h *Host) lookupTool(snap *registry.Snapshot, name string) (*registry.Tool,
 	}
 	// A model-facing name of a server that is not ready: its tools are not
 	// known, but the prefix says whose it would be.
-	for _, sc := range h.cfg.Servers {
+	for _, sc := range h.config().Servers {
 		if p := names.Prefix(sc.Prefix); p != "" && strings.HasPrefix(name, p+names.Sep) {
 			if err := h.serverUnavailable(sc.Name); err != nil {
 				return nil, err
@@ -929,7 +936,7 @@ func (h *Host) ReadResource(ctx context.Context, id string) (*ResourceResult, er
 func (h *Host) unknownServer(id string) error {
 	msg := fmt.Sprintf("resource ID %q names no configured server; resource IDs are \"<server>:<uri>\"", id)
 	server, _, _ := strings.Cut(id, ":")
-	if s := registry.Suggest(server, h.cfg.Names()); s != "" {
+	if s := registry.Suggest(server, h.config().Names()); s != "" {
 		msg += fmt.Sprintf("; did you mean server %q?", s)
 	}
 	return fault.New(fault.CodeNotFound, "", "", errors.New(msg))

@@ -25,7 +25,7 @@ type Finding = ingest.Finding
 // vet checks a freshly listed catalogue and logs what it found. It returns
 // the vetted catalogue; the caller stores it under h.mu.
 func (h *Host) vet(sc *config.Server, cat *upstream.Catalog) *ingest.Result {
-	res := ingest.Vet(sc, h.cfg.Security, cat)
+	res := ingest.Vet(sc, h.config().Security, cat)
 	for _, f := range res.Findings {
 		h.log.Warn("server metadata: "+f.Kind, "server", f.Server, "item", f.Item, "detail", f.Detail)
 	}
