@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/frontdoor"
@@ -26,10 +28,12 @@ type serveFlags struct {
 	noAuth     bool
 	allowHosts []string
 	pageSize   int
+	watch      bool
 }
 
 func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.stdio, "stdio", false, "serve on stdin/stdout, for clients that launch their servers")
+	fs.BoolVar(&f.watch, "watch", false, "reload the configuration when its file changes (SIGHUP always reloads)")
 	fs.StringVar(&f.path, "path", frontdoor.DefaultPath, "HTTP `path` of the MCP endpoint")
 	fs.StringVar(&f.tokenEnv, "token-env", "", "read the bearer token from environment `variable` VAR (default: generate one)")
 	fs.BoolVar(&f.noAuth, "no-auth", false, "accept requests without a token (dangerous)")
@@ -71,6 +75,13 @@ func runServe(r *run) int {
 	}
 	g := gateway.New(r.host, &gateway.Options{Version: r.env.Version, PageSize: f.pageSize, Logger: log, OnConfirm: r.cfg.Policy.OnConfirm})
 	r.gateway.Store(g)
+	var reloads sync.WaitGroup
+	rctx, stopReloads := context.WithCancel(r.ctx)
+	reloads.Go(func() { r.watchReload(rctx, log) })
+	defer func() {
+		stopReloads()
+		reloads.Wait()
+	}()
 	if f.stdio {
 		// stdout carries the protocol: everything else goes to stderr.
 		fmt.Fprintf(r.env.Stderr, "switchboard: serving %s on stdio\n", summary(r.host))
