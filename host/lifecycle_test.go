@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -247,4 +249,54 @@ func BenchmarkFirstList(b *testing.B) {
 			})
 		}
 	}
+}
+
+// TestLockToolList: with lockToolList, a server's list changes after the
+// first snapshot are refused; without it they are taken.
+func TestLockToolList(t *testing.T) {
+	for _, lock := range []bool{true, false} {
+		t.Run(fmt.Sprint("lock=", lock), func(t *testing.T) {
+			var logs syncBuf
+			changed := make(chan struct{}, 4)
+			h := openWith(t, parse(t, map[string]any{"s": child(t, testkit.ModeServer, map[string]any{"lockToolList": lock})}, nil),
+				&host.Options{StopTimeout: 500 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+					OnChange: func() { changed <- struct{}{} }})
+			call(t, h, "s__grow", `{}`)
+			if lock {
+				if !proc.Eventually(10*time.Second, func() bool { return strings.Contains(logs.String(), "refused (lockToolList)") }) {
+					t.Fatalf("no refusal logged:\n%s", logs.String())
+				}
+				if _, err := h.Tool("s__grown"); err == nil {
+					t.Error("a locked server's new tool was registered")
+				}
+				return
+			}
+			select {
+			case <-changed:
+			case <-time.After(10 * time.Second):
+				t.Fatal("no change event")
+			}
+			if _, err := h.Tool("s__grown"); err != nil {
+				t.Errorf("the new tool is missing: %v", err)
+			}
+		})
+	}
+}
+
+// syncBuf is a goroutine-safe log sink.
+type syncBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
