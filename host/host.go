@@ -392,18 +392,12 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 	var wg sync.WaitGroup
 	var later []*server // advertised from the store, connected in the background
 	for _, sc := range cfg.Servers {
-		s := &server{cfg: sc, state: StateDisabled, trust: neutralScore}
+		s := h.newServer(ctx, sc)
 		h.servers[sc.Name] = s
 		if !sc.Enabled {
 			continue
 		}
-		s.sup = newSupervisor(sc)
-		h.loadState(ctx, s)
-		if cat := h.loadCatalog(ctx, sc); cat != nil {
-			// Known and unchanged: advertised at once, not dialled now.
-			s.raw, s.cached, s.state = cat, true, StateIdle
-			s.vetted = h.vet(sc, cat)
-			s.catalog = s.vetted.Catalog
+		if s.cached {
 			if sc.Transport != config.TransportStdio || sc.Lifecycle.Eager {
 				later = append(later, s)
 			}

@@ -27,6 +27,26 @@ func newSupervisor(sc *config.Server) *supervise.Supervisor {
 	return supervise.New(sc.Name, supervise.Policy{Attempts: sc.Lifecycle.StartupAttempts, RetryAfter: sc.Lifecycle.RetryAfter}, nil)
 }
 
+// newServer makes the record of a configured server: disabled, or
+// supervised with its pins and trust score loaded and, when its saved
+// catalogue matches its fingerprint, advertised at once (cached, idle)
+// without being dialled.
+func (h *Host) newServer(ctx context.Context, sc *config.Server) *server {
+	s := &server{cfg: sc, state: StateDisabled, trust: neutralScore}
+	if !sc.Enabled {
+		return s
+	}
+	s.sup = newSupervisor(sc)
+	s.state = StateStarting
+	h.loadState(ctx, s)
+	if cat := h.loadCatalog(ctx, sc); cat != nil {
+		s.raw, s.cached, s.state = cat, true, StateIdle
+		s.vetted = h.vet(sc, cat)
+		s.catalog = s.vetted.Catalog
+	}
+	return s
+}
+
 // ensure returns a server's live connection, dialling it when the
 // supervisor allows. Concurrent callers share one dial. The dial is bounded
 // by the server's startup timeout (and ctx: a call waits at most its own

@@ -41,20 +41,11 @@ func (h *Host) Reload(ctx context.Context, cfg *config.Config) error {
 			next[sc.Name] = prev
 			continue
 		}
-		s := &server{cfg: sc, state: StateDisabled, trust: neutralScore}
+		s := h.newServer(ctx, sc)
 		next[sc.Name] = s
-		if !sc.Enabled {
-			continue
+		if sc.Enabled && !s.cached {
+			fresh = append(fresh, s)
 		}
-		s.sup = newSupervisor(sc)
-		h.loadState(ctx, s)
-		if cat := h.loadCatalog(ctx, sc); cat != nil {
-			s.raw, s.cached, s.state = cat, true, StateIdle
-			s.vetted = h.vet(sc, cat)
-			s.catalog = s.vetted.Catalog
-			continue
-		}
-		fresh = append(fresh, s)
 	}
 	// Connected first: a failure is recorded on the new server (it is
 	// supervised like any other), not a reason to keep the old config.
