@@ -195,6 +195,13 @@ func (h *Host) dropped(s *server, conn *upstream.Conn, a supervise.Attempt, caus
 		return
 	}
 	s.conn = nil
+	select {
+	case <-conn.Done():
+	default:
+		// Seen broken by a call before it ended by itself: close it, so
+		// its watcher (and Close) are not left waiting.
+		h.watchers.Go(func() { conn.Close() })
+	}
 	idle := s.idling
 	s.idling = false
 	if idle {

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -786,6 +787,16 @@ func (c *Conn) classify(ctx context.Context, op string, err error) error {
 	if code, st := statusCode(ctx); code != "" {
 		return fault.New(code, name, op, fmt.Errorf("HTTP %d: %w", st, err))
 	}
+	if errors.As(err, &rpc) && rpc.Code == codeRejected {
+		// go-sdk's HTTP transport could not deliver the request. A
+		// failed dial certainly never reached the server; anything else
+		// (a reset mid-request) may have.
+		var ne *net.OpError
+		if errors.As(err, &ne) && ne.Op == "dial" {
+			return fault.New(fault.CodeUnavailable, name, op, err)
+		}
+		return fault.New(fault.CodeUnknownOutcome, name, op, err)
+	}
 	switch {
 	case errors.As(err, &rpc):
 		return fault.New(fault.CodeServerError, name, op, err)
@@ -800,6 +811,10 @@ func (c *Conn) classify(ctx context.Context, op string, err error) error {
 	}
 	return fault.New(fault.CodeServerError, name, op, err)
 }
+
+// codeRejected is go-sdk's "rejected by transport" (jsonrpc2.ErrRejected),
+// which wraps an HTTP transport failure.
+const codeRejected = -32005
 
 // isNotFound recognises the -32602 messages servers use for an unknown
 // tool, prompt or resource ("unknown tool", "Resource not found", ...), as

@@ -1,0 +1,292 @@
+package search
+
+import (
+	"fmt"
+	"reflect"
+	"sync"
+	"testing"
+)
+
+func ids(hits []Hit) []string {
+	var out []string
+	for _, h := range hits {
+		out = append(out, h.ID)
+	}
+	return out
+}
+
+func TestSearchBasics(t *testing.T) {
+	ix := New()
+	if got := ix.Search("anything", 5); got != nil {
+		t.Errorf("empty index: Search = %v, want nil", got)
+	}
+	ix.Upsert(loadCorpus(t)...)
+	if got := ix.Search("the of and please", 5); got != nil {
+		t.Errorf("stop words only: Search = %v, want nil", got)
+	}
+	if got := ix.Search("", 5); got != nil {
+		t.Errorf("empty query: Search = %v, want nil", got)
+	}
+	if got := ix.Search("zzqxj wvkpl", 5); got != nil {
+		t.Errorf("unknown words: Search = %v, want nil", got)
+	}
+	if got := len(ix.Search("file", 0)); got != defaultK {
+		t.Errorf("k=0: %d hits, want %d", got, defaultK)
+	}
+	if got := len(ix.Search("file", -3)); got != defaultK {
+		t.Errorf("k<0: %d hits, want %d", got, defaultK)
+	}
+	hits := ix.Search("file", 1000)
+	if len(hits) < 20 || len(hits) > ix.Len() {
+		t.Errorf("k=1000: %d hits of %d docs", len(hits), ix.Len())
+	}
+	for i := 1; i < len(hits); i++ {
+		if worse(hits[i-1], hits[i]) {
+			t.Fatalf("hits out of order at %d: %v then %v", i, hits[i-1], hits[i])
+		}
+	}
+	// The exact name ranks first, whatever else matches.
+	for q, want := range map[string]string{
+		"read_text_file":            "filesystem__read_text_file",
+		"list directory with sizes": "filesystem__list_directory_with_sizes",
+		"createPullRequest":         "github__create_pull_request",
+		"notion-duplicate-page":     "notion__notion-duplicate-page",
+		"get-tiny-image":            "everything__get-tiny-image",
+		"filesystem__read_file":     "filesystem__read_file",
+		"github__create_issue":      "github__create_issue",
+		"linear__create_issue":      "linear__create_issue",
+		"slack__slack_post_message": "slack__slack_post_message",
+		"notion__notion-get-users":  "notion__notion-get-users",
+	} {
+		if got := ix.Search(q, 1); len(got) != 1 || got[0].ID != want {
+			t.Errorf("Search(%q) = %v, want %s first", q, got, want)
+		}
+	}
+	// A long query is cut, not rejected.
+	long := ""
+	for range 500 {
+		long += "file "
+	}
+	if got := ix.Search(long, 3); len(got) != 3 {
+		t.Errorf("long query: %d hits", len(got))
+	}
+}
+
+func TestTiesOrderedByID(t *testing.T) {
+	ix := New()
+	for _, id := range []string{"c", "a", "d", "b"} {
+		ix.Upsert(Doc{ID: id, Name: "srv__same_tool", Description: "Identical text."})
+	}
+	ix.Upsert(Doc{ID: "z", Name: "srv__other", Description: "Unrelated."})
+	for range 10 {
+		if got := ids(ix.Search("same tool", 10)); !reflect.DeepEqual(got, []string{"a", "b", "c", "d"}) {
+			t.Fatalf("ties: got %v, want a b c d", got)
+		}
+	}
+	if got := ids(ix.Search("same tool", 2)); !reflect.DeepEqual(got, []string{"a", "b"}) {
+		t.Fatalf("ties cut at k: got %v, want a b", got)
+	}
+}
+
+func TestUpsertRemove(t *testing.T) {
+	docs := loadCorpus(t)
+	ix := New()
+	ix.Upsert(docs...)
+	n := ix.Len()
+	if n != len(docs) {
+		t.Fatalf("Len = %d, want %d", n, len(docs))
+	}
+
+	// A removed tool is never returned, for any query, at any k.
+	gone := "filesystem__create_directory"
+	ix.Remove(gone, "no-such-id")
+	if ix.Len() != n-1 {
+		t.Fatalf("after Remove: Len = %d, want %d", ix.Len(), n-1)
+	}
+	queries := append(loadQueries(t, "queries.json"), labelled{Query: "create directory"}, labelled{Query: "filesystem create_directory"})
+	for _, q := range queries {
+		for _, h := range ix.Search(q.Query, 1000) {
+			if h.ID == gone {
+				t.Fatalf("Search(%q) returned removed %s", q.Query, gone)
+			}
+		}
+	}
+	ix.Remove(gone) // twice is fine
+	if ix.Len() != n-1 {
+		t.Fatalf("double Remove: Len = %d", ix.Len())
+	}
+
+	// An updated description changes results: the old words no longer
+	// find the tool, the new ones do.
+	echo := Doc{ID: "everything__echo", Name: "everything__echo", Description: "Renders a flamingo as ASCII art."}
+	ix.Upsert(echo)
+	if ix.Len() != n-1 {
+		t.Fatalf("replacing Upsert changed Len to %d", ix.Len())
+	}
+	if got := ix.Search("flamingo ascii art", 1); len(got) != 1 || got[0].ID != echo.ID {
+		t.Errorf("new description: Search = %v, want %s", got, echo.ID)
+	}
+	for _, h := range ix.Search("input string", 1000) {
+		if h.ID == echo.ID {
+			t.Errorf("old description still matches: %v", h)
+		}
+	}
+
+	// Within one call, the last doc with an ID wins; empty IDs are ignored.
+	ix.Upsert(Doc{ID: "x", Name: "x__first", Description: "pelican"}, Doc{ID: "x", Name: "x__second", Description: "walrus"}, Doc{Name: "noid__tool"})
+	if got := ids(ix.Search("pelican", 5)); len(got) != 0 {
+		t.Errorf("first of duplicate IDs indexed: %v", got)
+	}
+	if got := ids(ix.Search("walrus", 5)); !reflect.DeepEqual(got, []string{"x"}) {
+		t.Errorf("last of duplicate IDs: %v", got)
+	}
+	if ix.Len() != n {
+		t.Errorf("Len = %d, want %d", ix.Len(), n)
+	}
+}
+
+// TestIncrementalEqualsFresh checks that any history of Upserts and
+// Removes ranks exactly like an index built at once from the result: the
+// same IDs in the same order with the same scores.
+func TestIncrementalEqualsFresh(t *testing.T) {
+	docs := loadCorpus(t)
+	inc := New()
+	// Add in three batches, one by one for the last; remove every third;
+	// replace every fifth with a changed description; re-add some removed.
+	third := len(docs) / 3
+	inc.Upsert(docs[:third]...)
+	inc.Upsert(docs[third : 2*third]...)
+	for _, d := range docs[2*third:] {
+		inc.Upsert(d)
+	}
+	final := map[string]Doc{}
+	for _, d := range docs {
+		final[d.ID] = d
+	}
+	for i, d := range docs {
+		switch {
+		case i%3 == 0:
+			inc.Remove(d.ID)
+			delete(final, d.ID)
+		case i%5 == 0:
+			d.Description += " Also handles archived records."
+			inc.Upsert(d)
+			final[d.ID] = d
+		}
+	}
+	for i, d := range docs {
+		if i%3 == 0 && i%2 == 0 {
+			inc.Upsert(d)
+			final[d.ID] = d
+		}
+	}
+	fresh := New()
+	for _, d := range docs { // same order as docs, for readability of failures
+		if f, ok := final[d.ID]; ok {
+			fresh.Upsert(f)
+		}
+	}
+	if inc.Len() != fresh.Len() {
+		t.Fatalf("Len: incremental %d, fresh %d", inc.Len(), fresh.Len())
+	}
+	for _, q := range loadQueries(t, "queries.json") {
+		a, b := inc.Search(q.Query, 10), fresh.Search(q.Query, 10)
+		if !reflect.DeepEqual(a, b) {
+			t.Fatalf("Search(%q):\nincremental %v\nfresh       %v", q.Query, a, b)
+		}
+	}
+}
+
+// TestConcurrent runs searches against concurrent Upserts and Removes;
+// run it with -race. Searches must see either state of a tool, never a
+// torn one: every hit is a live ID with a finite positive score.
+func TestConcurrent(t *testing.T) {
+	docs := loadCorpus(t)
+	ix := New()
+	ix.Upsert(docs...)
+	qs := loadQueries(t, "queries.json")
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				for _, h := range ix.Search(qs[i%len(qs)].Query, 5) {
+					if h.ID == "" || !(h.Score > 0) {
+						t.Errorf("bad hit %+v", h)
+						return
+					}
+				}
+				_ = ix.Len()
+			}
+		}()
+	}
+	for round := range 30 {
+		batch := docs[round%len(docs):]
+		batch = batch[:min(len(batch), 20)]
+		ix.Remove(ids2(batch)...)
+		for _, d := range batch {
+			d.Description = fmt.Sprintf("%s (round %d)", d.Description, round)
+			ix.Upsert(d)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if ix.Len() != len(docs) {
+		t.Errorf("Len = %d, want %d", ix.Len(), len(docs))
+	}
+}
+
+func ids2(docs []Doc) []string {
+	var out []string
+	for _, d := range docs {
+		out = append(out, d.ID)
+	}
+	return out
+}
+
+func TestPrefixAndTypo(t *testing.T) {
+	ix := New()
+	ix.Upsert(loadCorpus(t)...)
+	for q, want := range map[string]string{
+		"dirctory tree":         "filesystem__directory_tree",           // one typo
+		"delte entities":        "memory__delete_entities",              // one typo
+		"list allowed direc":    "filesystem__list_allowed_directories", // last word being typed
+		"toggle subscr":         "everything__toggle-subscriber-updates",
+		"knowledge grph entire": "memory__read_graph",
+	} {
+		if got := ix.Search(q, 1); len(got) != 1 || got[0].ID != want {
+			t.Errorf("Search(%q) = %v, want %s first", q, got, want)
+		}
+	}
+}
+
+// TestServerPrefix checks that the server prefix is indexed whole and in
+// parts, and that a hashed model-facing name is indexed by its readable
+// part only.
+func TestServerPrefix(t *testing.T) {
+	ix := New()
+	ix.Upsert(
+		Doc{ID: "1", Name: "google_drive__list_files", Description: "List files."},
+		Doc{ID: "2", Name: "filesystem__list_directory", Description: "List files."},
+		Doc{ID: "3", Name: "my-gh__sync__0a1b2c3d4e", Description: "Synchronise."},
+	)
+	for q, want := range map[string]string{
+		"google drive files": "1", "googledrive files": "1", "drive listing": "1",
+		"file system listing": "2", "filesystem list": "2",
+		"my gh sync": "3",
+	} {
+		if got := ix.Search(q, 1); len(got) != 1 || got[0].ID != want {
+			t.Errorf("Search(%q) = %v, want %s first", q, got, want)
+		}
+	}
+	if got := ix.Search("0a1b2c3d4e", 5); got != nil {
+		t.Errorf("hash suffix indexed: %v", got)
+	}
+}
