@@ -67,6 +67,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/names"
 	"github.com/switchboard-mcp/switchboard/internal/policy"
 	"github.com/switchboard-mcp/switchboard/internal/registry"
+	"github.com/switchboard-mcp/switchboard/internal/search"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/supervise"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
@@ -302,8 +303,10 @@ type Host struct {
 	auditDropped atomic.Int64
 
 	mu       sync.RWMutex
-	servers  map[string]*server // by name; fixed after Open
-	snap     *registry.Snapshot // swapped whole; never mutated
+	servers  map[string]*server        // by name; fixed after Open
+	snap     *registry.Snapshot        // swapped whole; never mutated
+	index    *search.Index             // tool search over snap (search.go)
+	indexed  map[string]*registry.Tool // what index holds, by model-facing name
 	closed   bool
 	opened   bool // Open has returned
 	watchers sync.WaitGroup
@@ -582,6 +585,7 @@ func (h *Host) rebuild() {
 		h.log.Warn("tool skipped", "reason", s)
 	}
 	h.snap = snap
+	h.reindex(snap)
 }
 
 // config returns the configuration in force (Reload replaces it).

@@ -69,6 +69,7 @@ func init() {
 	commands = []*command{
 		{"servers", "", "list configured servers with state, protocol version and counts (-v: stderr tail)", true, runServers, false},
 		{"tools", "[NAME] [--raw]", "list tools by model-facing name, or describe one (--raw: as its server sent it)", true, runTools, false},
+		{"search", "QUERY... [-k N]", "find tools by what they do, in plain words (offline index)", true, runSearch, false},
 		{"call", "NAME [JSON | key=value ... | -] [--yes]", "call a tool; arguments as one JSON object, key=value pairs, or - for JSON on stdin", true, runCall, false},
 		{"resources", "", "list resources by ID (<server>:<uri>)", true, runResources, false},
 		{"templates", "", "list resource templates", true, runTemplates, false},
@@ -212,6 +213,8 @@ func (r *run) parse(args []string) (int, bool) {
 		fs.BoolVar(&r.raw, "raw", false, "show NAME's definition exactly as its server sent it, escaped (for review; never for a model)")
 	case "log":
 		fs.IntVar(&r.limit, "n", 50, "show at most `N` calls")
+	case "search":
+		fs.IntVar(&r.limit, "k", 5, "show the best `N` matches")
 	}
 	for {
 		if err := fs.Parse(args); err != nil {

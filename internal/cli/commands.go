@@ -429,3 +429,26 @@ func runDemoServer(r *run) int {
 	}
 	return ExitOK
 }
+
+func runSearch(r *run) int {
+	if !r.wantArgs(1, -1) {
+		return ExitUsage
+	}
+	tools := r.host.Search(strings.Join(r.args, " "), r.limit)
+	if r.json {
+		if tools == nil {
+			tools = []host.Tool{}
+		}
+		return r.printJSON(tools)
+	}
+	if len(tools) == 0 {
+		fmt.Fprintln(r.env.Stderr, "no tool matches; `switchboard tools` lists them all")
+		return ExitOK
+	}
+	var rows [][]string
+	for _, t := range tools {
+		rows = append(rows, []string{t.Name, oneLine(t.Description, 80)})
+	}
+	r.table("NAME\tDESCRIPTION", rows)
+	return ExitOK
+}

@@ -1,0 +1,63 @@
+package host
+
+import (
+	"encoding/json"
+
+	"github.com/switchboard-mcp/switchboard/internal/registry"
+	"github.com/switchboard-mcp/switchboard/internal/search"
+)
+
+// Tool search: an offline BM25F index (internal/search) over every listed
+// tool's model-facing name, title, description and parameters, kept up to
+// date incrementally as the aggregate changes.
+
+// reindex brings the search index up to date with a new snapshot: tools
+// that are gone are removed, new or changed ones (re)indexed. Called with
+// h.mu held, after h.snap is replaced.
+func (h *Host) reindex(snap *registry.Snapshot) {
+	if h.index == nil {
+		h.index = search.New()
+		h.indexed = map[string]*registry.Tool{}
+	}
+	seen := make(map[string]bool, len(snap.Tools()))
+	var docs []search.Doc
+	for _, t := range snap.Tools() {
+		seen[t.Name] = true
+		if prev := h.indexed[t.Name]; prev != nil && prev.Tool == t.Tool {
+			continue // the same definition: nothing to do
+		}
+		h.indexed[t.Name] = t
+		schema, _ := json.Marshal(t.Tool.InputSchema)
+		docs = append(docs, search.Doc{
+			ID: t.Name, Name: t.Name, Title: t.Tool.Title, Description: t.Tool.Description,
+			Params: search.ParamsFromSchema(schema),
+		})
+	}
+	var gone []string
+	for name := range h.indexed {
+		if !seen[name] {
+			gone = append(gone, name)
+			delete(h.indexed, name)
+		}
+	}
+	h.index.Remove(gone...)
+	h.index.Upsert(docs...)
+}
+
+// Search returns the k tools that best match a request in plain words
+// ("make a new folder"), best first; k <= 0 means 5.
+func (h *Host) Search(query string, k int) []Tool {
+	h.mu.RLock()
+	ix, snap := h.index, h.snap
+	h.mu.RUnlock()
+	if ix == nil {
+		return nil
+	}
+	var out []Tool
+	for _, hit := range ix.Search(query, k) {
+		if t, ok := snap.Tool(hit.ID); ok {
+			out = append(out, toolOf(t))
+		}
+	}
+	return out
+}
