@@ -81,7 +81,10 @@ func classify(r rune) runeClass {
 			return joiner
 		}
 		return sep
-	case unicode.IsUpper(r):
+	case unicode.IsUpper(r) && unicode.ToLower(r) != r:
+		// An upper-case letter without a lower-case form (ϓ) reads the
+		// same after lower-casing: it cannot mark a camelCase boundary,
+		// or the words of a lower-cased text would differ.
 		return upper
 	case unicode.IsLetter(r), unicode.Is(unicode.Mn, r), unicode.Is(unicode.Mc, r):
 		// Combining marks belong to the letter before them ("x\u0301");
