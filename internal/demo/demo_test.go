@@ -16,6 +16,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/server"
 )
 
 const testVersion = "v1.2.3-test"
@@ -67,9 +69,9 @@ type toolCalls struct {
 	returned chan *mcp.CallToolResult
 }
 
-func observeToolCalls(s *mcp.Server) *toolCalls {
+func observeToolCalls(s *server.Server) *toolCalls {
 	c := &toolCalls{started: make(chan string, 10), returned: make(chan *mcp.CallToolResult, 10)}
-	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+	s.MCP().AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if method != "tools/call" {
 				return next(ctx, method, req)
@@ -112,10 +114,10 @@ func (c *toolCalls) waitReturned(t *testing.T, within time.Duration) *mcp.CallTo
 
 // connectInMemory connects a go-sdk client to server over in-memory
 // transports at the given protocol version ("" for the client's default).
-func connectInMemory(t *testing.T, server *mcp.Server, version string, opts *mcp.ClientOptions) *mcp.ClientSession {
+func connectInMemory(t *testing.T, srv *server.Server, version string, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
 	st, ct := mcp.NewInMemoryTransports()
-	ss, err := server.Connect(context.Background(), st, nil)
+	ss, err := srv.MCP().Connect(context.Background(), st, nil)
 	if err != nil {
 		t.Fatalf("server connect: %v", err)
 	}
@@ -450,7 +452,7 @@ func TestCallUnknownToolIsProtocolError(t *testing.T) {
 // independently: from the same hash, but checked for its documented ranges.
 func weatherFor(t *testing.T, city, units string) map[string]any {
 	t.Helper()
-	_, r, err := weather(context.Background(), nil, weatherInput{City: city, Units: units})
+	r, err := weather(context.Background(), weatherInput{City: city, Units: units})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -470,15 +472,15 @@ func weatherFor(t *testing.T, city, units string) map[string]any {
 }
 
 func TestWeatherDeterministic(t *testing.T) {
-	_, c, err := weather(context.Background(), nil, weatherInput{City: "Lisbon"})
+	c, err := weather(context.Background(), weatherInput{City: "Lisbon"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, lower, err := weather(context.Background(), nil, weatherInput{City: "  lisbon "})
+	lower, err := weather(context.Background(), weatherInput{City: "  lisbon "})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, f, err := weather(context.Background(), nil, weatherInput{City: "Lisbon", Units: "Fahrenheit"})
+	f, err := weather(context.Background(), weatherInput{City: "Lisbon", Units: "Fahrenheit"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,12 +16,12 @@
 // the environment, the file system or the network, so it is safe to run
 // anywhere and its answers are deterministic (tests rely on that).
 //
-// ServeHTTP serves both protocol eras on one endpoint: requests of the
-// sessionless 2026-07-28 era go to a stateless go-sdk handler and the rest to
-// a stateful one (package mcphttp says why this split is needed).
+// It is built with Switchboard's public server package (issue 6): the tools'
+// schemas are inferred from Go types, the notes template is matched and
+// decoded by it, and it serves both protocol eras per request, over stdio
+// and on one Streamable HTTP endpoint.
 //
-// This package must not import any other Switchboard package but the leaf
-// internal/mcphttp (HTTP serving shared with the gateway): the CLI and the
-// test kit import it, and it has to stay a faithful, independent MCP peer
-// built on go-sdk.
+// This package must not import any other Switchboard package but the public
+// server package: the CLI and the test kit import it, and it has to stay a
+// faithful, independent MCP peer.
 package demo

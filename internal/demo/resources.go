@@ -3,13 +3,13 @@ package demo
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"slices"
 	"strings"
 	"unicode"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/server"
 )
 
 // URIs of the demo resources.
@@ -17,7 +17,6 @@ const (
 	readmeURI     = "demo://readme"
 	logoURI       = "demo://logo.png"
 	notesTemplate = "demo://notes/{id}"
-	notesPrefix   = "demo://notes/"
 )
 
 // notes are the instances of the demo://notes/{id} template. Any other id is
@@ -69,84 +68,87 @@ Its data is made up and deterministic; it never touches the network, files or en
 // size formats a square picture's size, e.g. 16×16.
 func size(n int) string { return fmt.Sprintf("%d×%d", n, n) }
 
-func addResources(s *mcp.Server) {
-	s.AddResource(&mcp.Resource{
+func addResources(s *server.Server) {
+	must(s.AddResource(server.Resource{
 		URI:         readmeURI,
 		Name:        "readme",
 		Title:       "About the demo server",
 		Description: "What this demo server offers and why.",
 		MIMEType:    "text/markdown",
 		Size:        int64(len(readme)),
-	}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{
-			{URI: readmeURI, MIMEType: "text/markdown", Text: readme},
-		}}, nil
-	})
+	}, func(context.Context) (*server.Contents, error) {
+		return &server.Contents{Text: readme}, nil
+	}))
 
-	s.AddResource(&mcp.Resource{
+	must(s.AddResource(server.Resource{
 		URI:         logoURI,
 		Name:        "logo",
 		Title:       "Demo logo",
 		Description: fmt.Sprintf("A %dx%d PNG gradient, served as a binary blob.", logoSize, logoSize),
 		MIMEType:    "image/png",
 		Size:        int64(len(logoPNG())),
-	}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{
-			{URI: logoURI, MIMEType: "image/png", Blob: logoPNG()},
-		}}, nil
-	})
+	}, func(context.Context) (*server.Contents, error) {
+		return &server.Contents{Blob: logoPNG()}, nil
+	}))
 
-	s.AddResourceTemplate(&mcp.ResourceTemplate{
+	must(server.AddTemplate(s, server.ResourceTemplate{
 		URITemplate: notesTemplate,
 		Name:        "note",
 		Title:       "Demo notes",
 		Description: "A short note by id. Known ids: " + strings.Join(noteIDs(), ", ") + ".",
 		MIMEType:    "text/plain",
-	}, readNote)
+	}, readNote))
 }
 
-// readNote serves demo://notes/{id}. go-sdk only calls it for URIs that match
-// the template; an id that is not a known note gets the spec's not-found error
-// (-32602 with the URI in data, SEP-2164), never an empty result.
-func readNote(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	uri := req.Params.URI
-	rawID, ok := strings.CutPrefix(uri, notesPrefix)
-	if !ok {
-		return nil, mcp.ResourceNotFoundError(uri)
-	}
-	id, err := url.PathUnescape(rawID)
+// must panics on a registration error: the demo's registrations are fixed
+// at compile time, so an error is a bug caught by any test.
+func must(err error) {
 	if err != nil {
-		return nil, mcp.ResourceNotFoundError(uri)
+		panic("demo: " + err.Error())
 	}
-	body, ok := notes[id]
-	if !ok {
-		return nil, mcp.ResourceNotFoundError(uri)
-	}
-	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{
-		{URI: uri, MIMEType: "text/plain", Text: fmt.Sprintf("Note %q\n\n%s\n", id, body)},
-	}}, nil
 }
 
-func addPrompts(s *mcp.Server) {
-	s.AddPrompt(&mcp.Prompt{
+// noteVars are the variables of demo://notes/{id}; package server has
+// percent-decoded id already.
+type noteVars struct {
+	ID string `json:"id"`
+}
+
+// readNote serves demo://notes/{id}. Package server only calls it for URIs
+// that match the template; an id that is not a known note returns nil, which
+// the client gets as the spec's not-found error (-32602 with the URI in
+// data, SEP-2164), never an empty result.
+func readNote(_ context.Context, _ string, v noteVars) (*server.Contents, error) {
+	body, ok := notes[v.ID]
+	if !ok {
+		return nil, nil
+	}
+	return &server.Contents{Text: fmt.Sprintf("Note %q\n\n%s\n", v.ID, body)}, nil
+}
+
+func addPrompts(s *server.Server) {
+	server.MustAddPrompt(s, server.Prompt{
 		Name:        "review",
 		Title:       "Review code",
 		Description: "Asks the model to review a piece of code.",
-		Arguments: []*mcp.PromptArgument{
-			{Name: "code", Title: "Code", Description: "the code to review", Required: true},
-			{Name: "language", Title: "Language", Description: "the code's language, e.g. go; optional"},
-		},
 	}, review)
 }
 
-// review builds the review prompt. A missing required argument is a bad
-// request, so it is a JSON-RPC invalid-params error rather than a result.
-func review(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-	code := req.Params.Arguments["code"]
+// reviewArgs are the review prompt's arguments: code is required (no
+// omitempty), language optional.
+type reviewArgs struct {
+	Code     string `json:"code" jsonschema:"the code to review"`
+	Language string `json:"language,omitempty" jsonschema:"the code's language, e.g. go; optional"`
+}
+
+// review builds the review prompt. Blank code is a bad request, like missing
+// code, so it is a JSON-RPC invalid-params error rather than a result.
+func review(_ context.Context, a reviewArgs) ([]*mcp.PromptMessage, error) {
+	code := a.Code
 	if strings.TrimSpace(code) == "" {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: `prompt "review": missing required argument "code"`}
+		return nil, server.InvalidParams(`prompt "review": missing required argument "code"`)
 	}
-	language := strings.TrimSpace(req.Params.Arguments["language"])
+	language := strings.TrimSpace(a.Language)
 
 	what, info := "this code", ""
 	if language != "" {
@@ -159,12 +161,7 @@ func review(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult,
 	text := fmt.Sprintf("Please review %s for correctness, clarity and style. "+
 		"List concrete problems first, most serious first, then suggestions.\n\n%s%s\n%s\n%s",
 		what, fence, info, strings.TrimRight(code, "\n"), fence)
-	return &mcp.GetPromptResult{
-		Description: "Code review request",
-		Messages: []*mcp.PromptMessage{
-			{Role: "user", Content: &mcp.TextContent{Text: text}},
-		},
-	}, nil
+	return []*mcp.PromptMessage{server.UserText(text)}, nil
 }
 
 // codeFence returns a Markdown code fence longer than any run of backticks in

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/server"
 )
 
 // stdioEnv, when set to 1, makes the test binary run ServeStdio instead of
@@ -30,6 +32,14 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
+}
+
+// isSessionless is how server.Server.Handler classifies a request by its
+// Mcp-Protocol-Version header alone: modern (sessionless) when it names a
+// version outside the legacy list.
+func isSessionless(r *http.Request) bool {
+	v := r.Header.Get("Mcp-Protocol-Version")
+	return v != "" && !server.IsLegacyVersion(v)
 }
 
 // checkGoroutines fails t if, once its other cleanups have run, more
@@ -114,14 +124,14 @@ func startPublic(t *testing.T) *httpServer {
 }
 
 // startWith serves the given server, so tests can observe it.
-func startWith(t *testing.T, server *mcp.Server) *httpServer {
+func startWith(t *testing.T, srv *server.Server) *httpServer {
 	t.Helper()
 	return startHTTP(t, func(ctx context.Context, ready func(net.Addr)) error {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return err
 		}
-		return serveHTTP(ctx, ln, server, ready)
+		return serveHTTP(ctx, ln, srv, ready)
 	})
 }
 
@@ -335,12 +345,14 @@ func TestServeHTTPRouting(t *testing.T) {
 			name: "future version is stateless and told what is supported", method: http.MethodPost,
 			body:       strings.ReplaceAll(discover, "2026-07-28", "2099-01-01"),
 			headers:    map[string]string{"Mcp-Protocol-Version": "2099-01-01", "Mcp-Method": "server/discover"},
-			wantStatus: http.StatusBadRequest, wantBody: `"code":-32022,"message":"unsupported protocol version","data":{"supported":["2026-07-28",`,
+			wantStatus: http.StatusBadRequest, wantBody: `"code":-32022,"data":{"supported":["2026-07-28",`,
 		},
 		{
-			name: "GET without a session is stateful and refused", method: http.MethodGet,
+			// Issue 6: GET and DELETE answer 405 where there is no stream
+			// or session.
+			name: "GET without a session is refused", method: http.MethodGet,
 			headers:    map[string]string{"Accept": "text/event-stream"},
-			wantStatus: http.StatusBadRequest, wantBody: "Mcp-Session-Id",
+			wantStatus: http.StatusMethodNotAllowed, wantBody: "no session",
 		},
 		{
 			name: "other paths are not served", method: http.MethodPost, path: "/other", body: initialize,

@@ -3,7 +3,7 @@ package demo
 import (
 	"log/slog"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/switchboard-mcp/switchboard/server"
 )
 
 // ImplementationName is the name the demo server reports in serverInfo.
@@ -20,30 +20,26 @@ const instructions = `This is Switchboard's demo MCP server. It exists to show a
 
 // Options configures the demo server. The zero value (or nil) is valid.
 type Options struct {
-	// Logger receives go-sdk's server logs and the demo's own diagnostics.
-	// If nil, logs are discarded.
+	// Logger receives the server's logs, tool errors included. If nil, logs
+	// are discarded.
 	Logger *slog.Logger
 }
 
-// New returns the demo server, ready to be run on any go-sdk transport.
-// version is reported in serverInfo. opts may be nil.
-func New(version string, opts *Options) *mcp.Server {
+// New returns the demo server, built with package server; serve it with its
+// ServeStdio, Serve or Handler methods, or run its MCP() on any go-sdk
+// transport. version is reported in serverInfo. opts may be nil.
+func New(version string, opts *Options) *server.Server {
 	var logger *slog.Logger
 	if opts != nil {
 		logger = opts.Logger
 	}
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
-	s := mcp.NewServer(&mcp.Implementation{
-		Name:    ImplementationName,
-		Title:   "Switchboard demo server",
-		Version: version,
-	}, &mcp.ServerOptions{
+	s := server.New(ImplementationName, version, &server.Options{
+		Title:        "Switchboard demo server",
 		Instructions: instructions,
 		Logger:       logger,
+		Path:         EndpointPath,
 	})
-	addTools(s, logger)
+	addTools(s)
 	addResources(s)
 	addPrompts(s)
 	return s

@@ -5,12 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"log/slog"
 	"math"
 	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/server"
 )
 
 // Bounds of the slow tool. They keep one call under a minute however it is
@@ -25,25 +26,24 @@ const (
 // maxCityLen bounds the weather tool's city so its output stays small.
 const maxCityLen = 100
 
-// addTools registers the demo tools. Every handler is a typed
-// [mcp.ToolHandlerFor], so go-sdk derives the input (and, where Out is not
-// any, output) schema from the Go types and validates both; a handler that
-// returns an error produces a tool result with isError: true, never a JSON-RPC
-// error (go-sdk design.md, §Errors).
-func addTools(s *mcp.Server, logger *slog.Logger) {
-	mcp.AddTool(s, &mcp.Tool{
+// addTools registers the demo tools. Package server infers each input (and,
+// for add and weather, output) schema from the Go types and validates both;
+// a handler that returns an ordinary error produces a tool result with
+// isError: true, never a JSON-RPC error (go-sdk design.md, §Errors).
+func addTools(s *server.Server) {
+	server.MustAddTool(s, server.Tool{
 		Name:        "echo",
 		Title:       "Echo",
 		Description: "Returns the given text unchanged.",
 		Annotations: readOnly("Echo"),
 	}, echo)
-	mcp.AddTool(s, &mcp.Tool{
+	server.MustAddTool(s, server.Tool{
 		Name:        "add",
 		Title:       "Add two numbers",
 		Description: "Adds a and b and returns the sum, as text and as structured content.",
 		Annotations: readOnly("Add two numbers"),
 	}, add)
-	mcp.AddTool(s, &mcp.Tool{
+	server.MustAddTool(s, server.Tool{
 		Name:  "slow",
 		Title: "Slow task",
 		Description: fmt.Sprintf("Waits delay_ms milliseconds per step for the given number of steps, "+
@@ -51,21 +51,21 @@ func addTools(s *mcp.Server, logger *slog.Logger) {
 			"Honours cancellation. steps: 1 to %d (default %d); delay_ms: 1 to %d (default %d).",
 			slowMaxSteps, slowDefaultSteps, slowMaxDelay.Milliseconds(), slowDefaultDelay.Milliseconds()),
 		Annotations: readOnly("Slow task"),
-	}, slowHandler(logger))
-	mcp.AddTool(s, &mcp.Tool{
+	}, slow)
+	server.MustAddTool(s, server.Tool{
 		Name:        "image",
 		Title:       "Gradient image",
 		Description: fmt.Sprintf("Returns a %dx%d PNG colour gradient as image content.", imageSize, imageSize),
 		Annotations: readOnly("Gradient image"),
 	}, imageTool)
-	mcp.AddTool(s, &mcp.Tool{
+	server.MustAddTool(s, server.Tool{
 		Name:  "weather",
 		Title: "Weather (made up)",
 		Description: "Returns a made-up but deterministic weather report for a city as structured content. " +
 			"It does not use the network: the numbers are derived from the city's name.",
 		Annotations: readOnly("Weather (made up)"),
 	}, weather)
-	mcp.AddTool(s, &mcp.Tool{
+	server.MustAddTool(s, server.Tool{
 		Name:        "fail",
 		Title:       "Always fail",
 		Description: "Always fails with a tool error (isError: true), for testing how a host shows tool errors.",
@@ -89,8 +89,8 @@ type echoInput struct {
 	Text string `json:"text" jsonschema:"the text to return"`
 }
 
-func echo(_ context.Context, _ *mcp.CallToolRequest, in echoInput) (*mcp.CallToolResult, any, error) {
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
+func echo(_ context.Context, in echoInput) (server.Content, error) {
+	return server.Text(in.Text), nil
 }
 
 type addInput struct {
@@ -102,16 +102,16 @@ type addOutput struct {
 	Sum float64 `json:"sum" jsonschema:"a + b"`
 }
 
-// add leaves Content empty so that go-sdk fills it with the serialized
-// structured content, as the spec asks of tools with an output schema
-// (2025-06-18, server/tools §Structured Content).
-func add(_ context.Context, _ *mcp.CallToolRequest, in addInput) (*mcp.CallToolResult, addOutput, error) {
+// add has a declared result, so package server sends it as structured
+// content and as its JSON text, as the spec asks of tools with an output
+// schema (2025-06-18, server/tools §Structured Content).
+func add(_ context.Context, in addInput) (addOutput, error) {
 	sum := in.A + in.B
 	if math.IsInf(sum, 0) {
 		// JSON cannot carry ±Inf; say so instead of failing to marshal.
-		return nil, addOutput{}, errors.New("the sum overflows a 64-bit float")
+		return addOutput{}, errors.New("the sum overflows a 64-bit float")
 	}
-	return nil, addOutput{Sum: sum}, nil
+	return addOutput{Sum: sum}, nil
 }
 
 type slowInput struct {
@@ -119,67 +119,54 @@ type slowInput struct {
 	DelayMS int `json:"delay_ms,omitempty" jsonschema:"milliseconds to wait in each step, 1 to 2000; 0 or absent means 100"`
 }
 
-// slowHandler returns the slow tool. It reports progress with
+// slow reports progress with
 // notifications/progress for the request's progress token, if it has one
 // (2025-11-25, basic/utilities/progress), and stops as soon as ctx is
 // cancelled: by notifications/cancelled on the legacy protocol, by the HTTP
 // request going away on the 2026-07-28 one, or by the session closing.
-func slowHandler(logger *slog.Logger) mcp.ToolHandlerFor[slowInput, any] {
-	return func(ctx context.Context, req *mcp.CallToolRequest, in slowInput) (*mcp.CallToolResult, any, error) {
-		steps, delay := in.Steps, time.Duration(in.DelayMS)*time.Millisecond
-		if steps == 0 {
-			steps = slowDefaultSteps
-		}
-		if delay == 0 {
-			delay = slowDefaultDelay
-		}
-		if steps < 1 || steps > slowMaxSteps {
-			return nil, nil, fmt.Errorf("steps must be between 1 and %d, got %d", slowMaxSteps, in.Steps)
-		}
-		if delay < time.Millisecond || delay > slowMaxDelay {
-			return nil, nil, fmt.Errorf("delay_ms must be between 1 and %d, got %d", slowMaxDelay.Milliseconds(), in.DelayMS)
-		}
-
-		token := req.Params.GetProgressToken()
-		timer := time.NewTimer(delay)
-		defer timer.Stop()
-		for i := 1; i <= steps; i++ {
-			if i > 1 {
-				timer.Reset(delay)
-			}
-			select {
-			case <-ctx.Done():
-				return nil, nil, fmt.Errorf("cancelled after %d of %d steps: %w", i-1, steps, ctx.Err())
-			case <-timer.C:
-			}
-			if token == nil {
-				continue
-			}
-			err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
-				ProgressToken: token,
-				Progress:      float64(i),
-				Total:         float64(steps),
-				Message:       fmt.Sprintf("step %d of %d", i, steps),
-			})
-			if err != nil {
-				// Progress is best effort: a client that cannot take it still
-				// gets the result.
-				logger.Debug("demo: progress notification failed", "step", i, "error", err)
-			}
-		}
-		return &mcp.CallToolResult{Content: []mcp.Content{
-			&mcp.TextContent{Text: fmt.Sprintf("completed %d steps of %d ms", steps, delay.Milliseconds())},
-		}}, nil, nil
+func slow(ctx context.Context, in slowInput) (server.Content, error) {
+	steps, delay := in.Steps, time.Duration(in.DelayMS)*time.Millisecond
+	if steps == 0 {
+		steps = slowDefaultSteps
 	}
+	if delay == 0 {
+		delay = slowDefaultDelay
+	}
+	if steps < 1 || steps > slowMaxSteps {
+		return nil, fmt.Errorf("steps must be between 1 and %d, got %d", slowMaxSteps, in.Steps)
+	}
+	if delay < time.Millisecond || delay > slowMaxDelay {
+		return nil, fmt.Errorf("delay_ms must be between 1 and %d, got %d", slowMaxDelay.Milliseconds(), in.DelayMS)
+	}
+
+	progress := server.ProgressReporter(ctx) // nil without a progress token
+	timer := time.NewTimer(delay)
+	defer timer.Stop()
+	for i := 1; i <= steps; i++ {
+		if i > 1 {
+			timer.Reset(delay)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("cancelled after %d of %d steps: %w", i-1, steps, ctx.Err())
+		case <-timer.C:
+		}
+		if progress != nil {
+			// Best effort: a client that cannot take progress still gets
+			// the result.
+			_ = progress.Report(float64(i), float64(steps), fmt.Sprintf("step %d of %d", i, steps))
+		}
+	}
+	return server.Text(fmt.Sprintf("completed %d steps of %d ms", steps, delay.Milliseconds())), nil
 }
 
 type imageInput struct{}
 
-func imageTool(context.Context, *mcp.CallToolRequest, imageInput) (*mcp.CallToolResult, any, error) {
-	return &mcp.CallToolResult{Content: []mcp.Content{
+func imageTool(context.Context, imageInput) (server.Content, error) {
+	return server.Content{
 		&mcp.TextContent{Text: fmt.Sprintf("a %dx%d colour gradient", imageSize, imageSize)},
 		&mcp.ImageContent{Data: imagePNG(), MIMEType: "image/png"},
-	}}, nil, nil
+	}, nil
 }
 
 type weatherInput struct {
@@ -200,20 +187,20 @@ var conditions = []string{"sunny", "cloudy", "rain", "snow", "fog", "windy"}
 
 // weather derives every number from a hash of the city's name, so the same
 // city always gets the same report, on every machine.
-func weather(_ context.Context, _ *mcp.CallToolRequest, in weatherInput) (*mcp.CallToolResult, weatherReport, error) {
+func weather(_ context.Context, in weatherInput) (weatherReport, error) {
 	city := strings.TrimSpace(in.City)
 	if city == "" {
-		return nil, weatherReport{}, errors.New("city must not be empty")
+		return weatherReport{}, errors.New("city must not be empty")
 	}
 	if len(city) > maxCityLen {
-		return nil, weatherReport{}, fmt.Errorf("city must be at most %d bytes long", maxCityLen)
+		return weatherReport{}, fmt.Errorf("city must be at most %d bytes long", maxCityLen)
 	}
 	units := strings.ToLower(in.Units)
 	if units == "" {
 		units = "celsius"
 	}
 	if units != "celsius" && units != "fahrenheit" {
-		return nil, weatherReport{}, fmt.Errorf("units must be celsius or fahrenheit, got %q", in.Units)
+		return weatherReport{}, fmt.Errorf("units must be celsius or fahrenheit, got %q", in.Units)
 	}
 
 	h := fnv.New64a()
@@ -224,7 +211,7 @@ func weather(_ context.Context, _ *mcp.CallToolRequest, in weatherInput) (*mcp.C
 	if units == "fahrenheit" {
 		temp = math.Round(float64(tenthsC)*9/5+320) / 10
 	}
-	return nil, weatherReport{
+	return weatherReport{
 		City:            city,
 		Temperature:     temp,
 		Units:           units,
@@ -238,9 +225,9 @@ type failInput struct {
 	Message string `json:"message,omitempty" jsonschema:"the error message to return; a default is used if absent"`
 }
 
-func fail(_ context.Context, _ *mcp.CallToolRequest, in failInput) (*mcp.CallToolResult, any, error) {
+func fail(_ context.Context, in failInput) (server.Content, error) {
 	if in.Message != "" {
-		return nil, nil, errors.New(in.Message)
+		return nil, errors.New(in.Message)
 	}
-	return nil, nil, errors.New("the fail tool always fails: this is a tool error, not a protocol error")
+	return nil, errors.New("the fail tool always fails: this is a tool error, not a protocol error")
 }
