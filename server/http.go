@@ -151,6 +151,13 @@ func (h *eraRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("Bad Request: protocol version %q is not supported; this server speaks %v through initialize", version, h.s.versions()), http.StatusBadRequest)
 		return
 	}
+	if p.metaVersion != "" && header != "" && p.metaVersion != header {
+		// Disagreement first: which of the two is unsupported is
+		// beside the point when they do not even agree.
+		writeRPCError(w, http.StatusBadRequest, p.id, mcp.CodeHeaderMismatch,
+			fmt.Sprintf("%s header %q does not match _meta protocol version %q", protocolVersionHeader, header, p.metaVersion), nil)
+		return
+	}
 	for _, v := range []string{p.metaVersion, header} {
 		if v != "" && !IsLegacyVersion(v) && !slices.Contains(h.modern, v) {
 			writeRPCError(w, http.StatusBadRequest, p.id, mcp.CodeUnsupportedProtocolVersion, "unsupported protocol version",

@@ -84,6 +84,7 @@ func TestHTTPWire(t *testing.T) {
 		{"unknown method", "nope/nope", v, nil, nil, 404, "application/json", []string{"-32601"}},
 		{"ping removed", "ping", v, nil, nil, 404, "application/json", []string{"-32601"}},
 		{"unsupported version", "tools/list", "2099-01-01", nil, nil, 400, "application/json", []string{"-32022", `"supported"`, `"2026-07-28"`, `"2025-11-25"`}},
+		{"version header disagrees with _meta", "tools/list", "v999.0.0", nil, map[string]string{"Mcp-Protocol-Version": v}, 400, "application/json", []string{"-32020"}},
 		{"name header mismatch", "tools/call", v, map[string]any{"name": "echo", "arguments": map[string]any{"text": "x"}}, map[string]string{"Mcp-Name": "other"}, 400, "application/json", []string{"-32020"}},
 		{"base64 name header", "tools/call", v, map[string]any{"name": "echo", "arguments": map[string]any{"text": "x"}}, map[string]string{"Mcp-Name": "=?base64?ZWNobw==?="}, 200, "application/json", []string{`"text":"x"`}},
 		{"unknown tool", "tools/call", v, map[string]any{"name": "nope"}, nil, 400, "application/json", []string{"-32602"}},
