@@ -778,6 +778,10 @@ func (h *Host) Call(ctx context.Context, name string, args json.RawMessage, opts
 	h.mu.RLock()
 	s := h.servers[t.ID.Server]
 	h.mu.RUnlock()
+	if s == nil {
+		// A reload removed the server after the tool was looked up.
+		return nil, fault.New(fault.CodeNotFound, t.ID.Server, fmt.Sprintf("call tool %q", t.ID.Name), errors.New("the server is no longer configured"))
+	}
 	sc := s.cfg
 	if err := h.authorize(ctx, t, sc, args, opts); err != nil {
 		return nil, err
