@@ -77,6 +77,9 @@ type Config struct {
 	// Parse fills every field; a zero field means its default.
 	Security Security
 	Policy   Policy
+	// Context says what the model is shown of the aggregate (the
+	// "context" object); its zero value is the default.
+	Context Context
 
 	// serversKey is the top-level key the servers came from ("mcpServers"
 	// or "servers"); Validate uses it to build paths. Empty means
@@ -158,6 +161,10 @@ type Server struct {
 	// tool outside them is reported, and withheld unless the server is
 	// trusted.
 	ExpectedTools []string
+
+	// DeferTools ("deferTools"), when not nil, overrides the global
+	// context.deferTools for this server's tools.
+	DeferTools *bool
 
 	// Lifecycle holds start-up, supervision and drift settings.
 	Lifecycle Lifecycle

@@ -265,13 +265,13 @@ func lineCol(data []byte, off int64) (line, col int) {
 
 // Field names and hints for unknown fields.
 var (
-	rootFields   = []string{"mcpServers", "servers", "inputs", "$schema", "security", "policy"}
+	rootFields   = []string{"mcpServers", "servers", "inputs", "$schema", "security", "policy", "context"}
 	serverFields = []string{
 		"type", "command", "args", "env", "cwd", "url", "serverUrl", "headers",
 		"enabled", "disabled", "enabledTools", "disabledTools",
 		"startupTimeoutMs", "callTimeoutMs", "bearerTokenEnvVar", "prefix",
 		"trust", "expectedTools", "allowEnv", "sampling", "elicitation", "roots", "images", "strict",
-		"eager", "idleTimeoutMs", "startupAttempts", "retryMs", "approval", "onDrift", "lockToolList",
+		"eager", "idleTimeoutMs", "startupAttempts", "retryMs", "approval", "onDrift", "lockToolList", "deferTools",
 	}
 	inputFields  = []string{"id", "type", "description", "password", "default", "options", "command", "args"}
 	optionFields = []string{"label", "value"}
@@ -408,7 +408,7 @@ func (d *decoder) decodeRoot(root *node) *Config {
 		d.wrongType(root, nil, "", "object")
 		return nil
 	}
-	var servers, inputs, security, policy *member
+	var servers, inputs, security, policy, context *member
 	conflict := false
 	for i := range root.members {
 		m := &root.members[i]
@@ -427,6 +427,8 @@ func (d *decoder) decodeRoot(root *node) *Config {
 			security = m
 		case "policy":
 			policy = m
+		case "context":
+			context = m
 		case "$schema":
 			d.str(m.val, p, "")
 		default:
@@ -460,6 +462,9 @@ func (d *decoder) decodeRoot(root *node) *Config {
 	}
 	if policy != nil {
 		cfg.Policy = d.decodePolicy(policy.val, (*jsonPath)(nil).k("policy"))
+	}
+	if context != nil {
+		cfg.Context = d.decodeContext(context.val, (*jsonPath)(nil).k("context"))
 	}
 	d.security = cfg.Security
 	names := map[string]string{} // lower-cased name -> name
@@ -574,7 +579,7 @@ type rawServer struct {
 	args, enabledTools, disabledTools             opt[[]string]
 	expectedTools, allowEnv                       opt[[]string]
 	env, headers                                  opt[*orderedMap]
-	enabled, disabled                             opt[bool]
+	enabled, disabled, deferTools                 opt[bool]
 	sampling, elicitation, roots, images, strict  opt[bool]
 	startup, call                                 opt[time.Duration]
 }
@@ -657,6 +662,8 @@ func (d *decoder) decodeServer(name string, n *node, p *jsonPath) *Server {
 			f.images = some(d.boolean(m.val, fp, name))
 		case "strict":
 			f.strict = some(d.boolean(m.val, fp, name))
+		case "deferTools":
+			f.deferTools = some(d.boolean(m.val, fp, name))
 		case "prefix":
 			f.prefix = some(d.str(m.val, fp, name))
 			if f.prefix.set && f.prefix.v != "" && !validPrefix(f.prefix.v) {
@@ -694,6 +701,9 @@ func (d *decoder) decodeServer(name string, n *node, p *jsonPath) *Server {
 	}
 	if f.disabled.set {
 		s.Enabled = !f.disabled.v
+	}
+	if f.deferTools.set {
+		s.DeferTools = &f.deferTools.v
 	}
 	if f.startup.set {
 		s.StartupTimeout = f.startup.v

@@ -89,11 +89,15 @@ func (h *Host) authorize(ctx context.Context, t *registry.Tool, sc *config.Serve
 
 // guardResult bounds a result from a server before anyone sees it: text
 // size, blocks, structured depth, images checked from their headers
-// (internal/resultguard). What changed is logged.
-func (h *Host) guardResult(sc *config.Server, tool string, raw json.RawMessage) (json.RawMessage, error) {
+// (internal/resultguard). What changed is logged. textBytes, when not 0,
+// replaces the configured cap on a text block.
+func (h *Host) guardResult(sc *config.Server, tool string, raw json.RawMessage, textBytes int) (json.RawMessage, error) {
 	sec := h.config().Security.WithDefaults()
+	if textBytes == 0 {
+		textBytes = sec.ResultTextMaxBytes
+	}
 	l := resultguard.Limits{
-		TextBytes:       sec.ResultTextMaxBytes,
+		TextBytes:       textBytes,
 		Blocks:          sec.ResultMaxBlocks,
 		StructuredDepth: sec.StructuredMaxDepth,
 		Images:          sc.Images,

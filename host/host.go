@@ -180,6 +180,9 @@ type Tool struct {
 	InputSchema  json.RawMessage      `json:"inputSchema"`
 	OutputSchema json.RawMessage      `json:"outputSchema,omitempty"`
 	Annotations  *mcp.ToolAnnotations `json:"annotations,omitempty"`
+	// Deferred is set (by Tools) on a tool that ModelTools leaves out until
+	// a tool_search finds it (config: context.deferTools).
+	Deferred bool `json:"deferred,omitempty"`
 }
 
 // Resource describes one resource; ID is "<server>:<uri>".
@@ -247,6 +250,11 @@ type CallOptions struct {
 	// never show the projection (the gateway): projecting a large result
 	// costs a full decode.
 	RawOnly bool
+	// KeepWhole returns a large result whole instead of spilling it (see
+	// config.Context.SpillBytes), for callers that show it to a person
+	// rather than a model, like the CLI. Text blocks are still capped at
+	// security.resultTextMaxBytes.
+	KeepWhole bool
 }
 
 // InputPasser and InputRequired: see CallOptions.Peer.
@@ -307,6 +315,8 @@ type Host struct {
 	snap     *registry.Snapshot        // swapped whole; never mutated
 	index    *search.Index             // tool search over snap (search.go)
 	indexed  map[string]*registry.Tool // what index holds, by model-facing name
+	found    map[string]bool           // deferred tools a tool_search found: listed from then on (builtin.go)
+	spills   spillStore                // large results (spill.go)
 	closed   bool
 	opened   bool // Open has returned
 	watchers sync.WaitGroup
@@ -645,12 +655,17 @@ func (h *Host) Servers() []ServerStatus {
 	return out
 }
 
-// Tools returns every tool, sorted by model-facing name.
+// Tools returns every tool of the servers, sorted by model-facing name,
+// deferred ones included (and marked); ModelTools returns what to give a
+// model.
 func (h *Host) Tools() []Tool {
-	snap := h.snapshot()
-	out := make([]Tool, 0, len(snap.Tools()))
-	for _, t := range snap.Tools() {
-		out = append(out, toolOf(t))
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	out := make([]Tool, 0, len(h.snap.Tools()))
+	for _, t := range h.snap.Tools() {
+		tool := toolOf(t)
+		tool.Deferred = h.deferredLocked(t)
+		out = append(out, tool)
 	}
 	return out
 }
@@ -679,8 +694,12 @@ func schemaJSON(s any) json.RawMessage {
 	return b
 }
 
-// Tool describes one tool, by model-facing name or canonical ID.
+// Tool describes one tool, by model-facing name or canonical ID, or a
+// built-in tool that is on (see ModelTools).
 func (h *Host) Tool(name string) (Tool, error) {
+	if b := h.lookupBuiltin(name); b != nil {
+		return b.tool, nil
+	}
 	t, err := h.lookupTool(h.snapshot(), name)
 	if err != nil {
 		return Tool{}, err
@@ -768,6 +787,9 @@ func (h *Host) conn(ctx context.Context, name string) (*upstream.Conn, error) {
 // arguments object; nil means {}. The call is bounded by the server's
 // callTimeout, and cancelling ctx cancels it upstream.
 func (h *Host) Call(ctx context.Context, name string, args json.RawMessage, opts *CallOptions) (*Result, error) {
+	if b := h.lookupBuiltin(name); b != nil {
+		return h.callBuiltin(ctx, b, args, opts)
+	}
 	t, err := h.lookupTool(h.snapshot(), name)
 	if err != nil {
 		return nil, err
@@ -835,7 +857,12 @@ func (h *Host) call(ctx context.Context, s *server, t *registry.Tool, args json.
 	if err != nil {
 		return nil, err
 	}
-	raw, err := h.guardResult(s.cfg, t.ID.Name, res.Raw)
+	var raw json.RawMessage
+	if opts != nil && opts.KeepWhole {
+		raw, err = h.guardResult(s.cfg, t.ID.Name, res.Raw, 0)
+	} else {
+		raw, err = h.guardAndSpill(s.cfg, t.ID.Name, res.Raw, false)
+	}
 	if err != nil {
 		return nil, err
 	}

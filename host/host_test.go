@@ -263,10 +263,16 @@ func TestCallOutcomes(t *testing.T) {
 		}
 	})
 	t.Run("large result", func(t *testing.T) {
-		// The text reaches the host whole and is cut to the configured
-		// cap (security.resultTextMaxBytes), with a marker that says so.
+		// The text reaches the host whole; a model gets a preview and the
+		// whole text in pages (context.spillBytes); a person (KeepWhole)
+		// gets it cut to the configured cap (security.resultTextMaxBytes),
+		// with a marker that says so.
 		res := call(t, h, "s__big", `{"bytes":300000}`)
-		if len(res.Text) != config.DefaultResultTextMaxBytes || !strings.HasSuffix(res.Text, "[switchboard: result truncated: 300000 bytes, showing the first 102328]") {
+		if whole := readSpilled(t, h, res); whole != strings.Repeat("b", 300000) {
+			t.Errorf("spilled text = %d bytes", len(whole))
+		}
+		res, err := h.Call(context.Background(), "s__big", json.RawMessage(`{"bytes":300000}`), &host.CallOptions{KeepWhole: true})
+		if err != nil || len(res.Text) != config.DefaultResultTextMaxBytes || !strings.HasSuffix(res.Text, "[switchboard: result truncated: 300000 bytes, showing the first 102328]") {
 			t.Errorf("big result text = %d bytes, ending %q", len(res.Text), res.Text[max(0, len(res.Text)-80):])
 		}
 	})
@@ -390,9 +396,8 @@ func TestHTTP(t *testing.T) {
 		if got := call(t, h, name+"__echo", `{"text":"via `+name+`"}`).Text; got != "via "+name {
 			t.Errorf("%s echo = %q", name, got)
 		}
-		res := call(t, h, name+"__big", `{"bytes":200000}`)
-		if !strings.HasSuffix(res.Text, "[switchboard: result truncated: 200000 bytes, showing the first 102328]") {
-			t.Errorf("%s big = %d bytes", name, len(res.Text))
+		if whole := readSpilled(t, h, call(t, h, name+"__big", `{"bytes":200000}`)); len(whole) != 200000 {
+			t.Errorf("%s big = %d bytes", name, len(whole))
 		}
 		var n int
 		res, err := h.Call(context.Background(), name+"__slow", json.RawMessage(`{"steps":2,"delay_ms":5}`),

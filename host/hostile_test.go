@@ -735,13 +735,21 @@ func TestHostileResults(t *testing.T) {
 	r.mustReady(t, "noimg")
 
 	t.Run("big_text", func(t *testing.T) {
-		res := r.call(t, "hostile__big_text", `{}`)
+		// A model gets a preview and the whole text in pages; a person
+		// (KeepWhole) gets it cut, with a marker.
+		if whole := readSpilled(t, r.Host, r.call(t, "hostile__big_text", `{}`)); whole != strings.Repeat("r", hostile.BigTextSize) {
+			t.Errorf("big_text: stored %d bytes", len(whole))
+		}
+		res, err := r.Call(context.Background(), "hostile__big_text", json.RawMessage(`{}`), &host.CallOptions{KeepWhole: true})
+		if err != nil {
+			t.Fatal(err)
+		}
 		w := decodeResult(t, res)
 		if len(w.Content) != 1 || len(w.Content[0].Text) > config.DefaultResultTextMaxBytes {
 			t.Fatalf("big_text: %d blocks, first %d bytes; want one block within %d", len(w.Content), len(w.Content[0].Text), config.DefaultResultTextMaxBytes)
 		}
 		marker := fmt.Sprintf("[switchboard: result truncated: %d bytes", hostile.BigTextSize)
-		if !strings.Contains(w.Content[0].Text, marker) || len(res.Text) > config.DefaultResultTextMaxBytes {
+		if !strings.Contains(w.Content[0].Text, marker) || len(w.Content[0].Text) > config.DefaultResultTextMaxBytes {
 			t.Errorf("big_text: %d bytes of text ending %q, want the marker %q", len(res.Text), res.Text[max(0, len(res.Text)-100):], marker)
 		}
 	})

@@ -139,8 +139,12 @@ func (h *Host) dial(ctx context.Context, s *server, a supervise.Attempt) error {
 		h.mu.Lock()
 		s.err = err
 		s.state = stateOf(s.sup)
+		opened := h.opened
 		h.mu.Unlock()
 		h.score(s, outcomeError)
+		if opened {
+			h.changed() // the capability tools' gates may have closed
+		}
 		h.log.Warn("server failed to start; the others are unaffected", "server", name, "err", err)
 		return err
 	}
@@ -162,8 +166,10 @@ func (h *Host) dial(ctx context.Context, s *server, a supervise.Attempt) error {
 		h.saveCatalog(s.cfg, cat)
 		if opened {
 			h.rebuild()
-			h.changed()
 		}
+	}
+	if opened {
+		h.changed() // new lists, or the capability tools' gates may have opened
 	}
 	return nil
 }
@@ -221,6 +227,7 @@ func (h *Host) dropped(s *server, conn *upstream.Conn, a supervise.Attempt, caus
 	h.mu.Lock()
 	s.state = stateOf(s.sup)
 	h.mu.Unlock()
+	h.changed() // the capability tools' gates may have closed
 	h.log.Warn("server connection ended; the next call reconnects", "server", s.cfg.Name, "err", err)
 }
 

@@ -142,10 +142,19 @@ func runTools(r *run) int {
 		return r.printJSON(tools)
 	}
 	var rows [][]string
+	deferred := 0
 	for _, t := range tools {
-		rows = append(rows, []string{t.Name, oneLine(t.Description, 80)})
+		name := t.Name
+		if t.Deferred {
+			name += " (deferred)"
+			deferred++
+		}
+		rows = append(rows, []string{name, oneLine(t.Description, 80)})
 	}
 	r.table("NAME\tDESCRIPTION", rows)
+	if deferred > 0 {
+		fmt.Fprintf(r.env.Stdout, "%d deferred tool(s) are not listed to a model until %s finds them (context.deferTools)\n", deferred, host.ToolSearch)
+	}
 	return ExitOK
 }
 
@@ -171,7 +180,8 @@ func runCall(r *run) int {
 		r.errorf("%v", err)
 		return ExitUsage
 	}
-	opts := &host.CallOptions{Confirm: r.confirm}
+	// A person reads the result: it is printed whole, never spilled.
+	opts := &host.CallOptions{Confirm: r.confirm, KeepWhole: true}
 	start := time.Now()
 	if r.verbose {
 		opts.Progress = func(p host.Progress) {
@@ -446,9 +456,18 @@ func runSearch(r *run) int {
 		return ExitOK
 	}
 	var rows [][]string
+	deferred := 0
 	for _, t := range tools {
-		rows = append(rows, []string{t.Name, oneLine(t.Description, 80)})
+		name := t.Name
+		if t.Deferred {
+			name += " (deferred)"
+			deferred++
+		}
+		rows = append(rows, []string{name, oneLine(t.Description, 80)})
 	}
 	r.table("NAME\tDESCRIPTION", rows)
+	if deferred > 0 {
+		fmt.Fprintf(r.env.Stdout, "%d deferred tool(s) are not listed to a model until %s finds them (context.deferTools)\n", deferred, host.ToolSearch)
+	}
 	return ExitOK
 }

@@ -40,6 +40,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -126,6 +127,7 @@ func New(h *host.Host, opts *Options) *Gateway {
 		SubscribeHandler:   g.subscribe,
 		UnsubscribeHandler: g.unsubscribe,
 	})
+	g.server.AddReceivingMiddleware(g.currentInstructions)
 	g.Sync()
 	return g
 }
@@ -133,22 +135,53 @@ func New(h *host.Host, opts *Options) *Gateway {
 // Server returns the go-sdk server, for tests and custom transports.
 func (g *Gateway) Server() *mcp.Server { return g.server }
 
-// instructions merges the servers' instructions, each attributed.
+// instructions merges the servers' instructions (host.Instructions), each
+// attributed and capped, after the gateway's own.
 func instructions(h *host.Host) string {
 	var b strings.Builder
 	b.WriteString("Switchboard gateway: the tools, resources and prompts of several MCP servers. " +
 		"Tool and prompt names are <server prefix>__<name>.")
-	for _, s := range h.Servers() {
-		text := strings.TrimSpace(s.Instructions)
-		if text == "" || s.State != host.StateReady {
+	names := map[string]bool{}
+	for _, t := range h.ModelTools() {
+		names[t.Name] = true
+	}
+	if names[host.ToolSearch] {
+		b.WriteString(" Not every tool is listed: when none fits, " + host.ToolSearch + " finds more by what they do.")
+	}
+	if names[host.ListResources] || names[host.ListPrompts] {
+		b.WriteString(" Resources and prompts are discovered on demand with the mcp_list_* tools.")
+	}
+	for _, in := range h.Instructions() {
+		text := strings.TrimSpace(in.Text)
+		if text == "" {
 			continue
 		}
 		if len(text) > maxInstructions {
-			text = text[:maxInstructions] + "… [truncated]"
+			cut := maxInstructions
+			for cut > 0 && !utf8.RuneStart(text[cut]) {
+				cut--
+			}
+			text = text[:cut] + "… [truncated]"
 		}
-		fmt.Fprintf(&b, "\n\n## Server %q\n%s", s.Name, text)
+		fmt.Fprintf(&b, "\n\n## Server %q\n%s", in.Server, text)
 	}
 	return b.String()
+}
+
+// currentInstructions is receiving middleware that answers initialize and
+// server/discover with the instructions as they are now: servers started
+// on first use or reloaded bring theirs after the gateway was built.
+func (g *Gateway) currentInstructions(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		switch r := res.(type) {
+		case *mcp.InitializeResult:
+			r.Instructions = instructions(g.host)
+		case *mcp.DiscoverResult:
+			r.Instructions = instructions(g.host)
+		}
+		return res, err
+	}
 }
 
 // add registers one entry, turning go-sdk's panic on an entry it cannot
@@ -206,7 +239,7 @@ func fingerprint(v ...any) string {
 func (g *Gateway) syncTools() {
 	tools := map[string]host.Tool{}
 	desired := map[string]string{}
-	for _, t := range g.host.Tools() {
+	for _, t := range g.host.ModelTools() {
 		if !objectSchema(t.InputSchema) {
 			g.log.Warn("tool skipped: its input schema is not an object schema", "tool", t.ID)
 			continue
@@ -582,6 +615,9 @@ func (g *Gateway) ServeStdio(ctx context.Context) error {
 type HTTPOptions struct {
 	Front frontdoor.Options // path, token, allowed hosts, body cap
 	Ready func(net.Addr)    // called once listening; may be nil
+	// NoRawCalls sends every request through go-sdk, without the raw
+	// tools/call path (raw.go); for comparisons in tests and benchmarks.
+	NoRawCalls bool
 }
 
 // ServeHTTP serves the gateway over Streamable HTTP on ln, both protocol

@@ -218,7 +218,8 @@ func TestBothErasThroughTheGateway(t *testing.T) {
 			if info := cs.InitializeResult().ServerInfo; info == nil || info.Name != "switchboard" {
 				t.Errorf("serverInfo = %+v", info)
 			}
-			// Every tool of both upstreams, paged three at a time.
+			// Every tool of both upstreams and the five capability
+			// tools, paged three at a time.
 			var names []string
 			for tool, err := range cs.Tools(ctx, nil) {
 				if err != nil {
@@ -226,7 +227,7 @@ func TestBothErasThroughTheGateway(t *testing.T) {
 				}
 				names = append(names, tool.Name)
 			}
-			if len(names) != 22 || !contains(names, "s__echo") || !contains(names, "web__stubborn") {
+			if len(names) != 27 || !contains(names, "s__echo") || !contains(names, "web__stubborn") || !contains(names, host.ReadResourceTool) {
 				t.Errorf("tools = %v", names)
 			}
 			for _, name := range []string{"s__echo", "web__echo"} {

@@ -1,0 +1,118 @@
+package config
+
+import "fmt"
+
+// Context holds the context-economy settings (the top-level "context"
+// object): what the model is shown of the aggregate, and how. Its zero
+// value is the default: capability tools on, nothing deferred, large
+// results spilled, no output-schema hints.
+type Context struct {
+	// NoCapabilityTools leaves out the capability tools (mcp_list_resources,
+	// mcp_list_resource_templates, mcp_read_resource, mcp_list_prompts,
+	// mcp_get_prompt) that let a model discover and read resources and
+	// prompts on demand ("capabilityTools": false).
+	NoCapabilityTools bool
+	// DeferTools keeps tools out of the listed set until a tool_search
+	// finds them ("deferTools"); a server's own "deferTools" overrides it.
+	DeferTools bool
+	// AlwaysInclude are globs (path.Match syntax) over model-facing tool
+	// names that stay listed even when deferred ("alwaysInclude").
+	AlwaysInclude []string
+	// NoSpill turns large-result spilling off ("spill": false): results
+	// are then only cut to security.resultTextMaxBytes per text block.
+	NoSpill bool
+	// SpillBytes is the size of a result's text above which it is stored
+	// and replaced by a preview plus a resource ID ("spillBytes"); 0 means
+	// DefaultSpillBytes.
+	SpillBytes int
+	// OutputSchemaHint appends a tool's output schema to its description as
+	// an "expected output" hint, capped at MaxOutputSchemaHint bytes
+	// ("outputSchemaHint").
+	OutputSchemaHint bool
+}
+
+// Context defaults and limits.
+const (
+	// DefaultSpillBytes is the text size above which a result spills: the
+	// default per-block cap, so that what the cap would have cut is kept.
+	DefaultSpillBytes = DefaultResultTextMaxBytes
+	// MinSpillBytes is the smallest spillBytes: a preview must fit.
+	MinSpillBytes = 4 << 10
+	// MaxSpillBytes is the largest spillBytes accepted.
+	MaxSpillBytes = 64 << 20
+	// MaxOutputSchemaHint caps the hint appended to a description.
+	MaxOutputSchemaHint = 1024
+)
+
+// contextFields are the JSON keys of "context".
+var contextFields = []string{"capabilityTools", "deferTools", "alwaysInclude", "spill", "spillBytes", "outputSchemaHint"}
+
+// Spill returns the effective spill threshold in bytes, 0 when spilling is
+// off.
+func (c Context) Spill() int {
+	switch {
+	case c.NoSpill:
+		return 0
+	case c.SpillBytes == 0:
+		return DefaultSpillBytes
+	}
+	return c.SpillBytes
+}
+
+// Deferred reports whether s's tools are deferred: its own "deferTools" if
+// set, else the global one.
+func (c Context) Deferred(s *Server) bool {
+	if s != nil && s.DeferTools != nil {
+		return *s.DeferTools
+	}
+	return c.DeferTools
+}
+
+// decodeContext decodes the top-level "context" object.
+func (d *decoder) decodeContext(n *node, p *jsonPath) Context {
+	var c Context
+	if n.kind != kindObject {
+		d.wrongType(n, p, "", "object")
+		return c
+	}
+	for _, m := range n.members {
+		fp := p.k(m.key)
+		switch m.key {
+		case "capabilityTools":
+			if v, ok := d.boolean(m.val, fp, ""); ok {
+				c.NoCapabilityTools = !v
+			}
+		case "deferTools":
+			c.DeferTools, _ = d.boolean(m.val, fp, "")
+		case "alwaysInclude":
+			if globs, ok := d.strs(m.val, fp, ""); ok {
+				d.checkGlobs(globs, fp, "")
+				c.AlwaysInclude = globs
+			}
+		case "spill":
+			if v, ok := d.boolean(m.val, fp, ""); ok {
+				c.NoSpill = !v
+			}
+		case "spillBytes":
+			c.SpillBytes, _ = d.integer(m.val, fp, "", MinSpillBytes, MaxSpillBytes)
+		case "outputSchemaHint":
+			c.OutputSchemaHint, _ = d.boolean(m.val, fp, "")
+		default:
+			d.unknown(fp, m.key, contextFields, nil, "")
+		}
+	}
+	return c
+}
+
+// validateContext checks a hand-built Config's context settings.
+func (c *Config) validateContext(add func(p *jsonPath, msg string)) {
+	cp := (*jsonPath)(nil).k("context")
+	if v := c.Context.SpillBytes; v != 0 && (v < MinSpillBytes || v > MaxSpillBytes) {
+		add(cp.k("spillBytes"), fmt.Sprintf("must be between %d and %d (0 means the default)", MinSpillBytes, MaxSpillBytes))
+	}
+	for i, g := range c.Context.AlwaysInclude {
+		if msg := checkGlob(g); msg != "" {
+			add(cp.k("alwaysInclude").i(i), msg)
+		}
+	}
+}

@@ -1,0 +1,627 @@
+package host
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/fault"
+	"github.com/switchboard-mcp/switchboard/internal/content"
+	"github.com/switchboard-mcp/switchboard/internal/registry"
+)
+
+// Built-in tools: Switchboard's own tools that keep a model's context
+// small (config: "context"). ModelTools lists them beside the servers'
+// tools and Call runs them.
+//
+// The capability tools let a model discover and read resources and prompts
+// on demand instead of having them put into its prompt. Each is listed only
+// while at least one healthy server (one whose lists are known and that has
+// not failed, see healthy) declares the capability: the resource tools
+// share one gate (a server with only templates gets both discovery and
+// reading), the prompt tools another.
+//
+// Discovery answers with opaque IDs, "<server>:<uri>", "<server>:<uri
+// template>" and "<server>:<prompt>", to be passed back verbatim: reading
+// strips exactly one server layer (the longest configured server name), so
+// IDs of a Switchboard behind a Switchboard nest. A template keeps its raw
+// RFC 6570 pattern: fill its variables in the template's ID and read that.
+//
+// tool_search is listed while some server's tools are deferred (context
+// deferTools): deferred tools are not listed until a search finds them, and
+// then they are, for the rest of the host's life.
+const (
+	ToolSearch        = "tool_search"
+	ListResources     = "mcp_list_resources"
+	ListTemplates     = "mcp_list_resource_templates"
+	ReadResourceTool  = "mcp_read_resource"
+	ListPrompts       = "mcp_list_prompts"
+	GetPromptTool     = "mcp_get_prompt"
+	builtinPageSize   = 50
+	maxSearchResults  = 20
+	defaultSearchHits = 5
+)
+
+// builtin is one built-in tool.
+type builtin struct {
+	tool Tool
+	run  func(h *Host, ctx context.Context, args json.RawMessage, opts *CallOptions) (json.RawMessage, error)
+}
+
+// obj is a JSON Schema object with the given properties.
+func obj(required []string, props string) json.RawMessage {
+	req := ""
+	if len(required) > 0 {
+		b, _ := json.Marshal(required)
+		req = `,"required":` + string(b)
+	}
+	return json.RawMessage(`{"type":"object","properties":{` + props + `}` + req + `,"additionalProperties":false}`)
+}
+
+const (
+	propServer = `"server":{"type":"string","description":"Only this server's entries (a server name as given in the entries)."}`
+	propCursor = `"cursor":{"type":"string","description":"The nextCursor of the previous page, verbatim."}`
+)
+
+var readOnly = &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)}
+
+var builtins = []*builtin{
+	{tool: Tool{Name: ToolSearch, Title: "Search tools",
+		Description: "Find tools by what they do, in plain words (\"create a folder\", \"search issues\"). " +
+			"Returns the full definitions of the best matches; a tool found here can then be called by its name. " +
+			"Use it when no listed tool fits: more tools are available than are listed.",
+		InputSchema: obj([]string{"query"}, `"query":{"type":"string","description":"What the tool should do."},`+
+			`"k":{"type":"integer","minimum":1,"maximum":20,"description":"How many tools to return (default 5)."}`)},
+		run: (*Host).runSearch},
+	{tool: Tool{Name: ListResources, Title: "List resources",
+		Description: "List the resources (files, records, documents) the connected servers offer, a page at a time. " +
+			"Pass an entry's id to " + ReadResourceTool + " to read it.",
+		InputSchema: obj(nil, propServer+","+propCursor)},
+		run: (*Host).runListResources},
+	{tool: Tool{Name: ListTemplates, Title: "List resource templates",
+		Description: "List the resource templates (families of resources, RFC 6570 URI templates such as file:///{path}) the connected servers offer. " +
+			"To read one, fill in the {variables} in the entry's id and pass the result to " + ReadResourceTool + ".",
+		InputSchema: obj(nil, propServer+","+propCursor)},
+		run: (*Host).runListTemplates},
+	{tool: Tool{Name: ReadResourceTool, Title: "Read a resource",
+		Description: "Read a resource by the id " + ListResources + " gave (or a filled-in template id), or a stored large result by the id its preview names. " +
+			"Long content comes in pages: pass nextCursor back to continue.",
+		InputSchema: obj([]string{"id"}, `"id":{"type":"string","description":"The resource's id, verbatim."},`+propCursor)},
+		run: (*Host).runReadResource},
+	{tool: Tool{Name: ListPrompts, Title: "List prompts",
+		Description: "List the prompt templates the connected servers offer, with their arguments. Render one with " + GetPromptTool + ".",
+		InputSchema: obj(nil, propServer+","+propCursor)},
+		run: (*Host).runListPrompts},
+	{tool: Tool{Name: GetPromptTool, Title: "Get a prompt",
+		Description: "Render a prompt by the id " + ListPrompts + " gave, with its arguments.",
+		InputSchema: obj([]string{"id"}, `"id":{"type":"string","description":"The prompt's id, verbatim."},`+
+			`"arguments":{"type":"object","additionalProperties":{"type":"string"},"description":"The prompt's arguments by name."}`)},
+		run: (*Host).runGetPrompt},
+}
+
+func init() {
+	for _, b := range builtins {
+		b.tool.ID, b.tool.Annotations = b.tool.Name, readOnly
+	}
+}
+
+// healthy reports whether a server's lists count for the capability gates:
+// they are known and the server has not failed or been turned off. Called
+// with h.mu held.
+func healthy(s *server) bool {
+	if s == nil || s.catalog == nil {
+		return false
+	}
+	switch s.state {
+	case StateFailed, StateBackoff, StateDisabled, StateClosed:
+		return false
+	}
+	return true
+}
+
+// gates reports which groups of built-in tools are on.
+func (h *Host) gates() (resources, prompts, search bool) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	cx := h.cfg.Context
+	for _, sc := range h.cfg.Servers {
+		if sc.Enabled && cx.Deferred(sc) {
+			search = true
+		}
+		s := h.servers[sc.Name]
+		if cx.NoCapabilityTools || !healthy(s) {
+			continue
+		}
+		var caps *mcp.ServerCapabilities
+		if s.conn != nil {
+			caps = s.conn.Info().Capabilities
+		}
+		if (caps != nil && caps.Resources != nil) || len(s.catalog.Resources)+len(s.catalog.Templates) > 0 {
+			resources = true
+		}
+		if (caps != nil && caps.Prompts != nil) || len(s.catalog.Prompts) > 0 {
+			prompts = true
+		}
+	}
+	return resources, prompts, search
+}
+
+// activeBuiltins returns the built-in tools that are on now.
+func (h *Host) activeBuiltins() []*builtin {
+	resources, prompts, search := h.gates()
+	var out []*builtin
+	for _, b := range builtins {
+		switch b.tool.Name {
+		case ToolSearch:
+			if !search {
+				continue
+			}
+		case ListPrompts, GetPromptTool:
+			if !prompts {
+				continue
+			}
+		default:
+			if !resources {
+				continue
+			}
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// lookupBuiltin returns the built-in tool called name if it is on.
+func (h *Host) lookupBuiltin(name string) *builtin {
+	if !isBuiltinName(name) {
+		return nil
+	}
+	for _, b := range h.activeBuiltins() {
+		if b.tool.Name == name {
+			return b
+		}
+	}
+	return nil
+}
+
+func isBuiltinName(name string) bool {
+	return slices.ContainsFunc(builtins, func(b *builtin) bool { return b.tool.Name == name })
+}
+
+// ModelTools returns the tools to give a model, sorted by name: the
+// servers' tools that are not deferred (context deferTools), or are kept
+// by alwaysInclude, or were found by a tool_search; and the built-in tools
+// that are on. With context.outputSchemaHint, descriptions carry the
+// tool's output schema. A server tool whose name is a built-in's is left
+// out while that built-in is on (its canonical ID still calls it).
+func (h *Host) ModelTools() []Tool {
+	active := h.activeBuiltins()
+	h.mu.RLock()
+	snap, cx := h.snap, h.cfg.Context
+	var out []Tool
+	for _, t := range snap.Tools() {
+		if h.deferredLocked(t) || slices.ContainsFunc(active, func(b *builtin) bool { return b.tool.Name == t.Name }) {
+			continue
+		}
+		tool := toolOf(t)
+		if cx.OutputSchemaHint {
+			tool.Description = withOutputHint(tool.Description, tool.OutputSchema)
+		}
+		out = append(out, tool)
+	}
+	h.mu.RUnlock()
+	for _, b := range active {
+		out = append(out, b.tool)
+	}
+	slices.SortFunc(out, func(a, b Tool) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// deferredLocked reports whether t is left out of ModelTools: its server's
+// tools are deferred, no alwaysInclude glob keeps it and no search found
+// it. Called with h.mu held.
+func (h *Host) deferredLocked(t *registry.Tool) bool {
+	cx := h.cfg.Context
+	if !cx.Deferred(h.cfg.Server(t.ID.Server)) || h.found[t.Name] {
+		return false
+	}
+	for _, g := range cx.AlwaysInclude {
+		if ok, _ := path.Match(g, t.Name); ok {
+			return false
+		}
+	}
+	return true
+}
+
+// callBuiltin runs a built-in tool.
+func (h *Host) callBuiltin(ctx context.Context, b *builtin, args json.RawMessage, opts *CallOptions) (*Result, error) {
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage(`{}`)
+	}
+	if !isObject(args) {
+		return nil, fault.New(fault.CodeInvalidInput, "", b.tool.Name, errors.New("arguments must be a JSON object"))
+	}
+	raw, err := b.run(h, ctx, args, opts)
+	if err != nil {
+		return nil, err
+	}
+	out := &Result{Tool: b.tool.Name, Raw: raw}
+	if opts == nil || !opts.RawOnly {
+		out.Text = content.ToolText(raw)
+	}
+	return out, nil
+}
+
+// decodeArgs decodes a built-in tool's arguments strictly.
+func decodeArgs(tool string, args json.RawMessage, v any) error {
+	dec := json.NewDecoder(strings.NewReader(string(args)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fault.New(fault.CodeInvalidInput, "", tool, fmt.Errorf("arguments: %v", err))
+	}
+	return nil
+}
+
+// jsonResult is a tool result whose text is v as JSON, also given as
+// structuredContent.
+func jsonResult(v any) (json.RawMessage, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(map[string]any{
+		"content":           []any{map[string]any{"type": "text", "text": string(b)}},
+		"structuredContent": json.RawMessage(b),
+	})
+}
+
+func (h *Host) runSearch(_ context.Context, args json.RawMessage, _ *CallOptions) (json.RawMessage, error) {
+	var a struct {
+		Query string `json:"query"`
+		K     int    `json:"k"`
+	}
+	if err := decodeArgs(ToolSearch, args, &a); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(a.Query) == "" {
+		return nil, fault.New(fault.CodeInvalidInput, "", ToolSearch, errors.New(`"query" is empty: say what the tool should do`))
+	}
+	k := a.K
+	switch {
+	case k <= 0:
+		k = defaultSearchHits
+	case k > maxSearchResults:
+		k = maxSearchResults
+	}
+	hits := h.Search(a.Query, k)
+	type def struct {
+		Name         string               `json:"name"`
+		Title        string               `json:"title,omitempty"`
+		Description  string               `json:"description,omitempty"`
+		InputSchema  json.RawMessage      `json:"inputSchema"`
+		OutputSchema json.RawMessage      `json:"outputSchema,omitempty"`
+		Annotations  *mcp.ToolAnnotations `json:"annotations,omitempty"`
+	}
+	out := struct {
+		Tools []def `json:"tools"`
+	}{Tools: []def{}}
+	newly := false
+	h.mu.Lock()
+	if h.found == nil {
+		h.found = map[string]bool{}
+	}
+	for _, t := range hits {
+		if !h.found[t.Name] {
+			h.found[t.Name], newly = true, true
+		}
+		out.Tools = append(out.Tools, def{t.Name, t.Title, t.Description, t.InputSchema, t.OutputSchema, t.Annotations})
+	}
+	h.mu.Unlock()
+	if newly {
+		h.changed() // found tools are listed from now on
+	}
+	return jsonResult(out)
+}
+
+// cursor is a keyset cursor: the last ID of the previous page.
+func encodeCursor(lastID string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte("after\x00" + lastID))
+}
+
+func decodeCursor(tool, c string) (string, error) {
+	if c == "" {
+		return "", nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	after, ok := strings.CutPrefix(string(b), "after\x00")
+	if err != nil || !ok {
+		return "", fault.New(fault.CodeInvalidInput, "", tool, errors.New(`"cursor" is not one this tool gave: pass nextCursor back verbatim`))
+	}
+	return after, nil
+}
+
+type listArgs struct {
+	Server string `json:"server"`
+	Cursor string `json:"cursor"`
+}
+
+// page selects the entries of one page, in ID order: it starts after the
+// cursor's ID and holds at most builtinPageSize entries, so that an entry
+// added or removed between pages moves no other.
+func page[T any](tool string, a listArgs, entries []T, id, server func(T) string) (out []T, next string, err error) {
+	after, err := decodeCursor(tool, a.Cursor)
+	if err != nil {
+		return nil, "", err
+	}
+	entries = slices.Clone(entries)
+	slices.SortFunc(entries, func(x, y T) int { return strings.Compare(id(x), id(y)) })
+	out = []T{}
+	for _, e := range entries {
+		if (a.Server != "" && server(e) != a.Server) || (after != "" && id(e) <= after) {
+			continue
+		}
+		if len(out) == builtinPageSize {
+			return out, encodeCursor(id(out[len(out)-1])), nil
+		}
+		out = append(out, e)
+	}
+	return out, "", nil
+}
+
+// checkServerArg fails for a server filter that names no configured server.
+func (h *Host) checkServerArg(tool, name string) error {
+	if name == "" || h.config().Server(name) != nil {
+		return nil
+	}
+	msg := fmt.Sprintf("no server %q", name)
+	if s := registry.Suggest(name, h.config().Names()); s != "" {
+		msg += fmt.Sprintf("; did you mean %q?", s)
+	}
+	return fault.New(fault.CodeInvalidInput, "", tool, errors.New(msg))
+}
+
+// healthyServers returns the names of the servers whose entries are shown.
+func (h *Host) healthyServers() map[string]bool {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	out := map[string]bool{}
+	for name, s := range h.servers {
+		if healthy(s) {
+			out[name] = true
+		}
+	}
+	return out
+}
+
+func (h *Host) runListResources(_ context.Context, args json.RawMessage, _ *CallOptions) (json.RawMessage, error) {
+	var a listArgs
+	if err := decodeArgs(ListResources, args, &a); err != nil {
+		return nil, err
+	}
+	if err := h.checkServerArg(ListResources, a.Server); err != nil {
+		return nil, err
+	}
+	ok := h.healthyServers()
+	var all []Resource
+	for _, r := range h.Resources() {
+		if ok[r.Server] {
+			all = append(all, r)
+		}
+	}
+	p, next, err := page(ListResources, a, all, func(r Resource) string { return r.ID }, func(r Resource) string { return r.Server })
+	if err != nil {
+		return nil, err
+	}
+	return jsonResult(struct {
+		Resources  []Resource `json:"resources"`
+		NextCursor string     `json:"nextCursor,omitempty"`
+	}{p, next})
+}
+
+func (h *Host) runListTemplates(_ context.Context, args json.RawMessage, _ *CallOptions) (json.RawMessage, error) {
+	var a listArgs
+	if err := decodeArgs(ListTemplates, args, &a); err != nil {
+		return nil, err
+	}
+	if err := h.checkServerArg(ListTemplates, a.Server); err != nil {
+		return nil, err
+	}
+	ok := h.healthyServers()
+	var all []Template
+	for _, t := range h.Templates() {
+		if ok[t.Server] {
+			all = append(all, t)
+		}
+	}
+	p, next, err := page(ListTemplates, a, all, func(t Template) string { return t.ID }, func(t Template) string { return t.Server })
+	if err != nil {
+		return nil, err
+	}
+	return jsonResult(struct {
+		Templates  []Template `json:"resourceTemplates"`
+		NextCursor string     `json:"nextCursor,omitempty"`
+	}{p, next})
+}
+
+func (h *Host) runListPrompts(_ context.Context, args json.RawMessage, _ *CallOptions) (json.RawMessage, error) {
+	var a listArgs
+	if err := decodeArgs(ListPrompts, args, &a); err != nil {
+		return nil, err
+	}
+	if err := h.checkServerArg(ListPrompts, a.Server); err != nil {
+		return nil, err
+	}
+	ok := h.healthyServers()
+	type entry struct {
+		ID          string                `json:"id"`
+		Server      string                `json:"server"`
+		Title       string                `json:"title,omitempty"`
+		Description string                `json:"description,omitempty"`
+		Arguments   []*mcp.PromptArgument `json:"arguments,omitempty"`
+	}
+	var all []entry
+	for _, p := range h.Prompts() {
+		if ok[p.Server] {
+			all = append(all, entry{p.ID, p.Server, p.Title, p.Description, p.Arguments})
+		}
+	}
+	p, next, err := page(ListPrompts, a, all, func(e entry) string { return e.ID }, func(e entry) string { return e.Server })
+	if err != nil {
+		return nil, err
+	}
+	return jsonResult(struct {
+		Prompts    []entry `json:"prompts"`
+		NextCursor string  `json:"nextCursor,omitempty"`
+	}{p, next})
+}
+
+// reachable fails, without any network request, when the server an ID
+// names cannot take requests now: disabled, failed, backing off or closed.
+func (h *Host) reachable(tool, server string) error {
+	h.mu.RLock()
+	s := h.servers[server]
+	var st State
+	if s != nil {
+		st = s.state
+	}
+	h.mu.RUnlock()
+	switch st {
+	case StateFailed, StateBackoff, StateDisabled, StateClosed:
+		return fault.New(fault.CodeUnavailable, server, tool, fmt.Errorf("the server is %s", st))
+	}
+	return h.serverUnavailable(server)
+}
+
+func (h *Host) runReadResource(ctx context.Context, args json.RawMessage, _ *CallOptions) (json.RawMessage, error) {
+	var a struct {
+		ID     string `json:"id"`
+		Cursor string `json:"cursor"`
+	}
+	if err := decodeArgs(ReadResourceTool, args, &a); err != nil {
+		return nil, err
+	}
+	if a.ID == "" {
+		return nil, fault.New(fault.CodeInvalidInput, "", ReadResourceTool, errors.New(`"id" is empty`))
+	}
+	if isSpillID(a.ID) {
+		return h.spills.read(a.ID, a.Cursor)
+	}
+	if a.Cursor != "" {
+		return nil, fault.New(fault.CodeInvalidInput, "", ReadResourceTool, errors.New(`"cursor" is only for the pages of a stored large result or of a long resource: pass nextCursor back with the id it came with`))
+	}
+	rid, ok := h.snapshot().Resolve(a.ID)
+	if !ok {
+		return nil, h.unknownServer(a.ID)
+	}
+	if err := h.reachable(ReadResourceTool, rid.Server); err != nil {
+		return nil, err
+	}
+	res, err := h.ReadResource(ctx, a.ID)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := resourceAsToolResult(res.Result)
+	if err != nil {
+		return nil, fault.New(fault.CodeServerError, rid.Server, ReadResourceTool, err)
+	}
+	sc := h.config().Server(rid.Server)
+	if sc == nil {
+		return nil, fault.New(fault.CodeNotFound, rid.Server, ReadResourceTool, errors.New("the server is no longer configured"))
+	}
+	return h.guardAndSpill(sc, ReadResourceTool, raw, true)
+}
+
+// resourceAsToolResult turns read contents into tool-result content: text
+// as text blocks, blobs as embedded resources.
+func resourceAsToolResult(res *mcp.ReadResourceResult) (json.RawMessage, error) {
+	blocks := []any{}
+	for _, c := range res.Contents {
+		if c == nil {
+			continue
+		}
+		if c.Blob == nil {
+			blocks = append(blocks, map[string]any{"type": "text", "text": c.Text})
+			continue
+		}
+		blocks = append(blocks, map[string]any{"type": "resource", "resource": c})
+	}
+	return json.Marshal(map[string]any{"content": blocks})
+}
+
+func (h *Host) runGetPrompt(ctx context.Context, args json.RawMessage, opts *CallOptions) (json.RawMessage, error) {
+	var a struct {
+		ID        string            `json:"id"`
+		Arguments map[string]string `json:"arguments"`
+	}
+	if err := decodeArgs(GetPromptTool, args, &a); err != nil {
+		return nil, err
+	}
+	if a.ID == "" {
+		return nil, fault.New(fault.CodeInvalidInput, "", GetPromptTool, errors.New(`"id" is empty`))
+	}
+	if pid, ok := h.snapshot().Resolve(a.ID); ok {
+		if err := h.reachable(GetPromptTool, pid.Server); err != nil {
+			return nil, err
+		}
+	}
+	res, err := h.GetPrompt(ctx, a.ID, a.Arguments, opts)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(map[string]any{"content": []any{map[string]any{"type": "text", "text": res.Text}}})
+}
+
+// withOutputHint appends an "expected output" hint built from a tool's
+// output schema to its description, within config.MaxOutputSchemaHint
+// bytes: the schema itself when it fits, else its top-level properties
+// with their types, else as many of them as fit.
+func withOutputHint(desc string, schema json.RawMessage) string {
+	if len(schema) == 0 {
+		return desc
+	}
+	const lead = "\n\nExpected output (JSON): "
+	budget := config.MaxOutputSchemaHint - len(lead)
+	var hint string
+	if b, err := json.Marshal(json.RawMessage(schema)); err == nil && len(b) <= budget {
+		hint = string(b) // Marshal compacts a RawMessage
+	} else {
+		var s struct {
+			Properties map[string]struct {
+				Type any `json:"type"`
+			} `json:"properties"`
+		}
+		if json.Unmarshal(schema, &s) != nil || len(s.Properties) == 0 {
+			return desc
+		}
+		keys := make([]string, 0, len(s.Properties))
+		for k := range s.Properties {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		var b strings.Builder
+		b.WriteString("an object with ")
+		for i, k := range keys {
+			part := k
+			if t, ok := s.Properties[k].Type.(string); ok {
+				part += " (" + t + ")"
+			}
+			if i > 0 {
+				part = ", " + part
+			}
+			if b.Len()+len(part)+len(", …") > budget {
+				b.WriteString(", …")
+				break
+			}
+			b.WriteString(part)
+		}
+		hint = b.String()
+	}
+	return desc + lead + hint
+}

@@ -1,0 +1,376 @@
+package host_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/fault"
+	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/testkit"
+)
+
+// parseDoc builds a configuration from a whole document through the real
+// parser.
+func parseDoc(t testing.TB, doc map[string]any) *config.Config {
+	t.Helper()
+	data, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse(data, "test.json", &config.LoadOptions{LookupEnv: func(string) (string, bool) { return "", false }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func modelToolNames(h *host.Host) []string {
+	var out []string
+	for _, t := range h.ModelTools() {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+var capabilityTools = []string{host.GetPromptTool, host.ListPrompts, host.ListTemplates, host.ListResources, host.ReadResourceTool}
+
+// structured decodes a built-in tool's structuredContent.
+func structured(t *testing.T, res *host.Result, v any) {
+	t.Helper()
+	var r struct {
+		StructuredContent json.RawMessage `json:"structuredContent"`
+	}
+	if err := json.Unmarshal(res.Raw, &r); err != nil || json.Unmarshal(r.StructuredContent, v) != nil {
+		t.Fatalf("%s: result %s does not decode", res.Tool, res.Raw)
+	}
+}
+
+// readSpilled checks that res is a spilled result (a preview and a notice)
+// and returns the whole stored text, read page by page with
+// mcp_read_resource.
+func readSpilled(t *testing.T, h *host.Host, res *host.Result) string {
+	t.Helper()
+	var r struct {
+		Content []struct{ Text string } `json:"content"`
+		Meta    map[string]struct {
+			ID    string `json:"id"`
+			Bytes int    `json:"bytes"`
+		} `json:"_meta"`
+	}
+	if err := json.Unmarshal(res.Raw, &r); err != nil {
+		t.Fatal(err)
+	}
+	spill, ok := r.Meta[host.SpillMetaKey]
+	if !ok || len(r.Content) != 2 || !strings.Contains(r.Content[1].Text, spill.ID) || !strings.Contains(r.Content[1].Text, host.ReadResourceTool) {
+		t.Fatalf("%s: not a spilled result: %.300s", res.Tool, res.Raw)
+	}
+	var whole strings.Builder
+	cursor := ""
+	for pages := 0; ; pages++ {
+		args, _ := json.Marshal(map[string]string{"id": spill.ID, "cursor": cursor})
+		page, err := h.Call(context.Background(), host.ReadResourceTool, args, nil)
+		if err != nil {
+			t.Fatalf("page %d: %v", pages, err)
+		}
+		var p struct {
+			Content []struct{ Text string } `json:"content"`
+			Meta    map[string]struct {
+				NextCursor string `json:"nextCursor"`
+			} `json:"_meta"`
+		}
+		if err := json.Unmarshal(page.Raw, &p); err != nil || len(p.Content) != 2 {
+			t.Fatalf("page %d: %.300s", pages, page.Raw)
+		}
+		if pages == 0 && !strings.HasPrefix(p.Content[0].Text, r.Content[0].Text) {
+			t.Errorf("the preview is not the start of the stored text")
+		}
+		whole.WriteString(p.Content[0].Text)
+		if cursor = p.Meta[host.PageMetaKey].NextCursor; cursor == "" {
+			break
+		}
+	}
+	if whole.Len() != spill.Bytes {
+		t.Errorf("read %d bytes, the result said %d", whole.Len(), spill.Bytes)
+	}
+	return whole.String()
+}
+
+// TestCapabilityTools: the capability tools appear while a healthy server
+// offers resources or prompts and go away with it; their IDs round-trip,
+// colon server names included; naming a server that cannot take requests
+// fails without a request.
+func TestCapabilityTools(t *testing.T) {
+	var hits atomic.Int64
+	dead := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		http.Error(w, "down", http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(dead.Close)
+	servers := map[string]any{
+		"a":     child(t, testkit.ModeServer, map[string]any{"prefix": "a"}),
+		"a:b":   child(t, testkit.ModeServer, map[string]any{"prefix": "ab"}),
+		"dead":  map[string]any{"url": dead.URL, "trust": "trusted", "startupAttempts": 1},
+		"never": child(t, testkit.ModeServer, map[string]any{"enabled": false}),
+	}
+	var changes atomic.Int64
+	h := openWith(t, parseDoc(t, map[string]any{"mcpServers": servers}),
+		&host.Options{StopTimeout: 500 * time.Millisecond, OnChange: func() { changes.Add(1) }})
+
+	names := modelToolNames(h)
+	for _, want := range capabilityTools {
+		if !slices.Contains(names, want) {
+			t.Errorf("ModelTools lacks %s: %v", want, names)
+		}
+	}
+	if slices.Contains(names, host.ToolSearch) {
+		t.Errorf("tool_search listed with nothing deferred")
+	}
+
+	t.Run("resources round trip", func(t *testing.T) {
+		var list struct {
+			Resources []host.Resource `json:"resources"`
+		}
+		structured(t, call(t, h, host.ListResources, `{}`), &list)
+		var ids []string
+		for _, r := range list.Resources {
+			ids = append(ids, r.ID)
+		}
+		if !slices.Equal(ids, []string{"a:b:test://static", "a:test://static"}) {
+			t.Fatalf("resource IDs = %v", ids)
+		}
+		for _, id := range ids {
+			res := call(t, h, host.ReadResourceTool, `{"id":`+strconvQuote(id)+`}`)
+			if res.IsError || !strings.Contains(res.Text, "static") {
+				t.Errorf("read %s = %q", id, res.Text)
+			}
+		}
+		structured(t, call(t, h, host.ListResources, `{"server":"a:b"}`), &list)
+		if len(list.Resources) != 1 || list.Resources[0].Server != "a:b" {
+			t.Errorf("server filter: %+v", list.Resources)
+		}
+	})
+	t.Run("template filled in its ID", func(t *testing.T) {
+		var list struct {
+			Templates []host.Template `json:"resourceTemplates"`
+		}
+		structured(t, call(t, h, host.ListTemplates, `{"server":"a:b"}`), &list)
+		if len(list.Templates) != 1 || list.Templates[0].ID != "a:b:test://items/{id}" || list.Templates[0].URITemplate != "test://items/{id}" {
+			t.Fatalf("templates = %+v", list.Templates)
+		}
+		id := strings.Replace(list.Templates[0].ID, "{id}", "42", 1)
+		if res := call(t, h, host.ReadResourceTool, `{"id":`+strconvQuote(id)+`}`); !strings.Contains(res.Text, "42") {
+			t.Errorf("read %s = %q", id, res.Text)
+		}
+	})
+	t.Run("prompts round trip", func(t *testing.T) {
+		var list struct {
+			Prompts []struct{ ID, Server string } `json:"prompts"`
+		}
+		structured(t, call(t, h, host.ListPrompts, `{}`), &list)
+		if len(list.Prompts) != 2 || list.Prompts[0].ID != "a:b:greet" {
+			t.Fatalf("prompts = %+v", list.Prompts)
+		}
+		res := call(t, h, host.GetPromptTool, `{"id":"a:b:greet","arguments":{"name":"Ada"}}`)
+		if !strings.Contains(res.Text, "Ada") {
+			t.Errorf("prompt = %q", res.Text)
+		}
+	})
+	t.Run("errors", func(t *testing.T) {
+		before := hits.Load()
+		tests := []struct {
+			tool, args string
+			code       fault.Code
+		}{
+			{host.ReadResourceTool, `{"id":"dead:test://static"}`, fault.CodeUnavailable},
+			{host.ReadResourceTool, `{"id":"never:test://static"}`, fault.CodeUnavailable},
+			{host.GetPromptTool, `{"id":"dead:greet"}`, fault.CodeUnavailable},
+			{host.ReadResourceTool, `{"id":"nosuch:test://static"}`, fault.CodeNotFound},
+			{host.ReadResourceTool, `{}`, fault.CodeInvalidInput},
+			{host.ReadResourceTool, `{"id":"a:test://static","extra":1}`, fault.CodeInvalidInput},
+			{host.ListResources, `{"server":"nosuch"}`, fault.CodeInvalidInput},
+			{host.ListResources, `{"cursor":"not-a-cursor"}`, fault.CodeInvalidInput},
+			{host.ReadResourceTool, `{"id":"switchboard:spill/00000000000000000000000000000000"}`, fault.CodeNotFound},
+		}
+		for _, tt := range tests {
+			_, err := h.Call(context.Background(), tt.tool, json.RawMessage(tt.args), nil)
+			if got := fault.CodeOf(err); got != tt.code {
+				t.Errorf("%s %s: %v (code %q), want %s", tt.tool, tt.args, err, got, tt.code)
+			}
+		}
+		if n := hits.Load() - before; n != 0 {
+			t.Errorf("the unavailable server got %d requests", n)
+		}
+	})
+	t.Run("gone with the servers", func(t *testing.T) {
+		next := parseDoc(t, map[string]any{"mcpServers": map[string]any{
+			"a": child(t, testkit.ModeServer, map[string]any{"prefix": "a", "enabled": false}),
+		}})
+		before := changes.Load()
+		if err := h.Reload(context.Background(), next); err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range modelToolNames(h) {
+			if slices.Contains(capabilityTools, name) {
+				t.Errorf("%s still listed with no healthy server", name)
+			}
+		}
+		if _, err := h.Call(context.Background(), host.ListResources, json.RawMessage(`{}`), nil); !errors.Is(err, host.ErrNotFound) {
+			t.Errorf("calling a removed capability tool: %v", err)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for changes.Load() == before && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if changes.Load() == before {
+			t.Error("OnChange was not called")
+		}
+	})
+}
+
+func strconvQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// TestCapabilityToolsOff: "capabilityTools": false lists none.
+func TestCapabilityToolsOff(t *testing.T) {
+	h := open(t, parseDoc(t, map[string]any{
+		"context":    map[string]any{"capabilityTools": false},
+		"mcpServers": map[string]any{"s": child(t, testkit.ModeServer, nil)},
+	}))
+	for _, name := range modelToolNames(h) {
+		if slices.Contains(capabilityTools, name) {
+			t.Errorf("%s listed with capabilityTools off", name)
+		}
+	}
+}
+
+// TestDeferredTools: deferred tools are not listed but for alwaysInclude;
+// tool_search returns full definitions and lists what it found.
+func TestDeferredTools(t *testing.T) {
+	var changes atomic.Int64
+	h := openWith(t, parseDoc(t, map[string]any{
+		"context": map[string]any{"deferTools": true, "alwaysInclude": []string{"s__echo"}, "capabilityTools": false},
+		"mcpServers": map[string]any{
+			"s":    child(t, testkit.ModeServer, nil),
+			"keep": child(t, testkit.ModeServer, map[string]any{"deferTools": false}),
+		},
+	}), &host.Options{StopTimeout: 500 * time.Millisecond, OnChange: func() { changes.Add(1) }})
+
+	names := modelToolNames(h)
+	if !slices.Contains(names, "s__echo") || !slices.Contains(names, host.ToolSearch) || !slices.Contains(names, "keep__big") || slices.Contains(names, "s__big") {
+		t.Fatalf("ModelTools = %v", names)
+	}
+	deferred := 0
+	for _, tool := range h.Tools() {
+		if tool.Deferred {
+			deferred++
+			if !strings.HasPrefix(tool.Name, "s__") || tool.Name == "s__echo" {
+				t.Errorf("%s marked deferred", tool.Name)
+			}
+		}
+	}
+	if deferred == 0 {
+		t.Fatal("no tool marked deferred")
+	}
+	// A deferred tool is callable through the Go API all along.
+	if res := call(t, h, "s__big", `{"bytes":3}`); res.Text != "bbb" {
+		t.Errorf("deferred call = %q", res.Text)
+	}
+
+	before := changes.Load()
+	var found struct {
+		Tools []struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			InputSchema json.RawMessage `json:"inputSchema"`
+		} `json:"tools"`
+	}
+	structured(t, call(t, h, host.ToolSearch, `{"query":"large text result","k":3}`), &found)
+	if len(found.Tools) == 0 || len(found.Tools) > 3 {
+		t.Fatalf("search found %d tools", len(found.Tools))
+	}
+	var got []string
+	for _, f := range found.Tools {
+		got = append(got, f.Name)
+		if len(f.InputSchema) == 0 || f.Description == "" {
+			t.Errorf("%s: definition incomplete: %+v", f.Name, f)
+		}
+	}
+	if !slices.Contains(got, "s__big") {
+		t.Errorf("search for a large text result found %v", got)
+	}
+	if !slices.Contains(modelToolNames(h), "s__big") {
+		t.Error("a found tool is not listed")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for changes.Load() == before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if changes.Load() == before {
+		t.Error("OnChange was not called after tools were found")
+	}
+	if _, err := h.Call(context.Background(), host.ToolSearch, json.RawMessage(`{"query":"  "}`), nil); fault.CodeOf(err) != fault.CodeInvalidInput {
+		t.Errorf("empty query: %v", err)
+	}
+}
+
+// TestSpill: a result longer than spillBytes becomes a preview and an ID
+// whose pages together are the whole text; KeepWhole and "spill": false
+// keep the old behaviour (cut at resultTextMaxBytes, with a marker).
+func TestSpill(t *testing.T) {
+	h := open(t, parseDoc(t, map[string]any{
+		"context":    map[string]any{"spillBytes": 50000},
+		"mcpServers": map[string]any{"s": child(t, testkit.ModeServer, nil)},
+	}))
+	if res := call(t, h, "s__big", `{"bytes":40000}`); res.Text != strings.Repeat("b", 40000) {
+		t.Errorf("a result under the threshold changed: %d bytes", len(res.Text))
+	}
+	res := call(t, h, "s__big", `{"bytes":300000}`)
+	if len(res.Raw) > 50000 {
+		t.Errorf("spilled result is %d bytes", len(res.Raw))
+	}
+	if whole := readSpilled(t, h, res); whole != strings.Repeat("b", 300000) {
+		t.Errorf("stored text: %d bytes", len(whole))
+	}
+	res, err := h.Call(context.Background(), "s__big", json.RawMessage(`{"bytes":300000}`), &host.CallOptions{KeepWhole: true})
+	if err != nil || !strings.HasSuffix(res.Text, "[switchboard: result truncated: 300000 bytes, showing the first 102328]") {
+		t.Errorf("KeepWhole: %v, %d bytes", err, len(res.Text))
+	}
+
+	off := open(t, parseDoc(t, map[string]any{
+		"context":    map[string]any{"spill": false},
+		"mcpServers": map[string]any{"s": child(t, testkit.ModeServer, nil)},
+	}))
+	if res := call(t, off, "s__big", `{"bytes":300000}`); !strings.HasSuffix(res.Text, "showing the first 102328]") {
+		t.Errorf("spill off: %d bytes", len(res.Text))
+	}
+}
+
+// TestInstructions: published per server once discovered, not for a
+// disabled one.
+func TestInstructions(t *testing.T) {
+	h := open(t, parse(t, map[string]any{
+		"s":   child(t, testkit.ModeServer, nil),
+		"off": child(t, testkit.ModeServer, map[string]any{"enabled": false}),
+	}, nil))
+	got := h.Instructions()
+	for _, in := range got {
+		if in.Server == "off" {
+			t.Errorf("a disabled server's instructions: %+v", in)
+		}
+	}
+	want := []host.ServerInstructions{{Server: "s", Text: "Test server. Use echo to echo."}}
+	if !slices.Equal(got, want) {
+		t.Errorf("Instructions = %+v, want %+v", got, want)
+	}
+}

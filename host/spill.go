@@ -1,0 +1,229 @@
+package host
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/fault"
+	"github.com/switchboard-mcp/switchboard/internal/content"
+)
+
+// Large results: a tool result whose text is longer than context.spillBytes
+// is stored and replaced by a preview plus the ID of the stored text, which
+// mcp_read_resource serves in pages; a resource read through
+// mcp_read_resource that is as long comes in the same pages. Nothing is
+// cut: the pages together are the whole text (the result's text
+// projection: text blocks as they are, media as one descriptive line each,
+// structured content as JSON). Stored results live in memory for spillTTL,
+// within spillMaxBytes in all; the oldest go first, and reading one that
+// went says so.
+const (
+	spillPrefix   = "switchboard:spill/"
+	spillPage     = 32 << 10
+	spillPreview  = 2 << 10
+	spillTTL      = time.Hour
+	spillMaxBytes = 64 << 20
+	// SpillMetaKey is the _meta key of a result that was spilled:
+	// {"id": ..., "bytes": ..., "pageBytes": ...}.
+	SpillMetaKey = "io.switchboard/spill"
+	// PageMetaKey is the _meta key of one page of a stored result:
+	// {"offset": ..., "bytes": ..., "total": ..., "nextCursor": ...}.
+	PageMetaKey = "io.switchboard/page"
+)
+
+func isSpillID(id string) bool {
+	hexID, ok := strings.CutPrefix(id, spillPrefix)
+	if !ok || len(hexID) != 32 {
+		return false
+	}
+	_, err := hex.DecodeString(hexID)
+	return err == nil
+}
+
+// spillStore holds stored results. The zero value is ready to use.
+type spillStore struct {
+	mu      sync.Mutex
+	entries map[string]*spillEntry
+	order   []string // IDs, oldest first
+	total   int
+	now     func() time.Time // nil means time.Now
+}
+
+type spillEntry struct {
+	text   string
+	server string
+	tool   string
+	page   int
+	at     time.Time
+}
+
+func (s *spillStore) clock() time.Time {
+	if s.now != nil {
+		return s.now()
+	}
+	return time.Now()
+}
+
+// put stores text and returns its ID.
+func (s *spillStore) put(server, tool, text string, page int) string {
+	var b [16]byte
+	rand.Read(b[:]) //nolint:errcheck // never fails (crypto/rand)
+	id := spillPrefix + hex.EncodeToString(b[:])
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.entries == nil {
+		s.entries = map[string]*spillEntry{}
+	}
+	now := s.clock()
+	for len(s.order) > 0 {
+		e := s.entries[s.order[0]]
+		if e != nil && s.total+len(text) <= spillMaxBytes && now.Sub(e.at) < spillTTL {
+			break
+		}
+		s.drop(s.order[0])
+	}
+	s.entries[id] = &spillEntry{text: text, server: server, tool: tool, page: page, at: now}
+	s.order = append(s.order, id)
+	s.total += len(text)
+	return id
+}
+
+// drop removes the oldest entry, which is id. Called with s.mu held.
+func (s *spillStore) drop(id string) {
+	if e := s.entries[id]; e != nil {
+		s.total -= len(e.text)
+		delete(s.entries, id)
+	}
+	s.order = s.order[1:]
+}
+
+// read returns one page of a stored result as a tool result: the page's
+// text, then a line that says where it is in the whole and how to go on.
+func (s *spillStore) read(id, cursor string) (json.RawMessage, error) {
+	s.mu.Lock()
+	e := s.entries[id]
+	if e != nil && s.clock().Sub(e.at) >= spillTTL {
+		e = nil
+	}
+	s.mu.Unlock()
+	if e == nil {
+		return nil, fault.New(fault.CodeNotFound, "", ReadResourceTool, fmt.Errorf(
+			"no stored result %q: results are kept for %v and %d MiB in all, the oldest going first; call the tool again", id, spillTTL, spillMaxBytes>>20))
+	}
+	off := 0
+	if cursor != "" {
+		n, err := strconv.Atoi(strings.TrimPrefix(cursor, "o"))
+		if err != nil || !strings.HasPrefix(cursor, "o") || n <= 0 || n >= len(e.text) {
+			return nil, fault.New(fault.CodeInvalidInput, "", ReadResourceTool, errors.New(`"cursor" is not one this stored result gave: pass nextCursor back verbatim`))
+		}
+		off = n
+	}
+	end := pageEnd(e.text, off, e.page)
+	next := ""
+	if end < len(e.text) {
+		next = "o" + strconv.Itoa(end)
+	}
+	notice := fmt.Sprintf("[Switchboard: bytes %d–%d of %d of the stored result %s of %s.", off, end, len(e.text), id, e.tool)
+	if next != "" {
+		notice += fmt.Sprintf(` Next page: %s {"id": %q, "cursor": %q}.]`, ReadResourceTool, id, next)
+	} else {
+		notice += " This is the last page.]"
+	}
+	meta := map[string]any{"offset": off, "bytes": end - off, "total": len(e.text)}
+	if next != "" {
+		meta["nextCursor"] = next
+	}
+	return json.Marshal(map[string]any{
+		"content": []any{
+			map[string]any{"type": "text", "text": e.text[off:end]},
+			map[string]any{"type": "text", "text": notice},
+		},
+		"_meta": map[string]any{PageMetaKey: meta},
+	})
+}
+
+// pageEnd returns where the page of text starting at off ends: after at
+// most size bytes, at a line end in the page's last quarter if there is
+// one, and never inside a UTF-8 sequence.
+func pageEnd(text string, off, size int) int {
+	end := off + size
+	if end >= len(text) {
+		return len(text)
+	}
+	if nl := strings.LastIndexByte(text[off:end], '\n'); nl >= size*3/4 {
+		return off + nl + 1
+	}
+	for end > off+1 && !utf8.RuneStart(text[end]) {
+		end--
+	}
+	return end
+}
+
+// guardAndSpill guards a result (see guardResult) and, when its text is
+// longer than the spill threshold, stores the text and returns a preview
+// (a tool's result) or the first page (a resource read through
+// mcp_read_resource) in its place.
+func (h *Host) guardAndSpill(sc *config.Server, tool string, raw json.RawMessage, resource bool) (json.RawMessage, error) {
+	threshold := h.config().Context.Spill()
+	if threshold == 0 || len(raw) <= threshold {
+		return h.guardResult(sc, tool, raw, 0)
+	}
+	// The whole result, guarded but with no text cut, to see how long its
+	// text is.
+	whole, err := h.guardResult(sc, tool, raw, len(raw))
+	if err != nil {
+		return nil, err
+	}
+	text := content.ToolText(whole)
+	if len(text) <= threshold {
+		return h.guardResult(sc, tool, raw, 0)
+	}
+	page := min(spillPage, threshold)
+	id := h.spills.put(sc.Name, tool, text, page)
+	h.log.Info("large result stored; the model gets a preview", "server", sc.Name, "tool", tool, "bytes", len(text), "id", id)
+	if resource {
+		return h.spills.read(id, "")
+	}
+	return spillResult(whole, text, id, threshold, page)
+}
+
+// spillResult replaces a result's content by a preview of text and a
+// notice naming the stored text; isError, _meta and other fields stay, and
+// so does structuredContent when it is small.
+func spillResult(whole json.RawMessage, text, id string, threshold, page int) (json.RawMessage, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(whole, &fields); err != nil {
+		return nil, err
+	}
+	if len(fields["structuredContent"]) > threshold/2 {
+		delete(fields, "structuredContent")
+	}
+	preview := text[:pageEnd(text, 0, spillPreview)]
+	notice := fmt.Sprintf("[Switchboard: this result is %d bytes of text, more than the %d shown at once; above are its first %d. "+
+		"The whole result is stored as %s: read it with %s {\"id\": %q} in pages of %d bytes, within %v.]",
+		len(text), threshold, len(preview), id, ReadResourceTool, id, page, spillTTL)
+	blocks, _ := json.Marshal([]any{
+		map[string]any{"type": "text", "text": preview},
+		map[string]any{"type": "text", "text": notice},
+	})
+	fields["content"] = blocks
+	var meta map[string]json.RawMessage
+	if m := fields["_meta"]; len(m) > 0 {
+		json.Unmarshal(m, &meta) //nolint:errcheck // a malformed _meta is replaced
+	}
+	if meta == nil {
+		meta = map[string]json.RawMessage{}
+	}
+	meta[SpillMetaKey], _ = json.Marshal(map[string]any{"id": id, "bytes": len(text), "pageBytes": page})
+	fields["_meta"], _ = json.Marshal(meta)
+	return json.Marshal(fields)
+}
