@@ -374,3 +374,57 @@ func TestInstructions(t *testing.T) {
 		t.Errorf("Instructions = %+v, want %+v", got, want)
 	}
 }
+
+// TestProviderTools: the model's tools converted for each provider, and a
+// provider-side call mapped back to the original tool and arguments (a
+// name Gemini rejects, with a leading digit, included).
+func TestProviderTools(t *testing.T) {
+	h := open(t, parse(t, map[string]any{"s": child(t, testkit.ModeServer, map[string]any{"prefix": "9s"})}, nil))
+	for _, format := range host.Formats() {
+		t.Run(format, func(t *testing.T) {
+			p, err := h.ProviderTools(format)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(p.Tools) != len(h.ModelTools()) || !json.Valid(p.JSON()) {
+				t.Fatalf("%d tools for %d", len(p.Tools), len(h.ModelTools()))
+			}
+			// Find echo under whatever name the provider got.
+			name := ""
+			for _, raw := range p.Tools {
+				var d struct {
+					Name     string `json:"name"`
+					Function struct {
+						Name string `json:"name"`
+					} `json:"function"`
+				}
+				json.Unmarshal(raw, &d)
+				if n := d.Name + d.Function.Name; strings.Contains(n, "echo") {
+					name = n
+				}
+			}
+			if name == "" {
+				t.Fatalf("no echo tool in %s", p.JSON())
+			}
+			if format == "gemini" && name == "9s__echo" {
+				t.Errorf("gemini kept a name with a leading digit")
+			}
+			res, err := p.Call(context.Background(), name, json.RawMessage(`{"text":"via `+format+`"}`), nil)
+			if err != nil || res.Text != "via "+format {
+				t.Errorf("call %s: %v %v", name, res, err)
+			}
+		})
+	}
+	if _, err := h.ProviderTools("openia"); !errors.Is(err, host.ErrInvalidParams) {
+		t.Errorf("unknown format: %v", err)
+	}
+	p, _ := h.ProviderTools("openai")
+	if _, err := p.Call(context.Background(), "nosuch", nil, nil); !errors.Is(err, host.ErrNotFound) {
+		t.Errorf("unknown provider-side name: %v", err)
+	}
+	for _, tool := range h.ModelTools() {
+		if n := tool.Tokens(); n <= 0 || n > 2000 {
+			t.Errorf("%s: %d tokens", tool.Name, n)
+		}
+	}
+}

@@ -67,8 +67,8 @@ var commands []*command
 
 func init() {
 	commands = []*command{
-		{"servers", "", "list configured servers with state, protocol version and counts (-v: stderr tail)", true, runServers, false},
-		{"tools", "[NAME] [--raw]", "list tools by model-facing name, or describe one (--raw: as its server sent it)", true, runTools, false},
+		{"servers", "[--tokens]", "list configured servers with state, protocol version and counts (-v: stderr tail; --tokens: what their tool definitions cost)", true, runServers, false},
+		{"tools", "[NAME] [--raw] [--format FMT]", "list tools by model-facing name, or describe one (--raw: as its server sent it; --format: the model's tools for an LLM provider's API)", true, runTools, false},
 		{"search", "QUERY... [-k N]", "find tools by what they do, in plain words (offline index)", true, runSearch, false},
 		{"call", "NAME [JSON | key=value ... | -] [--yes]", "call a tool; arguments as one JSON object, key=value pairs, or - for JSON on stdin", true, runCall, false},
 		{"resources", "", "list resources by ID (<server>:<uri>)", true, runResources, false},
@@ -106,6 +106,8 @@ type run struct {
 	yes     bool       // call --yes
 	limit   int        // log -n
 	raw     bool       // tools --raw
+	format  string     // tools --format
+	tokens  bool       // servers --tokens
 }
 
 // Run executes the CLI and returns the exit code.
@@ -177,7 +179,7 @@ func commandFirst(args []string) []string {
 			return append(out, args[i+1:]...)
 		}
 		switch strings.TrimLeft(a, "-") {
-		case "config", "home", "http", "path", "token-env", "allow-host", "page-size":
+		case "config", "home", "http", "path", "token-env", "allow-host", "page-size", "format":
 			i++ // the flag's value
 		}
 	}
@@ -211,6 +213,9 @@ func (r *run) parse(args []string) (int, bool) {
 		fs.BoolVar(&r.yes, "yes", false, "confirm the call if the policy asks for confirmation (policy.confirm)")
 	case "tools":
 		fs.BoolVar(&r.raw, "raw", false, "show NAME's definition exactly as its server sent it, escaped (for review; never for a model)")
+		fs.StringVar(&r.format, "format", "", "print the tools a model is given as `FMT`'s API takes them: "+strings.Join(host.Formats(), ", "))
+	case "servers":
+		fs.BoolVar(&r.tokens, "tokens", false, "estimate the tokens each server's tool definitions take in a model's context")
 	case "log":
 		fs.IntVar(&r.limit, "n", 50, "show at most `N` calls")
 	case "search":

@@ -53,6 +53,9 @@ func runServers(r *run) int {
 	if !r.wantArgs(0, 0) {
 		return ExitUsage
 	}
+	if r.tokens {
+		return runTokens(r)
+	}
 	servers := r.host.Servers()
 	if r.json {
 		if !r.verbose {
@@ -104,6 +107,19 @@ func runServers(r *run) int {
 func runTools(r *run) int {
 	if !r.wantArgs(0, 1) {
 		return ExitUsage
+	}
+	if r.format != "" {
+		if len(r.args) != 0 || r.raw {
+			r.errorf("tools --format lists every tool a model is given: no NAME, no --raw")
+			return ExitUsage
+		}
+		p, err := r.host.ProviderTools(r.format)
+		if err != nil {
+			r.errorf("%v", err)
+			return ExitUsage
+		}
+		var out any = json.RawMessage(p.JSON())
+		return r.printJSON(out)
 	}
 	if r.raw {
 		if len(r.args) != 1 {
@@ -469,5 +485,69 @@ func runSearch(r *run) int {
 	if deferred > 0 {
 		fmt.Fprintf(r.env.Stdout, "%d deferred tool(s) are not listed to a model until %s finds them (context.deferTools)\n", deferred, host.ToolSearch)
 	}
+	return ExitOK
+}
+
+// runTokens estimates what each server's tool definitions cost in a
+// model's context (internal/tokens: a tokenizer-free estimate calibrated on
+// OpenAI's tokenizers), all of them and those listed to a model now (after
+// deferral), with the built-in tools on a line of their own.
+func runTokens(r *run) int {
+	type row struct {
+		Server string `json:"server"`
+		Tools  int    `json:"tools"`
+		Tokens int    `json:"tokens"`
+		Listed int    `json:"listedTokens"`
+	}
+	listed := map[string]bool{}
+	builtin := row{Server: "(switchboard built-in)"}
+	for _, t := range r.host.ModelTools() {
+		listed[t.Name] = true
+		if t.Server == "" {
+			builtin.Tools++
+			builtin.Tokens += t.Tokens()
+			builtin.Listed += t.Tokens()
+		}
+	}
+	by := map[string]*row{}
+	var rows []*row
+	for _, s := range r.host.Servers() {
+		by[s.Name] = &row{Server: s.Name}
+		rows = append(rows, by[s.Name])
+	}
+	for _, t := range r.host.Tools() {
+		rw := by[t.Server]
+		if rw == nil {
+			continue
+		}
+		n := t.Tokens()
+		rw.Tools++
+		rw.Tokens += n
+		if listed[t.Name] {
+			rw.Listed += n
+		}
+	}
+	if builtin.Tools > 0 {
+		rows = append(rows, &builtin)
+	}
+	total := row{Server: "total"}
+	for _, rw := range rows {
+		total.Tools += rw.Tools
+		total.Tokens += rw.Tokens
+		total.Listed += rw.Listed
+	}
+	if r.json {
+		return r.printJSON(struct {
+			Servers []*row `json:"servers"`
+			Total   row    `json:"total"`
+		}{rows, total})
+	}
+	var table [][]string
+	for _, rw := range append(rows, &total) {
+		table = append(table, []string{rw.Server, fmt.Sprint(rw.Tools), fmt.Sprint(rw.Tokens), fmt.Sprint(rw.Listed)})
+	}
+	r.table("SERVER\tTOOLS\tTOKENS\tLISTED", table)
+	fmt.Fprintln(r.env.Stdout, "TOKENS: all tool definitions; LISTED: what a model is given now (deferred tools are not, until tool_search finds them).\n"+
+		"An estimate without a tokenizer, within about 5% of OpenAI's on tool definitions; other models' tokenizers differ.")
 	return ExitOK
 }

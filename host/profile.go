@@ -1,0 +1,113 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/fault"
+	"github.com/switchboard-mcp/switchboard/internal/profile"
+	"github.com/switchboard-mcp/switchboard/internal/tokens"
+)
+
+// Provider profiles: the model's tool list (ModelTools) in the shape an
+// LLM provider's API takes, normalised for what that provider rejects
+// (internal/profile): names within its pattern, $ref inlined, combinators
+// flattened for Gemini, empty objects given "properties". The conversion is
+// reversible: ProviderTools.Call maps a provider-side tool call back to the
+// original tool and arguments.
+
+// Formats lists the provider formats ProviderTools accepts.
+func Formats() []string {
+	var out []string
+	for _, f := range profile.Formats() {
+		out = append(out, string(f))
+	}
+	return out
+}
+
+// ProviderTools is the model's tool list converted for one provider.
+type ProviderTools struct {
+	// Format is the provider format: see Formats.
+	Format string
+	// Tools are the converted tool definitions, in ModelTools order: one
+	// function tool each for openai, openai-responses and anthropic, one
+	// FunctionDeclaration each for gemini, an MCP tool each for mcp.
+	Tools []json.RawMessage
+
+	host    *Host
+	mapping profile.Mapping
+}
+
+// ProviderTools converts ModelTools for a provider format ("mcp",
+// "openai", "openai-responses", "anthropic", "gemini").
+func (h *Host) ProviderTools(format string) (*ProviderTools, error) {
+	f, err := profile.ParseFormat(format)
+	if err != nil {
+		return nil, fault.New(fault.CodeInvalidInput, "", "convert tools", err)
+	}
+	var in []profile.Tool
+	for _, t := range h.ModelTools() {
+		in = append(in, profile.Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema})
+	}
+	res, err := profile.Convert(f, in)
+	if err != nil {
+		return nil, fault.New(fault.CodeServerError, "", "convert tools", err)
+	}
+	return &ProviderTools{Format: string(f), Tools: res.Tools, host: h, mapping: res.Mapping}, nil
+}
+
+// JSON returns the value of the provider's "tools" request field: the
+// list itself, or for gemini one Tool object holding the declarations.
+func (p *ProviderTools) JSON() json.RawMessage {
+	tools := p.Tools
+	if tools == nil {
+		tools = []json.RawMessage{}
+	}
+	var v any = tools
+	if p.Format == string(profile.Gemini) {
+		v = []any{map[string]any{"functionDeclarations": tools}}
+	}
+	b, _ := json.Marshal(v)
+	return b
+}
+
+// Resolve maps a provider-side tool name and arguments back to the tool's
+// model-facing name and its original arguments.
+func (p *ProviderTools) Resolve(name string, args json.RawMessage) (string, json.RawMessage, error) {
+	orig, origArgs, err := p.mapping.Resolve(name, args)
+	if err != nil {
+		return "", nil, fault.New(fault.CodeNotFound, "", "resolve "+p.Format+" tool call", err)
+	}
+	return orig, origArgs, nil
+}
+
+// Call calls the tool a provider named, with the provider's arguments
+// mapped back (see Resolve).
+func (p *ProviderTools) Call(ctx context.Context, name string, args json.RawMessage, opts *CallOptions) (*Result, error) {
+	orig, origArgs, err := p.Resolve(name, args)
+	if err != nil {
+		return nil, err
+	}
+	return p.host.Call(ctx, orig, origArgs, opts)
+}
+
+// Tokens estimates the tokens t's definition takes in a model's context:
+// its MCP JSON (name, title, description, schemas, annotations) through
+// internal/tokens, a tokenizer-free estimate within about 5 % of OpenAI's
+// o200k_base and cl100k_base counts on tool definitions (see that package).
+func (t Tool) Tokens() int {
+	b, err := json.Marshal(struct {
+		Name         string               `json:"name"`
+		Title        string               `json:"title,omitempty"`
+		Description  string               `json:"description,omitempty"`
+		InputSchema  json.RawMessage      `json:"inputSchema"`
+		OutputSchema json.RawMessage      `json:"outputSchema,omitempty"`
+		Annotations  *mcp.ToolAnnotations `json:"annotations,omitempty"`
+	}{t.Name, t.Title, t.Description, t.InputSchema, t.OutputSchema, t.Annotations})
+	if err != nil {
+		return 0
+	}
+	return tokens.Estimate(b)
+}

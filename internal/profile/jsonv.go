@@ -1,0 +1,226 @@
+package profile
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// This file holds a minimal JSON tree that keeps the key order of objects,
+// so that a converted schema lists its properties in the order the server
+// chose (models read them in that order) and the output is deterministic
+// without sorting. A value is one of: nil, bool, json.Number, string,
+// []any, *object.
+
+// maxDecodeDepth bounds the nesting the decoder accepts. Schemas reaching
+// this package were capped by internal/schema (32 by default); the bound
+// is only there so that arbitrary input cannot exhaust the stack.
+const maxDecodeDepth = 512
+
+// object is a JSON object that remembers the order of its keys. A repeated
+// key keeps its first position and its last value.
+type object struct {
+	keys []string
+	vals map[string]any
+}
+
+func newObject() *object { return &object{vals: map[string]any{}} }
+
+func (o *object) get(k string) (any, bool) {
+	v, ok := o.vals[k]
+	return v, ok
+}
+
+func (o *object) has(k string) bool {
+	_, ok := o.vals[k]
+	return ok
+}
+
+// set adds k at the end, or replaces its value in place.
+func (o *object) set(k string, v any) {
+	if _, ok := o.vals[k]; !ok {
+		o.keys = append(o.keys, k)
+	}
+	o.vals[k] = v
+}
+
+// setFirst puts k first (moving it if present).
+func (o *object) setFirst(k string, v any) {
+	o.del(k)
+	o.keys = append([]string{k}, o.keys...)
+	o.vals[k] = v
+}
+
+func (o *object) del(k string) {
+	if _, ok := o.vals[k]; !ok {
+		return
+	}
+	delete(o.vals, k)
+	for i, kk := range o.keys {
+		if kk == k {
+			o.keys = append(o.keys[:i:i], o.keys[i+1:]...)
+			break
+		}
+	}
+}
+
+func (o *object) len() int { return len(o.keys) }
+
+// clone copies o one level deep: values are shared.
+func (o *object) clone() *object {
+	c := &object{keys: append([]string(nil), o.keys...), vals: make(map[string]any, len(o.vals))}
+	for k, v := range o.vals {
+		c.vals[k] = v
+	}
+	return c
+}
+
+func (o *object) str(k string) string {
+	s, _ := o.vals[k].(string)
+	return s
+}
+
+var errTrailing = errors.New("unexpected data after the JSON value")
+
+// decode parses one JSON value, keeping object key order and numbers as
+// written.
+func decode(b []byte) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	v, err := decodeValue(d, 0)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return nil, errTrailing
+	}
+	return v, nil
+}
+
+func decodeValue(d *json.Decoder, depth int) (any, error) {
+	t, err := d.Token()
+	if err != nil {
+		if err == io.EOF {
+			return nil, io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	switch t := t.(type) {
+	case json.Delim:
+		if depth >= maxDecodeDepth {
+			return nil, fmt.Errorf("JSON nested deeper than %d", maxDecodeDepth)
+		}
+		switch t {
+		case '{':
+			o := newObject()
+			for d.More() {
+				kt, err := d.Token()
+				if err != nil {
+					return nil, err
+				}
+				k, ok := kt.(string)
+				if !ok {
+					return nil, fmt.Errorf("object key is %T", kt)
+				}
+				v, err := decodeValue(d, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				o.set(k, v)
+			}
+			if _, err := d.Token(); err != nil { // '}'
+				return nil, err
+			}
+			return o, nil
+		case '[':
+			a := []any{}
+			for d.More() {
+				v, err := decodeValue(d, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				a = append(a, v)
+			}
+			if _, err := d.Token(); err != nil { // ']'
+				return nil, err
+			}
+			return a, nil
+		}
+		return nil, fmt.Errorf("unexpected %v", t)
+	default:
+		return t, nil // nil, bool, json.Number, string
+	}
+}
+
+// encode writes v as compact JSON. HTML characters are not escaped: the
+// output is for APIs and people, not for embedding in HTML.
+func encode(v any) []byte {
+	var b bytes.Buffer
+	writeValue(&b, v)
+	return b.Bytes()
+}
+
+func writeValue(b *bytes.Buffer, v any) {
+	switch v := v.(type) {
+	case nil:
+		b.WriteString("null")
+	case bool:
+		if v {
+			b.WriteString("true")
+		} else {
+			b.WriteString("false")
+		}
+	case json.Number:
+		b.WriteString(string(v))
+	case string:
+		writeString(b, v)
+	case []any:
+		b.WriteByte('[')
+		for i, e := range v {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeValue(b, e)
+		}
+		b.WriteByte(']')
+	case []string:
+		b.WriteByte('[')
+		for i, e := range v {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeString(b, e)
+		}
+		b.WriteByte(']')
+	case *object:
+		b.WriteByte('{')
+		for i, k := range v.keys {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeString(b, k)
+			b.WriteByte(':')
+			writeValue(b, v.vals[k])
+		}
+		b.WriteByte('}')
+	case json.RawMessage:
+		var c bytes.Buffer
+		if err := json.Compact(&c, v); err != nil {
+			b.WriteString("null")
+			return
+		}
+		b.Write(c.Bytes())
+	default:
+		// Not produced by decode; a bug in this package if reached.
+		panic(fmt.Sprintf("profile: cannot encode %T", v))
+	}
+}
+
+func writeString(b *bytes.Buffer, s string) {
+	e := json.NewEncoder(b)
+	e.SetEscapeHTML(false)
+	_ = e.Encode(s)         // a string always encodes
+	b.Truncate(b.Len() - 1) // the newline Encode adds
+}
