@@ -8,7 +8,8 @@
 // speaks the protocol; this package adds schema inference and validation,
 // URI template matching, one error mapping, request context helpers, era
 // routing on HTTP and stdout protection on stdio. It imports no other
-// Switchboard package, so that anyone can use it.
+// Switchboard package (its tests use the test kit), so that anyone can use
+// it.
 //
 // # A server in five steps
 //
@@ -78,6 +79,24 @@
 // "127.0.0.1:8080", nil) for Streamable HTTP at /mcp (or mount
 // s.Handler() yourself). Both serve both eras, deciding per request.
 //
+// # Transports
+//
+// Over Streamable HTTP a POST is answered application/json, in both eras.
+// It becomes a text/event-stream when the request's _meta carries a
+// progress token (progress, then the result) and, on 2026-07-28, a log
+// level; a legacy call is also streamed when the server sends something in
+// its course (a log message, or a sampling or elicitation request to the
+// client), which then precedes the result on the call's own stream (see
+// [Server.Handler] for why go-sdk's JSONResponse option is not used).
+// [Server.Serve] shuts down gracefully when its ctx is done: calls in
+// flight finish within Options.ShutdownTimeout, then are cancelled.
+//
+// Over stdio, stray writes to stdout go to stderr while [Server.ServeStdio]
+// runs, so that they cannot corrupt the protocol stream. On Linux this is
+// done on file descriptor 1 itself, which covers writes that bypass
+// os.Stdout (cgo, a dependency's raw writes, child processes); elsewhere
+// only os.Stdout is redirected.
+//
 // # Handlers' context
 //
 // A handler's ctx is cancelled when the client cancels the request, and
@@ -93,9 +112,13 @@
 // (isError: true, the message as text), so the model can correct itself;
 // invalid arguments are too. The typed errors of this package become
 // JSON-RPC errors: [Unauthorized] -31001, [Forbidden] -31003, [NotFound]
-// and [InvalidParams] -32602, [Internal] -32603; a *jsonrpc.Error passes
-// as it is. A result that breaks its own declared schema is -32603 and is
-// logged as a server bug. Nothing is ever answered with code 0. Every
+// and [InvalidParams] -32602, [Internal] -32603; a *jsonrpc.Error of the
+// server's own passes as it is. The failure of a request the server sent
+// to the client (sampling, elicitation, roots) is a [ClientError]: an
+// ordinary error, even when the client answered with a JSON-RPC error,
+// whose code is the client's and never goes out as the server's. A result
+// that breaks its own declared schema is -32603 and is logged as a server
+// bug. Nothing is ever answered with code 0. Every
 // tool error is logged: refusals (status below 500) at warn, the rest at
 // error with the whole chain. A handler that needs input from the client
 // (sampling, elicitation, roots) returns [NeedInput]; see [InputRequired].

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -149,20 +150,82 @@ func NeedInput(requests mcp.InputRequestMap, state string) error {
 	return &InputRequired{Requests: requests, State: state}
 }
 
-// rpcError maps err to the JSON-RPC error sent to the client. It is the
-// one place where errors become codes: a *jsonrpc.Error passes as it is,
-// an *Error gets its kind's code, anything else is an internal error
-// (never code 0).
-func rpcError(err error) *jsonrpc.Error {
-	var je *jsonrpc.Error
-	if errors.As(err, &je) {
-		return je
+// ClientError is the failure of a request the server sent to the client
+// (sampling/createMessage, elicitation/create, roots/list): the client
+// answered with a JSON-RPC error, or the request could not reach it.
+// Every such failure reaches the server's code as a *ClientError, whether
+// a handler asked the client itself or go-sdk did for it (the
+// multi-round-trip flow of a legacy session).
+//
+// A handler returning it, wrapped or not, fails as with any ordinary
+// error: a tool execution error (isError) for tools/call, an internal
+// error (-32603) elsewhere. The client's code never goes out as the
+// server's own answer, where it would say something false (-32601 from the
+// client would claim that tools/call does not exist). errors.As still
+// finds the client's *jsonrpc.Error in Err.
+type ClientError struct {
+	// Method is the request sent to the client.
+	Method string
+	Err    error
+}
+
+func (e *ClientError) Error() string {
+	return fmt.Sprintf("the client failed %s: %v", e.Method, e.Err)
+}
+
+func (e *ClientError) Unwrap() error { return e.Err }
+
+// clientErrors is the server's sending middleware: it marks the failures
+// of requests to the client as [*ClientError], so that the error mapping
+// can tell the client's JSON-RPC errors from the server's own.
+func clientErrors(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		var je *jsonrpc.Error
+		if err != nil && !strings.HasPrefix(method, "notifications/") && errors.As(err, &je) {
+			err = &ClientError{Method: method, Err: err}
+		}
+		return res, err
 	}
-	var e *Error
-	if errors.As(err, &e) {
-		out := &jsonrpc.Error{Code: e.Kind.Code(), Message: e.Message}
-		if e.Data != nil {
-			if b, merr := marshalJSON(e.Data); merr == nil {
+}
+
+// decisive returns the error of err's chain that decides how err is
+// answered: the outermost [*Error], [*ClientError] or *jsonrpc.Error, in
+// the order errors.As would find them, or nil when there is none. The
+// outermost wins, so that Internal(clientErr, …) is internal, and a
+// *jsonrpc.Error inside a *ClientError is the client's, not the server's.
+func decisive(err error) error {
+	switch err.(type) {
+	case nil:
+		return nil
+	case *Error, *ClientError, *jsonrpc.Error:
+		return err
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		return decisive(u.Unwrap())
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			if d := decisive(e); d != nil {
+				return d
+			}
+		}
+	}
+	return nil
+}
+
+// rpcError maps err to the JSON-RPC error sent to the client. It is the
+// one place where errors become codes (see [decisive]): a *jsonrpc.Error
+// of the server's passes as it is, an *Error gets its kind's code, anything
+// else (a [*ClientError] included) is an internal error (never code 0).
+func rpcError(err error) *jsonrpc.Error {
+	switch d := decisive(err).(type) {
+	case *jsonrpc.Error:
+		return d
+	case *Error:
+		out := &jsonrpc.Error{Code: d.Kind.Code(), Message: d.Message}
+		if d.Data != nil {
+			if b, merr := marshalJSON(d.Data); merr == nil {
 				out.Data = b
 			}
 		}
@@ -172,22 +235,25 @@ func rpcError(err error) *jsonrpc.Error {
 }
 
 // isProtocolError reports whether err must become a JSON-RPC error rather
-// than a tool result with isError.
+// than a tool result with isError: whether its decisive error is an
+// [*Error] or a server's *jsonrpc.Error.
 func isProtocolError(err error) bool {
-	var je *jsonrpc.Error
-	var e *Error
-	return errors.As(err, &je) || errors.As(err, &e)
+	switch decisive(err).(type) {
+	case *Error, *jsonrpc.Error:
+		return true
+	}
+	return false
 }
 
 // errorStatus returns the HTTP-like status and kind name of err, for logs.
 func errorStatus(err error) (int, string) {
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Kind.Status(), e.Kind.String()
-	}
-	var je *jsonrpc.Error
-	if errors.As(err, &je) {
-		switch je.Code {
+	switch d := decisive(err).(type) {
+	case *Error:
+		return d.Kind.Status(), d.Kind.String()
+	case *ClientError:
+		return http.StatusBadGateway, "client_error"
+	case *jsonrpc.Error:
+		switch d.Code {
 		case jsonrpc.CodeInvalidParams:
 			return http.StatusBadRequest, "invalid_params"
 		case CodeUnauthorized:
@@ -199,7 +265,7 @@ func errorStatus(err error) (int, string) {
 		case mcp.CodeMissingRequiredClientCapabilities, mcp.CodeURLElicitationRequired:
 			return http.StatusBadRequest, "client_capability"
 		}
-		return http.StatusInternalServerError, fmt.Sprintf("jsonrpc_%d", je.Code)
+		return http.StatusInternalServerError, fmt.Sprintf("jsonrpc_%d", d.Code)
 	}
 	return http.StatusInternalServerError, "tool_error"
 }

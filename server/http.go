@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -12,16 +13,16 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 const (
 	// maxBodyBytes bounds a request body (go-sdk's default too).
-	maxBodyBytes = 4 << 20
-	// shutdownTimeout bounds how long Serve lets requests finish.
-	shutdownTimeout = 5 * time.Second
+	maxBodyBytes    = 4 << 20
 	sessionIDHeader = "Mcp-Session-Id"
 	nameHeader      = "Mcp-Name"
 )
@@ -42,10 +43,16 @@ const (
 //     progress and log messages can precede the result. GET and DELETE
 //     get 405: there is no stream or session in this era.
 //   - Anything else (initialize, and requests of a legacy session) goes
-//     to a stateful go-sdk handler, which keeps sessions (Mcp-Session-Id)
-//     and answers over event streams, so that server-to-client requests
-//     (sampling, elicitation) reach the client. GET and DELETE without a
-//     session id get 405.
+//     to a stateful go-sdk handler, which keeps sessions (Mcp-Session-Id).
+//     A POST carrying one call is answered application/json too, unless
+//     its _meta carries a progress token or the server sends something
+//     in the call's course (a log message, or a sampling or elicitation
+//     request to the client): then the answer is an event stream carrying
+//     those first, then the result, so that server-to-client requests
+//     reach the client on the call's own stream, which a legacy client
+//     always reads (go-sdk's JSONResponse option would send them over the
+//     session's GET stream instead, which a client need not open; see
+//     jsonUnlessStreamed). GET and DELETE without a session id get 405.
 func (s *Server) Handler() http.Handler {
 	s.httpOnce.Do(func() { s.http = newEraRouter(s) })
 	return s.http
@@ -91,6 +98,7 @@ func newEraRouter(s *Server) *eraRouter {
 // peek is what the router reads from a POST body.
 type peek struct {
 	id          json.RawMessage
+	method      string
 	metaVersion string
 	progress    bool // _meta has a progress token
 	logLevel    bool // _meta has a log level
@@ -99,6 +107,7 @@ type peek struct {
 func peekBody(body []byte) peek {
 	var msg struct {
 		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
 		Params struct {
 			Meta map[string]any `json:"_meta"`
 		} `json:"params"`
@@ -107,7 +116,7 @@ func peekBody(body []byte) peek {
 		return peek{}
 	}
 	m := msg.Params.Meta
-	p := peek{id: msg.ID}
+	p := peek{id: msg.ID, method: msg.Method}
 	p.metaVersion, _ = m[mcp.MetaKeyProtocolVersion].(string)
 	p.progress = m["progressToken"] != nil
 	p.logLevel = m[mcp.MetaKeyLogLevel] != nil
@@ -130,6 +139,8 @@ func (h *eraRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		p = peekBody(body)
 	}
+	r, done := track(r, p)
+	defer done()
 	header := r.Header.Get(protocolVersionHeader)
 	version := p.metaVersion
 	if version == "" {
@@ -141,6 +152,13 @@ func (h *eraRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Allow", "POST")
 			http.Error(w, "Method Not Allowed: no session", http.StatusMethodNotAllowed)
 			return
+		}
+		if r.Method == http.MethodPost && len(p.id) > 0 && !p.progress && acceptsJSON(r) {
+			// One call, no progress asked for: JSON, unless the server
+			// has something to send before the answer.
+			jw := &jsonUnlessStreamed{w: w}
+			defer jw.finish()
+			w = jw
 		}
 		h.stateful.ServeHTTP(w, r)
 		return
@@ -187,6 +205,154 @@ func (h *eraRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.statelessJSON.ServeHTTP(w, r)
 }
 
+// acceptsJSON reports whether r's Accept header admits application/json.
+func acceptsJSON(r *http.Request) bool {
+	for _, v := range r.Header.Values("Accept") {
+		for part := range strings.SplitSeq(v, ",") {
+			mt, _, _ := strings.Cut(strings.TrimSpace(part), ";")
+			switch strings.ToLower(strings.TrimSpace(mt)) {
+			case "application/json", "application/*", "*/*":
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// jsonUnlessStreamed is the ResponseWriter of a legacy POST that carries
+// one call without a progress token. go-sdk's stateful handler answers
+// every call with an event stream, so that the requests and notifications
+// it sends in the call's course (a sampling or elicitation request, a log
+// message) reach the client before the answer; its JSONResponse option
+// would instead send those over the session's GET stream, which a client
+// need not have open (nor have opened yet), so that a tool asking the
+// client for input would fail. This writer holds the stream back until its
+// first event: when that event is the answer, it goes out alone as
+// application/json, as a 2026-07-28 answer does; anything else, and the
+// stream goes out as it is, that event first.
+type jsonUnlessStreamed struct {
+	w      http.ResponseWriter
+	status int // held back with the stream; 0: none yet
+	buf    []byte
+	mode   streamMode
+}
+
+type streamMode int
+
+const (
+	undecided streamMode = iota
+	asJSON               // the answer went out as application/json
+	asStream             // everything passes through
+)
+
+func (j *jsonUnlessStreamed) Header() http.Header { return j.w.Header() }
+
+func (j *jsonUnlessStreamed) WriteHeader(code int) {
+	if j.mode == undecided && code == http.StatusOK && isEventStream(j.w.Header()) {
+		j.status = code
+		return
+	}
+	if j.mode == undecided {
+		j.mode = asStream
+	}
+	if j.mode == asStream {
+		j.w.WriteHeader(code)
+	}
+}
+
+func (j *jsonUnlessStreamed) Write(b []byte) (int, error) {
+	switch j.mode {
+	case asStream:
+		return j.w.Write(b)
+	case asJSON:
+		// Nothing follows the answer to the one call of a POST.
+		return len(b), nil
+	}
+	if !isEventStream(j.w.Header()) {
+		return len(b), j.stream(b)
+	}
+	j.buf = append(j.buf, b...)
+	end := bytes.Index(j.buf, []byte("\n\n"))
+	if end < 0 {
+		return len(b), nil // not one whole event yet
+	}
+	if data := eventData(j.buf[:end]); isResponse(data) {
+		j.mode = asJSON
+		h := j.w.Header()
+		h.Set("Content-Type", "application/json")
+		h.Del("Connection")
+		j.w.WriteHeader(cmp.Or(j.status, http.StatusOK))
+		_, err := j.w.Write(data)
+		j.buf = nil
+		return len(b), err
+	}
+	buf := j.buf
+	j.buf = nil
+	return len(b), j.stream(buf)
+}
+
+// stream lets the response through from now on, b first.
+func (j *jsonUnlessStreamed) stream(b []byte) error {
+	j.mode = asStream
+	if j.status != 0 {
+		j.w.WriteHeader(j.status)
+	}
+	_, err := j.w.Write(b)
+	return err
+}
+
+// Flush flushes a response that goes out as a stream; until it is known
+// to be one, there is nothing to flush.
+func (j *jsonUnlessStreamed) Flush() {
+	if j.mode != asStream {
+		return
+	}
+	if f, ok := j.w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap gives http.ResponseController the underlying writer.
+func (j *jsonUnlessStreamed) Unwrap() http.ResponseWriter { return j.w }
+
+// finish sends what is held back when the handler returns before one
+// whole event.
+func (j *jsonUnlessStreamed) finish() {
+	if j.mode == undecided && (j.status != 0 || len(j.buf) > 0) {
+		j.stream(j.buf)
+	}
+}
+
+func isEventStream(h http.Header) bool {
+	return strings.HasPrefix(h.Get("Content-Type"), "text/event-stream")
+}
+
+// eventData returns the data of one server-sent event (its lines
+// without the blank line ending it).
+func eventData(event []byte) []byte {
+	var data []byte
+	for line := range bytes.SplitSeq(event, []byte("\n")) {
+		if d, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+			if len(data) > 0 {
+				data = append(data, '\n')
+			}
+			data = append(data, bytes.TrimPrefix(d, []byte(" "))...)
+		}
+	}
+	return data
+}
+
+// isResponse reports whether data is a JSON-RPC response (a result or an
+// error), not a request or notification.
+func isResponse(data []byte) bool {
+	msg, err := jsonrpc.DecodeMessage(data)
+	if err != nil {
+		return false
+	}
+	_, ok := msg.(*jsonrpc.Response)
+	return ok
+}
+
 // writeRPCError writes a JSON-RPC error response.
 func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, code int64, msg string, data any) {
 	if len(id) == 0 {
@@ -203,36 +369,145 @@ func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, code i
 }
 
 // Serve serves the server over Streamable HTTP at Options.Path on ln
-// until ctx is done, then shuts down: it stops accepting, lets requests in
-// flight finish for up to five seconds, and closes the sessions left. It
-// closes ln, and returns nil after a shutdown caused by ctx.
+// until ctx is done, then shuts down gracefully:
+//
+//  1. it stops accepting connections and requests;
+//  2. it lets the calls in flight finish, for up to
+//     Options.ShutdownTimeout, while keeping the legacy event streams (GET)
+//     open, since a legacy client may take a lost stream for a lost session
+//     and fail its calls;
+//  3. it ends those streams (they never end by themselves), and once the
+//     calls are done closes the idle connections;
+//  4. past the deadline, it closes every connection and cancels the calls
+//     left (their handlers' ctx is done);
+//  5. it closes the server's legacy sessions, and waits a little (one
+//     second at most) for the handlers of cancelled calls to return.
+//
+// The legacy sessions belong to the server, not to one Serve: a server
+// served on several listeners loses them all when one Serve ends.
+//
+// It closes ln, and returns nil after a shutdown caused by ctx.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	streams, endStreams := context.WithCancel(context.Background())
+	defer endStreams()
+	tr := &tracker{streams: streams}
 	mux := http.NewServeMux()
 	mux.Handle(s.opts.Path, s.Handler())
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return context.WithValue(context.Background(), trackerKey{}, tr) },
+	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	var err error
 	select {
 	case err = <-served:
+		srv.Close()
 		err = fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
-		// Legacy event streams (GET) never end by themselves: close the
-		// sessions first so that their handlers return.
+		sctx, cancel := context.WithTimeout(context.Background(), s.opts.ShutdownTimeout)
+		shutdown := make(chan error, 1)
+		go func() { shutdown <- srv.Shutdown(sctx) }()
+		tr.wait(sctx)
+		endStreams()
+		if <-shutdown != nil {
+			// The deadline passed with calls still running: cancel them.
+			// Closing the connections cancels the 2026-07-28 calls (their
+			// handlers' ctx is the request's); the calls of legacy
+			// sessions outlive their POST and are cancelled by hand.
+			srv.Close()
+			s.cancelSessionCalls()
+		}
+		cancel()
+		<-served // http.ErrServerClosed
+	}
+	// Sessions outlive requests: close those left, so that none of their
+	// goroutines outlives Serve. Closing a go-sdk session waits for its
+	// calls, which are done or cancelled by now, unless a handler ignores
+	// its ctx: bounded, as is the wait for the handlers of the requests
+	// cut off.
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
 		for ss := range s.mcp.Sessions() {
 			ss.Close()
 		}
-		sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
-		if srv.Shutdown(sctx) != nil {
-			srv.Close()
-		}
-		cancel()
-		<-served
+	}()
+	gctx, cancel := context.WithTimeout(context.Background(), cancelGrace)
+	defer cancel()
+	select {
+	case <-closed:
+		tr.wait(gctx)
+	case <-gctx.Done():
 	}
-	for ss := range s.mcp.Sessions() {
-		ss.Close()
+	if gctx.Err() != nil {
+		s.logger.Warn("mcp: shutdown: handlers still running after cancellation; they ignore their ctx")
 	}
 	return err
+}
+
+// cancelGrace bounds how long Serve waits, after cancelling the calls
+// that outlived the shutdown deadline, for their handlers to return.
+const cancelGrace = time.Second
+
+// tracker follows the requests of one [Server.Serve], for its shutdown:
+// the eraRouter finds it in the request's context, counts calls, and ties
+// long-lived streams to streams.
+type tracker struct {
+	streams context.Context // done when the streams must end; fixed
+
+	mu    sync.Mutex
+	calls int           // requests in flight, streams excluded
+	idle  chan struct{} // closed when calls drops to 0; nil when nobody waits
+}
+
+type trackerKey struct{}
+
+// track registers r, peeked as p, with the tracker of the Serve that
+// received it, if any: a stream (GET, or a 2026-07-28 subscriptions/listen)
+// gets a context that ends when the streams must end; anything else counts
+// as a call until done is called.
+func track(r *http.Request, p peek) (_ *http.Request, done func()) {
+	t, ok := r.Context().Value(trackerKey{}).(*tracker)
+	if !ok {
+		return r, func() {}
+	}
+	if r.Method == http.MethodGet || p.method == "subscriptions/listen" {
+		ctx, cancel := context.WithCancel(r.Context())
+		stop := context.AfterFunc(t.streams, cancel)
+		return r.WithContext(ctx), func() { stop(); cancel() }
+	}
+	t.add(1)
+	return r, func() { t.add(-1) }
+}
+
+func (t *tracker) add(d int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.calls += d
+	if t.calls == 0 && t.idle != nil {
+		close(t.idle)
+		t.idle = nil
+	}
+}
+
+// wait returns when no call is in flight or ctx is done.
+func (t *tracker) wait(ctx context.Context) {
+	t.mu.Lock()
+	if t.calls == 0 {
+		t.mu.Unlock()
+		return
+	}
+	if t.idle == nil {
+		t.idle = make(chan struct{})
+	}
+	idle := t.idle
+	t.mu.Unlock()
+	select {
+	case <-idle:
+	case <-ctx.Done():
+	}
 }
 
 // ListenAndServe listens on addr (host:port; "127.0.0.1:0" picks a free

@@ -6,12 +6,18 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
+
+// rawStdoutRedirected: ServeStdio redirects writes to file descriptor 1
+// itself, not only os.Stdout, on this platform.
+const rawStdoutRedirected = runtime.GOOS == "linux"
 
 // childVar makes the test binary serve testServer on stdio (see TestStdio).
 const childVar = "SERVER_TEST_STDIO_CHILD"
@@ -109,6 +115,11 @@ func testServer(opts *Options) *Server {
 	MustAddTool(s, Tool{Name: "stray", Description: "prints to stdout"}, func(_ context.Context, in echoIn) (Content, error) {
 		fmt.Println("stray output from a handler", in.Text)
 		fmt.Fprintln(os.Stdout, `{"jsonrpc":"2.0","id":999,"result":{}}`)
+		if rawStdoutRedirected {
+			// What cgo or a dependency holding fd 1 does, bypassing os.Stdout.
+			syscall.Write(1, []byte("raw write to fd 1 "+in.Text+"\n"))
+			syscall.Write(1, []byte(`{"jsonrpc":"2.0","id":998,"result":{}}`+"\n"))
+		}
 		return Text("clean " + in.Text), nil
 	})
 	MustAddTool(s, Tool{Name: "whoami", Description: "reports the request context"}, whoami)

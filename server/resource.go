@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -247,10 +248,26 @@ func (s *Server) read(ctx context.Context, req *mcp.ReadResourceRequest) (res *m
 	} else {
 		rc.Text = c.Text
 	}
-	res = &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{rc}}
+	res = readResult(IsModern(ctx))
+	res.Contents = []*mcp.ResourceContents{rc}
 	if cache == nil {
 		cache = s.opts.ReadCache
 	}
 	cache.apply(&res.Cacheable)
 	return res, nil
+}
+
+// readResult returns an empty resources/read result, marked "complete"
+// (resultType, which the 2026-07-28 schema requires of every result) when
+// modern. go-sdk marks the results of its own read handlers, but this
+// package answers resources/read itself, and go-sdk keeps the field
+// unexported: its UnmarshalJSON is the one way to set it.
+func readResult(modern bool) *mcp.ReadResourceResult {
+	res := &mcp.ReadResourceResult{}
+	if modern {
+		if err := json.Unmarshal([]byte(`{"resultType":"complete"}`), res); err != nil {
+			panic("server: go-sdk rejects a complete resources/read result: " + err.Error())
+		}
+	}
+	return res
 }

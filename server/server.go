@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -21,6 +20,9 @@ const (
 	DefaultPath = "/mcp"
 	// DefaultListTTL is the caching hint of lists and server/discover.
 	DefaultListTTL = 5 * time.Minute
+	// DefaultShutdownTimeout is how long [Server.Serve] lets the calls in
+	// flight finish once its ctx is done.
+	DefaultShutdownTimeout = 5 * time.Second
 )
 
 // Cache is a caching hint for 2026-07-28 clients (SEP-2549): how long a
@@ -76,6 +78,10 @@ type Options struct {
 	// SessionTimeout closes legacy HTTP sessions idle this long; default
 	// 10 minutes.
 	SessionTimeout time.Duration
+	// ShutdownTimeout is how long [Server.Serve] lets the calls in flight
+	// finish once its ctx is done, before it cancels them; default
+	// DefaultShutdownTimeout.
+	ShutdownTimeout time.Duration
 	// DisableLocalhostProtection turns off go-sdk's DNS-rebinding guard
 	// (a loopback listener refuses non-loopback Host headers); default on.
 	DisableLocalhostProtection bool
@@ -96,11 +102,15 @@ type Server struct {
 	mu        sync.Mutex
 	resources map[string]*resourceEntry // by URI
 	templates []*templateEntry          // most specific first
+	// sessionCalls cancel the calls in flight on legacy HTTP sessions,
+	// which Serve cancels at its deadline: closing a go-sdk session waits
+	// for its calls instead of cancelling them.
+	sessionCalls map[*context.CancelFunc]struct{}
 }
 
 // New returns a server that reports itself as name and version.
 func New(name, version string, opts *Options) *Server {
-	s := &Server{resources: map[string]*resourceEntry{}}
+	s := &Server{resources: map[string]*resourceEntry{}, sessionCalls: map[*context.CancelFunc]struct{}{}}
 	if opts != nil {
 		s.opts = *opts
 	}
@@ -116,6 +126,9 @@ func New(name, version string, opts *Options) *Server {
 	}
 	if s.opts.SessionTimeout <= 0 {
 		s.opts.SessionTimeout = 10 * time.Minute
+	}
+	if s.opts.ShutdownTimeout <= 0 {
+		s.opts.ShutdownTimeout = DefaultShutdownTimeout
 	}
 	if s.opts.ListCache == nil {
 		s.opts.ListCache = &Cache{TTL: DefaultListTTL}
@@ -136,6 +149,7 @@ func New(name, version string, opts *Options) *Server {
 	// Added after NewServer, so it wraps go-sdk's multi-round-trip
 	// middleware and sees its errors too.
 	s.mcp.AddReceivingMiddleware(s.middleware)
+	s.mcp.AddSendingMiddleware(clientErrors)
 	return s
 }
 
@@ -171,6 +185,11 @@ func (s *Server) ResourceUpdated(ctx context.Context, uri string) error {
 // error to a JSON-RPC error with a real code.
 func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
+		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss.ID() != "" {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithCancel(ctx)
+			defer s.addSessionCall(&cancel)()
+		}
 		if method == "resources/read" {
 			if r, ok := req.(*mcp.ReadResourceRequest); ok {
 				res, err = s.read(withCall(ctx, req), r)
@@ -183,14 +202,13 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if err == nil || ctx.Err() != nil {
 			return res, err
 		}
-		var je *jsonrpc.Error
-		if errors.As(err, &je) {
-			return res, je
+		if je, ok := decisive(err).(*jsonrpc.Error); ok {
+			return res, je // the server's own, from go-sdk or a handler
 		}
 		if method == "tools/call" && !isProtocolError(err) {
 			// go-sdk's multi-round-trip middleware could not get the
-			// client's input for a legacy session: a tool error, as if the
-			// tool had asked and failed.
+			// client's input for a legacy session (a *ClientError): a tool
+			// error, as if the tool had asked and failed.
 			var out mcp.CallToolResult
 			out.SetError(err)
 			logError(ctx, s.logger, "tool", toolName(req), err)
@@ -213,5 +231,28 @@ func (s *Server) recovered(ctx context.Context, what, name string, errp *error) 
 		err := fmt.Errorf("panic in %s %q: %v", what, name, r)
 		s.logger.ErrorContext(ctx, "mcp: handler panicked", what, name, "panic", fmt.Sprint(r))
 		*errp = Internal(err, "internal error in %s %q", what, name)
+	}
+}
+
+// addSessionCall registers the cancel function of a call on a legacy HTTP
+// session; the function returned cancels the call's ctx and unregisters it.
+func (s *Server) addSessionCall(cancel *context.CancelFunc) (done func()) {
+	s.mu.Lock()
+	s.sessionCalls[cancel] = struct{}{}
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		delete(s.sessionCalls, cancel)
+		s.mu.Unlock()
+		(*cancel)()
+	}
+}
+
+// cancelSessionCalls cancels every call in flight on a legacy HTTP session.
+func (s *Server) cancelSessionCalls() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for cancel := range s.sessionCalls {
+		(*cancel)()
 	}
 }

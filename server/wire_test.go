@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -76,7 +78,8 @@ func TestHTTPWire(t *testing.T) {
 		{"discover", "server/discover", v, nil, nil, 200, "application/json",
 			[]string{`"ttlMs":300000`, `"cacheScope":"public"`, `"resultType":"complete"`, `"io.modelcontextprotocol/serverInfo"`, `"test-server"`}},
 		{"tools/list", "tools/list", v, nil, nil, 200, "application/json", []string{`"ttlMs":300000`, `"cacheScope":"public"`}},
-		{"read default cache", "resources/read", v, map[string]any{"uri": "test://readme"}, nil, 200, "application/json", []string{`"ttlMs":0`, `"cacheScope":"private"`}},
+		{"read default cache", "resources/read", v, map[string]any{"uri": "test://readme"}, nil, 200, "application/json", []string{`"ttlMs":0`, `"cacheScope":"private"`, `"resultType":"complete"`}},
+		{"read template", "resources/read", v, map[string]any{"uri": "test://users/7"}, nil, 200, "application/json", []string{`"resultType":"complete"`, `{\"id\":7}`}},
 		{"read resource cache", "resources/read", v, map[string]any{"uri": "test://logo"}, nil, 200, "application/json", []string{`"ttlMs":60000`, `"cacheScope":"public"`}},
 		{"call json", "tools/call", v, map[string]any{"name": "echo", "arguments": map[string]any{"text": "hi"}}, nil, 200, "application/json", []string{`"text":"hi"`}},
 		{"progress upgrades to SSE", "tools/call", v, map[string]any{"name": "progress", "_meta": map[string]any{"progressToken": "p1"}}, nil, 200, "text/event-stream",
@@ -207,13 +210,81 @@ func TestStdio(t *testing.T) {
 			if !strings.Contains(stderr.String(), "stray output from a handler 2") || !strings.Contains(stderr.String(), `"id":999`) {
 				t.Errorf("stray output not on stderr: %q", stderr.String())
 			}
+			if rawStdoutRedirected && (!strings.Contains(stderr.String(), "raw write to fd 1 2") || !strings.Contains(stderr.String(), `"id":998`)) {
+				t.Errorf("raw writes to fd 1 not on stderr: %q", stderr.String())
+			}
 		})
 	}
 }
 
-// TestStdioRestoresStdout checks serveIO in-process: stray writes go to
-// the stray writer while serving, and *out is restored afterwards.
-func TestStdioRestoresStdout(t *testing.T) {
+// TestStdioStream runs the test binary as a stdio server and reads its
+// raw stdout: every line the server writes while serving must be a
+// JSON-RPC response, although the handler writes to stdout with
+// fmt.Println and (on Linux) with raw writes to file descriptor 1; and
+// once ServeStdio returns, stdout is the real one again (the child then
+// prints "stdout restored").
+func TestStdioStream(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childVar+"=1")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
+	lines := bufio.NewScanner(stdout)
+	const calls = 3
+	for i := 1; i <= calls; i++ {
+		fmt.Fprintf(stdin, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"stray","arguments":{"text":"%d"},%s}}`+"\n", i, i, meta)
+		if !lines.Scan() {
+			t.Fatalf("call %d: stdout ended: %v; stderr %q", i, lines.Err(), stderr.String())
+		}
+		msg, err := jsonrpc.DecodeMessage(lines.Bytes())
+		if err != nil {
+			t.Fatalf("call %d: protocol stream corrupted: %q: %v", i, lines.Text(), err)
+		}
+		resp, ok := msg.(*jsonrpc.Response)
+		if !ok || resp.ID.Raw() != int64(i) || resp.Error != nil || !strings.Contains(string(resp.Result), fmt.Sprintf(`"clean %d"`, i)) {
+			t.Fatalf("call %d: got %s, want the answer to call %d", i, lines.Text(), i)
+		}
+	}
+	stdin.Close() // the client leaves: ServeStdio returns
+	var rest []string
+	for lines.Scan() {
+		rest = append(rest, lines.Text())
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("child: %v; stderr %q", err, stderr.String())
+	}
+	if diff := cmp.Diff([]string{"stdout restored"}, rest); diff != "" {
+		t.Errorf("stdout after serving (-want +got):\n%s", diff)
+	}
+	for i := 1; i <= calls; i++ {
+		want := []string{fmt.Sprintf("stray output from a handler %d", i)}
+		if rawStdoutRedirected {
+			want = append(want, fmt.Sprintf("raw write to fd 1 %d", i))
+		}
+		for _, w := range want {
+			if !strings.Contains(stderr.String(), w) {
+				t.Errorf("stderr lacks %q: %q", w, stderr.String())
+			}
+		}
+	}
+}
+
+// TestSwapStdout checks the portable redirection in-process: stray
+// writes go to the stray writer while serving, and *out is restored
+// afterwards.
+func TestSwapStdout(t *testing.T) {
 	inR, inW, _ := os.Pipe()
 	outR, outW, _ := os.Pipe()
 	var stray strings.Builder
@@ -223,44 +294,30 @@ func TestStdioRestoresStdout(t *testing.T) {
 		fmt.Fprintln(out, "stray")
 		return Text("ok"), nil
 	})
-	done := make(chan error, 1)
-	go func() { done <- s.serveIO(context.Background(), inR, &out, &stray) }()
-	lines := make(chan string, 10)
-	go func() {
-		b := make([]byte, 1<<16)
-		acc := ""
-		for {
-			n, err := outR.Read(b)
-			acc += string(b[:n])
-			for {
-				i := strings.IndexByte(acc, '\n')
-				if i < 0 {
-					break
-				}
-				lines <- acc[:i]
-				acc = acc[i+1:]
-			}
-			if err != nil {
-				close(lines)
-				return
-			}
-		}
-	}()
-	send := func(m string) { inW.Write([]byte(m + "\n")) }
-	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
-	send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"p",` + meta + `}}`)
-	line := <-lines
-	var resp jsonrpc.Response
-	if msg, err := jsonrpc.DecodeMessage([]byte(line)); err != nil {
-		t.Fatalf("protocol stream corrupted: %q: %v", line, err)
-	} else {
-		resp = *msg.(*jsonrpc.Response)
+	protocol, restore, err := swapStdout(&out, &stray)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if !strings.Contains(string(resp.Result), `"ok"`) {
-		t.Errorf("result %s", resp.Result)
+	done := make(chan error, 1)
+	go func() { done <- s.serveOn(context.Background(), inR, protocol) }()
+	lines := bufio.NewScanner(outR)
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
+	inW.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"p",` + meta + `}}` + "\n"))
+	if !lines.Scan() {
+		t.Fatal(lines.Err())
+	}
+	msg, err := jsonrpc.DecodeMessage(lines.Bytes())
+	if err != nil {
+		t.Fatalf("protocol stream corrupted: %q: %v", lines.Text(), err)
+	}
+	if resp, ok := msg.(*jsonrpc.Response); !ok || !strings.Contains(string(resp.Result), `"ok"`) {
+		t.Errorf("response %s", lines.Text())
 	}
 	inW.Close()
 	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := restore(); err != nil {
 		t.Fatal(err)
 	}
 	if out != outW {

@@ -427,7 +427,7 @@ func runFixture(r *run) int {
 			fmt.Fprintf(r.env.Stderr, "conformance fixture: http://%s/mcp\n", a)
 		})
 	} else {
-		err = fixture.New(nil).Run(r.ctx, &mcp.StdioTransport{})
+		err = fixture.ServeStdio(r.ctx, nil)
 	}
 	if err != nil && r.ctx.Err() == nil && !errors.Is(err, mcp.ErrConnectionClosed) {
 		r.errorf("conformance-fixture: %v", err)

@@ -34,6 +34,9 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// shutdownTimeout is how long Serve lets calls finish at shutdown.
+const shutdownTimeout = server.DefaultShutdownTimeout
+
 // isSessionless is how server.Server.Handler classifies a request by its
 // Mcp-Protocol-Version header alone: modern (sessionless) when it names a
 // version outside the legacy list.
@@ -81,7 +84,7 @@ type httpServer struct {
 	stop func() error // cancels the server's ctx and returns its error
 }
 
-// startHTTP runs serve (ServeHTTP, or serveHTTP with a given server) on
+// startHTTP runs serve (ServeHTTP, or a given server's Serve) on
 // 127.0.0.1:0 until stop is called or t ends.
 func startHTTP(t *testing.T, serve func(ctx context.Context, ready func(net.Addr)) error) *httpServer {
 	t.Helper()
@@ -131,7 +134,8 @@ func startWith(t *testing.T, srv *server.Server) *httpServer {
 		if err != nil {
 			return err
 		}
-		return serveHTTP(ctx, ln, srv, ready)
+		ready(ln.Addr())
+		return srv.Serve(ctx, ln)
 	})
 }
 

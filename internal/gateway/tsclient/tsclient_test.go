@@ -336,8 +336,9 @@ func checkReport(t *testing.T, r *report, want expect) {
 		t.Errorf("ping (legacy era only), resources and prompts: %+v", r.Other)
 	}
 
-	// The tools of both upstreams, each once.
-	var wantTools []string
+	// The tools of both upstreams, each once, and the capability tools
+	// (both upstreams offer resources and prompts).
+	wantTools := []string{host.GetPromptTool, host.ListPrompts, host.ListTemplates, host.ListResources, host.ReadResourceTool}
 	for _, server := range []string{"s", "web"} {
 		for _, tool := range testkitTools(t) {
 			wantTools = append(wantTools, server+"__"+tool)
