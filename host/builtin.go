@@ -9,13 +9,16 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/internal/content"
+	"github.com/switchboard-mcp/switchboard/internal/names"
 	"github.com/switchboard-mcp/switchboard/internal/registry"
+	"github.com/switchboard-mcp/switchboard/internal/sanitize"
 )
 
 // Built-in tools: Switchboard's own tools that keep a model's context
@@ -48,6 +51,10 @@ const (
 	builtinPageSize   = 50
 	maxSearchResults  = 20
 	defaultSearchHits = 5
+	// maxFound caps the deferred tools listed because a search found them;
+	// the host's found set is shared by all its callers (the gateway has
+	// one tool list for all its clients).
+	maxFound = 32
 )
 
 // builtin is one built-in tool.
@@ -140,10 +147,7 @@ func (h *Host) gates() (resources, prompts, search bool) {
 		if cx.NoCapabilityTools || !healthy(s) {
 			continue
 		}
-		var caps *mcp.ServerCapabilities
-		if s.conn != nil {
-			caps = s.conn.Info().Capabilities
-		}
+		caps := s.caps
 		if (caps != nil && caps.Resources != nil) || len(s.catalog.Resources)+len(s.catalog.Templates) > 0 {
 			resources = true
 		}
@@ -155,8 +159,13 @@ func (h *Host) gates() (resources, prompts, search bool) {
 }
 
 // activeBuiltins returns the built-in tools that are on now.
+// mcp_read_resource is also on once a result was spilled, whatever the
+// gates and "capabilityTools" say: it is how the rest is read.
 func (h *Host) activeBuiltins() []*builtin {
 	resources, prompts, search := h.gates()
+	h.mu.RLock()
+	spilled := h.spilled
+	h.mu.RUnlock()
 	var out []*builtin
 	for _, b := range builtins {
 		switch b.tool.Name {
@@ -166,6 +175,10 @@ func (h *Host) activeBuiltins() []*builtin {
 			}
 		case ListPrompts, GetPromptTool:
 			if !prompts {
+				continue
+			}
+		case ReadResourceTool:
+			if !resources && !spilled {
 				continue
 			}
 		default:
@@ -205,18 +218,22 @@ func (h *Host) ModelTools() []Tool {
 	active := h.activeBuiltins()
 	h.mu.RLock()
 	snap, cx := h.snap, h.cfg.Context
-	var out []Tool
+	var listed []*registry.Tool
 	for _, t := range snap.Tools() {
 		if h.deferredLocked(t) || slices.ContainsFunc(active, func(b *builtin) bool { return b.tool.Name == t.Name }) {
 			continue
 		}
+		listed = append(listed, t)
+	}
+	h.mu.RUnlock()
+	out := make([]Tool, 0, len(listed)+len(active))
+	for _, t := range listed {
 		tool := toolOf(t)
 		if cx.OutputSchemaHint {
 			tool.Description = withOutputHint(tool.Description, tool.OutputSchema)
 		}
 		out = append(out, tool)
 	}
-	h.mu.RUnlock()
 	for _, b := range active {
 		out = append(out, b.tool)
 	}
@@ -229,7 +246,7 @@ func (h *Host) ModelTools() []Tool {
 // it. Called with h.mu held.
 func (h *Host) deferredLocked(t *registry.Tool) bool {
 	cx := h.cfg.Context
-	if !cx.Deferred(h.cfg.Server(t.ID.Server)) || h.found[t.Name] {
+	if !cx.Deferred(h.cfg.Server(t.ID.Server)) || slices.Contains(h.found, t.Name) {
 		return false
 	}
 	for _, g := range cx.AlwaysInclude {
@@ -282,7 +299,7 @@ func jsonResult(v any) (json.RawMessage, error) {
 	})
 }
 
-func (h *Host) runSearch(_ context.Context, args json.RawMessage, _ *CallOptions) (json.RawMessage, error) {
+func (h *Host) runSearch(ctx context.Context, args json.RawMessage, _ *CallOptions) (json.RawMessage, error) {
 	var a struct {
 		Query string `json:"query"`
 		K     int    `json:"k"`
@@ -314,18 +331,34 @@ func (h *Host) runSearch(_ context.Context, args json.RawMessage, _ *CallOptions
 	}{Tools: []def{}}
 	newly := false
 	h.mu.Lock()
-	if h.found == nil {
-		h.found = map[string]bool{}
-	}
 	for _, t := range hits {
-		if !h.found[t.Name] {
-			h.found[t.Name], newly = true, true
+		if t.Deferred {
+			// Listed from now on, the most recently found last; the
+			// oldest drop out past maxFound, so that searching never
+			// undoes the deferral.
+			if i := slices.Index(h.found, t.Name); i >= 0 {
+				h.found = slices.Delete(h.found, i, i+1)
+			} else {
+				newly = true
+			}
+			h.found = append(h.found, t.Name)
 		}
-		out.Tools = append(out.Tools, def{t.Name, t.Title, t.Description, t.InputSchema, t.OutputSchema, t.Annotations})
+		desc := t.Description
+		if h.cfg.Context.OutputSchemaHint {
+			desc = withOutputHint(desc, t.OutputSchema)
+		}
+		out.Tools = append(out.Tools, def{t.Name, t.Title, desc, t.InputSchema, t.OutputSchema, t.Annotations})
+	}
+	if len(h.found) > maxFound {
+		h.found = slices.Delete(h.found, 0, len(h.found)-maxFound)
 	}
 	h.mu.Unlock()
 	if newly {
-		h.changed() // found tools are listed from now on
+		// Found tools are listed from now on: answer once OnChange has run,
+		// so that a gateway client can call them as soon as it reads this.
+		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		h.waitChanged(wctx, h.changed())
+		cancel()
 	}
 	return jsonResult(out)
 }
@@ -375,10 +408,14 @@ func page[T any](tool string, a listArgs, entries []T, id, server func(T) string
 	return out, "", nil
 }
 
-// checkServerArg fails for a server filter that names no configured server.
+// checkServerArg fails for a server filter that names no configured
+// server, or one that cannot take requests now (without a request).
 func (h *Host) checkServerArg(tool, name string) error {
-	if name == "" || h.config().Server(name) != nil {
+	if name == "" {
 		return nil
+	}
+	if h.config().Server(name) != nil {
+		return h.reachable(tool, name)
 	}
 	msg := fmt.Sprintf("no server %q", name)
 	if s := registry.Suggest(name, h.config().Names()); s != "" {
@@ -499,7 +536,7 @@ func (h *Host) reachable(tool, server string) error {
 	return h.serverUnavailable(server)
 }
 
-func (h *Host) runReadResource(ctx context.Context, args json.RawMessage, _ *CallOptions) (json.RawMessage, error) {
+func (h *Host) runReadResource(ctx context.Context, args json.RawMessage, opts *CallOptions) (json.RawMessage, error) {
 	var a struct {
 		ID     string `json:"id"`
 		Cursor string `json:"cursor"`
@@ -510,7 +547,7 @@ func (h *Host) runReadResource(ctx context.Context, args json.RawMessage, _ *Cal
 	if a.ID == "" {
 		return nil, fault.New(fault.CodeInvalidInput, "", ReadResourceTool, errors.New(`"id" is empty`))
 	}
-	if isSpillID(a.ID) {
+	if isSpillID(a.ID) && (h.spills.has(a.ID) || h.config().Server(strings.TrimSuffix(spillPrefix, ":spill/")) == nil) {
 		return h.spills.read(a.ID, a.Cursor)
 	}
 	if a.Cursor != "" {
@@ -520,22 +557,52 @@ func (h *Host) runReadResource(ctx context.Context, args json.RawMessage, _ *Cal
 	if !ok {
 		return nil, h.unknownServer(a.ID)
 	}
-	if err := h.reachable(ReadResourceTool, rid.Server); err != nil {
+	return h.serverRead(ctx, rid.Server, "resources/read", args, opts, func(ctx context.Context) (json.RawMessage, error) {
+		res, err := h.ReadResource(ctx, a.ID)
+		if err != nil {
+			return nil, err
+		}
+		raw, err := resourceAsToolResult(res.Result)
+		if err != nil {
+			return nil, fault.New(fault.CodeServerError, rid.Server, ReadResourceTool, err)
+		}
+		return raw, nil
+	})
+}
+
+// serverRead makes a built-in tool's request to a server: it fails at
+// once for a server that cannot take requests, applies the policy (see
+// authorizeRead), makes the request, guards the answer like a tool result
+// (spilling a long one) and records the call in the audit log as
+// "<server>:<method>".
+func (h *Host) serverRead(ctx context.Context, server, method string, args json.RawMessage, opts *CallOptions, do func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
+	if err := h.reachable(method, server); err != nil {
 		return nil, err
 	}
-	res, err := h.ReadResource(ctx, a.ID)
-	if err != nil {
-		return nil, err
-	}
-	raw, err := resourceAsToolResult(res.Result)
-	if err != nil {
-		return nil, fault.New(fault.CodeServerError, rid.Server, ReadResourceTool, err)
-	}
-	sc := h.config().Server(rid.Server)
+	sc := h.config().Server(server)
 	if sc == nil {
-		return nil, fault.New(fault.CodeNotFound, rid.Server, ReadResourceTool, errors.New("the server is no longer configured"))
+		return nil, fault.New(fault.CodeNotFound, server, method, errors.New("the server is no longer configured"))
 	}
-	return h.guardAndSpill(sc, ReadResourceTool, raw, true)
+	if err := h.authorizeRead(ctx, sc, method, args, opts); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	raw, err := do(ctx)
+	if err == nil {
+		raw, err = h.guardAndSpill(sc, method, raw, true, false)
+	}
+	if h.audit != nil {
+		client := ""
+		if opts != nil {
+			client = opts.Client
+		}
+		var res *Result
+		if err == nil {
+			res = &Result{Raw: raw}
+		}
+		h.record(auditCall(names.ID{Server: server, Name: method}, client, args, start, res, err))
+	}
+	return raw, err
 }
 
 // resourceAsToolResult turns read contents into tool-result content: text
@@ -566,16 +633,25 @@ func (h *Host) runGetPrompt(ctx context.Context, args json.RawMessage, opts *Cal
 	if a.ID == "" {
 		return nil, fault.New(fault.CodeInvalidInput, "", GetPromptTool, errors.New(`"id" is empty`))
 	}
-	if pid, ok := h.snapshot().Resolve(a.ID); ok {
-		if err := h.reachable(GetPromptTool, pid.Server); err != nil {
-			return nil, err
+	snap := h.snapshot()
+	p, ok := snap.Prompt(a.ID)
+	if !ok {
+		// Let GetPrompt explain: no such prompt, or its server is down.
+		if pid, ok := snap.Resolve(a.ID); ok {
+			if err := h.reachable(GetPromptTool, pid.Server); err != nil {
+				return nil, err
+			}
 		}
-	}
-	res, err := h.GetPrompt(ctx, a.ID, a.Arguments, opts)
-	if err != nil {
+		_, err := h.GetPrompt(ctx, a.ID, a.Arguments, opts)
 		return nil, err
 	}
-	return json.Marshal(map[string]any{"content": []any{map[string]any{"type": "text", "text": res.Text}}})
+	return h.serverRead(ctx, p.ID.Server, "prompts/get", args, opts, func(ctx context.Context) (json.RawMessage, error) {
+		res, err := h.GetPrompt(ctx, a.ID, a.Arguments, opts)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(map[string]any{"content": []any{map[string]any{"type": "text", "text": res.Text}}})
+	})
 }
 
 // withOutputHint appends an "expected output" hint built from a tool's
@@ -588,40 +664,99 @@ func withOutputHint(desc string, schema json.RawMessage) string {
 	}
 	const lead = "\n\nExpected output (JSON): "
 	budget := config.MaxOutputSchemaHint - len(lead)
+	schema = cleanJSON(schema)
+	if schema == nil {
+		return desc
+	}
 	var hint string
-	if b, err := json.Marshal(json.RawMessage(schema)); err == nil && len(b) <= budget {
-		hint = string(b) // Marshal compacts a RawMessage
+	if len(schema) <= budget {
+		hint = string(schema)
 	} else {
-		var s struct {
-			Properties map[string]struct {
-				Type any `json:"type"`
-			} `json:"properties"`
-		}
-		if json.Unmarshal(schema, &s) != nil || len(s.Properties) == 0 {
-			return desc
-		}
-		keys := make([]string, 0, len(s.Properties))
-		for k := range s.Properties {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		var b strings.Builder
-		b.WriteString("an object with ")
-		for i, k := range keys {
-			part := k
-			if t, ok := s.Properties[k].Type.(string); ok {
-				part += " (" + t + ")"
-			}
-			if i > 0 {
-				part = ", " + part
-			}
-			if b.Len()+len(part)+len(", …") > budget {
-				b.WriteString(", …")
-				break
-			}
-			b.WriteString(part)
-		}
-		hint = b.String()
+		hint = propertySummary(schema, budget)
+	}
+	// The schema is the server's text: cleaned like a description, and
+	// left out if it reads like an injection.
+	hint, _ = sanitize.Strip(hint)
+	if hint == "" || len(sanitize.Scan(hint, nil)) > 0 {
+		return desc
 	}
 	return desc + lead + hint
+}
+
+// cleanJSON returns raw compacted, with invisible and control characters
+// stripped from every string and key (escaped ones included), or nil if
+// raw does not decode.
+func cleanJSON(raw json.RawMessage) json.RawMessage {
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return nil
+	}
+	var clean func(any) any
+	clean = func(v any) any {
+		switch x := v.(type) {
+		case string:
+			s, _ := sanitize.Strip(x)
+			return s
+		case []any:
+			for i := range x {
+				x[i] = clean(x[i])
+			}
+		case map[string]any:
+			out := make(map[string]any, len(x))
+			for k, e := range x {
+				ck, _ := sanitize.Strip(k)
+				out[ck] = clean(e)
+			}
+			return out
+		}
+		return v
+	}
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(clean(v)) != nil {
+		return nil
+	}
+	return json.RawMessage(strings.TrimSuffix(b.String(), "\n"))
+}
+
+// propertySummary describes an object schema's top-level properties and
+// their types within budget bytes, or returns "".
+func propertySummary(schema json.RawMessage, budget int) string {
+	var s struct {
+		Properties map[string]struct {
+			Type any `json:"type"`
+		} `json:"properties"`
+	}
+	if json.Unmarshal(schema, &s) != nil || len(s.Properties) == 0 {
+		return ""
+	}
+	keys := make([]string, 0, len(s.Properties))
+	for k := range s.Properties {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	b.WriteString("an object with ")
+	for i, k := range keys {
+		part := k
+		if t, ok := s.Properties[k].Type.(string); ok {
+			part += " (" + t + ")"
+		}
+		if i > 0 {
+			part = ", " + part
+		}
+		if b.Len()+len(part)+len(", …") > budget {
+			if i == 0 {
+				b.WriteString("…")
+			} else {
+				b.WriteString(", …")
+			}
+			break
+		}
+		b.WriteString(part)
+	}
+	return b.String()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -11,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/fault"
@@ -198,6 +201,8 @@ func TestCapabilityTools(t *testing.T) {
 			{host.ReadResourceTool, `{"id":"a:test://static","extra":1}`, fault.CodeInvalidInput},
 			{host.ListResources, `{"server":"nosuch"}`, fault.CodeInvalidInput},
 			{host.ListResources, `{"cursor":"not-a-cursor"}`, fault.CodeInvalidInput},
+			{host.ListResources, `{"server":"dead"}`, fault.CodeUnavailable},
+			{host.ListPrompts, `{"server":"never"}`, fault.CodeUnavailable},
 			{host.ReadResourceTool, `{"id":"switchboard:spill/00000000000000000000000000000000"}`, fault.CodeNotFound},
 		}
 		for _, tt := range tests {
@@ -347,6 +352,16 @@ func TestSpill(t *testing.T) {
 		t.Errorf("KeepWhole: %v, %d bytes", err, len(res.Text))
 	}
 
+	// Whatever the guard would cut is spilled instead: the threshold is
+	// at most security.resultTextMaxBytes.
+	small := open(t, parseDoc(t, map[string]any{
+		"security":   map[string]any{"resultTextMaxBytes": 8192},
+		"mcpServers": map[string]any{"s": child(t, testkit.ModeServer, nil)},
+	}))
+	if whole := readSpilled(t, small, call(t, small, "s__big", `{"bytes":50000}`)); len(whole) != 50000 {
+		t.Errorf("resultTextMaxBytes 8192: stored %d bytes", len(whole))
+	}
+
 	off := open(t, parseDoc(t, map[string]any{
 		"context":    map[string]any{"spill": false},
 		"mcpServers": map[string]any{"s": child(t, testkit.ModeServer, nil)},
@@ -425,6 +440,108 @@ func TestProviderTools(t *testing.T) {
 	for _, tool := range h.ModelTools() {
 		if n := tool.Tokens(); n <= 0 || n > 2000 {
 			t.Errorf("%s: %d tokens", tool.Name, n)
+		}
+	}
+}
+
+// TestSpillWithoutResources: with no server offering resources, or the
+// capability tools off, a spilled result can still be read:
+// mcp_read_resource is listed from the first spill on.
+func TestSpillWithoutResources(t *testing.T) {
+	var changes atomic.Int64
+	h := openWith(t, parseDoc(t, map[string]any{
+		"context":    map[string]any{"capabilityTools": false},
+		"mcpServers": map[string]any{"s": child(t, testkit.ModeServer, nil)},
+	}), &host.Options{StopTimeout: 500 * time.Millisecond, OnChange: func() { changes.Add(1) }})
+	if slices.Contains(modelToolNames(h), host.ReadResourceTool) {
+		t.Fatal("mcp_read_resource listed with capabilityTools off and nothing spilled")
+	}
+	res := call(t, h, "s__big", `{"bytes":200000}`)
+	if !slices.Contains(modelToolNames(h), host.ReadResourceTool) {
+		t.Fatal("mcp_read_resource not listed after a spill")
+	}
+	if whole := readSpilled(t, h, res); len(whole) != 200000 {
+		t.Errorf("stored %d bytes", len(whole))
+	}
+	if slices.Contains(modelToolNames(h), host.ListResources) {
+		t.Error("the other capability tools came with it")
+	}
+}
+
+// structuredServer serves one tool with an output schema whose result is
+// large, as Streamable HTTP on loopback.
+func structuredServer(t *testing.T) string {
+	t.Helper()
+	type item struct {
+		N    int    `json:"n"`
+		Name string `json:"name"`
+	}
+	type out struct {
+		Items []item `json:"items"`
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "structured", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "items", Description: "Many items."}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, out, error) {
+		var o out
+		for i := range 3000 {
+			o.Items = append(o.Items, item{i, fmt.Sprintf("item number %d", i)})
+		}
+		return nil, o, nil
+	})
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// TestSpillKeepsStructuredContent: a tool that declares an output schema
+// must return structuredContent; a spilled result keeps it (clients
+// reject a result without it).
+func TestSpillKeepsStructuredContent(t *testing.T) {
+	h := open(t, parseDoc(t, map[string]any{
+		"context":    map[string]any{"spillBytes": 16384},
+		"mcpServers": map[string]any{"st": map[string]any{"url": structuredServer(t), "trust": "trusted"}},
+	}))
+	res := call(t, h, "st__items", `{}`)
+	var r struct {
+		StructuredContent struct {
+			Items []json.RawMessage `json:"items"`
+		} `json:"structuredContent"`
+	}
+	if err := json.Unmarshal(res.Raw, &r); err != nil || len(r.StructuredContent.Items) != 3000 {
+		t.Fatalf("structuredContent has %d items (%v)", len(r.StructuredContent.Items), err)
+	}
+	if whole := readSpilled(t, h, res); !strings.Contains(whole, "item number 2999") {
+		t.Errorf("the stored text lacks the end: %d bytes", len(whole))
+	}
+}
+
+// TestBuiltinsUnderPolicy: reads through the capability tools are decided
+// by the policy as "<server>:resources/read" and "<server>:prompts/get",
+// and count against the quota.
+func TestBuiltinsUnderPolicy(t *testing.T) {
+	h := open(t, parseDoc(t, map[string]any{
+		"policy": map[string]any{"default": "deny", "rules": []any{
+			map[string]any{"allow": "a:resources/read"}, map[string]any{"allow": "*:prompts/get"},
+		}, "quota": map[string]any{"calls": 3, "perMs": 60000}},
+		"mcpServers": map[string]any{
+			"a": child(t, testkit.ModeServer, nil),
+			"b": child(t, testkit.ModeServer, nil),
+		},
+	}))
+	tests := []struct {
+		tool, args string
+		code       fault.Code // "" means success
+	}{
+		{host.ReadResourceTool, `{"id":"a:test://static"}`, ""},
+		{host.ReadResourceTool, `{"id":"b:test://static"}`, fault.CodePolicyBlocked},
+		{host.GetPromptTool, `{"id":"b:greet","arguments":{"name":"x"}}`, ""},
+		{host.ListResources, `{}`, ""}, // the catalogue, no request: not a call
+		{host.GetPromptTool, `{"id":"a:greet","arguments":{"name":"x"}}`, ""},
+		{host.ReadResourceTool, `{"id":"a:test://static"}`, fault.CodeRateLimited}, // the 4th request
+	}
+	for i, tt := range tests {
+		_, err := h.Call(context.Background(), tt.tool, json.RawMessage(tt.args), nil)
+		if got := fault.CodeOf(err); got != tt.code {
+			t.Errorf("%d: %s %s: %v, want code %q", i, tt.tool, tt.args, err, tt.code)
 		}
 	}
 }

@@ -58,6 +58,32 @@ func (h *Host) authorize(ctx context.Context, t *registry.Tool, sc *config.Serve
 		req.Client = opts.Client
 	}
 	op := fmt.Sprintf("call tool %q", t.ID.Name)
+	c := Confirmation{Tool: t.Name, ID: t.ID.String(), Server: t.ID.Server, Title: t.Tool.Title, Arguments: args}
+	return h.enforce(ctx, req, c, op, opts)
+}
+
+// authorizeRead applies the policy to a built-in tool's request to a
+// server (method "resources/read" or "prompts/get"): it is decided as a
+// call of the tool "<server>:<method>", so that rules over a server's IDs
+// ("gh:*") cover it, and counted against the quota. The method is a read by
+// the protocol's definition, not by the server's say-so, so it is judged
+// read-only whatever the server's trust.
+func (h *Host) authorizeRead(ctx context.Context, sc *config.Server, method string, args json.RawMessage, opts *CallOptions) error {
+	ro, destructive := true, false
+	req := policy.Request{ID: sc.Name + ":" + method, Trust: policy.Trusted,
+		Annotations: &policy.Annotations{ReadOnly: &ro, Destructive: &destructive}}
+	if opts != nil {
+		req.Client = opts.Client
+	}
+	c := Confirmation{Tool: method, ID: req.ID, Server: sc.Name, Arguments: args}
+	return h.enforce(ctx, req, c, method, opts)
+}
+
+// enforce acts on the policy's decision for req: a refusal is a
+// policy_blocked error (rate_limited for a spent quota), a call that needs
+// confirmation is put to the call's Confirmer, or the host's.
+func (h *Host) enforce(ctx context.Context, req policy.Request, c Confirmation, op string, opts *CallOptions) error {
+	server := c.Server
 	d := h.policy.Load().Decide(req)
 	switch d.Verdict {
 	case policy.Permit:
@@ -67,22 +93,23 @@ func (h *Host) authorize(ctx context.Context, t *registry.Tool, sc *config.Serve
 		if d.Reason == policy.ReasonQuota {
 			code = fault.CodeRateLimited
 		}
-		return fault.New(code, t.ID.Server, op, errors.New(d.Detail))
+		return fault.New(code, server, op, errors.New(d.Detail))
 	}
 	confirm := h.confirm
 	if opts != nil && opts.Confirm != nil {
 		confirm = opts.Confirm
 	}
 	if confirm == nil {
-		return fault.New(fault.CodePolicyBlocked, t.ID.Server, op,
+		return fault.New(fault.CodePolicyBlocked, server, op,
 			fmt.Errorf("the call needs a person's confirmation (%s; policy.confirm) and there is no one to ask", d.Detail))
 	}
-	ok, err := confirm(ctx, Confirmation{Tool: t.Name, ID: t.ID.String(), Server: t.ID.Server, Title: t.Tool.Title, Arguments: args, Reason: d.Detail})
+	c.Reason = d.Detail
+	ok, err := confirm(ctx, c)
 	switch {
 	case err != nil:
-		return fault.New(fault.CodePolicyBlocked, t.ID.Server, op, fmt.Errorf("confirmation failed: %w", err))
+		return fault.New(fault.CodePolicyBlocked, server, op, fmt.Errorf("confirmation failed: %w", err))
 	case !ok:
-		return fault.New(fault.CodePolicyBlocked, t.ID.Server, op, errors.New("the call was not confirmed"))
+		return fault.New(fault.CodePolicyBlocked, server, op, errors.New("the call was not confirmed"))
 	}
 	return nil
 }

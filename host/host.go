@@ -305,6 +305,7 @@ type Host struct {
 	store   store.Store      // may be nil
 	audit   chan *store.Call // to auditWriter; nil without a store
 	changes chan struct{}    // to notifier
+	notify  notifyState      // what notifier has passed to OnChange
 	life    context.Context  // ends when Close starts
 	cancel  context.CancelFunc
 
@@ -315,8 +316,9 @@ type Host struct {
 	snap     *registry.Snapshot        // swapped whole; never mutated
 	index    *search.Index             // tool search over snap (search.go)
 	indexed  map[string]*registry.Tool // what index holds, by model-facing name
-	found    map[string]bool           // deferred tools a tool_search found: listed from then on (builtin.go)
+	found    []string                  // deferred tools a tool_search found, oldest first: listed (builtin.go)
 	spills   spillStore                // large results (spill.go)
+	spilled  bool                      // a result was spilled: mcp_read_resource is listed from then on
 	closed   bool
 	opened   bool // Open has returned
 	watchers sync.WaitGroup
@@ -329,12 +331,13 @@ type server struct {
 	sup *supervise.Supervisor // decides when a dial may happen; nil when disabled
 
 	conn    *upstream.Conn
-	attempt supervise.Attempt // the Attempt that made conn
-	raw     *upstream.Catalog // as discovered (or saved), before vetting
-	catalog *upstream.Catalog // vetted: what the registry is built from
-	vetted  *ingest.Result    // the vetting that produced catalog
-	cached  bool              // catalog came from the store and no live discovery confirmed it yet
-	flags   []Finding         // injection-pattern findings of the last rebuild
+	caps    *mcp.ServerCapabilities // declared at the last handshake; kept when the connection ends
+	attempt supervise.Attempt       // the Attempt that made conn
+	raw     *upstream.Catalog       // as discovered (or saved), before vetting
+	catalog *upstream.Catalog       // vetted: what the registry is built from
+	vetted  *ingest.Result          // the vetting that produced catalog
+	cached  bool                    // catalog came from the store and no live discovery confirmed it yet
+	flags   []Finding               // injection-pattern findings of the last rebuild
 	state   State
 	err     error
 
@@ -861,7 +864,7 @@ func (h *Host) call(ctx context.Context, s *server, t *registry.Tool, args json.
 	if opts != nil && opts.KeepWhole {
 		raw, err = h.guardResult(s.cfg, t.ID.Name, res.Raw, 0)
 	} else {
-		raw, err = h.guardAndSpill(s.cfg, t.ID.Name, res.Raw, false)
+		raw, err = h.guardAndSpill(s.cfg, t.ID.Name, res.Raw, false, t.Tool.OutputSchema != nil)
 	}
 	if err != nil {
 		return nil, err

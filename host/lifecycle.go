@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/config"
@@ -157,6 +159,7 @@ func (h *Host) dial(ctx context.Context, s *server, a supervise.Attempt) error {
 	}
 	changed := s.raw == nil || !sameCatalog(s.raw, cat)
 	s.conn, s.attempt, s.raw, s.catalog, s.vetted, s.cached = conn, a, cat, vetted.Catalog, vetted, false
+	s.caps = conn.Info().Capabilities
 	s.state, s.err, s.lastUse = StateReady, nil, time.Now()
 	opened := h.opened
 	h.mu.Unlock()
@@ -340,14 +343,26 @@ func sameCatalog(a, b *upstream.Catalog) bool {
 	return err1 == nil && err2 == nil && string(ja) == string(jb)
 }
 
-// changed tells OnChange, on its own goroutine.
-func (h *Host) changed() {
-	if h.onChange != nil {
-		select {
-		case h.changes <- struct{}{}:
-		default: // one pending notification covers it
-		}
+// changed tells OnChange, on its own goroutine. It returns the change's
+// sequence number, for waitChanged (0 without OnChange).
+func (h *Host) changed() uint64 {
+	if h.onChange == nil {
+		return 0
 	}
+	seq := h.notify.seq.Add(1)
+	select {
+	case h.changes <- struct{}{}:
+	default: // one pending notification covers it
+	}
+	return seq
+}
+
+// notifyState tracks which changes OnChange has seen.
+type notifyState struct {
+	seq  atomic.Uint64 // the last change made
+	mu   sync.Mutex
+	done uint64        // every change up to done was followed by a complete OnChange call
+	wake chan struct{} // closed when done moves; replaced then
 }
 
 // notifier calls OnChange one call at a time.
@@ -357,7 +372,40 @@ func (h *Host) notifier() {
 		case <-h.stop:
 			return
 		case <-h.changes:
+			seq := h.notify.seq.Load() // changes up to here are in this call's view
 			h.onChange()
+			h.notify.mu.Lock()
+			h.notify.done = seq
+			if h.notify.wake != nil {
+				close(h.notify.wake)
+				h.notify.wake = nil
+			}
+			h.notify.mu.Unlock()
+		}
+	}
+}
+
+// waitChanged waits until OnChange has run after change seq (see
+// changed), ctx ends or the host closes: a caller that changed what is
+// listed can then answer knowing the gateway lists it.
+func (h *Host) waitChanged(ctx context.Context, seq uint64) {
+	for seq != 0 {
+		h.notify.mu.Lock()
+		if h.notify.done >= seq {
+			h.notify.mu.Unlock()
+			return
+		}
+		if h.notify.wake == nil {
+			h.notify.wake = make(chan struct{})
+		}
+		wake := h.notify.wake
+		h.notify.mu.Unlock()
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return
+		case <-h.stop:
+			return
 		}
 	}
 }

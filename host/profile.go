@@ -27,7 +27,8 @@ func Formats() []string {
 	return out
 }
 
-// ProviderTools is the model's tool list converted for one provider.
+// ProviderTools is the model's tool list converted for one provider, as it
+// was when made: rebuild it when the list changes (Options.OnChange).
 type ProviderTools struct {
 	// Format is the provider format: see Formats.
 	Format string
@@ -84,10 +85,16 @@ func (p *ProviderTools) Resolve(name string, args json.RawMessage) (string, json
 }
 
 // Call calls the tool a provider named, with the provider's arguments
-// mapped back (see Resolve).
+// mapped back (see Resolve). A name the conversion did not see (a tool
+// listed since, such as one a tool_search found) is called as it is, with
+// the arguments as they are: rebuild ProviderTools after OnChange to give
+// the provider the new list.
 func (p *ProviderTools) Call(ctx context.Context, name string, args json.RawMessage, opts *CallOptions) (*Result, error) {
 	orig, origArgs, err := p.Resolve(name, args)
 	if err != nil {
+		if _, terr := p.host.Tool(name); terr == nil {
+			return p.host.Call(ctx, name, args, opts)
+		}
 		return nil, err
 	}
 	return p.host.Call(ctx, orig, origArgs, opts)

@@ -45,7 +45,8 @@ func (h *Host) reindex(snap *registry.Snapshot) {
 }
 
 // Search returns the k tools that best match a request in plain words
-// ("make a new folder"), best first; k <= 0 means 5.
+// ("make a new folder"), best first; k <= 0 means 5. Deferred tools are
+// marked (see Tools).
 func (h *Host) Search(query string, k int) []Tool {
 	h.mu.RLock()
 	ix, snap := h.index, h.snap
@@ -53,10 +54,15 @@ func (h *Host) Search(query string, k int) []Tool {
 	if ix == nil {
 		return nil
 	}
+	hits := ix.Search(query, k)
 	var out []Tool
-	for _, hit := range ix.Search(query, k) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	for _, hit := range hits {
 		if t, ok := snap.Tool(hit.ID); ok {
-			out = append(out, toolOf(t))
+			tool := toolOf(t)
+			tool.Deferred = h.deferredLocked(t)
+			out = append(out, tool)
 		}
 	}
 	return out

@@ -25,7 +25,8 @@ import (
 // projection: text blocks as they are, media as one descriptive line each,
 // structured content as JSON). Stored results live in memory for spillTTL,
 // within spillMaxBytes in all; the oldest go first, and reading one that
-// went says so.
+// went says so. The store is shared by all the host's callers: the
+// IDs are unguessable (128 random bits), and only their holders can read.
 const (
 	spillPrefix   = "switchboard:spill/"
 	spillPage     = 32 << 10
@@ -73,6 +74,14 @@ func (s *spillStore) clock() time.Time {
 	return time.Now()
 }
 
+// has reports whether id is stored (and not expired).
+func (s *spillStore) has(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.entries[id]
+	return e != nil && s.clock().Sub(e.at) < spillTTL
+}
+
 // put stores text and returns its ID.
 func (s *spillStore) put(server, tool, text string, page int) string {
 	var b [16]byte
@@ -117,12 +126,12 @@ func (s *spillStore) read(id, cursor string) (json.RawMessage, error) {
 	s.mu.Unlock()
 	if e == nil {
 		return nil, fault.New(fault.CodeNotFound, "", ReadResourceTool, fmt.Errorf(
-			"no stored result %q: results are kept for %v and %d MiB in all, the oldest going first; call the tool again", id, spillTTL, spillMaxBytes>>20))
+			"no stored result %q: results are kept for %v and %d MiB in all, the oldest going first; this one is gone (call the tool again only if that is safe to repeat)", id, spillTTL, spillMaxBytes>>20))
 	}
 	off := 0
 	if cursor != "" {
 		n, err := strconv.Atoi(strings.TrimPrefix(cursor, "o"))
-		if err != nil || !strings.HasPrefix(cursor, "o") || n <= 0 || n >= len(e.text) {
+		if err != nil || !strings.HasPrefix(cursor, "o") || n <= 0 || n >= len(e.text) || !utf8.RuneStart(e.text[n]) {
 			return nil, fault.New(fault.CodeInvalidInput, "", ReadResourceTool, errors.New(`"cursor" is not one this stored result gave: pass nextCursor back verbatim`))
 		}
 		off = n
@@ -172,8 +181,18 @@ func pageEnd(text string, off, size int) int {
 // longer than the spill threshold, stores the text and returns a preview
 // (a tool's result) or the first page (a resource read through
 // mcp_read_resource) in its place.
-func (h *Host) guardAndSpill(sc *config.Server, tool string, raw json.RawMessage, resource bool) (json.RawMessage, error) {
-	threshold := h.config().Context.Spill()
+//
+// The threshold is the smaller of context.spillBytes and
+// security.resultTextMaxBytes, so that whatever the guard would cut is
+// spilled instead. keepStructured keeps a result's structuredContent
+// whole (a tool that declares an output schema must return it; the guard
+// still bounds it).
+func (h *Host) guardAndSpill(sc *config.Server, tool string, raw json.RawMessage, resource, keepStructured bool) (json.RawMessage, error) {
+	cfg := h.config()
+	threshold := cfg.Context.Spill()
+	if capBytes := cfg.Security.WithDefaults().ResultTextMaxBytes; threshold > capBytes {
+		threshold = capBytes
+	}
 	if threshold == 0 || len(raw) <= threshold {
 		return h.guardResult(sc, tool, raw, 0)
 	}
@@ -189,33 +208,54 @@ func (h *Host) guardAndSpill(sc *config.Server, tool string, raw json.RawMessage
 	}
 	page := min(spillPage, threshold)
 	id := h.spills.put(sc.Name, tool, text, page)
-	h.log.Info("large result stored; the model gets a preview", "server", sc.Name, "tool", tool, "bytes", len(text), "id", id)
+	// The ID is a capability: log only enough of it to match reports.
+	h.log.Info("large result stored; the model gets a preview", "server", sc.Name, "tool", tool, "bytes", len(text), "id", id[:len(spillPrefix)+8]+"…")
+	h.mu.Lock()
+	first := !h.spilled
+	h.spilled = true
+	h.mu.Unlock()
+	if first {
+		h.changed() // mcp_read_resource is listed from now on
+	}
 	if resource {
 		return h.spills.read(id, "")
 	}
-	return spillResult(whole, text, id, threshold, page)
+	return spillResult(whole, text, id, threshold, page, keepStructured)
 }
 
-// spillResult replaces a result's content by a preview of text and a
-// notice naming the stored text; isError, _meta and other fields stay, and
-// so does structuredContent when it is small.
-func spillResult(whole json.RawMessage, text, id string, threshold, page int) (json.RawMessage, error) {
+// spillResult replaces a result's text by a preview of text and a notice
+// naming the stored text; media blocks (images, audio, resource links),
+// isError, _meta and other fields stay, and so does structuredContent when
+// keepStructured or when it is small.
+func spillResult(whole json.RawMessage, text, id string, threshold, page int, keepStructured bool) (json.RawMessage, error) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(whole, &fields); err != nil {
 		return nil, err
 	}
-	if len(fields["structuredContent"]) > threshold/2 {
+	var isError bool
+	json.Unmarshal(fields["isError"], &isError) //nolint:errcheck // absent or malformed: false
+	if (!keepStructured || isError) && len(fields["structuredContent"]) > threshold/2 {
 		delete(fields, "structuredContent")
 	}
 	preview := text[:pageEnd(text, 0, spillPreview)]
 	notice := fmt.Sprintf("[Switchboard: this result is %d bytes of text, more than the %d shown at once; above are its first %d. "+
 		"The whole result is stored as %s: read it with %s {\"id\": %q} in pages of %d bytes, within %v.]",
 		len(text), threshold, len(preview), id, ReadResourceTool, id, page, spillTTL)
-	blocks, _ := json.Marshal([]any{
+	content := []any{
 		map[string]any{"type": "text", "text": preview},
 		map[string]any{"type": "text", "text": notice},
-	})
-	fields["content"] = blocks
+	}
+	var blocks []json.RawMessage
+	json.Unmarshal(fields["content"], &blocks) //nolint:errcheck // malformed content: nothing to keep
+	for _, b := range blocks {
+		var head struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(b, &head) == nil && (head.Type == "image" || head.Type == "audio" || head.Type == "resource_link") {
+			content = append(content, b) // already guarded; the stored text only describes them
+		}
+	}
+	fields["content"], _ = json.Marshal(content)
 	var meta map[string]json.RawMessage
 	if m := fields["_meta"]; len(m) > 0 {
 		json.Unmarshal(m, &meta) //nolint:errcheck // a malformed _meta is replaced

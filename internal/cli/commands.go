@@ -499,10 +499,10 @@ func runTokens(r *run) int {
 		Tokens int    `json:"tokens"`
 		Listed int    `json:"listedTokens"`
 	}
-	listed := map[string]bool{}
+	listed := map[string]int{} // tokens of what the model is given, by server
 	builtin := row{Server: "(switchboard built-in)"}
 	for _, t := range r.host.ModelTools() {
-		listed[t.Name] = true
+		listed[t.Server] += t.Tokens()
 		if t.Server == "" {
 			builtin.Tools++
 			builtin.Tokens += t.Tokens()
@@ -520,12 +520,9 @@ func runTokens(r *run) int {
 		if rw == nil {
 			continue
 		}
-		n := t.Tokens()
 		rw.Tools++
-		rw.Tokens += n
-		if listed[t.Name] {
-			rw.Listed += n
-		}
+		rw.Tokens += t.Tokens()
+		rw.Listed = listed[t.Server]
 	}
 	if builtin.Tools > 0 {
 		rows = append(rows, &builtin)

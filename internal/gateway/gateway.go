@@ -56,8 +56,12 @@ import (
 // failure: {"code": "...", "server": "...", "retryable": bool}.
 const ErrorMetaKey = "io.switchboard/error"
 
-// maxInstructions caps each server's part of the merged instructions.
-const maxInstructions = 4096
+// maxInstructions caps each server's part of the merged instructions,
+// maxAllInstructions all of them.
+const (
+	maxInstructions    = 4096
+	maxAllInstructions = 16 << 10
+)
 
 // Options configure New. Nil means defaults.
 type Options struct {
@@ -151,6 +155,8 @@ func instructions(h *host.Host) string {
 	if names[host.ListResources] || names[host.ListPrompts] {
 		b.WriteString(" Resources and prompts are discovered on demand with the mcp_list_* tools.")
 	}
+	var omitted []string
+	total := 0
 	for _, in := range h.Instructions() {
 		text := strings.TrimSpace(in.Text)
 		if text == "" {
@@ -163,7 +169,17 @@ func instructions(h *host.Host) string {
 			}
 			text = text[:cut] + "… [truncated]"
 		}
-		fmt.Fprintf(&b, "\n\n## Server %q\n%s", in.Server, text)
+		if total+len(text) > maxAllInstructions {
+			omitted = append(omitted, fmt.Sprintf("%q", in.Server))
+			continue
+		}
+		total += len(text)
+		// Every line quoted: a server's text cannot start a section that
+		// seems to be another server's.
+		fmt.Fprintf(&b, "\n\n## Server %q says:\n> %s", in.Server, strings.ReplaceAll(text, "\n", "\n> "))
+	}
+	if len(omitted) > 0 {
+		fmt.Fprintf(&b, "\n\n(The instructions of %s are left out: together they exceed %d bytes.)", strings.Join(omitted, ", "), maxAllInstructions)
 	}
 	return b.String()
 }
