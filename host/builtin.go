@@ -318,17 +318,9 @@ func (h *Host) runSearch(ctx context.Context, args json.RawMessage, _ *CallOptio
 		k = maxSearchResults
 	}
 	hits := h.Search(a.Query, k)
-	type def struct {
-		Name         string               `json:"name"`
-		Title        string               `json:"title,omitempty"`
-		Description  string               `json:"description,omitempty"`
-		InputSchema  json.RawMessage      `json:"inputSchema"`
-		OutputSchema json.RawMessage      `json:"outputSchema,omitempty"`
-		Annotations  *mcp.ToolAnnotations `json:"annotations,omitempty"`
-	}
 	out := struct {
-		Tools []def `json:"tools"`
-	}{Tools: []def{}}
+		Tools []definition `json:"tools"`
+	}{Tools: []definition{}}
 	newly := false
 	h.mu.Lock()
 	for _, t := range hits {
@@ -347,7 +339,9 @@ func (h *Host) runSearch(ctx context.Context, args json.RawMessage, _ *CallOptio
 		if h.cfg.Context.OutputSchemaHint {
 			desc = withOutputHint(desc, t.OutputSchema)
 		}
-		out.Tools = append(out.Tools, def{t.Name, t.Title, desc, t.InputSchema, t.OutputSchema, t.Annotations})
+		def := t.definition()
+		def.Description = desc
+		out.Tools = append(out.Tools, def)
 	}
 	if len(h.found) > maxFound {
 		h.found = slices.Delete(h.found, 0, len(h.found)-maxFound)
@@ -437,86 +431,61 @@ func (h *Host) healthyServers() map[string]bool {
 	return out
 }
 
-func (h *Host) runListResources(_ context.Context, args json.RawMessage, _ *CallOptions) (json.RawMessage, error) {
+// listEntries answers a capability tool's list: the entries of healthy
+// servers (only server's, when the arguments name one), a page at a time,
+// under key.
+func listEntries[T any](h *Host, tool string, args json.RawMessage, all []T, key string, id, server func(T) string) (json.RawMessage, error) {
 	var a listArgs
-	if err := decodeArgs(ListResources, args, &a); err != nil {
+	if err := decodeArgs(tool, args, &a); err != nil {
 		return nil, err
 	}
-	if err := h.checkServerArg(ListResources, a.Server); err != nil {
+	if err := h.checkServerArg(tool, a.Server); err != nil {
 		return nil, err
 	}
 	ok := h.healthyServers()
-	var all []Resource
-	for _, r := range h.Resources() {
-		if ok[r.Server] {
-			all = append(all, r)
+	var shown []T
+	for _, e := range all {
+		if ok[server(e)] {
+			shown = append(shown, e)
 		}
 	}
-	p, next, err := page(ListResources, a, all, func(r Resource) string { return r.ID }, func(r Resource) string { return r.Server })
+	p, next, err := page(tool, a, shown, id, server)
 	if err != nil {
 		return nil, err
 	}
-	return jsonResult(struct {
-		Resources  []Resource `json:"resources"`
-		NextCursor string     `json:"nextCursor,omitempty"`
-	}{p, next})
+	out := map[string]any{key: p}
+	if next != "" {
+		out["nextCursor"] = next
+	}
+	return jsonResult(out)
+}
+
+func (h *Host) runListResources(_ context.Context, args json.RawMessage, _ *CallOptions) (json.RawMessage, error) {
+	return listEntries(h, ListResources, args, h.Resources(), "resources",
+		func(r Resource) string { return r.ID }, func(r Resource) string { return r.Server })
 }
 
 func (h *Host) runListTemplates(_ context.Context, args json.RawMessage, _ *CallOptions) (json.RawMessage, error) {
-	var a listArgs
-	if err := decodeArgs(ListTemplates, args, &a); err != nil {
-		return nil, err
-	}
-	if err := h.checkServerArg(ListTemplates, a.Server); err != nil {
-		return nil, err
-	}
-	ok := h.healthyServers()
-	var all []Template
-	for _, t := range h.Templates() {
-		if ok[t.Server] {
-			all = append(all, t)
-		}
-	}
-	p, next, err := page(ListTemplates, a, all, func(t Template) string { return t.ID }, func(t Template) string { return t.Server })
-	if err != nil {
-		return nil, err
-	}
-	return jsonResult(struct {
-		Templates  []Template `json:"resourceTemplates"`
-		NextCursor string     `json:"nextCursor,omitempty"`
-	}{p, next})
+	return listEntries(h, ListTemplates, args, h.Templates(), "resourceTemplates",
+		func(t Template) string { return t.ID }, func(t Template) string { return t.Server })
+}
+
+// promptEntry is a prompt as mcp_list_prompts shows it.
+type promptEntry struct {
+	ID          string                `json:"id"`
+	Server      string                `json:"server"`
+	Title       string                `json:"title,omitempty"`
+	Description string                `json:"description,omitempty"`
+	Arguments   []*mcp.PromptArgument `json:"arguments,omitempty"`
 }
 
 func (h *Host) runListPrompts(_ context.Context, args json.RawMessage, _ *CallOptions) (json.RawMessage, error) {
-	var a listArgs
-	if err := decodeArgs(ListPrompts, args, &a); err != nil {
-		return nil, err
-	}
-	if err := h.checkServerArg(ListPrompts, a.Server); err != nil {
-		return nil, err
-	}
-	ok := h.healthyServers()
-	type entry struct {
-		ID          string                `json:"id"`
-		Server      string                `json:"server"`
-		Title       string                `json:"title,omitempty"`
-		Description string                `json:"description,omitempty"`
-		Arguments   []*mcp.PromptArgument `json:"arguments,omitempty"`
-	}
-	var all []entry
+	var all []promptEntry
 	for _, p := range h.Prompts() {
-		if ok[p.Server] {
-			all = append(all, entry{p.ID, p.Server, p.Title, p.Description, p.Arguments})
-		}
+		all = append(all, promptEntry{p.ID, p.Server, p.Title, p.Description, p.Arguments})
 	}
-	p, next, err := page(ListPrompts, a, all, func(e entry) string { return e.ID }, func(e entry) string { return e.Server })
-	if err != nil {
-		return nil, err
-	}
-	return jsonResult(struct {
-		Prompts    []entry `json:"prompts"`
-		NextCursor string  `json:"nextCursor,omitempty"`
-	}{p, next})
+	return listEntries(h, ListPrompts, args, all, "prompts",
+		func(e promptEntry) string { return e.ID }, func(e promptEntry) string { return e.Server })
 }
 
 // reachable fails, without any network request, when the server an ID

@@ -105,16 +105,23 @@ func (p *ProviderTools) Call(ctx context.Context, name string, args json.RawMess
 // internal/tokens, a tokenizer-free estimate within about 5 % of OpenAI's
 // o200k_base and cl100k_base counts on tool definitions (see that package).
 func (t Tool) Tokens() int {
-	b, err := json.Marshal(struct {
-		Name         string               `json:"name"`
-		Title        string               `json:"title,omitempty"`
-		Description  string               `json:"description,omitempty"`
-		InputSchema  json.RawMessage      `json:"inputSchema"`
-		OutputSchema json.RawMessage      `json:"outputSchema,omitempty"`
-		Annotations  *mcp.ToolAnnotations `json:"annotations,omitempty"`
-	}{t.Name, t.Title, t.Description, t.InputSchema, t.OutputSchema, t.Annotations})
+	b, err := json.Marshal(t.definition())
 	if err != nil {
 		return 0
 	}
 	return tokens.Estimate(b)
+}
+
+// definition is a tool as a model is given it: MCP's tool object.
+type definition struct {
+	Name         string               `json:"name"`
+	Title        string               `json:"title,omitempty"`
+	Description  string               `json:"description,omitempty"`
+	InputSchema  json.RawMessage      `json:"inputSchema"`
+	OutputSchema json.RawMessage      `json:"outputSchema,omitempty"`
+	Annotations  *mcp.ToolAnnotations `json:"annotations,omitempty"`
+}
+
+func (t Tool) definition() definition {
+	return definition{t.Name, t.Title, t.Description, t.InputSchema, t.OutputSchema, t.Annotations}
 }
