@@ -119,6 +119,14 @@ func (h *Host) enforce(ctx context.Context, req policy.Request, c Confirmation, 
 // (internal/resultguard). What changed is logged. textBytes, when not 0,
 // replaces the configured cap on a text block.
 func (h *Host) guardResult(sc *config.Server, tool string, raw json.RawMessage, textBytes int) (json.RawMessage, error) {
+	out, findings, err := h.guard(sc, tool, raw, textBytes, nil)
+	h.logFindings(sc, tool, findings)
+	return out, err
+}
+
+// guard is guardResult without the log; total, when not nil, receives the
+// size of the result's text (see resultguard.Options.TextTotal).
+func (h *Host) guard(sc *config.Server, tool string, raw json.RawMessage, textBytes int, total *int) (json.RawMessage, []resultguard.Finding, error) {
 	sec := h.config().Security.WithDefaults()
 	if textBytes == 0 {
 		textBytes = sec.ResultTextMaxBytes
@@ -133,15 +141,18 @@ func (h *Host) guardResult(sc *config.Server, tool string, raw json.RawMessage, 
 		ImagePixels:     sec.ImageMaxPixels,
 		ImagesPerResult: sec.ImagesPerResult,
 	}
-	o := resultguard.Options{Server: sc.Name, Wrap: sec.WrapUntrustedResults && sc.Trust.Level() != config.TrustTrusted}
+	o := resultguard.Options{Server: sc.Name, Wrap: sec.WrapUntrustedResults && sc.Trust.Level() != config.TrustTrusted, TextTotal: total}
 	out, findings, err := resultguard.Result(raw, l, o)
 	if err != nil {
-		return nil, fault.New(fault.CodeServerError, sc.Name, fmt.Sprintf("call tool %q", tool), err)
+		return nil, nil, fault.New(fault.CodeServerError, sc.Name, fmt.Sprintf("call tool %q", tool), err)
 	}
+	return out, findings, nil
+}
+
+func (h *Host) logFindings(sc *config.Server, tool string, findings []resultguard.Finding) {
 	for _, f := range findings {
 		h.log.Warn("tool result: "+f.Kind, "server", sc.Name, "tool", tool, "block", f.Block, "detail", f.Detail)
 	}
-	return out, nil
 }
 
 // cleanPrompt strips invisible and control characters from a rendered

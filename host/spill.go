@@ -196,15 +196,22 @@ func (h *Host) guardAndSpill(sc *config.Server, tool string, raw json.RawMessage
 	if threshold == 0 || len(raw) <= threshold {
 		return h.guardResult(sc, tool, raw, 0)
 	}
-	// The whole result, guarded but with no text cut, to see how long its
-	// text is.
+	// One guarding pass measures the text (the common case ends here);
+	// only a long one is guarded again without cuts and projected.
+	var total int
+	out, findings, err := h.guard(sc, tool, raw, 0, &total)
+	if err != nil || total <= threshold {
+		h.logFindings(sc, tool, findings)
+		return out, err
+	}
 	whole, err := h.guardResult(sc, tool, raw, len(raw))
 	if err != nil {
 		return nil, err
 	}
 	text := content.ToolText(whole)
 	if len(text) <= threshold {
-		return h.guardResult(sc, tool, raw, 0)
+		h.logFindings(sc, tool, findings)
+		return out, nil
 	}
 	page := min(spillPage, threshold)
 	id := h.spills.put(sc.Name, tool, text, page)

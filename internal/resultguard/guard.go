@@ -103,6 +103,9 @@ func (g *guard) walk() error {
 			}
 			end, g.sDepth, err = skipValue(d, v, 1)
 			g.structured = member{true, keyStart, v, end, prevEnd, -1}
+			if g.o.TextTotal != nil {
+				*g.o.TextTotal += end - v
+			}
 			last = &g.structured
 		default:
 			end, _, err = skipValue(d, v, 1)
@@ -317,6 +320,9 @@ func (g *guard) body(f field) []byte {
 // text guards the text value f of block n: it replaces invalid UTF-8, cuts
 // what is over the limit and wraps it when asked.
 func (g *guard) text(n int, f field) {
+	if g.o.TextTotal != nil {
+		*g.o.TextTotal += f.info.n
+	}
 	over := f.info.n > g.l.TextBytes
 	if !over && !f.info.invalid && !g.o.Wrap {
 		return

@@ -123,6 +123,12 @@ type Options struct {
 	// structuredContent is left as is. Wrapping changes every text block,
 	// so the fast path applies only to results without text.
 	Wrap bool
+	// TextTotal, when not nil, is increased by the decoded size of every
+	// text the guard reads (text blocks and embedded resources' text) and
+	// by the size of structuredContent as JSON, before anything is cut:
+	// at most what a text projection of the result holds. It lets a caller
+	// decide on the result's size without decoding it.
+	TextTotal *int
 	// Nonce is the delimiter nonce; when empty and Wrap is set, a fresh
 	// random one of 16 hex digits is drawn from crypto/rand. A caller that
 	// sets it must make it unguessable and use it for one call only, or the
