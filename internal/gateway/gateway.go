@@ -652,5 +652,15 @@ func (g *Gateway) ServeHTTP(ctx context.Context, ln net.Listener, opts HTTPOptio
 		}
 		return h
 	}
-	return mcphttp.Serve(ctx, ln, g.server, &mcphttp.Options{Path: opts.Front.Path, Middleware: mw, Ready: opts.Ready})
+	mopts := &mcphttp.Options{Path: opts.Front.Path, Middleware: mw, Ready: opts.Ready}
+	if !opts.NoRawCalls {
+		// Plain 2026-07-28 tools/call requests are served without go-sdk's
+		// decoding and re-encoding (raw.go); the rest goes to go-sdk.
+		if raw, err := g.rawIntercept(ctx); err != nil {
+			g.log.Warn("raw tools/call path off: every call goes through go-sdk", "err", err)
+		} else {
+			mopts.Intercept = raw
+		}
+	}
+	return mcphttp.Serve(ctx, ln, g.server, mopts)
 }

@@ -66,6 +66,12 @@ type Options struct {
 	Middleware func(endpoint http.Handler) http.Handler
 	// Ready, when set, is called with the bound address once listening.
 	Ready func(net.Addr)
+	// Intercept, when set, wraps the endpoint's era router: it sees every
+	// request to Path after the Middleware and inside the shutdown
+	// tracking, and passes to next what it does not answer itself. The
+	// gateway serves plain 2026-07-28 tools/call requests there without
+	// go-sdk (see package gateway, raw.go).
+	Intercept func(next http.Handler) http.Handler
 }
 
 // Serve serves server on ln until ctx is done, then shuts down gracefully:
@@ -85,7 +91,11 @@ func Serve(ctx context.Context, ln net.Listener, server *mcp.Server, opts *Optio
 	t := newRequestTracker()
 	defer t.endStreams()
 	mux := http.NewServeMux()
-	mux.Handle(path, t.wrap(NewEraRouter(server)))
+	endpoint := NewEraRouter(server)
+	if opts.Intercept != nil {
+		endpoint = opts.Intercept(endpoint)
+	}
+	mux.Handle(path, t.wrap(endpoint))
 	var handler http.Handler = mux
 	if opts.Middleware != nil {
 		handler = opts.Middleware(mux)
