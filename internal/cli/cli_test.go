@@ -212,7 +212,7 @@ func TestServeStdio(t *testing.T) {
 		if err := cs.Close(); err != nil {
 			t.Logf("close: %v", err)
 		}
-		if !strings.Contains(stderr.String(), "serving 1 server (1 ready), 6 tools on stdio") {
+		if !strings.Contains(stderr.String(), "serving 1 server (1 ready), 6 tools listed, 5 built-in on stdio") {
 			t.Errorf("stderr = %q", stderr.String())
 		}
 	}

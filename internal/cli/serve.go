@@ -165,7 +165,8 @@ func (r *run) banner(addr, path string, front frontdoor.Options, tokenSource str
 		strconv.Quote(exe))
 }
 
-// summary says what the gateway serves, e.g. "2 servers (1 ready), 13 tools".
+// summary says what the gateway serves, e.g. "2 servers (1 ready), 13
+// tools listed (4 deferred), 5 built-in".
 func summary(h *host.Host) string {
 	servers := h.Servers()
 	ready := 0
@@ -178,7 +179,28 @@ func summary(h *host.Host) string {
 	if len(servers) == 1 {
 		plural = ""
 	}
-	return fmt.Sprintf("%d server%s (%d ready), %d tools", len(servers), plural, ready, len(h.Tools()))
+	deferred := 0
+	for _, t := range h.Tools() {
+		if t.Deferred {
+			deferred++
+		}
+	}
+	listed, builtin := 0, 0
+	for _, t := range h.ModelTools() {
+		if t.Server == "" {
+			builtin++
+		} else {
+			listed++
+		}
+	}
+	out := fmt.Sprintf("%d server%s (%d ready), %d tools listed", len(servers), plural, ready, listed)
+	if deferred > 0 {
+		out += fmt.Sprintf(" (%d more deferred: %s finds them)", deferred, host.ToolSearch)
+	}
+	if builtin > 0 {
+		out += fmt.Sprintf(", %d built-in", builtin)
+	}
+	return out
 }
 
 // loopback reports whether addr's host is a loopback name or address.
