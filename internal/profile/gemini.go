@@ -426,7 +426,8 @@ func isNullSchema(o *object) bool {
 //   - anyOf/oneOf: a null branch makes o nullable; the other branches
 //     are merged with mergeAlternatives when all are objects, merged
 //     (enums united) when all have the same scalar type, and otherwise
-//     the first is taken. o's own keywords win over the branch's.
+//     dropped, leaving a value of any type (JSON in a string, see
+//     anyValue). o's own keywords win over the branch's.
 //
 // The result accepts arguments valid for one of the branches, or is
 // looser; the tool validates what it receives.
@@ -498,7 +499,11 @@ func flattenCombinators(o *object) *object {
 				chosen.set("enum", enum)
 			}
 		default:
-			chosen = nn[0].clone()
+			// Branches of different kinds: Gemini has no union, and
+			// taking one branch would make the others impossible to
+			// send. The value becomes JSON in a string, which Resolve
+			// decodes, so every branch stays possible.
+			chosen = newObject()
 		}
 		o = merge(chosen, base, true)
 		if nullable {

@@ -272,7 +272,7 @@ func TestSchemaCases(t *testing.T) {
 			name:   "nested combinators kept for openai, flattened for gemini",
 			in:     `{"type":"object","properties":{"v":{"oneOf":[{"type":"string","enum":["a"]},{"type":"string","enum":["b","a"]}]},"n":{"type":["number","null"]},"x":{"anyOf":[{"type":"string"},{"type":"integer"}]}}}`,
 			openai: `{"type":"object","properties":{"v":{"oneOf":[{"type":"string","enum":["a"]},{"type":"string","enum":["b","a"]}]},"n":{"type":["number","null"]},"x":{"anyOf":[{"type":"string"},{"type":"integer"}]}}}`,
-			gemini: `{"type":"OBJECT","properties":{"v":{"type":"STRING","enum":["a","b"]},"n":{"type":"NUMBER","nullable":true},"x":{"type":"STRING"}}}`,
+			gemini: `{"type":"OBJECT","properties":{"v":{"type":"STRING","enum":["a","b"]},"n":{"type":"NUMBER","nullable":true},"x":{"type":"STRING","description":"A JSON value, encoded as a string."}}}`,
 		},
 		{
 			name:   "arrays and tuples",
@@ -358,5 +358,28 @@ func TestMCPIdentity(t *testing.T) {
 	}
 	if _, err := Convert(MCP, []Tool{{Name: "x", InputSchema: json.RawMessage(`{`)}}); err == nil {
 		t.Error("invalid schema accepted")
+	}
+}
+
+// TestGeminiUnionRoundTrip: a property whose branches have different
+// kinds becomes JSON in a string for Gemini, and every branch's value
+// comes back as it was.
+func TestGeminiUnionRoundTrip(t *testing.T) {
+	res, err := Convert(Gemini, []Tool{{Name: "t", InputSchema: json.RawMessage(
+		`{"type":"object","properties":{"x":{"anyOf":[{"type":"string"},{"type":"integer"},{"type":"array","items":{"type":"string"}}]}}}`)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ in, want string }{
+		{`{"x":"5"}`, `{"x":5}`},
+		{`{"x":"[\"a\",\"b\"]"}`, `{"x":["a","b"]}`},
+		{`{"x":"\"quoted\""}`, `{"x":"quoted"}`},
+		{`{"x":"plain words"}`, `{"x":"plain words"}`}, // not JSON: passed on as the string it is
+	}
+	for _, tt := range tests {
+		_, got, err := res.Mapping.Resolve("t", json.RawMessage(tt.in))
+		if err != nil || string(got) != tt.want {
+			t.Errorf("Resolve(%s) = %s, %v; want %s", tt.in, got, err, tt.want)
+		}
 	}
 }
