@@ -545,3 +545,14 @@ func TestBuiltinsUnderPolicy(t *testing.T) {
 		}
 	}
 }
+
+// TestCapabilityToolsNeedAHealthyServer: a server that failed to start
+// opens no gate.
+func TestCapabilityToolsNeedAHealthyServer(t *testing.T) {
+	h := open(t, parse(t, map[string]any{"broken": child(t, testkit.ModeExit, map[string]any{"startupAttempts": 1})}, nil))
+	for _, name := range modelToolNames(h) {
+		if slices.Contains(capabilityTools, name) {
+			t.Errorf("%s listed with no healthy server", name)
+		}
+	}
+}
