@@ -556,3 +556,46 @@ func TestCapabilityToolsNeedAHealthyServer(t *testing.T) {
 		}
 	}
 }
+
+// TestCapabilityToolsPaging: 120 resources come in pages of 50 through
+// mcp_list_resources, each once, with nextCursor passed back verbatim.
+func TestCapabilityToolsPaging(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "many", Version: "1"}, nil)
+	for i := range 120 {
+		uri := fmt.Sprintf("many://r/%03d", i)
+		s.AddResource(&mcp.Resource{URI: uri, Name: uri}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, Text: "content of " + uri}}}, nil
+		})
+	}
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true}))
+	t.Cleanup(srv.Close)
+	h := open(t, parse(t, map[string]any{"many": map[string]any{"url": srv.URL, "trust": "trusted"}}, nil))
+
+	seen := map[string]bool{}
+	var sizes []int
+	cursor := ""
+	for range 10 {
+		args, _ := json.Marshal(map[string]string{"cursor": cursor})
+		var page struct {
+			Resources  []host.Resource `json:"resources"`
+			NextCursor string          `json:"nextCursor"`
+		}
+		structured(t, call(t, h, host.ListResources, string(args)), &page)
+		sizes = append(sizes, len(page.Resources))
+		for _, r := range page.Resources {
+			if seen[r.ID] {
+				t.Errorf("%s twice", r.ID)
+			}
+			seen[r.ID] = true
+		}
+		if cursor = page.NextCursor; cursor == "" {
+			break
+		}
+	}
+	if !slices.Equal(sizes, []int{50, 50, 20}) || len(seen) != 120 {
+		t.Errorf("pages %v, %d distinct", sizes, len(seen))
+	}
+	if res := call(t, h, host.ReadResourceTool, `{"id":"many:many://r/119"}`); res.Text != "content of many://r/119" {
+		t.Errorf("read = %q", res.Text)
+	}
+}

@@ -61,10 +61,10 @@ func checkEverything(t *testing.T, h *host.Host, name string) {
 		t.Errorf("get-tiny-image = %q", got)
 	}
 	res := call(t, h, name+"__get-structured-content", `{"location":"Chicago"}`)
-	var structured struct {
+	var sc struct {
 		StructuredContent map[string]any `json:"structuredContent"`
 	}
-	if json.Unmarshal(res.Raw, &structured); structured.StructuredContent["temperature"] == nil {
+	if json.Unmarshal(res.Raw, &sc); sc.StructuredContent["temperature"] == nil {
 		t.Errorf("get-structured-content raw = %s", res.Raw)
 	}
 	if got := call(t, h, name+"__get-resource-links", `{"count":2}`).Text; strings.Count(got, "[resource link: ") != 2 {
@@ -87,6 +87,34 @@ func checkEverything(t *testing.T, h *host.Host, name string) {
 	p, err := h.GetPrompt(context.Background(), name+":args-prompt", map[string]string{"city": "Paris"}, nil)
 	if err != nil || !strings.Contains(p.Text, "Paris") {
 		t.Errorf("args-prompt: %v %v", p, err)
+	}
+
+	// The same through the capability tools, as a model would.
+	var resources struct {
+		Resources []host.Resource `json:"resources"`
+	}
+	structured(t, call(t, h, host.ListResources, `{"server":"`+name+`"}`), &resources)
+	if len(resources.Resources) < 7 {
+		t.Errorf("mcp_list_resources: %d resources", len(resources.Resources))
+	}
+	var templates struct {
+		Templates []host.Template `json:"resourceTemplates"`
+	}
+	structured(t, call(t, h, host.ListTemplates, `{"server":"`+name+`"}`), &templates)
+	filled := ""
+	for _, tm := range templates.Templates {
+		if strings.Contains(tm.URITemplate, "dynamic/text/{") {
+			filled = tm.ID[:strings.Index(tm.ID, "{")] + "7"
+		}
+	}
+	if filled == "" {
+		t.Fatalf("no text template among %+v", templates.Templates)
+	}
+	if res := call(t, h, host.ReadResourceTool, `{"id":"`+filled+`"}`); !strings.Contains(res.Text, "7") {
+		t.Errorf("mcp_read_resource %s = %q", filled, res.Text)
+	}
+	if res := call(t, h, host.GetPromptTool, `{"id":"`+name+`:args-prompt","arguments":{"city":"Paris"}}`); !strings.Contains(res.Text, "Paris") {
+		t.Errorf("mcp_get_prompt = %q", res.Text)
 	}
 }
 
