@@ -437,6 +437,9 @@ type captureRoundTripper struct {
 	maxBody int64
 	server  string
 	prune   func([]byte) []byte // see Conn.pruneFrame; may be nil
+	// onDiscover, when set, receives the body of each server/discover
+	// request (see rawState.noteDiscover).
+	onDiscover func([]byte)
 }
 
 // ErrResponseTooLarge is returned when an HTTP response body or SSE event
@@ -444,6 +447,15 @@ type captureRoundTripper struct {
 var ErrResponseTooLarge = errors.New("response exceeds size cap")
 
 func (rt *captureRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	if rt.onDiscover != nil && req.Method == http.MethodPost && req.GetBody != nil && req.Header.Get("Mcp-Method") == "server/discover" {
+		if body, err := req.GetBody(); err == nil {
+			b, err := io.ReadAll(io.LimitReader(body, 1<<20))
+			body.Close()
+			if err == nil {
+				rt.onDiscover(b)
+			}
+		}
+	}
 	if len(rt.headers) > 0 {
 		req = req.Clone(req.Context())
 		for k, vs := range rt.headers {

@@ -8,7 +8,9 @@
 // timeout on every request, progress routed to the call that asked for it
 // (go-sdk routes progress per client, not per call), lossless tool results
 // (see capture.go), bounded HTTP responses, and failures classified as
-// *fault.Error values naming the server.
+// *fault.Error values naming the server. A tools/call to a 2026-07-28
+// Streamable HTTP server bypasses go-sdk's client when it safely can: the
+// request and the result travel as bytes (rawcall.go).
 //
 // A Conn does not reconnect; supervision belongs to the caller. This
 // package may import config, fault and internal/launcher, never host.
@@ -72,6 +74,9 @@ type Options struct {
 	// routes their requests to the Peer of the call that caused them (see
 	// WithPeer). Without it Switchboard declares none of them.
 	Forward bool
+	// NoRawCalls sends every tools/call through go-sdk's client, never
+	// the raw path of rawcall.go. For comparisons and tests.
+	NoRawCalls bool
 }
 
 func (o *Options) withDefaults() Options {
@@ -159,9 +164,12 @@ type Conn struct {
 	progressSeq atomic.Int64
 	progress    sync.Map // token string → func(Progress)
 
-	mu    sync.Mutex
-	err   error        // why the session ended, set before done closes
-	peers map[Peer]int // peers of the calls in flight, with their counts
+	raw *rawState // the raw tools/call path (rawcall.go); nil unless Streamable HTTP
+
+	mu     sync.Mutex
+	err    error        // why the session ended, set before done closes
+	rawErr error        // why the raw path ended the session, if it did (see rawFail)
+	peers  map[Peer]int // peers of the calls in flight, with their counts
 }
 
 // Dial connects to s and performs the handshake, within s.StartupTimeout.
@@ -174,6 +182,10 @@ func Dial(ctx context.Context, s *config.Server, opts *Options) (*Conn, error) {
 		done:   make(chan struct{}),
 	}
 	c.life, c.cancel = context.WithCancel(context.Background())
+	if s.Transport == config.TransportHTTP {
+		c.raw = &rawState{}
+		c.raw.client = c.httpClient()
+	}
 	parent := ctx
 	ctx, cancel := context.WithTimeout(withStatus(ctx), s.StartupTimeout)
 	defer cancel()
@@ -373,13 +385,17 @@ func (c *Conn) roundTripper() http.RoundTripper {
 	for k, v := range c.server.Headers {
 		h.Set(k, v)
 	}
-	return &captureRoundTripper{
+	rt := &captureRoundTripper{
 		next:    c.baseTransport(),
 		headers: h,
 		maxBody: int64(c.opts.MaxFrame),
 		server:  c.server.Name,
 		prune:   c.pruneFrame,
 	}
+	if c.raw != nil {
+		rt.onDiscover = c.raw.noteDiscover
+	}
+	return rt
 }
 
 // watch records why the session ended and closes done.
@@ -397,6 +413,9 @@ func (c *Conn) watch() {
 		err = errors.New("connection closed")
 	}
 	c.mu.Lock()
+	if c.rawErr != nil {
+		err = c.rawErr // the raw path ended the session, as go-sdk's transport would have
+	}
 	c.err = err
 	c.mu.Unlock()
 	close(c.done)
@@ -483,6 +502,9 @@ func (c *Conn) Close() error {
 		c.proc.Stop()
 	}
 	<-c.done
+	if c.raw != nil {
+		c.raw.wait()
+	}
 	if errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) {
 		err = nil
 	}
@@ -504,6 +526,9 @@ func (c *Conn) Discover(ctx context.Context) (*Catalog, error) {
 	if caps.Tools != nil {
 		if cat.Tools, err = drain(c, c.session.Tools(ctx, nil)); err != nil {
 			return nil, c.classify(ctx, "list tools", err)
+		}
+		if c.raw != nil {
+			c.raw.noteTools(cat.Tools)
 		}
 	}
 	if caps.Resources != nil {
@@ -560,6 +585,9 @@ func (c *Conn) CallTool(ctx context.Context, name string, args json.RawMessage, 
 	progress := opts.Progress
 	if err := c.Err(); err != nil {
 		return nil, fault.New(fault.CodeUnavailable, c.server.Name, fmt.Sprintf("call tool %q", name), err)
+	}
+	if c.rawEligible(name, args) {
+		return c.callRaw(ctx, name, args, opts)
 	}
 	ctx, cancel := c.callContext(ctx)
 	defer cancel()

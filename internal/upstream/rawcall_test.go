@@ -1,0 +1,581 @@
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/fault"
+	"github.com/switchboard-mcp/switchboard/internal/testkit"
+)
+
+// The raw upstream tools/call (rawcall.go) must answer exactly as the
+// go-sdk path does. Each test dials the same real server twice, once with
+// the raw path and once with Options.NoRawCalls, makes the same calls on
+// both and compares results and errors.
+
+func TestMain(m *testing.M) {
+	testkit.MaybeRunChild()
+	os.Exit(m.Run())
+}
+
+// rawServer is the testkit server behind a stateless (2026-07-28)
+// Streamable HTTP handler on 127.0.0.1:0, behind a middleware that can
+// refuse tools/call with a status or answer the "novel" tool itself.
+type rawServer struct {
+	url    string
+	status atomic.Int32 // when non-zero, tools/call POSTs get this status
+	calls  atomic.Int64 // tools/call POSTs seen
+	cancel atomic.Int64 // notifications/cancelled POSTs seen
+}
+
+func newRawServer(t *testing.T, stateless bool) *rawServer {
+	t.Helper()
+	rs := &rawServer{}
+	srv := testkit.NewServer()
+	opts := &mcp.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true}
+	if !stateless {
+		opts = &mcp.StreamableHTTPOptions{SessionTimeout: time.Minute}
+	}
+	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, opts)
+	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Header.Get("Mcp-Method") {
+		case "notifications/cancelled":
+			rs.cancel.Add(1)
+		case "tools/call":
+			rs.calls.Add(1)
+			if st := rs.status.Load(); st != 0 {
+				http.Error(w, http.StatusText(int(st)), int(st))
+				return
+			}
+			if strings.HasPrefix(r.Header.Get("Mcp-Name"), "novel") {
+				serveNovel(t, w, r)
+				return
+			}
+		}
+		sdk.ServeHTTP(w, r)
+	}))
+	t.Cleanup(web.Close)
+	rs.url = web.URL
+	return rs
+}
+
+// serveNovel answers a tools/call for "novel-json" or "novel-sse" with a
+// result go-sdk's types could not hold (an unknown content type, unknown
+// members), after progress and a log message on the SSE stream.
+func serveNovel(t *testing.T, w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		ID     json.RawMessage `json:"id"`
+		Params struct {
+			Meta map[string]any `json:"_meta"`
+		} `json:"params"`
+	}
+	body, _ := io.ReadAll(r.Body)
+	if err := json.Unmarshal(body, &req); err != nil {
+		t.Errorf("novel: %v", err)
+	}
+	result := `{"content":[{"type":"hologram","frames":[1,2,3]},{"type":"text","text":"hi","x-extra":true}],"futureField":{"a":[1,{"b":null}]},"isError":false}`
+	resp := `{"jsonrpc":"2.0","id":` + string(req.ID) + `,"result":` + result + `}`
+	switch r.Header.Get("Mcp-Name") {
+	case "novel-err400":
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(req.ID)+`,"error":{"code":-32602,"message":"invalid argument \"x\"","data":{"x":1}}}`)
+		return
+	case "novel-errsse":
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":"+string(req.ID)+",\"error\":{\"code\":-32602,\"message\":\"bad x\"}}\n\n")
+		return
+	case "novel-errjson":
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(req.ID)+`,"error":{"code":-32603,"message":"boom"}}`)
+		return
+	}
+	if r.Header.Get("Mcp-Name") == "novel-json" {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, resp)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	if tok, ok := req.Params.Meta["progressToken"].(string); ok {
+		for i := 1; i <= 3; i++ {
+			fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":%q,\"progress\":%d,\"total\":3,\"message\":\"result error step\"}}\n\n", tok, i)
+		}
+	}
+	io.WriteString(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"on the stream\"}}\n\n")
+	io.WriteString(w, ": a comment\n\nevent: message\ndata: "+resp+"\n\n")
+}
+
+// dialBoth dials the server with and without the raw path.
+func dialBoth(t *testing.T, url string, extra string) (raw, sdk *Conn) {
+	t.Helper()
+	return dialRaw(t, url, extra, false), dialRaw(t, url, extra, true)
+}
+
+func dialRaw(t *testing.T, url, extra string, noRaw bool) *Conn {
+	t.Helper()
+	data := fmt.Sprintf(`{"mcpServers":{"up":{"url":%q,"trust":"trusted"%s}}}`, url, extra)
+	cfg, err := config.Parse([]byte(data), "raw.json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Dial(context.Background(), cfg.Servers[0], &Options{Forward: true, NoRawCalls: noRaw})
+	if err != nil {
+		t.Fatalf("Dial: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if _, err := c.Discover(context.Background()); err != nil {
+		t.Fatalf("Discover: %v", err)
+	}
+	return c
+}
+
+// rawCount is how many raw exchanges the connection made.
+func rawCount(c *Conn) int64 {
+	if c.raw == nil {
+		return 0
+	}
+	return c.raw.ids.Load()
+}
+
+// outcome is a call's result or error, in a comparable form.
+type outcome struct {
+	Raw     string
+	IsError bool
+	Code    fault.Code
+	Err     string
+}
+
+func call(t *testing.T, c *Conn, ctx context.Context, name, args string, opts *CallOptions) outcome {
+	t.Helper()
+	var a json.RawMessage
+	if args != "" {
+		a = json.RawMessage(args)
+	}
+	res, err := c.CallTool(ctx, name, a, opts)
+	if err != nil {
+		return outcome{Code: fault.CodeOf(err), Err: err.Error()}
+	}
+	return outcome{Raw: string(res.Raw), IsError: res.IsError}
+}
+
+// same makes the call on both connections and requires the same outcome.
+func same(t *testing.T, raw, sdk *Conn, name, args string) outcome {
+	t.Helper()
+	r0, s0 := rawCount(raw), rawCount(sdk)
+	got := call(t, raw, context.Background(), name, args, nil)
+	want := call(t, sdk, context.Background(), name, args, nil)
+	if got != want {
+		t.Errorf("%s %s:\nraw    %+v\ngo-sdk %+v", name, args, got, want)
+	}
+	if rawCount(raw) == r0 {
+		t.Errorf("%s: the raw connection did not take the raw path", name)
+	}
+	if rawCount(sdk) != s0 {
+		t.Errorf("%s: the NoRawCalls connection took the raw path", name)
+	}
+	return got
+}
+
+func TestRawCallSameAsSDK(t *testing.T) {
+	rs := newRawServer(t, true)
+	raw, sdk := dialBoth(t, rs.url, "")
+	if v := raw.Info().ProtocolVersion; v != rawVersion {
+		t.Fatalf("protocol %s, want %s", v, rawVersion)
+	}
+	big := strings.Repeat("0123456789 \\\"é\n", 100<<10/16)
+	bigArgs, _ := json.Marshal(map[string]string{"text": big})
+	cases := []struct {
+		name, tool, args string
+		want             func(outcome) bool
+	}{
+		{"echo", "echo", `{"text":"hello"}`, func(o outcome) bool { return strings.Contains(o.Raw, `"hello"`) && !o.IsError }},
+		{"echo 100KB", "echo", string(bigArgs), func(o outcome) bool { return len(o.Raw) > 100<<10 }},
+		{"echo, spaced arguments", "echo", "{ \"text\" :\n \"x\" }", func(o outcome) bool { return strings.Contains(o.Raw, `"x"`) }},
+		{"no arguments", "grow", "", func(o outcome) bool { return strings.Contains(o.Raw, "grew") }},
+		{"isError", "fail", `{}`, func(o outcome) bool { return o.IsError && strings.Contains(o.Raw, "on purpose") }},
+		{"unknown tool", "nope", `{}`, func(o outcome) bool { return o.Code == fault.CodeNotFound }},
+		{"arguments against the schema", "echo", `{"text":5}`, func(o outcome) bool { return o.IsError && strings.Contains(o.Raw, "validating") }},
+		{"invalid params, HTTP 400", "novel-err400", `{}`, func(o outcome) bool { return o.Code == fault.CodeInvalidInput }},
+		{"invalid params, SSE", "novel-errsse", `{}`, func(o outcome) bool { return o.Code == fault.CodeInvalidInput }},
+		{"internal error, JSON", "novel-errjson", `{}`, func(o outcome) bool { return o.Code == fault.CodeServerError }},
+		{"big result", "big", `{"bytes":200000}`, func(o outcome) bool { return len(o.Raw) > 200000 }},
+		{"unknown content type, SSE", "novel-sse", `{}`, func(o outcome) bool {
+			return strings.Contains(o.Raw, `"hologram"`) && strings.Contains(o.Raw, `"futureField"`)
+		}},
+		{"unknown content type, JSON", "novel-json", `{}`, func(o outcome) bool { return strings.Contains(o.Raw, `"x-extra":true`) }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := same(t, raw, sdk, tc.tool, tc.args)
+			if !tc.want(got) {
+				t.Errorf("unexpected outcome %+v", got)
+			}
+		})
+	}
+}
+
+func TestRawCallHTTPStatus(t *testing.T) {
+	for _, tc := range []struct {
+		status int
+		code   fault.Code
+		ends   bool // the connection ends, as go-sdk's transport ends it
+	}{
+		{http.StatusUnauthorized, fault.CodeAuthFailure, true},
+		{http.StatusTooManyRequests, fault.CodeRateLimited, false},
+		{http.StatusServiceUnavailable, fault.CodeTransient, false},
+		{http.StatusInternalServerError, fault.CodeServerError, false},
+		{http.StatusNotFound, fault.CodeServerError, true},
+	} {
+		t.Run(fmt.Sprint(tc.status), func(t *testing.T) {
+			rs := newRawServer(t, true)
+			raw, sdk := dialBoth(t, rs.url, "")
+			rs.status.Store(int32(tc.status))
+			got := same(t, raw, sdk, "echo", `{"text":"x"}`)
+			if got.Code != tc.code {
+				t.Errorf("code %s, want %s", got.Code, tc.code)
+			}
+			for _, c := range []*Conn{raw, sdk} {
+				select {
+				case <-c.Done():
+					if !tc.ends {
+						t.Errorf("connection ended: %v", c.Err())
+					}
+				case <-time.After(func() time.Duration {
+					if tc.ends {
+						return 10 * time.Second
+					}
+					return 0
+				}()):
+					if tc.ends {
+						t.Errorf("connection still alive after HTTP %d", tc.status)
+					}
+				}
+			}
+			if tc.ends {
+				if a, b := raw.Err(), sdk.Err(); a == nil || b == nil || a.Error() != b.Error() {
+					t.Errorf("why the connection ended:\nraw    %v\ngo-sdk %v", a, b)
+				}
+				// A call on the ended connection was never sent: the
+				// host redials on this code.
+				if o := call(t, raw, context.Background(), "echo", `{"text":"x"}`, nil); o.Code != fault.CodeUnavailable {
+					t.Errorf("call after the end: %+v, want unavailable", o)
+				}
+			}
+		})
+	}
+}
+
+type progressList struct {
+	mu   sync.Mutex
+	list []Progress
+}
+
+func (p *progressList) add(x Progress) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.list = append(p.list, x)
+}
+
+func (p *progressList) get() []Progress {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]Progress(nil), p.list...)
+}
+
+func TestRawCallProgress(t *testing.T) {
+	rs := newRawServer(t, true)
+	raw, sdk := dialBoth(t, rs.url, "")
+	for _, tool := range []string{"slow", "novel-sse"} {
+		var lists [2][]Progress
+		var outs [2]outcome
+		for i, c := range []*Conn{raw, sdk} {
+			var pl progressList
+			outs[i] = call(t, c, context.Background(), tool, `{"steps":4,"delay_ms":1}`, &CallOptions{Progress: pl.add})
+			lists[i] = pl.get() // all of it by the time the call returned
+		}
+		if outs[0] != outs[1] {
+			t.Errorf("%s: raw %+v, go-sdk %+v", tool, outs[0], outs[1])
+		}
+		if fmt.Sprint(lists[0]) != fmt.Sprint(lists[1]) || len(lists[0]) == 0 {
+			t.Errorf("%s: progress\nraw    %v\ngo-sdk %v", tool, lists[0], lists[1])
+		}
+		for i, p := range lists[0] {
+			if p.Progress != float64(i+1) {
+				t.Errorf("%s: progress out of order: %v", tool, lists[0])
+				break
+			}
+		}
+	}
+	if rawCount(raw) == 0 {
+		t.Error("the raw path was not taken")
+	}
+}
+
+// logPeer answers input requests and records log messages.
+type logPeer struct {
+	pass bool // pass input requests on (a 2026-07-28 downstream client)
+	mu   sync.Mutex
+	logs []string
+}
+
+func (p *logPeer) CreateMessage(_ context.Context, _ string, _ *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error) {
+	return &mcp.CreateMessageWithToolsResult{Model: "m", Role: "assistant", Content: []mcp.Content{&mcp.TextContent{Text: "Paris"}}}, nil
+}
+
+func (p *logPeer) Elicit(_ context.Context, server string, _ *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada of " + server}}, nil
+}
+
+func (p *logPeer) ListRoots(context.Context, string) (*mcp.ListRootsResult, error) {
+	return &mcp.ListRootsResult{Roots: []*mcp.Root{{URI: "file:///r"}}}, nil
+}
+
+func (p *logPeer) Log(_ context.Context, server string, lp *mcp.LoggingMessageParams) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.logs = append(p.logs, fmt.Sprint(server, lp.Level, lp.Data))
+}
+
+func (p *logPeer) PassInput() bool { return p.pass }
+
+func (p *logPeer) ClientCapabilities() *mcp.ClientCapabilities {
+	return &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}, Sampling: &mcp.SamplingCapabilities{}}
+}
+
+func TestRawCallInputRequired(t *testing.T) {
+	rs := newRawServer(t, true)
+	raw, sdk := dialBoth(t, rs.url, `,"elicitation":true,"sampling":true,"roots":true`)
+	for _, tool := range []string{"ask", "sample", "roots"} {
+		// Answered through the peer.
+		var outs [2]outcome
+		for i, c := range []*Conn{raw, sdk} {
+			outs[i] = call(t, c, WithPeer(context.Background(), &logPeer{}), tool, `{}`, nil)
+		}
+		if outs[0] != outs[1] || outs[0].Raw == "" {
+			t.Errorf("%s answered: raw %+v, go-sdk %+v", tool, outs[0], outs[1])
+		}
+		// Passed on, then retried with the responses.
+		var reqs [2]string
+		for i, c := range []*Conn{raw, sdk} {
+			ctx := WithPeer(context.Background(), &logPeer{pass: true})
+			_, err := c.CallTool(ctx, tool, json.RawMessage(`{}`), nil)
+			var ir *InputRequired
+			if !errors.As(err, &ir) {
+				t.Fatalf("%s: err = %v, want *InputRequired", tool, err)
+			}
+			b, _ := json.Marshal(ir.Requests)
+			reqs[i] = string(b) + " state=" + ir.State
+			responses, ferr := c.fulfil(ctx, &logPeer{}, ir.Requests)
+			if ferr != nil {
+				t.Fatal(ferr)
+			}
+			outs[i] = call(t, c, ctx, tool, `{}`, &CallOptions{InputResponses: responses, RequestState: ir.State})
+		}
+		if reqs[0] != reqs[1] {
+			t.Errorf("%s input requests:\nraw    %s\ngo-sdk %s", tool, reqs[0], reqs[1])
+		}
+		if outs[0] != outs[1] || outs[0].Raw == "" {
+			t.Errorf("%s retried: raw %+v, go-sdk %+v", tool, outs[0], outs[1])
+		}
+	}
+	if rawCount(raw) < 9 {
+		t.Errorf("%d raw exchanges, want at least 9", rawCount(raw))
+	}
+}
+
+func TestRawCallLogToPeer(t *testing.T) {
+	rs := newRawServer(t, true)
+	raw, sdk := dialBoth(t, rs.url, "")
+	var logs [2][]string
+	for i, c := range []*Conn{raw, sdk} {
+		p := &logPeer{}
+		if o := call(t, c, WithPeer(context.Background(), p), "novel-sse", `{}`, nil); o.Raw == "" {
+			t.Fatalf("call: %+v", o)
+		}
+		p.mu.Lock()
+		logs[i] = p.logs
+		p.mu.Unlock()
+	}
+	if fmt.Sprint(logs[0]) != fmt.Sprint(logs[1]) || len(logs[0]) != 1 {
+		t.Errorf("logs: raw %q, go-sdk %q", logs[0], logs[1])
+	}
+}
+
+func TestRawCallCancel(t *testing.T) {
+	rs := newRawServer(t, true)
+	raw, sdk := dialBoth(t, rs.url, "")
+	for _, c := range []*Conn{raw, sdk} {
+		before := testkit.SlowCancelled.Load()
+		cancels := rs.cancel.Load()
+		ctx, cancel := context.WithCancel(context.Background())
+		first := make(chan struct{})
+		var once sync.Once
+		errc := make(chan error, 1)
+		go func() {
+			_, err := c.CallTool(ctx, "slow", json.RawMessage(`{"steps":1000,"delay_ms":20}`), &CallOptions{Progress: func(Progress) { once.Do(func() { close(first) }) }})
+			errc <- err
+		}()
+		<-first
+		cancel()
+		err := <-errc
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("err = %v, want context.Canceled", err)
+		}
+		// The server saw it: its handler's context was cancelled, and
+		// notifications/cancelled arrived.
+		deadline := time.Now().Add(20 * time.Second)
+		for (testkit.SlowCancelled.Load() == before || rs.cancel.Load() == cancels) && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if testkit.SlowCancelled.Load() == before {
+			t.Error("the server's handler never saw the cancellation")
+		}
+		if rs.cancel.Load() == cancels {
+			t.Error("no notifications/cancelled reached the server")
+		}
+	}
+	if rawCount(raw) == 0 {
+		t.Error("the raw path was not taken")
+	}
+}
+
+func TestRawCallTimeout(t *testing.T) {
+	rs := newRawServer(t, true)
+	raw, sdk := dialBoth(t, rs.url, `,"callTimeoutMs":300`)
+	got := call(t, raw, context.Background(), "slow", `{"steps":1000,"delay_ms":20}`, nil)
+	want := call(t, sdk, context.Background(), "slow", `{"steps":1000,"delay_ms":20}`, nil)
+	if got.Code != fault.CodeTimeout || got.Code != want.Code {
+		t.Errorf("raw %+v, go-sdk %+v; want timeout", got, want)
+	}
+	if rawCount(raw) == 0 {
+		t.Error("the raw path was not taken")
+	}
+}
+
+func TestRawCallUnreachable(t *testing.T) {
+	rs := newRawServer(t, true)
+	raw, sdk := dialBoth(t, rs.url, "")
+	// A server that goes away between calls: the request never reaches
+	// it, and the dial error says so.
+	raw.server.URL, sdk.server.URL = "http://127.0.0.1:1/mcp", "http://127.0.0.1:1/mcp"
+	got := call(t, raw, context.Background(), "echo", `{"text":"x"}`, nil)
+	if got.Code != fault.CodeUnavailable {
+		t.Errorf("raw %+v, want unavailable", got)
+	}
+}
+
+func TestRawCallNotUsed(t *testing.T) {
+	t.Run("legacy session", func(t *testing.T) {
+		rs := newRawServer(t, false)
+		c := dialRaw(t, rs.url, "", false)
+		if o := call(t, c, context.Background(), "echo", `{"text":"x"}`, nil); o.Raw == "" {
+			t.Fatalf("call: %+v", o)
+		}
+		if c.Info().ProtocolVersion == rawVersion || rawCount(c) != 0 {
+			t.Errorf("protocol %s, %d raw exchanges; want a legacy session on go-sdk", c.Info().ProtocolVersion, rawCount(c))
+		}
+	})
+	t.Run("arguments not an object", func(t *testing.T) {
+		rs := newRawServer(t, true)
+		raw, sdk := dialBoth(t, rs.url, "")
+		for _, args := range []string{`[1]`, `{"text":`, `"x"`} {
+			got := call(t, raw, context.Background(), "echo", args, nil)
+			want := call(t, sdk, context.Background(), "echo", args, nil)
+			if got != want {
+				t.Errorf("%s: raw %+v, go-sdk %+v", args, got, want)
+			}
+		}
+		if rawCount(raw) != 0 {
+			t.Errorf("%d raw exchanges, want 0", rawCount(raw))
+		}
+	})
+	t.Run("x-mcp-header tool", func(t *testing.T) {
+		rs := newRawServer(t, true)
+		c := dialRaw(t, rs.url, "", false)
+		c.raw.noteTools([]*mcp.Tool{{Name: "echo", InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string","x-mcp-header":"Text"}}}`)}})
+		if c.rawEligible("echo", json.RawMessage(`{"text":"x"}`)) {
+			t.Error("a tool with x-mcp-header annotations is eligible")
+		}
+		if c.rawEligible("a tool", nil) || c.rawEligible("tööl", nil) {
+			t.Error("a name go-sdk would send in another form is eligible")
+		}
+	})
+}
+
+func TestTopMembers(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want string
+	}{
+		{`{"a":1,"b":"x\"}","c":{"d":[1,2]}}`, `a=1 b="x\"}" c={"d":[1,2]}`},
+		{` { "a" : true , "a" : null } `, `a=null`},
+		{`{"\u0061":2}`, `a=2`},
+		{`{}`, ``},
+	} {
+		m, ok := topMembers([]byte(tc.in))
+		if !ok {
+			t.Errorf("%s: not an object", tc.in)
+			continue
+		}
+		var parts []string
+		for _, k := range []string{"a", "b", "c"} {
+			if v, ok := m[k]; ok {
+				parts = append(parts, k+"="+string(v))
+			}
+		}
+		if got := strings.Join(parts, " "); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.in, got, tc.want)
+		}
+	}
+	for _, in := range []string{`[]`, `"x"`, ``} {
+		if _, ok := topMembers([]byte(in)); ok {
+			t.Errorf("%q: an object?", in)
+		}
+	}
+}
+
+func TestRawRequestEncoding(t *testing.T) {
+	rs := newRawServer(t, true)
+	c := dialRaw(t, rs.url, "", false)
+	body, err := c.rawRequest(rawIDBase+7, "echo", json.RawMessage(`{"text":"a\u00e9"}`), "sb-1", nil, nil, "st")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msg struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      int64           `json:"id"`
+		Method  string          `json:"method"`
+		Params  json.RawMessage `json:"params"`
+	}
+	if err := json.Unmarshal(body, &msg); err != nil {
+		t.Fatalf("%s: %v", body, err)
+	}
+	var p mcp.CallToolParams
+	if err := json.Unmarshal(msg.Params, &p); err != nil {
+		t.Fatal(err)
+	}
+	var a struct {
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	json.Unmarshal(msg.Params, &a)
+	if msg.JSONRPC != "2.0" || msg.ID != rawIDBase+7 || msg.Method != "tools/call" || p.Name != "echo" || p.RequestState != "st" ||
+		!bytes.Equal(a.Arguments, []byte(`{"text":"a\u00e9"}`)) || p.GetProgressToken() != "sb-1" ||
+		p.Meta[mcp.MetaKeyProtocolVersion] != rawVersion || p.Meta[mcp.MetaKeyClientCapabilities] == nil || p.Meta[mcp.MetaKeyClientInfo] == nil {
+		t.Errorf("request %s", body)
+	}
+}
