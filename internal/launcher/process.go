@@ -51,6 +51,7 @@ type Process struct {
 	stopErr  error         // written by supervise before close(stopped)
 
 	connected atomic.Bool // Transport().Connect has been called
+	writeMu   sync.Mutex  // one frame at a time on stdin (go-sdk's writes and WriteFrame)
 	abort     atomic.Bool // skip the grace of stage 1 (see Abort)
 
 	mu      sync.Mutex // guards the fields below

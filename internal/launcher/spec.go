@@ -48,8 +48,9 @@ type Spec struct {
 	MaxFrame int
 	// FrameFilter, when set, sees every complete stdout frame (newline
 	// included) before the MCP SDK does and returns the frame to deliver
-	// (it may return its argument). It runs on the connection's reading
-	// goroutine; the frame's memory is reused after it returns.
+	// (it may return its argument); an empty result drops the frame. It
+	// runs on the connection's reading goroutine; the frame's memory is
+	// reused after it returns.
 	FrameFilter func(frame []byte) []byte
 	// StderrLimit is how many trailing bytes of stderr are kept;
 	// 0 or negative means DefaultStderrLimit (64 KiB).

@@ -69,7 +69,24 @@ func (r stdoutReader) Close() error {
 // stdinWriter is the connection's writer; closing it is stage 1 of Stop.
 type stdinWriter struct{ p *Process }
 
-func (w stdinWriter) Write(b []byte) (int, error) { return w.p.stdin.Write(b) }
+// go-sdk writes each message with one Write call; the lock keeps it whole
+// against WriteFrame.
+func (w stdinWriter) Write(b []byte) (int, error) {
+	w.p.writeMu.Lock()
+	defer w.p.writeMu.Unlock()
+	return w.p.stdin.Write(b)
+}
+
+// WriteFrame writes one pre-encoded message to the child's stdin, whole,
+// serialised with the connection's own writes (go-sdk writes each message
+// with a single Write, under the same lock). frame must be one complete
+// JSON-RPC message ending in '\n'. n is how many bytes reached the pipe:
+// 0 means the child cannot have seen any of it.
+func (p *Process) WriteFrame(frame []byte) (n int, err error) {
+	p.writeMu.Lock()
+	defer p.writeMu.Unlock()
+	return p.stdin.Write(frame)
+}
 
 func (w stdinWriter) Close() error { return w.p.Stop() }
 
@@ -110,6 +127,11 @@ func (f *filterReader) Read(b []byte) (int, error) {
 				break
 			}
 			f.pending = f.filter(f.line)
+			if len(f.pending) == 0 {
+				// The filter took the frame: go-sdk never sees it.
+				f.line = f.line[:0]
+				continue
+			}
 			break
 		}
 	}

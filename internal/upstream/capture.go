@@ -197,6 +197,9 @@ type captureTransport struct {
 	// (before the responses that follow it); it reports whether it
 	// delivered the message, which go-sdk then does not see.
 	onLog func(*mcp.LoggingMessageParams) bool
+	// onDiscover, when set, receives each server/discover request go-sdk
+	// writes, as {"params":...} (see rawState.noteDiscover).
+	onDiscover func([]byte)
 }
 
 func (t captureTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -210,6 +213,7 @@ func (t captureTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		established: t.established,
 		abort:       t.abort,
 		onLog:       t.onLog,
+		onDiscover:  t.onDiscover,
 		pending:     map[jsonrpc.ID]*slot{},
 		tokens:      map[string]*slot{},
 		probes:      map[jsonrpc.ID]*time.Timer{},
@@ -231,6 +235,7 @@ type captureConn struct {
 	established *atomic.Bool                         // may be nil
 	abort       func()                               // may be nil
 	onLog       func(*mcp.LoggingMessageParams) bool // may be nil
+	onDiscover  func([]byte)                         // may be nil
 	injected    chan jsonrpc.Message                 // synthetic answers to unanswered probes
 	reads       chan readResult                      // the pump's output (probe > 0 only)
 	closed      chan struct{}                        // closed by Close (probe > 0 only)
@@ -355,6 +360,9 @@ func (c *captureConn) settleProbe(id jsonrpc.ID) (drop bool) {
 func (c *captureConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && req.Method == "server/discover" && c.probe > 0 {
 		c.armProbe(req.ID)
+	}
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && req.Method == "server/discover" && c.onDiscover != nil {
+		c.onDiscover(append(append([]byte(`{"params":`), req.Params...), '}'))
 	}
 	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && (req.Method == "tools/call" || isListMethod(req.Method)) {
 		if s := slotFrom(ctx); s != nil && (s.list != nil) == isListMethod(req.Method) {

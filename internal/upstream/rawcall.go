@@ -42,19 +42,14 @@ import (
 // (Mcp-Protocol-Version, Mcp-Method, Mcp-Name) and the per-request _meta it
 // would add (SEP-2575: protocolVersion, clientInfo and clientCapabilities,
 // the latter two copied from the server/discover request go-sdk sent at
-// connect time, so they are exactly go-sdk's). Everything else goes to
-// go-sdk: stdio and legacy SSE servers, legacy-era (session) HTTP
+// connect time, so they are exactly go-sdk's). A stdio server on the
+// 2026-07-28 era takes the same request frame over the child's stdin
+// (rawstdio.go). Everything else goes to go-sdk: legacy-era stdio servers,
+// legacy SSE servers, legacy-era (session) HTTP
 // connections, a tool whose input schema carries x-mcp-header annotations
 // (go-sdk derives Mcp-Param-* headers from them), a tool name that is not
 // plain printable ASCII, arguments that are not one JSON object, and any
 // connection whose discover request could not be read.
-//
-// Stdio is not done: the launcher hands this package only go-sdk's
-// IOTransport over the child's pipes, which encodes every write, so a
-// pre-encoded frame needs a raw writer in internal/launcher first; the
-// response and its progress would then be taken in the launcher's frame
-// filter, in wire order, and a child that dies would fail the pending raw
-// calls from watch.
 //
 // Each go-sdk behaviour on that path is reproduced here; rawcall_test.go
 // runs the same calls both ways against real servers and compares them.
@@ -101,6 +96,8 @@ type rawState struct {
 	clientInfo  json.RawMessage // its _meta clientInfo, as go-sdk encoded it; nil when absent
 	clientCaps  json.RawMessage // its _meta clientCapabilities, as go-sdk encoded it
 	headerTools map[string]bool // tools whose schema has x-mcp-header annotations, from Discover
+
+	stdio stdioRaw // the stdio path's pending calls (rawstdio.go)
 
 	bgMu     sync.Mutex
 	bgClosed bool           // Close is waiting for bg: start nothing more
@@ -181,10 +178,19 @@ func (r *rawState) meta(version string) (clientInfo, clientCaps json.RawMessage,
 
 // rawEligible reports whether CallTool may take the raw path for this call.
 func (c *Conn) rawEligible(name string, args json.RawMessage) bool {
-	if c.opts.NoRawCalls || c.raw == nil || c.raw.client == nil || c.server.Transport != config.TransportHTTP {
+	if c.opts.NoRawCalls || c.raw == nil || c.info.ProtocolVersion != rawVersion {
 		return false
 	}
-	if c.info.ProtocolVersion != rawVersion || c.session.ID() != "" {
+	switch c.server.Transport {
+	case config.TransportHTTP:
+		if c.raw.client == nil || c.session.ID() != "" {
+			return false
+		}
+	case config.TransportStdio:
+		if c.proc == nil {
+			return false
+		}
+	default:
 		return false
 	}
 	if _, _, ok := c.raw.meta(c.info.ProtocolVersion); !ok {
@@ -242,7 +248,13 @@ func (c *Conn) callRaw(ctx context.Context, name string, args json.RawMessage, o
 	}
 	responses, state := opts.InputResponses, opts.RequestState
 	for round := 1; ; round++ {
-		raw, err := c.rawExchange(ctx, op, name, args, token, peer, responses, state, s)
+		var raw json.RawMessage
+		var err error
+		if c.server.Transport == config.TransportStdio {
+			raw, err = c.rawStdioExchange(ctx, op, name, args, token, peer, responses, state, s)
+		} else {
+			raw, err = c.rawExchange(ctx, op, name, args, token, peer, responses, state, s)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -277,6 +289,12 @@ func (c *Conn) callRaw(ctx context.Context, name string, args json.RawMessage, o
 // rawRequest encodes the tools/call request. args is one valid JSON
 // object and goes in as it is.
 func (c *Conn) rawRequest(id int64, name string, args json.RawMessage, token string, peer Peer, responses mcp.InputResponseMap, state string) ([]byte, error) {
+	return c.rawRequestID(strconv.AppendInt(nil, id, 10), name, args, token, peer, responses, state)
+}
+
+// rawRequestID is rawRequest with the ID as JSON (a number on HTTP, a
+// string on stdio).
+func (c *Conn) rawRequestID(idJSON []byte, name string, args json.RawMessage, token string, peer Peer, responses mcp.InputResponseMap, state string) ([]byte, error) {
 	clientInfo, clientCaps, _ := c.raw.meta(c.info.ProtocolVersion)
 	// The _meta go-sdk would send: Switchboard's own entries (requestMeta),
 	// the progress token, then the SEP-2575 triple where absent.
@@ -323,9 +341,9 @@ func (c *Conn) rawRequest(id int64, name string, args json.RawMessage, token str
 		}
 		tail = append(append(tail, `,"requestState":`...), b...)
 	}
-	buf := make([]byte, 0, len(args)+len(metaJSON)+len(nameJSON)+len(tail)+96)
+	buf := make([]byte, 0, len(args)+len(metaJSON)+len(nameJSON)+len(tail)+len(idJSON)+96)
 	buf = append(buf, `{"jsonrpc":"2.0","id":`...)
-	buf = strconv.AppendInt(buf, id, 10)
+	buf = append(buf, idJSON...)
 	buf = append(buf, `,"method":"tools/call","params":{"_meta":`...)
 	buf = append(buf, metaJSON...)
 	buf = append(buf, `,"name":`...)

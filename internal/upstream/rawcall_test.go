@@ -29,6 +29,7 @@ import (
 // both and compares results and errors.
 
 func TestMain(m *testing.M) {
+	maybeRunStdioChild()
 	testkit.MaybeRunChild()
 	os.Exit(m.Run())
 }

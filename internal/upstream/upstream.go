@@ -9,8 +9,9 @@
 // (go-sdk routes progress per client, not per call), lossless tool results
 // (see capture.go), bounded HTTP responses, and failures classified as
 // *fault.Error values naming the server. A tools/call to a 2026-07-28
-// Streamable HTTP server bypasses go-sdk's client when it safely can: the
-// request and the result travel as bytes (rawcall.go).
+// Streamable HTTP or stdio server bypasses go-sdk's client when it safely
+// can: the request and the result travel as bytes (rawcall.go,
+// rawstdio.go).
 //
 // A Conn does not reconnect; supervision belongs to the caller. This
 // package may import config, fault and internal/launcher, never host.
@@ -182,9 +183,12 @@ func Dial(ctx context.Context, s *config.Server, opts *Options) (*Conn, error) {
 		done:   make(chan struct{}),
 	}
 	c.life, c.cancel = context.WithCancel(context.Background())
-	if s.Transport == config.TransportHTTP {
+	switch s.Transport {
+	case config.TransportHTTP:
 		c.raw = &rawState{}
 		c.raw.client = c.httpClient()
+	case config.TransportStdio:
+		c.raw = &rawState{} // rawstdio.go
 	}
 	parent := ctx
 	ctx, cancel := context.WithTimeout(withStatus(ctx), s.StartupTimeout)
@@ -301,7 +305,7 @@ func (c *Conn) startStdio(ctx context.Context, probe time.Duration, version stri
 		MaxFrame:    c.opts.MaxFrame,
 		StopStage:   c.opts.StopStage,
 		Logger:      c.log,
-		FrameFilter: c.pruneFrame,
+		FrameFilter: c.stdioFilter,
 	})
 	if err != nil {
 		return err
@@ -311,7 +315,7 @@ func (c *Conn) startStdio(ctx context.Context, probe time.Duration, version stri
 		sessOpts = &mcp.ClientSessionOptions{ProtocolVersion: version}
 	}
 	var established atomic.Bool
-	t := captureTransport{Transport: p.Transport(), probe: probe, established: &established, abort: func() { p.Abort() }, onLog: c.wireLog}
+	t := captureTransport{Transport: p.Transport(), probe: probe, established: &established, abort: func() { p.Abort() }, onLog: c.wireLog, onDiscover: c.raw.noteDiscover}
 	cs, err := c.newClient().Connect(ctx, t, sessOpts)
 	established.Store(err == nil)
 	if err != nil {
