@@ -88,6 +88,7 @@ func (r *stdioRaw) remove(id string) *stdioPending {
 var (
 	rawIDMarker       = []byte(`"` + rawStdioPrefix)
 	rawProgressMarker = []byte(`"notifications/progress"`)
+	rawLogMarker      = []byte(`"notifications/message"`)
 )
 
 // stdioFilter is the stdio connection's frame filter: pruneFrame, then
@@ -100,7 +101,42 @@ func (c *Conn) stdioFilter(frame []byte) []byte {
 	if c.raw.stdio.take(frame) {
 		return nil
 	}
+	// A log message while a raw call is in flight is delivered here, in
+	// wire order: the call's response is taken in this filter, before
+	// go-sdk has read what came earlier, so a message left to go-sdk (and
+	// wireLog in captureConn) could reach the client after the result.
+	if bytes.Contains(frame, rawLogMarker) && c.raw.stdio.inFlight() {
+		if p, ok := parseLogFrame(frame); ok && c.wireLog(p) {
+			return nil
+		}
+	}
 	return frame
+}
+
+// inFlight reports whether a raw call waits for its response.
+func (r *stdioRaw) inFlight() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.pending) > 0
+}
+
+// parseLogFrame decodes a notifications/message frame.
+func parseLogFrame(frame []byte) (*mcp.LoggingMessageParams, bool) {
+	if !json.Valid(frame) {
+		return nil, false
+	}
+	m, ok := topMembers(frame)
+	if !ok {
+		return nil, false
+	}
+	if _, isCall := m["id"]; isCall || string(bytes.TrimSpace(m["method"])) != `"notifications/message"` {
+		return nil, false
+	}
+	var p mcp.LoggingMessageParams
+	if json.Unmarshal(m["params"], &p) != nil {
+		return nil, false
+	}
+	return &p, true
 }
 
 // take handles a frame that is a raw call's response (or a late one) or

@@ -107,6 +107,15 @@ func wireElicit() mcp.Transport {
 				Error  json.RawMessage `json:"error"`
 			}
 			if json.Unmarshal(line, &msg) == nil {
+				if msg.Method == "tools/call" && msg.Params.Name == "log-wire" {
+					// Three log messages, then the answer, in this order on
+					// the wire.
+					for i := 1; i <= 3; i++ {
+						write([]byte(fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"line %d"}}`, i)))
+					}
+					write([]byte(`{"jsonrpc":"2.0","id":` + string(msg.ID) + `,"result":{"content":[{"type":"text","text":"logged"}]}}`))
+					continue
+				}
 				if msg.Method == "tools/call" && msg.Params.Name == "elicit-wire" {
 					n++
 					sid := fmt.Sprintf("\"srv-%d\"", n)
@@ -378,5 +387,28 @@ func TestRawStdioNotUsedOnLegacy(t *testing.T) {
 	}
 	if c.Info().ProtocolVersion == rawVersion || rawCount(c) != 0 {
 		t.Errorf("protocol %s, %d raw exchanges; want a legacy session on go-sdk", c.Info().ProtocolVersion, rawCount(c))
+	}
+}
+
+// TestRawStdioLogsBeforeResult: log messages the server sends during a
+// call reach the call's client before the call returns, on both paths
+// (the raw path takes the response in the frame filter, ahead of go-sdk's
+// reading of what came before it).
+func TestRawStdioLogsBeforeResult(t *testing.T) {
+	raw, sdk := dialStdioBoth(t, nil, "")
+	for round := range 20 {
+		for i, c := range []*Conn{raw, sdk} {
+			p := &logPeer{}
+			out := call(t, c, WithPeer(context.Background(), p), "log-wire", `{}`, nil)
+			p.mu.Lock()
+			logs := fmt.Sprint(p.logs)
+			p.mu.Unlock()
+			if want := "[upinfoline 1 upinfoline 2 upinfoline 3]"; logs != want || !strings.Contains(out.Raw, "logged") {
+				t.Fatalf("round %d, %s: logs %s when the call returned %+v; want %s", round, []string{"raw", "go-sdk"}[i], logs, out, want)
+			}
+		}
+	}
+	if rawCount(raw) == 0 {
+		t.Error("the raw path was not taken")
 	}
 }
