@@ -157,20 +157,7 @@ func runTools(r *run) int {
 	if r.json {
 		return r.printJSON(tools)
 	}
-	var rows [][]string
-	deferred := 0
-	for _, t := range tools {
-		name := t.Name
-		if t.Deferred {
-			name += " (deferred)"
-			deferred++
-		}
-		rows = append(rows, []string{name, oneLine(t.Description, 80)})
-	}
-	r.table("NAME\tDESCRIPTION", rows)
-	if deferred > 0 {
-		fmt.Fprintf(r.env.Stdout, "%d deferred tool(s) are not listed to a model until %s finds them (context.deferTools)\n", deferred, host.ToolSearch)
-	}
+	r.toolTable(tools)
 	return ExitOK
 }
 
@@ -471,20 +458,7 @@ func runSearch(r *run) int {
 		fmt.Fprintln(r.env.Stderr, "no tool matches; `switchboard tools` lists them all")
 		return ExitOK
 	}
-	var rows [][]string
-	deferred := 0
-	for _, t := range tools {
-		name := t.Name
-		if t.Deferred {
-			name += " (deferred)"
-			deferred++
-		}
-		rows = append(rows, []string{name, oneLine(t.Description, 80)})
-	}
-	r.table("NAME\tDESCRIPTION", rows)
-	if deferred > 0 {
-		fmt.Fprintf(r.env.Stdout, "%d deferred tool(s) are not listed to a model until %s finds them (context.deferTools)\n", deferred, host.ToolSearch)
-	}
+	r.toolTable(tools)
 	return ExitOK
 }
 
@@ -547,4 +521,22 @@ func runTokens(r *run) int {
 	fmt.Fprintln(r.env.Stdout, "TOKENS: all tool definitions; LISTED: what a model is given now (deferred tools are not, until tool_search finds them).\n"+
 		"An estimate without a tokenizer, within about 5% of OpenAI's on tool definitions; other models' tokenizers differ.")
 	return ExitOK
+}
+
+// toolTable prints tools by name and description, marking deferred ones.
+func (r *run) toolTable(tools []host.Tool) {
+	var rows [][]string
+	deferred := 0
+	for _, t := range tools {
+		name := t.Name
+		if t.Deferred {
+			name += " (deferred)"
+			deferred++
+		}
+		rows = append(rows, []string{name, oneLine(t.Description, 80)})
+	}
+	r.table("NAME\tDESCRIPTION", rows)
+	if deferred > 0 {
+		fmt.Fprintf(r.env.Stdout, "%d deferred tool(s) are not listed to a model until %s finds them (context.deferTools)\n", deferred, host.ToolSearch)
+	}
 }
