@@ -129,8 +129,14 @@ func dialBoth(t *testing.T, url string, extra string) (raw, sdk *Conn) {
 
 func dialRaw(t *testing.T, url, extra string, noRaw bool) *Conn {
 	t.Helper()
-	data := fmt.Sprintf(`{"mcpServers":{"up":{"url":%q,"trust":"trusted"%s}}}`, url, extra)
-	cfg, err := config.Parse([]byte(data), "raw.json", nil)
+	return dialEntry(t, fmt.Sprintf(`"url":%q,"trust":"trusted"%s`, url, extra), noRaw)
+}
+
+// dialEntry dials and discovers the server whose configuration members
+// are entry, with or without the raw path.
+func dialEntry(t *testing.T, entry string, noRaw bool) *Conn {
+	t.Helper()
+	cfg, err := config.Parse([]byte(`{"mcpServers":{"up":{`+entry+`}}}`), "raw.json", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

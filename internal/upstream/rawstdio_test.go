@@ -17,7 +17,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/internal/testkit"
 )
@@ -157,20 +156,7 @@ func dialStdio(t *testing.T, env map[string]string, extra string, noRaw bool) *C
 		t.Fatal(err)
 	}
 	envJSON, _ := json.Marshal(env)
-	data := fmt.Sprintf(`{"mcpServers":{"up":{"command":%q,"env":%s,"trust":"trusted"%s}}}`, exe, envJSON, extra)
-	cfg, err := config.Parse([]byte(data), "rawstdio.json", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := Dial(context.Background(), cfg.Servers[0], &Options{Forward: true, NoRawCalls: noRaw})
-	if err != nil {
-		t.Fatalf("Dial: %v", err)
-	}
-	t.Cleanup(func() { c.Close() })
-	if _, err := c.Discover(context.Background()); err != nil {
-		t.Fatalf("Discover: %v", err)
-	}
-	return c
+	return dialEntry(t, fmt.Sprintf(`"command":%q,"env":%s,"trust":"trusted"%s`, exe, envJSON, extra), noRaw)
 }
 
 func dialStdioBoth(t *testing.T, env map[string]string, extra string) (raw, sdk *Conn) {
