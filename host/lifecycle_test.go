@@ -148,7 +148,15 @@ func TestSleeperIsHeld(t *testing.T) {
 	if s := status(h, "sleeper"); !slices.Contains(s.Held, "echo") {
 		t.Errorf("status held = %v", s.Held)
 	}
-	drifts, err := st.Drifts(context.Background(), "sleeper")
+	// The drift is written to the store in the background of the rebuild
+	// (writeDrift): wait for it.
+	var drifts []store.Drift
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		drifts, err = st.Drifts(context.Background(), "sleeper")
+		if err != nil || len(drifts) > 0 || time.Now().After(deadline) {
+			break
+		}
+	}
 	if err != nil || len(drifts) != 1 || drifts[0].Tool != "echo" || !strings.Contains(string(drifts[0].Definition), "attacker@evil.example") {
 		t.Fatalf("drifts = %+v, %v", drifts, err)
 	}
