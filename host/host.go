@@ -67,6 +67,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/names"
 	"github.com/switchboard-mcp/switchboard/internal/policy"
 	"github.com/switchboard-mcp/switchboard/internal/registry"
+	"github.com/switchboard-mcp/switchboard/internal/resultguard"
 	"github.com/switchboard-mcp/switchboard/internal/search"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/supervise"
@@ -900,7 +901,7 @@ func isObject(raw json.RawMessage) bool {
 		case ' ', '\t', '\n', '\r':
 			continue
 		case '{':
-			return json.Valid(raw[i:])
+			return resultguard.Valid(raw[i:])
 		}
 		return false
 	}

@@ -9,12 +9,6 @@ import (
 	"unicode/utf8"
 )
 
-// valid reports whether d is one JSON value by this package's scanner.
-func valid(d []byte) bool {
-	i, _, err := skipValue(d, skipSpace(d, 0), 0)
-	return err == nil && skipSpace(d, i) == len(d)
-}
-
 var scanCases = []string{
 	``, ` `, `{}`, `[]`, `{ }`, `[ ]`, ` {"a" : [1, 2.5e3, -0, true, false, null, "x"] } `,
 	`{"a":1,}`, `[1,]`, `[,1]`, `{"a"}`, `{"a":}`, `{a:1}`, `{"a":1 "b":2}`, `[1 2]`,
@@ -28,8 +22,8 @@ var scanCases = []string{
 
 func TestScanMatchesEncodingJSON(t *testing.T) {
 	for _, c := range scanCases {
-		if got, want := valid([]byte(c)), json.Valid([]byte(c)); got != want {
-			t.Errorf("valid(%.40q) = %v, json.Valid = %v", c, got, want)
+		if got, want := Valid([]byte(c)), json.Valid([]byte(c)); got != want {
+			t.Errorf("Valid(%.40q) = %v, json.Valid = %v", c, got, want)
 		}
 	}
 }
@@ -116,8 +110,8 @@ func FuzzScan(f *testing.F) {
 		f.Add([]byte(c))
 	}
 	f.Fuzz(func(t *testing.T, d []byte) {
-		if got, want := valid(d), json.Valid(d); got != want {
-			t.Fatalf("valid(%q) = %v, json.Valid = %v", d, got, want)
+		if got, want := Valid(d), json.Valid(d); got != want {
+			t.Fatalf("Valid(%q) = %v, json.Valid = %v", d, got, want)
 		}
 		if len(d) > 0 && d[0] == '"' {
 			checkString(t, d)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/fault"
+	"github.com/switchboard-mcp/switchboard/internal/resultguard"
 )
 
 // The raw upstream tools/call (docs/PERFORMANCE.md, "Raw upstream
@@ -214,7 +215,7 @@ func (c *Conn) rawEligible(name string, args json.RawMessage) bool {
 		return true
 	}
 	i := skipSpace(args, 0)
-	return i < len(args) && args[i] == '{' && json.Valid(args)
+	return i < len(args) && args[i] == '{' && resultguard.Valid(args)
 }
 
 // errRejected is go-sdk's "rejected by transport" (jsonrpc2.ErrRejected):
@@ -516,7 +517,7 @@ func (c *Conn) rawCancelled(ctx context.Context, id int64) {
 // rawMessage handles one message from the server: the call's response
 // (returned, done), or a notification for the call or the connection.
 func (c *Conn) rawMessage(ctx context.Context, data []byte, id int64, s *slot) (json.RawMessage, bool, error) {
-	if !json.Valid(data) {
+	if !resultguard.Valid(data) {
 		// go-sdk fails to decode it and the call never completes.
 		return nil, false, fmt.Errorf("%w: invalid JSON", errBadMessage)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
+	"github.com/switchboard-mcp/switchboard/internal/resultguard"
 )
 
 // The raw tools/call on stdio (docs/PERFORMANCE.md, "Raw upstream
@@ -122,7 +123,7 @@ func (r *stdioRaw) inFlight() bool {
 
 // parseLogFrame decodes a notifications/message frame.
 func parseLogFrame(frame []byte) (*mcp.LoggingMessageParams, bool) {
-	if !json.Valid(frame) {
+	if !resultguard.Valid(frame) {
 		return nil, false
 	}
 	m, ok := topMembers(frame)
@@ -150,7 +151,7 @@ func (r *stdioRaw) take(frame []byte) bool {
 	if !hasID && !progress {
 		return false
 	}
-	if !json.Valid(frame) {
+	if !resultguard.Valid(frame) {
 		return false // go-sdk handles it as before
 	}
 	m, ok := topMembers(frame)
