@@ -31,6 +31,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -90,8 +91,13 @@ type Gateway struct {
 	mu   sync.Mutex
 	subs map[string]*subscription // by URI: the upstream subscription shared by clients
 
-	syncMu                               sync.Mutex // serialises Sync; guards the four below
+	syncMu                               sync.Mutex // serialises Sync; guards the five below
 	tools, resources, templates, prompts registered
+	// served holds the tools go-sdk serves, by name, as registered, for
+	// the raw path (raw.go): the tool callTool was made with, and whether
+	// its schema has x-mcp-header annotations (which the raw path leaves
+	// to go-sdk).
+	served map[string]servedTool
 
 	parkMu sync.Mutex
 	parked map[string]*parkedCall // calls waiting for a 2026-07-28 client's input (park.go)
@@ -118,6 +124,7 @@ func New(h *host.Host, opts *Options) *Gateway {
 	}
 	g := &Gateway{host: h, log: log, states: newSealer(), subs: map[string]*subscription{},
 		tools: registered{}, resources: registered{}, templates: registered{}, prompts: registered{},
+		served: map[string]servedTool{},
 		parked: map[string]*parkedCall{}, onConfirm: opts.OnConfirm}
 	g.server = mcp.NewServer(&mcp.Implementation{Name: "switchboard", Title: "Switchboard gateway", Version: version}, &mcp.ServerOptions{
 		Instructions: instructions(h),
@@ -275,10 +282,17 @@ func (g *Gateway) syncTools() {
 		if len(t.OutputSchema) > 0 && objectSchema(t.OutputSchema) {
 			tool.OutputSchema = t.OutputSchema
 		}
-		g.add("tool", t.ID, func() { g.server.AddTool(tool, g.callTool(t)) })
+		delete(g.served, name)
+		g.add("tool", t.ID, func() {
+			g.server.AddTool(tool, g.callTool(t))
+			g.served[name] = servedTool{t, bytes.Contains(t.InputSchema, []byte("x-mcp-header"))}
+		})
 	})
 	if len(gone) > 0 {
 		g.server.RemoveTools(gone...)
+		for _, name := range gone {
+			delete(g.served, name)
+		}
 	}
 }
 

@@ -14,12 +14,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/resultguard"
 )
 
 // The raw tools/call path.
@@ -111,6 +113,7 @@ type rawCalls struct {
 	g          *Gateway
 	next       http.Handler    // the era router: everything rawCalls does not serve
 	serverInfo json.RawMessage // the gateway's mcp.Implementation, as go-sdk puts it in every result's _meta
+	metas      metaCache
 }
 
 // rawIntercept returns the mcphttp.Options.Intercept that installs the raw
@@ -167,7 +170,7 @@ func (rc *rawCalls) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body)) // for go-sdk, if it is not served here
-	call, ok := parseRawCall(body, r.Header.Get("Mcp-Name"))
+	call, ok := parseRawCall(body, r.Header.Get("Mcp-Name"), &rc.metas)
 	if !ok {
 		rc.next.ServeHTTP(w, r)
 		return
@@ -260,8 +263,8 @@ type rawCall struct {
 
 // parseRawCall reads a request body (see the top of the file), or reports
 // false for anything the raw path leaves to go-sdk.
-func parseRawCall(body []byte, nameHeader string) (*rawCall, bool) {
-	if !json.Valid(body) {
+func parseRawCall(body []byte, nameHeader string, metas *metaCache) (*rawCall, bool) {
+	if !resultguard.Valid(body) {
 		return nil, false
 	}
 	var (
@@ -339,7 +342,7 @@ func parseRawCall(body []byte, nameHeader string) (*rawCall, bool) {
 	if !ok || name == nil || meta == nil || json.Unmarshal(name, &c.name) != nil || c.name != nameHeader {
 		return nil, false
 	}
-	if c.caps, ok = rawMeta(meta); !ok {
+	if c.caps, ok = metas.get(meta); !ok {
 		return nil, false
 	}
 	return &c, true
@@ -364,6 +367,46 @@ func plainID(v []byte) bool {
 		}
 	}
 	return true
+}
+
+// metaCache remembers what rawMeta made of the _meta objects seen last: a
+// client sends the same _meta with every call, and reading it is a good
+// part of the raw path's own cost at small payloads.
+type metaCache struct {
+	mu sync.Mutex
+	m  map[string]*mcp.ClientCapabilities // nil: refused
+}
+
+const (
+	metaCacheEntries = 256     // then the cache starts over
+	metaCacheMaxLen  = 4 << 10 // a larger _meta is read every time
+)
+
+// get is rawMeta, remembered. The capabilities returned are the caller's
+// own (a shallow copy; the nested values are shared and never changed).
+func (mc *metaCache) get(raw []byte) (*mcp.ClientCapabilities, bool) {
+	mc.mu.Lock()
+	caps, hit := mc.m[string(raw)]
+	mc.mu.Unlock()
+	if !hit {
+		var ok bool
+		if caps, ok = rawMeta(raw); !ok {
+			caps = nil
+		}
+		if len(raw) <= metaCacheMaxLen {
+			mc.mu.Lock()
+			if mc.m == nil || len(mc.m) >= metaCacheEntries {
+				mc.m = map[string]*mcp.ClientCapabilities{}
+			}
+			mc.m[string(raw)] = caps
+			mc.mu.Unlock()
+		}
+	}
+	if caps == nil {
+		return nil, false
+	}
+	c := *caps
+	return &c, true
 }
 
 // rawMeta checks a request's _meta and returns the client's capabilities.
@@ -445,21 +488,23 @@ func exactKeys(data []byte) bool {
 	return walk(data)
 }
 
+// servedTool is a tool as the gateway registered it on the go-sdk server.
+type servedTool struct {
+	tool   host.Tool
+	header bool // its input schema has x-mcp-header annotations
+}
+
 // tool returns the tool a raw call may be served for (see the top of the
-// file).
+// file): the one go-sdk would call Gateway.callTool with.
 func (rc *rawCalls) tool(name string) (host.Tool, bool) {
 	g := rc.g
 	g.syncMu.Lock()
-	_, registered := g.tools[name]
+	st, ok := g.served[name]
 	g.syncMu.Unlock()
-	if !registered {
+	if !ok || st.header {
 		return host.Tool{}, false
 	}
-	t, err := g.host.Tool(name)
-	if err != nil || t.Name != name || bytes.Contains(t.InputSchema, []byte("x-mcp-header")) {
-		return host.Tool{}, false
-	}
-	return t, true
+	return st.tool, true
 }
 
 // rawPeer is the peer of a raw call. Log messages go nowhere: a 2026-07-28
@@ -629,8 +674,16 @@ func textOnly(content []byte) bool {
 // resultMeta returns a result's _meta as go-sdk sends it: without the
 // protocol's keys (stripProtocolMeta), with the gateway's serverInfo.
 func (rc *rawCalls) resultMeta(raw []byte) ([]byte, bool) {
+	only := func() []byte { return slices.Concat([]byte(`{"`+serverInfoKey+`":`), rc.serverInfo, []byte("}")) }
 	if raw == nil || string(raw) == "null" {
-		return slices.Concat([]byte(`{"`+serverInfoKey+`":`), rc.serverInfo, []byte("}")), true
+		return only(), true
+	}
+	// Commonly the upstream's own serverInfo is all there is (go-sdk adds
+	// it to every result): every key is a protocol key written plainly.
+	if eachMember(raw, func(key, _ []byte) bool {
+		return bytes.HasPrefix(key, []byte(`"`+protocolMeta)) && bytes.IndexByte(key, '\\') < 0
+	}) {
+		return only(), true
 	}
 	var m map[string]json.RawMessage
 	if json.Unmarshal(raw, &m) != nil {
