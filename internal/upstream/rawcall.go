@@ -34,22 +34,31 @@ import (
 // bytes spliced in, and reads the response itself: the result bytes are
 // validated once and returned as sent, never decoded.
 //
-// It is used only where nothing of go-sdk's session is involved in the
-// exchange: a Streamable HTTP server on the 2026-07-28 era, which is
-// stateless (one POST per call, no session id, no standalone stream), so
-// the call is a POST through the same http.Client stack as go-sdk's (the
+// It is used where the exchange is one POST whose answer comes back on
+// that POST, through the same http.Client stack as go-sdk's (the
 // configured headers, the SSRF guard, the body caps and the status
-// recording of captureRoundTripper), with the headers go-sdk would send
-// (Mcp-Protocol-Version, Mcp-Method, Mcp-Name) and the per-request _meta it
-// would add (SEP-2575: protocolVersion, clientInfo and clientCapabilities,
-// the latter two copied from the server/discover request go-sdk sent at
-// connect time, so they are exactly go-sdk's). A stdio server on the
-// 2026-07-28 era takes the same request frame over the child's stdin
-// (rawstdio.go). Everything else goes to go-sdk: legacy-era stdio servers,
-// legacy SSE servers, legacy-era (session) HTTP
-// connections, a tool whose input schema carries x-mcp-header annotations
-// (go-sdk derives Mcp-Param-* headers from them), a tool name that is not
-// plain printable ASCII, arguments that are not one JSON object, and any
+// recording of captureRoundTripper):
+//   - a Streamable HTTP server on the 2026-07-28 era, which is stateless
+//     (no session id, no standalone stream), with the headers go-sdk would
+//     send (Mcp-Protocol-Version, Mcp-Method, Mcp-Name) and the
+//     per-request _meta it would add (SEP-2575: protocolVersion,
+//     clientInfo and clientCapabilities, the latter two copied from the
+//     server/discover request go-sdk sent at connect time, so they are
+//     exactly go-sdk's);
+//   - a Streamable HTTP server on a legacy version (2025-11-25 and
+//     before), with go-sdk's session: the session's ID and the negotiated
+//     version in the headers, no _meta but the progress token. go-sdk's
+//     session keeps the rest (initialize, the standalone stream, list
+//     calls, closing); a request the server makes on the call's stream
+//     (sampling, elicitation, roots, ping) is answered by go-sdk's client
+//     code through relay.go and posted on the session, as go-sdk posts it.
+//
+// A stdio server on the 2026-07-28 era takes the same request frame over
+// the child's stdin (rawstdio.go). Everything else goes to go-sdk:
+// legacy-era stdio servers, legacy HTTP+SSE servers, a 2026-07-28 tool
+// whose input schema carries x-mcp-header annotations (go-sdk derives
+// Mcp-Param-* headers from them), a tool name that is not plain printable
+// ASCII, arguments that are not one JSON object, and any 2026-07-28
 // connection whose discover request could not be read.
 //
 // Each go-sdk behaviour on that path is reproduced here; rawcall_test.go
@@ -71,10 +80,15 @@ import (
 // Where it knowingly differs: a stream or body that ends or breaks before
 // the response is unknown_outcome here (the server may have run the tool),
 // where go-sdk's synthetic "request terminated without response" is
-// classified server_error; a message that is not JSON is server_error here,
+// classified server_error (and where go-sdk, on a legacy session, would
+// first try to resume a broken stream with Last-Event-ID when the server
+// numbers its events); a message that is not JSON is server_error here,
 // where go-sdk would also break the connection; and a server-to-client
-// request on the call's stream, which the 2026-07-28 era replaced with
+// request on a 2026-07-28 call's stream, which that era replaced with
 // input-required results, is logged and ignored rather than answered.
+// A legacy server's request on the call's stream is answered with the
+// call's peer found as go-sdk's handlers find it (the client of the calls
+// in flight), not from the stream it came on.
 //
 // The request ID is a number from a range go-sdk's per-session counter
 // never reaches (rawIDBase), so it cannot collide with go-sdk's own IDs.
@@ -82,7 +96,8 @@ import (
 // rawIDBase starts the raw path's request IDs.
 const rawIDBase = 1 << 40
 
-// rawVersion is the one protocol version the raw path speaks.
+// rawVersion is the 2026-07-28 era's version; the raw path speaks it over
+// HTTP and stdio, and the legacy versions over HTTP only.
 const rawVersion = "2026-07-28"
 
 // rawState is a connection's state for the raw path.
@@ -99,6 +114,8 @@ type rawState struct {
 	headerTools map[string]bool // tools whose schema has x-mcp-header annotations, from Discover
 
 	stdio stdioRaw // the stdio path's pending calls (rawstdio.go)
+
+	relay relayState // answers a legacy server's requests on call streams (relay.go)
 
 	bgMu     sync.Mutex
 	bgClosed bool           // Close is waiting for bg: start nothing more
@@ -122,6 +139,7 @@ func (r *rawState) wait() {
 	r.bgClosed = true
 	r.bgMu.Unlock()
 	r.bg.Wait()
+	r.relay.close()
 }
 
 // noteDiscover records the _meta of the server/discover request go-sdk
@@ -179,23 +197,29 @@ func (r *rawState) meta(version string) (clientInfo, clientCaps json.RawMessage,
 
 // rawEligible reports whether CallTool may take the raw path for this call.
 func (c *Conn) rawEligible(name string, args json.RawMessage) bool {
-	if c.opts.NoRawCalls || c.raw == nil || c.info.ProtocolVersion != rawVersion {
+	if c.opts.NoRawCalls || c.raw == nil {
 		return false
 	}
+	legacy := c.rawLegacy()
 	switch c.server.Transport {
 	case config.TransportHTTP:
-		if c.raw.client == nil || c.session.ID() != "" {
+		if c.raw.client == nil || (!legacy && c.session.ID() != "") {
 			return false
 		}
 	case config.TransportStdio:
-		if c.proc == nil {
+		if c.proc == nil || legacy {
 			return false
 		}
 	default:
 		return false
 	}
-	if _, _, ok := c.raw.meta(c.info.ProtocolVersion); !ok {
-		return false
+	if !legacy {
+		if c.info.ProtocolVersion != rawVersion {
+			return false
+		}
+		if _, _, ok := c.raw.meta(c.info.ProtocolVersion); !ok {
+			return false
+		}
 	}
 	if name == "" {
 		return false
@@ -205,11 +229,13 @@ func (c *Conn) rawEligible(name string, args json.RawMessage) bool {
 			return false // go-sdk's header value would differ or fail
 		}
 	}
-	c.raw.mu.Lock()
-	header := c.raw.headerTools[name]
-	c.raw.mu.Unlock()
-	if header {
-		return false
+	if !legacy {
+		c.raw.mu.Lock()
+		header := c.raw.headerTools[name]
+		c.raw.mu.Unlock()
+		if header {
+			return false
+		}
 	}
 	if len(args) == 0 {
 		return true
@@ -296,30 +322,10 @@ func (c *Conn) rawRequest(id int64, name string, args json.RawMessage, token str
 // rawRequestID is rawRequest with the ID as JSON (a number on HTTP, a
 // string on stdio).
 func (c *Conn) rawRequestID(idJSON []byte, name string, args json.RawMessage, token string, peer Peer, responses mcp.InputResponseMap, state string) ([]byte, error) {
-	clientInfo, clientCaps, _ := c.raw.meta(c.info.ProtocolVersion)
 	// The _meta go-sdk would send: Switchboard's own entries (requestMeta),
-	// the progress token, then the SEP-2575 triple where absent.
-	meta := map[string]json.RawMessage{}
-	for k, v := range c.requestMeta(peer) {
-		b, err := json.Marshal(v)
-		if err != nil {
-			return nil, err
-		}
-		meta[k] = b
-	}
-	if token != "" {
-		meta["progressToken"] = strconv.AppendQuote(nil, token)
-	}
-	if _, ok := meta[mcp.MetaKeyProtocolVersion]; !ok {
-		meta[mcp.MetaKeyProtocolVersion] = strconv.AppendQuote(nil, c.info.ProtocolVersion)
-	}
-	if _, ok := meta[mcp.MetaKeyClientInfo]; !ok && clientInfo != nil {
-		meta[mcp.MetaKeyClientInfo] = clientInfo
-	}
-	if _, ok := meta[mcp.MetaKeyClientCapabilities]; !ok {
-		meta[mcp.MetaKeyClientCapabilities] = clientCaps
-	}
-	metaJSON, err := json.Marshal(meta) // small; keys sorted, as go-sdk's map
+	// the progress token, then, in the 2026-07-28 era, the SEP-2575 triple
+	// where absent. A legacy request has none unless there is a token.
+	metaJSON, err := c.rawRequestMeta(peer, token)
 	if err != nil {
 		return nil, err
 	}
@@ -345,15 +351,51 @@ func (c *Conn) rawRequestID(idJSON []byte, name string, args json.RawMessage, to
 	buf := make([]byte, 0, len(args)+len(metaJSON)+len(nameJSON)+len(tail)+len(idJSON)+96)
 	buf = append(buf, `{"jsonrpc":"2.0","id":`...)
 	buf = append(buf, idJSON...)
-	buf = append(buf, `,"method":"tools/call","params":{"_meta":`...)
-	buf = append(buf, metaJSON...)
-	buf = append(buf, `,"name":`...)
+	buf = append(buf, `,"method":"tools/call","params":{`...)
+	if metaJSON != nil {
+		buf = append(buf, `"_meta":`...)
+		buf = append(buf, metaJSON...)
+		buf = append(buf, ',')
+	}
+	buf = append(buf, `"name":`...)
 	buf = append(buf, nameJSON...)
 	buf = append(buf, `,"arguments":`...)
 	buf = append(buf, args...)
 	buf = append(buf, tail...)
 	buf = append(buf, "}}"...)
 	return buf, nil
+}
+
+// rawRequestMeta is the request's _meta, nil for none.
+func (c *Conn) rawRequestMeta(peer Peer, token string) ([]byte, error) {
+	if c.rawLegacy() {
+		if token == "" {
+			return nil, nil
+		}
+		return append(append([]byte(`{"progressToken":`), strconv.AppendQuote(nil, token)...), '}'), nil
+	}
+	clientInfo, clientCaps, _ := c.raw.meta(c.info.ProtocolVersion)
+	meta := map[string]json.RawMessage{}
+	for k, v := range c.requestMeta(peer) {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		meta[k] = b
+	}
+	if token != "" {
+		meta["progressToken"] = strconv.AppendQuote(nil, token)
+	}
+	if _, ok := meta[mcp.MetaKeyProtocolVersion]; !ok {
+		meta[mcp.MetaKeyProtocolVersion] = strconv.AppendQuote(nil, c.info.ProtocolVersion)
+	}
+	if _, ok := meta[mcp.MetaKeyClientInfo]; !ok && clientInfo != nil {
+		meta[mcp.MetaKeyClientInfo] = clientInfo
+	}
+	if _, ok := meta[mcp.MetaKeyClientCapabilities]; !ok {
+		meta[mcp.MetaKeyClientCapabilities] = clientCaps
+	}
+	return json.Marshal(meta) // small; keys sorted, as go-sdk's map
 }
 
 // rawExchange makes one POST and returns the response's result bytes.
@@ -373,11 +415,7 @@ func (c *Conn) rawExchange(ctx context.Context, op, name string, args json.RawMe
 	if err != nil {
 		return nil, c.classify(ctx, op, fmt.Errorf("%s: %w: %w", summary, errRejected, err))
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", c.info.ProtocolVersion)
-	req.Header.Set("Mcp-Method", "tools/call")
-	req.Header.Set("Mcp-Name", name)
+	c.rawHeaders(req.Header, "tools/call", name)
 	resp, err := c.raw.client.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -466,8 +504,12 @@ func (c *Conn) rawStatus(resp *http.Response, summary string) error {
 		}
 	}
 	// go-sdk breaks the connection over any other refusal: do the same,
-	// so that the host redials as it would have.
+	// so that the host redials as it would have. A legacy session the
+	// server no longer knows is go-sdk's ErrSessionMissing.
 	err := fmt.Errorf("%s: %v", summary, http.StatusText(st))
+	if id := c.session.ID(); st == http.StatusNotFound && id != "" && c.rawLegacy() {
+		err = fmt.Errorf("%s: failed to connect (session ID: %v): %w", summary, id, mcp.ErrSessionMissing)
+	}
 	c.rawFail(err)
 	return err
 }
@@ -481,6 +523,29 @@ func (c *Conn) rawFail(err error) {
 	}
 	c.mu.Unlock()
 	c.raw.goBG(func() { c.session.Close() })
+}
+
+// rawLegacy reports whether the connection is on a legacy protocol
+// version (before 2026-07-28): a session over Streamable HTTP.
+func (c *Conn) rawLegacy() bool { return c.info.ProtocolVersion < rawVersion }
+
+// rawHeaders sets the headers go-sdk sets on a POST of method (name: the
+// tool's, for tools/call): the standard ones (Mcp-Method, Mcp-Name) in the
+// 2026-07-28 era, the session's ID in a legacy one.
+func (c *Conn) rawHeaders(h http.Header, method, name string) {
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept", "application/json, text/event-stream")
+	h.Set("Mcp-Protocol-Version", c.info.ProtocolVersion)
+	if c.rawLegacy() {
+		if id := c.session.ID(); id != "" {
+			h.Set("Mcp-Session-Id", id)
+		}
+		return
+	}
+	h.Set("Mcp-Method", method)
+	if name != "" {
+		h.Set("Mcp-Name", name)
+	}
 }
 
 // rawCancelled tells the server that call id was abandoned, as go-sdk does
@@ -502,10 +567,7 @@ func (c *Conn) rawCancelled(ctx context.Context, id int64) {
 		if err != nil {
 			return
 		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Mcp-Protocol-Version", c.info.ProtocolVersion)
-		req.Header.Set("Mcp-Method", "notifications/cancelled")
+		c.rawHeaders(req.Header, "notifications/cancelled", "")
 		resp, err := c.raw.client.Do(req)
 		if err == nil {
 			io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
@@ -531,6 +593,13 @@ func (c *Conn) rawMessage(ctx context.Context, data []byte, id int64, s *slot) (
 			return nil, false, nil
 		}
 		if _, isCall := m["id"]; isCall {
+			if c.rawLegacy() {
+				// A legacy server asks the client something during
+				// the call (sampling, elicitation, roots, ping):
+				// answered as go-sdk's client answers it (relay.go).
+				c.relayRequest(ctx, data)
+				return nil, false, nil
+			}
 			// A server-to-client request on a 2026-07-28 stream, which
 			// that era replaced with input-required results.
 			c.log.Warn("request from the server on a 2026-07-28 call stream ignored", "method", name)

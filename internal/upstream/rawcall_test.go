@@ -54,6 +54,24 @@ func newRawServer(t *testing.T, stateless bool) *rawServer {
 	}
 	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, opts)
 	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.Header.Get("Mcp-Method") == "" {
+			// A legacy request carries its method and tool name in the
+			// body only: put them where the 2026-07-28 era has them.
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			var msg struct {
+				Method string `json:"method"`
+				Params struct {
+					Name string `json:"name"`
+				} `json:"params"`
+			}
+			if json.Unmarshal(body, &msg) == nil && msg.Method != "" {
+				r.Header.Set("Mcp-Method", msg.Method)
+				if msg.Method == "tools/call" {
+					r.Header.Set("Mcp-Name", msg.Params.Name)
+				}
+			}
+		}
 		switch r.Header.Get("Mcp-Method") {
 		case "notifications/cancelled":
 			rs.cancel.Add(1)
@@ -121,6 +139,13 @@ func serveNovel(t *testing.T, w http.ResponseWriter, r *http.Request) {
 	io.WriteString(w, ": a comment\n\nevent: message\ndata: "+resp+"\n\n")
 }
 
+// eras runs f against a stateless 2026-07-28 server and a legacy one with
+// sessions (protocol 2025-11-25).
+func eras(t *testing.T, f func(t *testing.T, stateless bool)) {
+	t.Run("2026-07-28", func(t *testing.T) { f(t, true) })
+	t.Run("legacy", func(t *testing.T) { f(t, false) })
+}
+
 // dialBoth dials the server with and without the raw path.
 func dialBoth(t *testing.T, url string, extra string) (raw, sdk *Conn) {
 	t.Helper()
@@ -186,6 +211,13 @@ func same(t *testing.T, raw, sdk *Conn, name, args string) outcome {
 	r0, s0 := rawCount(raw), rawCount(sdk)
 	got := call(t, raw, context.Background(), name, args, nil)
 	want := call(t, sdk, context.Background(), name, args, nil)
+	// A legacy session's ID is each connection's own.
+	if id := raw.session.ID(); id != "" {
+		got.Err = strings.ReplaceAll(got.Err, id, "<session>")
+	}
+	if id := sdk.session.ID(); id != "" {
+		want.Err = strings.ReplaceAll(want.Err, id, "<session>")
+	}
 	if got != want {
 		t.Errorf("%s %s:\nraw    %+v\ngo-sdk %+v", name, args, got, want)
 	}
@@ -198,11 +230,16 @@ func same(t *testing.T, raw, sdk *Conn, name, args string) outcome {
 	return got
 }
 
-func TestRawCallSameAsSDK(t *testing.T) {
-	rs := newRawServer(t, true)
+func TestRawCallSameAsSDK(t *testing.T) { eras(t, testRawCallSameAsSDK) }
+
+func testRawCallSameAsSDK(t *testing.T, stateless bool) {
+	rs := newRawServer(t, stateless)
 	raw, sdk := dialBoth(t, rs.url, "")
-	if v := raw.Info().ProtocolVersion; v != rawVersion {
-		t.Fatalf("protocol %s, want %s", v, rawVersion)
+	if v := raw.Info().ProtocolVersion; (v == rawVersion) != stateless || v != sdk.Info().ProtocolVersion {
+		t.Fatalf("protocol %s (go-sdk path: %s), stateless server: %v", v, sdk.Info().ProtocolVersion, stateless)
+	}
+	if !stateless && (raw.session.ID() == "" || sdk.session.ID() == "") {
+		t.Fatal("no session with the legacy server")
 	}
 	big := strings.Repeat("0123456789 \\\"é\n", 100<<10/16)
 	bigArgs, _ := json.Marshal(map[string]string{"text": big})
@@ -237,53 +274,71 @@ func TestRawCallSameAsSDK(t *testing.T) {
 }
 
 func TestRawCallHTTPStatus(t *testing.T) {
-	for _, tc := range []struct {
-		status int
-		code   fault.Code
-		ends   bool // the connection ends, as go-sdk's transport ends it
-	}{
+	for _, tc := range []rawStatusCase{
 		{http.StatusUnauthorized, fault.CodeAuthFailure, true},
 		{http.StatusTooManyRequests, fault.CodeRateLimited, false},
 		{http.StatusServiceUnavailable, fault.CodeTransient, false},
 		{http.StatusInternalServerError, fault.CodeServerError, false},
-		{http.StatusNotFound, fault.CodeServerError, true},
+		{http.StatusNotFound, fault.CodeServerError, true}, // legacy: the session is gone
 	} {
 		t.Run(fmt.Sprint(tc.status), func(t *testing.T) {
-			rs := newRawServer(t, true)
-			raw, sdk := dialBoth(t, rs.url, "")
-			rs.status.Store(int32(tc.status))
-			got := same(t, raw, sdk, "echo", `{"text":"x"}`)
-			if got.Code != tc.code {
-				t.Errorf("code %s, want %s", got.Code, tc.code)
-			}
-			for _, c := range []*Conn{raw, sdk} {
-				select {
-				case <-c.Done():
-					if !tc.ends {
-						t.Errorf("connection ended: %v", c.Err())
-					}
-				case <-time.After(func() time.Duration {
-					if tc.ends {
-						return 10 * time.Second
-					}
-					return 0
-				}()):
-					if tc.ends {
-						t.Errorf("connection still alive after HTTP %d", tc.status)
-					}
-				}
-			}
-			if tc.ends {
-				if a, b := raw.Err(), sdk.Err(); a == nil || b == nil || a.Error() != b.Error() {
-					t.Errorf("why the connection ended:\nraw    %v\ngo-sdk %v", a, b)
-				}
-				// A call on the ended connection was never sent: the
-				// host redials on this code.
-				if o := call(t, raw, context.Background(), "echo", `{"text":"x"}`, nil); o.Code != fault.CodeUnavailable {
-					t.Errorf("call after the end: %+v, want unavailable", o)
-				}
-			}
+			eras(t, func(t *testing.T, stateless bool) { testRawCallHTTPStatus(t, stateless, tc) })
 		})
+	}
+}
+
+type rawStatusCase struct {
+	status int
+	code   fault.Code
+	ends   bool // the connection ends, as go-sdk's transport ends it
+}
+
+func testRawCallHTTPStatus(t *testing.T, stateless bool, tc rawStatusCase) {
+	rs := newRawServer(t, stateless)
+	raw, sdk := dialBoth(t, rs.url, "")
+	ids := []string{raw.session.ID(), sdk.session.ID()}
+	rs.status.Store(int32(tc.status))
+	got := same(t, raw, sdk, "echo", `{"text":"x"}`)
+	if got.Code != tc.code {
+		t.Errorf("code %s, want %s", got.Code, tc.code)
+	}
+	wait := time.Duration(0)
+	if tc.ends {
+		wait = 10 * time.Second
+	}
+	for _, c := range []*Conn{raw, sdk} {
+		select {
+		case <-c.Done():
+			if !tc.ends {
+				t.Errorf("connection ended: %v", c.Err())
+			}
+		case <-time.After(wait):
+			if tc.ends {
+				t.Errorf("connection still alive after HTTP %d", tc.status)
+			}
+		}
+	}
+	if !tc.ends {
+		return
+	}
+	// The same reason, but for the session's ID, which is each
+	// connection's own.
+	why := func(c *Conn, id string) string {
+		if c.Err() == nil {
+			return "<nil>"
+		}
+		if id == "" {
+			return c.Err().Error()
+		}
+		return strings.ReplaceAll(c.Err().Error(), id, "<session>")
+	}
+	if a, b := why(raw, ids[0]), why(sdk, ids[1]); a == "<nil>" || a != b {
+		t.Errorf("why the connection ended:\nraw    %v\ngo-sdk %v", a, b)
+	}
+	// A call on the ended connection was never sent: the host redials on
+	// this code.
+	if o := call(t, raw, context.Background(), "echo", `{"text":"x"}`, nil); o.Code != fault.CodeUnavailable {
+		t.Errorf("call after the end: %+v, want unavailable", o)
 	}
 }
 
@@ -304,8 +359,10 @@ func (p *progressList) get() []Progress {
 	return append([]Progress(nil), p.list...)
 }
 
-func TestRawCallProgress(t *testing.T) {
-	rs := newRawServer(t, true)
+func TestRawCallProgress(t *testing.T) { eras(t, testRawCallProgress) }
+
+func testRawCallProgress(t *testing.T, stateless bool) {
+	rs := newRawServer(t, stateless)
 	raw, sdk := dialBoth(t, rs.url, "")
 	for _, tool := range []string{"slow", "novel-sse"} {
 		var lists [2][]Progress
@@ -364,6 +421,66 @@ func (p *logPeer) ClientCapabilities() *mcp.ClientCapabilities {
 	return &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}, Sampling: &mcp.SamplingCapabilities{}}
 }
 
+// badPeer answers an elicitation with content its schema refuses, and
+// fails sampling.
+type badPeer struct{ logPeer }
+
+func (*badPeer) Elicit(context.Context, string, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": 5}}, nil
+}
+
+func (*badPeer) CreateMessage(context.Context, string, *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error) {
+	return nil, errors.New("no model here")
+}
+
+// TestRawCallLegacyServerRequests: a legacy server asks the client during
+// the call, on the call's stream; the raw path answers through go-sdk's
+// client code (relay.go) and the outcome is the go-sdk path's, refusals
+// included.
+func TestRawCallLegacyServerRequests(t *testing.T) {
+	rs := newRawServer(t, false)
+	raw, sdk := dialBoth(t, rs.url, `,"elicitation":true,"sampling":true,"roots":true`)
+	shy, shySDK := dialBoth(t, rs.url, `,"elicitation":false,"sampling":false,"roots":false`)
+	for _, tc := range []struct {
+		name, tool string
+		raw, sdk   *Conn
+		peer       Peer
+		want       string // in the result; "" for a failure
+	}{
+		{"elicitation", "ask", raw, sdk, &logPeer{}, "accept: Ada of up"},
+		{"sampling", "sample", raw, sdk, &logPeer{}, "model said: Paris"},
+		{"roots", "roots", raw, sdk, &logPeer{}, "roots: file:///r"},
+		{"elicitation, content against the schema", "ask", raw, sdk, &badPeer{}, ""},
+		{"sampling fails", "sample", raw, sdk, &badPeer{}, ""},
+		{"elicitation, no client", "ask", raw, sdk, nil, ""},
+		{"elicitation, not allowed", "ask", shy, shySDK, &logPeer{}, ""},
+		{"roots, not allowed", "roots", shy, shySDK, &logPeer{}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tool := tc.tool
+			ctx := context.Background()
+			if tc.peer != nil {
+				ctx = WithPeer(ctx, tc.peer)
+			}
+			n := rawCount(tc.raw)
+			got := call(t, tc.raw, ctx, tool, `{}`, nil)
+			want := call(t, tc.sdk, ctx, tool, `{}`, nil)
+			if got != want {
+				t.Errorf("raw    %+v\ngo-sdk %+v", got, want)
+			}
+			if tc.want != "" && !strings.Contains(got.Raw, tc.want) {
+				t.Errorf("result %+v, want %q in it", got, tc.want)
+			}
+			if tc.want == "" && got.Raw != "" && !got.IsError {
+				t.Errorf("result %+v, want a failure", got)
+			}
+			if rawCount(tc.raw) == n {
+				t.Error("the raw path was not taken")
+			}
+		})
+	}
+}
+
 func TestRawCallInputRequired(t *testing.T) {
 	rs := newRawServer(t, true)
 	raw, sdk := dialBoth(t, rs.url, `,"elicitation":true,"sampling":true,"roots":true`)
@@ -405,8 +522,10 @@ func TestRawCallInputRequired(t *testing.T) {
 	}
 }
 
-func TestRawCallLogToPeer(t *testing.T) {
-	rs := newRawServer(t, true)
+func TestRawCallLogToPeer(t *testing.T) { eras(t, testRawCallLogToPeer) }
+
+func testRawCallLogToPeer(t *testing.T, stateless bool) {
+	rs := newRawServer(t, stateless)
 	raw, sdk := dialBoth(t, rs.url, "")
 	var logs [2][]string
 	for i, c := range []*Conn{raw, sdk} {
@@ -423,8 +542,10 @@ func TestRawCallLogToPeer(t *testing.T) {
 	}
 }
 
-func TestRawCallCancel(t *testing.T) {
-	rs := newRawServer(t, true)
+func TestRawCallCancel(t *testing.T) { eras(t, testRawCallCancel) }
+
+func testRawCallCancel(t *testing.T, stateless bool) {
+	rs := newRawServer(t, stateless)
 	raw, sdk := dialBoth(t, rs.url, "")
 	for _, c := range []*Conn{raw, sdk} {
 		before := testkit.SlowCancelled.Load()
@@ -461,8 +582,10 @@ func TestRawCallCancel(t *testing.T) {
 	}
 }
 
-func TestRawCallTimeout(t *testing.T) {
-	rs := newRawServer(t, true)
+func TestRawCallTimeout(t *testing.T) { eras(t, testRawCallTimeout) }
+
+func testRawCallTimeout(t *testing.T, stateless bool) {
+	rs := newRawServer(t, stateless)
 	raw, sdk := dialBoth(t, rs.url, `,"callTimeoutMs":300`)
 	got := call(t, raw, context.Background(), "slow", `{"steps":1000,"delay_ms":20}`, nil)
 	want := call(t, sdk, context.Background(), "slow", `{"steps":1000,"delay_ms":20}`, nil)
@@ -474,8 +597,10 @@ func TestRawCallTimeout(t *testing.T) {
 	}
 }
 
-func TestRawCallUnreachable(t *testing.T) {
-	rs := newRawServer(t, true)
+func TestRawCallUnreachable(t *testing.T) { eras(t, testRawCallUnreachable) }
+
+func testRawCallUnreachable(t *testing.T, stateless bool) {
+	rs := newRawServer(t, stateless)
 	raw, sdk := dialBoth(t, rs.url, "")
 	// A server that goes away between calls: the request never reaches
 	// it, and the dial error says so.
@@ -487,14 +612,16 @@ func TestRawCallUnreachable(t *testing.T) {
 }
 
 func TestRawCallNotUsed(t *testing.T) {
-	t.Run("legacy session", func(t *testing.T) {
-		rs := newRawServer(t, false)
-		c := dialRaw(t, rs.url, "", false)
+	t.Run("legacy SSE transport", func(t *testing.T) {
+		srv := testkit.NewServer()
+		sse := httptest.NewServer(mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+		t.Cleanup(sse.Close)
+		c := dialEntry(t, fmt.Sprintf(`"url":%q,"type":"sse","trust":"trusted"`, sse.URL), false)
 		if o := call(t, c, context.Background(), "echo", `{"text":"x"}`, nil); o.Raw == "" {
 			t.Fatalf("call: %+v", o)
 		}
-		if c.Info().ProtocolVersion == rawVersion || rawCount(c) != 0 {
-			t.Errorf("protocol %s, %d raw exchanges; want a legacy session on go-sdk", c.Info().ProtocolVersion, rawCount(c))
+		if rawCount(c) != 0 {
+			t.Errorf("%d raw exchanges; want HTTP+SSE on go-sdk", rawCount(c))
 		}
 	})
 	t.Run("arguments not an object", func(t *testing.T) {
