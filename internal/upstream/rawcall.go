@@ -115,7 +115,8 @@ type rawState struct {
 
 	stdio stdioRaw // the stdio path's pending calls (rawstdio.go)
 
-	relay relayState // answers a legacy server's requests on call streams (relay.go)
+	relay     relayState // answers a legacy server's requests on call streams (relay.go)
+	relayAsks sync.Map   // relayKey of a server's request being answered → *relayAsk
 
 	bgMu     sync.Mutex
 	bgClosed bool           // Close is waiting for bg: start nothing more
@@ -549,12 +550,11 @@ func (c *Conn) rawHeaders(h http.Header, method, name string) {
 }
 
 // rawCancelled tells the server that call id was abandoned, as go-sdk does
-// (notifications/cancelled, best effort, within 5 s, off the caller's path).
+// (notifications/cancelled, best effort, within 5 s, off the caller's
+// path; Close waits for it).
 func (c *Conn) rawCancelled(ctx context.Context, id int64) {
 	reason := ctx.Err().Error()
 	c.raw.goBG(func() {
-		nctx, cancel := context.WithTimeout(c.life, 5*time.Second)
-		defer cancel()
 		body, err := json.Marshal(map[string]any{
 			"jsonrpc": "2.0",
 			"method":  "notifications/cancelled",
@@ -563,16 +563,10 @@ func (c *Conn) rawCancelled(ctx context.Context, id int64) {
 		if err != nil {
 			return
 		}
-		req, err := http.NewRequestWithContext(nctx, http.MethodPost, c.server.URL, bytes.NewReader(body))
-		if err != nil {
-			return
-		}
-		c.rawHeaders(req.Header, "notifications/cancelled", "")
-		resp, err := c.raw.client.Do(req)
-		if err == nil {
-			io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-			resp.Body.Close()
-		}
+		// Sent also when the call ends because the connection is
+		// closing, as go-sdk sends it then: a server blocked on a
+		// question to the client learns that nobody will answer.
+		c.rawPost(context.Background(), body, "notifications/cancelled")
 	})
 }
 
@@ -654,6 +648,9 @@ func (c *Conn) rawNotification(ctx context.Context, method string, params json.R
 		if f := c.opts.OnListChanged; f != nil {
 			f(c.server.Name)
 		}
+	case "notifications/cancelled":
+		// A legacy server gave up a request it made during the call.
+		c.relayCancelled(params)
 	case "notifications/resources/updated":
 		var p struct {
 			URI string `json:"uri"`

@@ -42,6 +42,9 @@ type rawServer struct {
 	status atomic.Int32 // when non-zero, tools/call POSTs get this status
 	calls  atomic.Int64 // tools/call POSTs seen
 	cancel atomic.Int64 // notifications/cancelled POSTs seen
+	// legacyStd counts legacy-era POSTs that carried Mcp-Method or
+	// Mcp-Name, which go-sdk sends from 2026-07-28 on only.
+	legacyStd atomic.Int64
 }
 
 func newRawServer(t *testing.T, stateless bool) *rawServer {
@@ -54,6 +57,9 @@ func newRawServer(t *testing.T, stateless bool) *rawServer {
 	}
 	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, opts)
 	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && v < rawVersion && (r.Header.Get("Mcp-Method") != "" || r.Header.Get("Mcp-Name") != "") {
+			rs.legacyStd.Add(1)
+		}
 		if r.Method == http.MethodPost && r.Header.Get("Mcp-Method") == "" {
 			// A legacy request carries its method and tool name in the
 			// body only: put them where the 2026-07-28 era has them.
@@ -118,6 +124,26 @@ func serveNovel(t *testing.T, w http.ResponseWriter, r *http.Request) {
 	case "novel-errsse":
 		w.Header().Set("Content-Type", "text/event-stream")
 		io.WriteString(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":"+string(req.ID)+",\"error\":{\"code\":-32602,\"message\":\"bad x\"}}\n\n")
+		return
+	case "novel-withdraw":
+		// Asks the client, withdraws the question, and answers once the
+		// client's handler has seen the withdrawal (or after 5 s).
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"q1\",\"method\":\"elicitation/create\",\"params\":{\"message\":\"?\",\"requestedSchema\":{\"type\":\"object\",\"properties\":{}}}}\n\n")
+		w.(http.Flusher).Flush()
+		select {
+		case <-withdrawAsked:
+		case <-time.After(5 * time.Second):
+		}
+		io.WriteString(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":\"q1\"}}\n\n")
+		w.(http.Flusher).Flush()
+		text := "the handler did not see the withdrawal"
+		select {
+		case <-withdrawSeen:
+			text = "the handler saw the withdrawal"
+		case <-time.After(5 * time.Second):
+		}
+		io.WriteString(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":"+string(req.ID)+",\"result\":{\"content\":[{\"type\":\"text\",\"text\":\""+text+"\"}]}}\n\n")
 		return
 	case "novel-errjson":
 		w.Header().Set("Content-Type", "application/json")
@@ -241,6 +267,11 @@ func testRawCallSameAsSDK(t *testing.T, stateless bool) {
 	if !stateless && (raw.session.ID() == "" || sdk.session.ID() == "") {
 		t.Fatal("no session with the legacy server")
 	}
+	defer func() {
+		if n := rs.legacyStd.Load(); n != 0 {
+			t.Errorf("%d legacy requests carried Mcp-Method or Mcp-Name", n)
+		}
+	}()
 	big := strings.Repeat("0123456789 \\\"é\n", 100<<10/16)
 	bigArgs, _ := json.Marshal(map[string]string{"text": big})
 	cases := []struct {
@@ -421,6 +452,90 @@ func (p *logPeer) ClientCapabilities() *mcp.ClientCapabilities {
 	return &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}, Sampling: &mcp.SamplingCapabilities{}}
 }
 
+// relayMade reports whether the connection made its relay session.
+func relayMade(c *Conn) bool {
+	c.raw.relay.mu.Lock()
+	defer c.raw.relay.mu.Unlock()
+	return c.raw.relay.r != nil
+}
+
+// withdrawAsked and withdrawSeen pace the novel-withdraw tool: its
+// elicitation reached the client's handler, and that handler saw the
+// server withdraw it.
+var withdrawAsked, withdrawSeen = make(chan struct{}, 1), make(chan struct{}, 1)
+
+// waitPeer's elicitation handler waits until its context ends.
+type waitPeer struct {
+	logPeer
+	asked atomic.Int32
+}
+
+func (p *waitPeer) Elicit(ctx context.Context, _ string, _ *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	p.asked.Add(1)
+	select {
+	case withdrawAsked <- struct{}{}:
+	default:
+	}
+	<-ctx.Done()
+	select {
+	case withdrawSeen <- struct{}{}:
+	default:
+	}
+	return nil, ctx.Err()
+}
+
+// TestRawCallLegacyWithdrawn: a legacy server that withdraws its question
+// (notifications/cancelled for its own request) stops the client's
+// handler, on both paths, while the call goes on.
+func TestRawCallLegacyWithdrawn(t *testing.T) {
+	rs := newRawServer(t, false)
+	raw, sdk := dialBoth(t, rs.url, `,"elicitation":true`)
+	for i, c := range []*Conn{raw, sdk} {
+		for _, ch := range []chan struct{}{withdrawAsked, withdrawSeen} {
+			select {
+			case <-ch: // left by the path before
+			default:
+			}
+		}
+		got := call(t, c, WithPeer(context.Background(), &waitPeer{}), "novel-withdraw", `{}`, nil)
+		if !strings.Contains(got.Raw, "the handler saw the withdrawal") {
+			t.Errorf("path %d: %+v", i, got)
+		}
+	}
+	if rawCount(raw) == 0 || !relayMade(raw) {
+		t.Error("the raw path and its relay were not used")
+	}
+}
+
+// TestRawCallLegacyCloseWhileAsking: closing a connection whose relay has
+// requests in the client's handlers returns promptly, and the handlers
+// see their contexts end.
+func TestRawCallLegacyCloseWhileAsking(t *testing.T) {
+	rs := newRawServer(t, false)
+	c := dialRaw(t, rs.url, `,"elicitation":true`, false)
+	p := &waitPeer{}
+	ctx := WithPeer(context.Background(), p)
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() { c.CallTool(ctx, "ask", json.RawMessage(`{}`), nil) })
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for p.asked.Load() < 2 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if p.asked.Load() < 2 {
+		t.Fatalf("%d questions reached the client, want 2", p.asked.Load())
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- c.Close() }()
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close still waiting after 10 s")
+	}
+	wg.Wait()
+}
+
 // badPeer answers an elicitation with content its schema refuses, and
 // fails sampling.
 type badPeer struct{ logPeer }
@@ -476,6 +591,9 @@ func TestRawCallLegacyServerRequests(t *testing.T) {
 			}
 			if rawCount(tc.raw) == n {
 				t.Error("the raw path was not taken")
+			}
+			if !relayMade(tc.raw) && tc.raw.allows(map[string]string{"ask": "elicitation", "sample": "sampling", "roots": "roots"}[tc.tool]) {
+				t.Error("the server's request did not go through the relay")
 			}
 		})
 	}

@@ -33,7 +33,7 @@ import (
 // the calls in flight).
 //
 // The relay session is made on first use and lives as long as the
-// connection.
+// connection; one that failed is made anew on the next request.
 
 // relay is the stand-in server's end of the relay session.
 type relay struct {
@@ -46,16 +46,18 @@ type relay struct {
 	closed error                            // why the session ended; nil while alive
 }
 
-// relayState is the connection's relay, made once.
+// relayState holds the connection's relay.
 type relayState struct {
-	once sync.Once
-	r    *relay
-	err  error
+	mu     sync.Mutex // held while a relay is made
+	r      *relay
+	closed bool // the connection is closing: make no more
 }
 
 // close ends the relay session, if one was made; no new one is made after.
 func (rs *relayState) close() {
-	rs.once.Do(func() { rs.err = errors.New("connection closed") })
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rs.closed = true
 	if rs.r != nil {
 		rs.r.close()
 	}
@@ -64,11 +66,28 @@ func (rs *relayState) close() {
 // relayTimeout bounds the handshake of the relay session (in memory).
 const relayTimeout = 5 * time.Second
 
-// relay returns the connection's relay session, making it on first use.
+// relay returns the connection's relay session, making it on first use
+// and again after it failed.
 func (c *Conn) relay() (*relay, error) {
 	rs := &c.raw.relay
-	rs.once.Do(func() { rs.r, rs.err = c.startRelay() })
-	return rs.r, rs.err
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.closed {
+		return nil, errors.New("the connection is closing")
+	}
+	if rs.r != nil && rs.r.alive() {
+		return rs.r, nil
+	}
+	if rs.r != nil {
+		rs.r.close()
+		rs.r = nil
+	}
+	r, err := c.startRelay()
+	if err != nil {
+		return nil, err
+	}
+	rs.r = r
+	return r, nil
 }
 
 func (c *Conn) startRelay() (*relay, error) {
@@ -78,7 +97,10 @@ func (c *Conn) startRelay() (*relay, error) {
 		return nil, err
 	}
 	r := &relay{conn: sconn, waits: map[int64]chan *jsonrpc.Response{}}
-	go r.serve(c.life, c.info.ProtocolVersion)
+	// The in-memory pipe has no buffer: serve reads until the pipe is
+	// closed, whatever else has ended, so that no write of go-sdk's
+	// (a late answer, a cancellation notice) can block its Close.
+	go r.serve(c.info.ProtocolVersion)
 	ctx, cancel := context.WithTimeout(c.life, relayTimeout)
 	defer cancel()
 	cs, err := c.newClient().Connect(ctx, ct, nil)
@@ -90,17 +112,26 @@ func (c *Conn) startRelay() (*relay, error) {
 	return r, nil
 }
 
-// close ends the relay session.
+// alive reports whether the relay session still serves.
+func (r *relay) alive() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.closed == nil
+}
+
+// close ends the relay session: the pipe first, so that go-sdk's side
+// fails its writes at once and its Close does not wait on them.
 func (r *relay) close() {
+	r.conn.Close()
 	if r.cs != nil {
 		r.cs.Close()
 	}
-	r.conn.Close()
 }
 
 // serve is the stand-in server: it answers the handshake and pings, and
 // hands answers to the requests passed on to those who wait for them.
-func (r *relay) serve(ctx context.Context, version string) {
+func (r *relay) serve(version string) {
+	ctx := context.Background() // ends when the pipe is closed
 	defer func() {
 		r.mu.Lock()
 		if r.closed == nil {
@@ -212,7 +243,14 @@ func (c *Conn) relayRequest(ctx context.Context, data []byte) {
 	if !ok || !req.IsCall() {
 		return
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	key, ask := relayKey(req.ID), &relayAsk{cancel}
+	c.raw.relayAsks.Store(key, ask)
 	c.raw.goBG(func() {
+		defer func() {
+			c.raw.relayAsks.CompareAndDelete(key, ask)
+			cancel()
+		}()
 		resp := &jsonrpc.Response{ID: req.ID}
 		r, err := c.relay()
 		if err == nil {
@@ -223,7 +261,7 @@ func (c *Conn) relayRequest(ctx context.Context, data []byte) {
 		}
 		if err != nil {
 			if ctx.Err() != nil {
-				return // the call is over: nobody waits for the answer
+				return // the call is over, or the server gave up asking
 			}
 			c.log.Warn("request from the server not answered", "method", req.Method, "err", err)
 			resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
@@ -233,19 +271,41 @@ func (c *Conn) relayRequest(ctx context.Context, data []byte) {
 			c.log.Warn("answer to the server not encodable", "method", req.Method, "err", err)
 			return
 		}
-		c.rawPost(ctx, body, "")
+		c.rawPost(c.life, body, "")
 	})
 }
 
+// relayKey names a server's request by its ID (a number or a string).
+func relayKey(id jsonrpc.ID) string { return fmt.Sprintf("%T:%v", id.Raw(), id.Raw()) }
+
+// relayCancelled handles a legacy server's notifications/cancelled for a
+// request it made on a call's stream: the client's handler is stopped, as
+// go-sdk's session stops it, and no answer is sent.
+func (c *Conn) relayCancelled(params json.RawMessage) {
+	var p struct {
+		RequestID any `json:"requestId"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return
+	}
+	id, err := jsonrpc.MakeID(p.RequestID)
+	if err != nil || !id.IsValid() {
+		return
+	}
+	if ask, ok := c.raw.relayAsks.LoadAndDelete(relayKey(id)); ok {
+		ask.(*relayAsk).cancel()
+	}
+}
+
+// relayAsk is a server's request being answered.
+type relayAsk struct{ cancel context.CancelFunc }
+
 // rawPost sends a message that gets no answer (a notification, or a
-// response to the server's request) on the connection's session, as go-sdk
-// sends it, bounded by 5 s and the connection's life; its failure is only
-// logged, as go-sdk only logs it.
+// response to the server's request; method "") on the connection's
+// session, as go-sdk sends it, within ctx and 5 s.
 func (c *Conn) rawPost(ctx context.Context, body []byte, method string) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	stop := context.AfterFunc(c.life, cancel)
-	defer stop()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.server.URL, bytes.NewReader(body))
 	if err != nil {
 		return
@@ -256,8 +316,18 @@ func (c *Conn) rawPost(ctx context.Context, body []byte, method string) {
 		c.log.Debug("post to the server failed", "err", err)
 		return
 	}
+	defer resp.Body.Close()
+	summary := "sending jsonrpc response"
+	if method != "" {
+		summary = fmt.Sprintf("sending %q", method)
+	}
+	// A refusal is go-sdk's too: a session the server has forgotten, or
+	// any other non-transient status, ends the connection (rawStatus).
+	if err := c.rawStatus(resp, summary); err != nil {
+		c.log.Warn("message to the server refused", "err", err)
+		return
+	}
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	resp.Body.Close()
 	if resp.StatusCode != http.StatusAccepted && resp.StatusCode != http.StatusNoContent {
 		c.log.Warn("unexpected status from the server for a message without answer", "status", resp.StatusCode)
 	}
