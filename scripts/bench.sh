@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Gateway overhead benchmarks: an echo tool call through the gateway versus
-# the same call made directly to the upstream (internal/gateway/bench_test.go).
+# the same call made directly to the upstream (internal/gateway/bench_test.go),
+# and through a bare forwarder that does no MCP work (path=floor,
+# internal/gateway/floor_test.go): what the extra hop alone costs.
 # See docs/PERFORMANCE.md.
 #
 # Usage: scripts/bench.sh [out.txt]
@@ -60,7 +62,8 @@ fi
 #   p99 (conc=1): <= 1.5
 #   calls/s (conc=16): >= 0.8
 echo
-echo "ratios gateway/direct (medians); targets checked: p50 and p99 at conc=1, calls/s at conc=16"
+echo "ratios gateway/direct (medians); targets checked: p50 and p99 at conc=1, calls/s at conc=16;"
+echo "[in brackets: floor/direct, the bare forwarder of internal/gateway/floor_test.go]"
 "$benchstat" -col /path -format csv "$out" 2>/dev/null | awk -F, '
 	/^,direct,/ { next }
 	/^,/ { unit = $2; next }
@@ -68,6 +71,7 @@ echo "ratios gateway/direct (medians); targets checked: p50 and p99 at conc=1, c
 		name = $1; sub(/^Echo\//, "", name); sub(/-[0-9]+$/, "", name)
 		if (!(name in seen)) { seen[name] = 1; order[++n] = name }
 		r[name, unit] = $4 / $2
+		if ($8 != "") f[name, unit] = $8 / $2
 	}
 	function target(name, unit,   lim, big, stdio, one) {
 		big = name ~ /size=100KB/; stdio = name ~ /up=stdio/; one = name ~ /conc=1$/
@@ -79,14 +83,15 @@ echo "ratios gateway/direct (medians); targets checked: p50 and p99 at conc=1, c
 	function cell(name, unit,   v, t) {
 		if (!((name, unit) in r)) return sprintf("%-16s", "-")
 		v = r[name, unit]; t = target(name, unit)
-		if (t > 0) return sprintf("%5.2f (<=%-4s) %s", v, t, v <= t ? "ok  " : "MISS")
-		if (t < 0) return sprintf("%5.2f (>=%-4s) %s", v, -t, v >= -t ? "ok  " : "MISS")
-		return sprintf("%5.2f            ", v)
+		fl = ((name, unit) in f) ? sprintf(" [%4.2f]", f[name, unit]) : ""
+		if (t > 0) return sprintf("%5.2f (<=%-4s) %s%s", v, t, v <= t ? "ok  " : "MISS", fl)
+		if (t < 0) return sprintf("%5.2f (>=%-4s) %s%s", v, -t, v >= -t ? "ok  " : "MISS", fl)
+		return sprintf("%5.2f            %s", v, fl)
 	}
 	END {
-		printf "%-38s %-22s %-22s %-22s %s\n", "benchmark", "p50", "p99", "calls/s", "allocs/op"
+		printf "%-38s %-29s %-29s %-29s %s\n", "benchmark", "p50", "p99", "calls/s", "allocs/op"
 		for (i = 1; i <= n; i++) {
 			name = order[i]
-			printf "%-38s %-22s %-22s %-22s %5.2f\n", name, cell(name, "p50-µs"), cell(name, "p99-µs"), cell(name, "calls/s"), r[name, "allocs/op"]
+			printf "%-38s %-29s %-29s %-29s %5.2f\n", name, cell(name, "p50-µs"), cell(name, "p99-µs"), cell(name, "calls/s"), r[name, "allocs/op"]
 		}
 	}'

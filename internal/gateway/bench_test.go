@@ -5,8 +5,9 @@ package gateway_test
 //
 //	go test -run '^$' -bench BenchmarkEcho -benchtime 2s ./internal/gateway
 //
-// Names are BenchmarkEcho/up=<upstream>/size=<payload>/conc=<callers>/path=<direct|gateway>,
-// so `benchstat -col /path` puts the two paths in columns. See
+// Names are BenchmarkEcho/up=<upstream>/size=<payload>/conc=<callers>/path=<direct|gateway|floor>,
+// so `benchstat -col /path` puts the paths in columns; path=floor goes
+// through the bare forwarder of floor_test.go, the least any hop costs. See
 // docs/PERFORMANCE.md and scripts/bench.sh.
 //
 // Upstreams:
@@ -90,6 +91,9 @@ func BenchmarkEcho(b *testing.B) {
 							})
 							b.Run("path=gateway", func(b *testing.B) {
 								benchCalls(b, env.gateway, benchServer+"__echo", args, size.n, conc)
+							})
+							b.Run("path=floor", func(b *testing.B) {
+								benchCalls(b, env.floor, "echo", args, size.n, conc)
 							})
 						})
 					}
@@ -228,6 +232,7 @@ func benchQuantile(sorted []time.Duration, q float64) float64 {
 type benchEnv struct {
 	direct  *mcp.ClientSession
 	gateway *mcp.ClientSession
+	floor   *mcp.ClientSession // through the bare forwarder of floor_test.go
 }
 
 func newBenchEnv(b *testing.B, up string) *benchEnv {
@@ -236,6 +241,7 @@ func newBenchEnv(b *testing.B, up string) *benchEnv {
 	var (
 		direct   mcp.Transport
 		upstream map[string]any // the server's entry in the gateway's configuration
+		upURL    string         // an HTTP upstream's endpoint
 	)
 	switch up {
 	case "http", "http-legacy":
@@ -249,6 +255,7 @@ func newBenchEnv(b *testing.B, up string) *benchEnv {
 		b.Cleanup(web.Close)
 		direct = &mcp.StreamableClientTransport{Endpoint: web.URL, HTTPClient: benchHTTPClient(nil)}
 		upstream = map[string]any{"url": web.URL, "trust": "trusted"}
+		upURL = web.URL
 	case "stdio":
 		exe, err := os.Executable()
 		if err != nil {
@@ -313,7 +320,12 @@ func newBenchEnv(b *testing.B, up string) *benchEnv {
 		b.Fatalf("connect to the gateway: %v", err)
 	}
 	b.Cleanup(func() { gcs.Close() }) // runs before the gateway's shutdown (LIFO)
-	return &benchEnv{direct: dcs, gateway: gcs}
+	fcs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: newFloor(b, up, upURL), HTTPClient: benchHTTPClient(nil)}, nil)
+	if err != nil {
+		b.Fatalf("connect to the floor forwarder: %v", err)
+	}
+	b.Cleanup(func() { fcs.Close() })
+	return &benchEnv{direct: dcs, gateway: gcs, floor: fcs}
 }
 
 // benchHTTPClient is the benchmark client's HTTP client: its own pool, large
