@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"sync"
@@ -73,16 +75,18 @@ import (
 //     changes and resource updates to the connection's handlers.
 //   - Input-required results (SEP-2322) are decoded and answered as on
 //     the go-sdk path, and the call is retried raw.
+//   - A stream that ends or breaks before the response is resumed when
+//     the server numbered its events: GET with Last-Event-ID after the
+//     server's retry delay or go-sdk's backoff, at most 5 reconnections
+//     without progress (rawResume).
 //   - Cancellation and callTimeout: the POST carries the call's context;
 //     when it ends, notifications/cancelled is sent as go-sdk sends it
 //     (best effort, bounded).
 //
 // Where it knowingly differs: a stream or body that ends or breaks before
-// the response is unknown_outcome here (the server may have run the tool),
+// the response, and cannot be resumed, is unknown_outcome here (the server may have run the tool),
 // where go-sdk's synthetic "request terminated without response" is
-// classified server_error (and where go-sdk, on a legacy session, would
-// first try to resume a broken stream with Last-Event-ID when the server
-// numbers its events); a message that is not JSON is server_error here,
+// classified server_error; a message that is not JSON is server_error here,
 // where go-sdk would also break the connection; and a server-to-client
 // request on a 2026-07-28 call's stream, which that era replaced with
 // input-required results, is logged and ignored rather than answered.
@@ -448,7 +452,9 @@ func (c *Conn) rawExchange(ctx context.Context, op, name string, args json.RawMe
 			err = rerr
 		}
 	case "text/event-stream":
-		raw, err = c.rawStream(ctx, resp.Body, id, s, reqCancel)
+		var st sseState
+		raw, err = c.rawStream(ctx, resp.Body, id, s, reqCancel, &st)
+		raw, err = c.rawResume(ctx, summary, raw, err, id, s, &st)
 	default:
 		err = fmt.Errorf("%s: unsupported content type %q", summary, ct)
 	}
@@ -665,15 +671,18 @@ func (c *Conn) rawNotification(ctx context.Context, method string, params json.R
 // what comes before it. Events are capped at MaxFrame. Once the response
 // is in, the rest of the stream is drained briefly (so the HTTP connection
 // can be reused) and then abandoned.
-func (c *Conn) rawStream(ctx context.Context, body io.Reader, id int64, s *slot, abandon context.CancelFunc) (json.RawMessage, error) {
+func (c *Conn) rawStream(ctx context.Context, body io.Reader, id int64, s *slot, abandon context.CancelFunc, st *sseState) (json.RawMessage, error) {
 	br := bufio.NewReaderSize(body, 64<<10)
 	max := int64(c.opts.MaxFrame)
 	var data []byte
 	hasData := false
-	name := ""
+	name, eventID := "", ""
 	var size int64
 	dispatch := func() (json.RawMessage, bool, error) {
-		defer func() { data, hasData, name, size = data[:0], false, "", 0 }()
+		defer func() { data, hasData, name, eventID, size = data[:0], false, "", "", 0 }()
+		if eventID != "" {
+			st.last = eventID
+		}
 		if !hasData || len(data) == 0 || (name != "" && name != "message") {
 			return nil, false, nil
 		}
@@ -725,6 +734,12 @@ func (c *Conn) rawStream(ctx context.Context, body io.Reader, id int64, s *slot,
 				hasData = true
 			case "event":
 				name = string(value)
+			case "id":
+				eventID = string(value)
+			case "retry":
+				if n, err := strconv.ParseInt(string(value), 10, 64); err == nil && n >= 0 {
+					st.retry = time.Duration(n) * time.Millisecond
+				}
 			}
 		}
 		if err != nil {
@@ -738,6 +753,107 @@ func (c *Conn) rawStream(ctx context.Context, body io.Reader, id int64, s *slot,
 			return nil, err
 		}
 	}
+}
+
+// sseState is what a call's SSE stream said about resuming it: the last
+// event ID and the reconnection delay the server asked for.
+type sseState struct {
+	last  string
+	retry time.Duration
+}
+
+// rawMaxRetries is go-sdk's default StreamableClientTransport.MaxRetries.
+const rawMaxRetries = 5
+
+// rawResume resumes a call's stream that ended or broke before the
+// response, as go-sdk's client does (streamableClientConn.handleSSE): when
+// the server numbered its events, a GET with Last-Event-ID, after the
+// delay the server asked for or go-sdk's backoff, until the response comes
+// or rawMaxRetries reconnections in a row make no progress; a failure to
+// reconnect ends the connection, as in go-sdk.
+func (c *Conn) rawResume(ctx context.Context, summary string, raw json.RawMessage, err error, id int64, s *slot, st *sseState) (json.RawMessage, error) {
+	prev, retries := "", 0
+	for err != nil && st.last != "" && ctx.Err() == nil && c.life.Err() == nil {
+		var rpc *jsonrpc.Error
+		if errors.Is(err, ErrResponseTooLarge) || errors.Is(err, errBadMessage) || errors.As(err, &rpc) {
+			return raw, err
+		}
+		if st.last != prev {
+			prev, retries = st.last, 0
+		} else if retries++; retries > rawMaxRetries {
+			ferr := fmt.Errorf("%s: exceeded %d retries without progress (session ID: %v)", summary, rawMaxRetries, c.session.ID())
+			c.rawFail(ferr)
+			return nil, ferr
+		}
+		resp, gerr := c.rawReconnect(ctx, st.last, st.retry)
+		if gerr != nil {
+			if ctx.Err() == nil {
+				ferr := fmt.Errorf("%s: failed to reconnect (session ID: %v): %v", summary, c.session.ID(), gerr)
+				c.rawFail(ferr)
+				return nil, ferr
+			}
+			return nil, gerr
+		}
+		if serr := c.rawStatus(resp, summary); serr != nil {
+			resp.Body.Close()
+			c.rawFail(serr)
+			return nil, serr
+		}
+		gctx, gcancel := context.WithCancel(ctx)
+		stop := context.AfterFunc(gctx, func() { resp.Body.Close() })
+		raw, err = c.rawStream(ctx, resp.Body, id, s, gcancel, st)
+		stop()
+		gcancel()
+		resp.Body.Close()
+	}
+	return raw, err
+}
+
+// rawReconnect opens the GET that resumes a stream after lastID, trying
+// rawMaxRetries times (streamableClientConn.connectSSE).
+func (c *Conn) rawReconnect(ctx context.Context, lastID string, delay time.Duration) (*http.Response, error) {
+	if delay <= 0 {
+		delay = rawBackoff(1)
+	}
+	var lastErr error
+	for attempt := 1; attempt <= rawMaxRetries; attempt++ {
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-c.life.Done():
+			t.Stop()
+			return nil, errors.New("connection closed by client during reconnect")
+		case <-t.C:
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.server.URL, nil)
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Mcp-Protocol-Version", c.info.ProtocolVersion)
+		if sid := c.session.ID(); sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+		}
+		req.Header.Set("Last-Event-ID", lastID)
+		req.Header.Set("Accept", "text/event-stream")
+		resp, err := c.raw.client.Do(req)
+		if err != nil {
+			lastErr = err
+			delay = rawBackoff(attempt + 1)
+			continue
+		}
+		return resp, nil
+	}
+	return nil, fmt.Errorf("connection failed after %d attempts: %w", rawMaxRetries, lastErr)
+}
+
+// rawBackoff is go-sdk's reconnection delay for an attempt
+// (calculateReconnectDelay): 1 s growing by 1.5 a time, at most 30 s, plus
+// full jitter.
+func rawBackoff(attempt int) time.Duration {
+	d := min(time.Duration(float64(time.Second)*math.Pow(1.5, float64(attempt-1))), 30*time.Second)
+	return d + rand.N(d)
 }
 
 // rawDrain reads what is left of a stream whose response is in, for at

@@ -57,6 +57,10 @@ func newRawServer(t *testing.T, stateless bool) *rawServer {
 	}
 	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, opts)
 	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") != "" {
+			serveResumed(w, r)
+			return
+		}
 		if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && v < rawVersion && (r.Header.Get("Mcp-Method") != "" || r.Header.Get("Mcp-Name") != "") {
 			rs.legacyStd.Add(1)
 		}
@@ -125,6 +129,20 @@ func serveNovel(t *testing.T, w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		io.WriteString(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":"+string(req.ID)+",\"error\":{\"code\":-32602,\"message\":\"bad x\"}}\n\n")
 		return
+	case "novel-resume":
+		// Numbers its events and ends the stream before the response,
+		// which waits for the client's GET with Last-Event-ID.
+		// (A plain result: go-sdk's capture point does not see a resumed
+		// stream, so go-sdk would decode anything novel itself and fail.)
+		resumable.Store(r.Header.Get("Mcp-Session-Id")+"|r1", `{"jsonrpc":"2.0","id":`+string(req.ID)+`,"result":{"content":[{"type":"text","text":"resumed"}]}}`)
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "id: r0\nretry: 10\ndata:\n\n")
+		if tok, ok := req.Params.Meta["progressToken"].(string); ok {
+			fmt.Fprintf(w, "id: r1\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":%q,\"progress\":1}}\n\n", tok)
+		} else {
+			io.WriteString(w, "id: r1\ndata:\n\n")
+		}
+		return
 	case "novel-withdraw":
 		// Asks the client, withdraws the question, and answers once the
 		// client's handler has seen the withdrawal (or after 5 s).
@@ -170,6 +188,21 @@ func serveNovel(t *testing.T, w http.ResponseWriter, r *http.Request) {
 func eras(t *testing.T, f func(t *testing.T, stateless bool)) {
 	t.Run("2026-07-28", func(t *testing.T) { f(t, true) })
 	t.Run("legacy", func(t *testing.T) { f(t, false) })
+}
+
+// resumable holds the responses novel-resume left for the resumed stream,
+// by session ID and last event ID.
+var resumable sync.Map
+
+// serveResumed answers a GET that resumes a novel-resume stream.
+func serveResumed(w http.ResponseWriter, r *http.Request) {
+	resp, ok := resumable.LoadAndDelete(r.Header.Get("Mcp-Session-Id") + "|" + r.Header.Get("Last-Event-ID"))
+	if !ok {
+		http.Error(w, "no such stream", http.StatusNotFound)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	io.WriteString(w, "id: r2\nevent: message\ndata: "+resp.(string)+"\n\n")
 }
 
 // dialBoth dials the server with and without the raw path.
@@ -293,6 +326,7 @@ func testRawCallSameAsSDK(t *testing.T, stateless bool) {
 			return strings.Contains(o.Raw, `"hologram"`) && strings.Contains(o.Raw, `"futureField"`)
 		}},
 		{"unknown content type, JSON", "novel-json", `{}`, func(o outcome) bool { return strings.Contains(o.Raw, `"x-extra":true`) }},
+		{"stream resumed with Last-Event-ID", "novel-resume", `{}`, func(o outcome) bool { return strings.Contains(o.Raw, `"resumed"`) }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -395,7 +429,7 @@ func TestRawCallProgress(t *testing.T) { eras(t, testRawCallProgress) }
 func testRawCallProgress(t *testing.T, stateless bool) {
 	rs := newRawServer(t, stateless)
 	raw, sdk := dialBoth(t, rs.url, "")
-	for _, tool := range []string{"slow", "novel-sse"} {
+	for _, tool := range []string{"slow", "novel-sse", "novel-resume"} {
 		var lists [2][]Progress
 		var outs [2]outcome
 		for i, c := range []*Conn{raw, sdk} {
