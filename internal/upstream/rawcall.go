@@ -92,7 +92,10 @@ import (
 // input-required results, is logged and ignored rather than answered.
 // A legacy server's request on the call's stream is answered with the
 // call's peer found as go-sdk's handlers find it (the client of the calls
-// in flight), not from the stream it came on.
+// in flight), not from the stream it came on. A legacy session the server
+// has forgotten (404) ends the connection with go-sdk's ErrSessionMissing,
+// but through go-sdk's session Close, which still sends the DELETE that
+// go-sdk's own transport would skip (the server answers it 404).
 //
 // The request ID is a number from a range go-sdk's per-session counter
 // never reaches (rawIDBase), so it cannot collide with go-sdk's own IDs.
