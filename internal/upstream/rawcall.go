@@ -114,11 +114,12 @@ type rawState struct {
 	ids atomic.Int64 // the last raw request ID, from rawIDBase
 
 	mu          sync.Mutex
-	discoverMet bool            // a server/discover request was seen
-	version     string          // its _meta protocolVersion
-	clientInfo  json.RawMessage // its _meta clientInfo, as go-sdk encoded it; nil when absent
-	clientCaps  json.RawMessage // its _meta clientCapabilities, as go-sdk encoded it
-	headerTools map[string]bool // tools whose schema has x-mcp-header annotations, from Discover
+	discoverMet bool               // a server/discover request was seen
+	version     string             // its _meta protocolVersion
+	clientInfo  json.RawMessage    // its _meta clientInfo, as go-sdk encoded it; nil when absent
+	clientCaps  json.RawMessage    // its _meta clientCapabilities, as go-sdk encoded it
+	headerTools map[string]bool    // tools whose schema has x-mcp-header annotations, from Discover
+	metaJSON    map[metaKey][]byte // encoded request _meta without a progress token (rawRequestMeta); cleared by noteDiscover
 
 	stdio stdioRaw // the stdio path's pending calls (rawstdio.go)
 
@@ -163,6 +164,7 @@ func (r *rawState) noteDiscover(body []byte) {
 	defer r.mu.Unlock()
 	r.discoverMet = true
 	r.version, r.clientInfo, r.clientCaps = "", nil, nil
+	r.metaJSON = nil
 	if json.Unmarshal(body, &msg) != nil {
 		return
 	}
@@ -382,6 +384,58 @@ func (c *Conn) rawRequestMeta(peer Peer, token string) ([]byte, error) {
 		}
 		return append(append([]byte(`{"progressToken":`), strconv.AppendQuote(nil, token)...), '}'), nil
 	}
+	var key metaKey
+	if token == "" {
+		key = metaKeyOf(peer)
+		c.raw.mu.Lock()
+		b, ok := c.raw.metaJSON[key]
+		c.raw.mu.Unlock()
+		if ok {
+			return b, nil
+		}
+	}
+	b, err := c.encodeRequestMeta(peer, token)
+	if err == nil && token == "" {
+		c.raw.mu.Lock()
+		if c.raw.metaJSON == nil || len(c.raw.metaJSON) >= metaJSONEntries {
+			c.raw.metaJSON = map[metaKey][]byte{}
+		}
+		c.raw.metaJSON[key] = b
+		c.raw.mu.Unlock()
+	}
+	return b, err
+}
+
+// metaKey is what a 2026-07-28 request's _meta depends on besides the
+// connection and the progress token: whether the peer reports its client's
+// capabilities, and the ones Switchboard forwards (forwardedCapabilities),
+// by identity. The gateway hands every call of one client the same
+// capability values (its metaCache), and nothing changes them once made,
+// so equal keys mean equal _meta.
+type metaKey struct {
+	reporter bool
+	s        *mcp.SamplingCapabilities
+	e        *mcp.ElicitationCapabilities
+	r        *mcp.RootCapabilities
+}
+
+// metaJSONEntries bounds rawState.metaJSON; then it starts over.
+const metaJSONEntries = 64
+
+func metaKeyOf(peer Peer) metaKey {
+	r, ok := peer.(CapabilityReporter)
+	if !ok {
+		return metaKey{}
+	}
+	k := metaKey{reporter: true}
+	if cc := r.ClientCapabilities(); cc != nil {
+		k.s, k.e, k.r = cc.Sampling, cc.Elicitation, cc.RootsV2
+	}
+	return k
+}
+
+// encodeRequestMeta is rawRequestMeta for the 2026-07-28 era, unremembered.
+func (c *Conn) encodeRequestMeta(peer Peer, token string) ([]byte, error) {
 	clientInfo, clientCaps, _ := c.raw.meta(c.info.ProtocolVersion)
 	meta := map[string]json.RawMessage{}
 	for k, v := range c.requestMeta(peer) {
@@ -675,7 +729,12 @@ func (c *Conn) rawNotification(ctx context.Context, method string, params json.R
 // is in, the rest of the stream is drained briefly (so the HTTP connection
 // can be reused) and then abandoned.
 func (c *Conn) rawStream(ctx context.Context, body io.Reader, id int64, s *slot, abandon context.CancelFunc, st *sseState) (json.RawMessage, error) {
-	br := bufio.NewReaderSize(body, 64<<10)
+	br := sseReaders.Get().(*bufio.Reader)
+	br.Reset(body)
+	defer func() {
+		br.Reset(nil)
+		sseReaders.Put(br)
+	}()
 	max := int64(c.opts.MaxFrame)
 	var data []byte
 	hasData := false
@@ -757,6 +816,12 @@ func (c *Conn) rawStream(ctx context.Context, body io.Reader, id int64, s *slot,
 		}
 	}
 }
+
+// sseReaders holds the read buffers of call streams: 64 KiB each, which
+// allocated per call was most of the raw path's own garbage at small
+// payloads. Nothing read through one outlives the call's rawStream: an
+// event's data is copied out of it.
+var sseReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 64<<10) }}
 
 // sseState is what a call's SSE stream said about resuming it: the last
 // event ID and the reconnection delay the server asked for.

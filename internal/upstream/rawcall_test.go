@@ -865,3 +865,54 @@ func TestRawRequestEncoding(t *testing.T) {
 		t.Errorf("request %s", body)
 	}
 }
+
+// capPeer reports fixed client capabilities.
+type capPeer struct {
+	logPeer
+	caps *mcp.ClientCapabilities
+}
+
+func (p *capPeer) ClientCapabilities() *mcp.ClientCapabilities { return p.caps }
+
+// TestRawRequestMetaRemembered: a remembered _meta is the one encoded
+// afresh, for each kind of peer, and a new discover forgets it.
+func TestRawRequestMetaRemembered(t *testing.T) {
+	rs := newRawServer(t, true)
+	c := dialRaw(t, rs.url, `,"elicitation":true,"sampling":true,"roots":true`, false)
+	elicit := &mcp.ElicitationCapabilities{}
+	peers := []Peer{
+		nil,
+		&logPeer{},
+		&capPeer{caps: &mcp.ClientCapabilities{}},
+		&capPeer{caps: &mcp.ClientCapabilities{Elicitation: elicit}},
+		&capPeer{caps: &mcp.ClientCapabilities{Elicitation: elicit, RootsV2: &mcp.RootCapabilities{ListChanged: true}}},
+		&capPeer{caps: &mcp.ClientCapabilities{Sampling: &mcp.SamplingCapabilities{}}},
+	}
+	seen := map[string]bool{}
+	for round := range 2 {
+		for i, p := range peers {
+			got, err := c.rawRequestMeta(p, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ := c.encodeRequestMeta(p, "")
+			if string(got) != string(want) {
+				t.Errorf("round %d, peer %d: remembered %s, encoded %s", round, i, got, want)
+			}
+			seen[string(got)] = true
+		}
+	}
+	// Each peer's differs (logPeer reports fresh values on every call,
+	// which are never remembered under a stale key).
+	if len(seen) != len(peers) {
+		t.Errorf("%d distinct _meta for the %d peers: %v", len(seen), len(peers), seen)
+	}
+	if with, _ := c.rawRequestMeta(peers[3], "sb-9"); !bytes.Contains(with, []byte(`"progressToken":"sb-9"`)) {
+		t.Errorf("with a token: %s", with)
+	}
+	c.raw.noteDiscover([]byte(`{"params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"x":{}}}}}`))
+	got, _ := c.rawRequestMeta(peers[0], "")
+	if !bytes.Contains(got, []byte(`{"x":{}}`)) {
+		t.Errorf("after a new discover: %s", got)
+	}
+}
