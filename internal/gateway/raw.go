@@ -754,15 +754,19 @@ const (
 )
 
 // writeEvent writes a response as go-sdk's stateless handler does: one SSE
-// event (framed by the caller) on a text/event-stream response.
+// event (framed by the caller) on a text/event-stream response. The event
+// is the whole response, so it goes with its length and without a flush
+// of its own: headers and event leave in one write when the handler
+// returns, where a flush costs a write for the event and another for the
+// end of the chunked body.
 func writeEvent(w http.ResponseWriter, event []byte) {
 	h := w.Header()
 	h.Set("Cache-Control", "no-cache, no-transform")
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Connection", "keep-alive")
+	h.Set("Content-Length", strconv.Itoa(len(event)))
 	w.WriteHeader(http.StatusOK)
 	w.Write(event)
-	http.NewResponseController(w).Flush()
 }
 
 // writeError writes a JSON-RPC error as go-sdk does for a 2026-07-28

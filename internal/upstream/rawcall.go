@@ -260,7 +260,7 @@ var errRejected = &jsonrpc.Error{Code: codeRejected, Message: "rejected by trans
 
 // callRaw is CallTool on the raw path; rawEligible has said yes.
 func (c *Conn) callRaw(ctx context.Context, name string, args json.RawMessage, opts *CallOptions) (*ToolResult, error) {
-	op := fmt.Sprintf("call tool %q", name)
+	op := "call tool " + strconv.Quote(name) // fmt's %q, without fmt: on every call
 	ctx, cancel := c.callContext(ctx)
 	defer cancel()
 	token := ""
