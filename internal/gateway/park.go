@@ -30,7 +30,7 @@ import (
 
 // parkedCall is a call running on behalf of a 2026-07-28 client.
 type parkedCall struct {
-	id     string
+	id     string         // made when the call first parks; "" until then
 	asks   chan *question // questions from the upstream, one at a time
 	done   chan outcome   // the call's end; buffered
 	cancel context.CancelFunc
@@ -65,9 +65,8 @@ const parkPrefix = "park:"
 
 // startParked runs call in the background for a 2026-07-28 client.
 func (g *Gateway) startParked(ctx context.Context, p *peer, call func(context.Context) (*host.Result, error)) *parkedCall {
-	id := make([]byte, 16)
-	rand.Read(id)
-	pc := &parkedCall{id: hex.EncodeToString(id), asks: make(chan *question), done: make(chan outcome, 1)}
+	// The ID is made when the call first parks: most calls never do.
+	pc := &parkedCall{asks: make(chan *question), done: make(chan outcome, 1)}
 	// The call outlives the request that started it (its answer may come
 	// on a retry); the host's call timeout and the expiry bound it.
 	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -88,6 +87,11 @@ func (g *Gateway) await(ctx context.Context, tool string, pc *parkedCall) (*outc
 		g.unpark(pc)
 		return &out, nil, nil
 	case q := <-pc.asks:
+		if pc.id == "" {
+			id := make([]byte, 16)
+			rand.Read(id)
+			pc.id = hex.EncodeToString(id)
+		}
 		pc.mu.Lock()
 		pc.pending = q
 		if pc.expiry != nil {
@@ -138,9 +142,11 @@ func (g *Gateway) resume(id string, responses mcp.InputResponseMap) (*parkedCall
 }
 
 func (g *Gateway) unpark(pc *parkedCall) {
-	g.parkMu.Lock()
-	delete(g.parked, pc.id)
-	g.parkMu.Unlock()
+	if pc.id != "" {
+		g.parkMu.Lock()
+		delete(g.parked, pc.id)
+		g.parkMu.Unlock()
+	}
 	pc.mu.Lock()
 	if pc.expiry != nil {
 		pc.expiry.Stop()
