@@ -599,16 +599,23 @@ func (c *Conn) rawLegacy() bool { return c.info.ProtocolVersion < rawVersion }
 func (c *Conn) rawHeaders(h http.Header, method, name string) {
 	h.Set("Content-Type", "application/json")
 	h.Set("Accept", "application/json, text/event-stream")
-	h.Set("Mcp-Protocol-Version", c.info.ProtocolVersion)
+	c.sessionHeaders(h)
 	if c.rawLegacy() {
-		if id := c.session.ID(); id != "" {
-			h.Set("Mcp-Session-Id", id)
-		}
 		return
 	}
 	h.Set("Mcp-Method", method)
 	if name != "" {
 		h.Set("Mcp-Name", name)
+	}
+}
+
+// sessionHeaders sets what go-sdk sets on every request of a connection
+// (setMCPHeaders): the negotiated version and, in a legacy session, its
+// ID. (A raw 2026-07-28 connection has no session ID.)
+func (c *Conn) sessionHeaders(h http.Header) {
+	h.Set("Mcp-Protocol-Version", c.info.ProtocolVersion)
+	if id := c.session.ID(); id != "" {
+		h.Set("Mcp-Session-Id", id)
 	}
 }
 
@@ -631,6 +638,39 @@ func (c *Conn) rawCancelled(ctx context.Context, id int64) {
 		// question to the client learns that nobody will answer.
 		c.rawPost(context.Background(), body, "notifications/cancelled")
 	})
+}
+
+// rawPost sends a message that gets no answer (a notification, or a
+// response to the server's request; method "") on the connection's
+// session, as go-sdk sends it, within ctx and 5 s.
+func (c *Conn) rawPost(ctx context.Context, body []byte, method string) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.server.URL, bytes.NewReader(body))
+	if err != nil {
+		return
+	}
+	c.rawHeaders(req.Header, method, "")
+	resp, err := c.raw.client.Do(req)
+	if err != nil {
+		c.log.Debug("post to the server failed", "err", err)
+		return
+	}
+	defer resp.Body.Close()
+	summary := "sending jsonrpc response"
+	if method != "" {
+		summary = fmt.Sprintf("sending %q", method)
+	}
+	// A refusal is go-sdk's too: a session the server has forgotten, or
+	// any other non-transient status, ends the connection (rawStatus).
+	if err := c.rawStatus(resp, summary); err != nil {
+		c.log.Warn("message to the server refused", "err", err)
+		return
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode != http.StatusAccepted && resp.StatusCode != http.StatusNoContent {
+		c.log.Warn("unexpected status from the server for a message without answer", "status", resp.StatusCode)
+	}
 }
 
 // rawMessage handles one message from the server: the call's response
@@ -899,10 +939,7 @@ func (c *Conn) rawReconnect(ctx context.Context, lastID string, delay time.Durat
 		if err != nil {
 			return nil, err
 		}
-		req.Header.Set("Mcp-Protocol-Version", c.info.ProtocolVersion)
-		if sid := c.session.ID(); sid != "" {
-			req.Header.Set("Mcp-Session-Id", sid)
-		}
+		c.sessionHeaders(req.Header)
 		req.Header.Set("Last-Event-ID", lastID)
 		req.Header.Set("Accept", "text/event-stream")
 		resp, err := c.raw.client.Do(req)

@@ -1,13 +1,10 @@
 package upstream
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"sync"
 	"time"
 
@@ -299,36 +296,3 @@ func (c *Conn) relayCancelled(params json.RawMessage) {
 
 // relayAsk is a server's request being answered.
 type relayAsk struct{ cancel context.CancelFunc }
-
-// rawPost sends a message that gets no answer (a notification, or a
-// response to the server's request; method "") on the connection's
-// session, as go-sdk sends it, within ctx and 5 s.
-func (c *Conn) rawPost(ctx context.Context, body []byte, method string) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.server.URL, bytes.NewReader(body))
-	if err != nil {
-		return
-	}
-	c.rawHeaders(req.Header, method, "")
-	resp, err := c.raw.client.Do(req)
-	if err != nil {
-		c.log.Debug("post to the server failed", "err", err)
-		return
-	}
-	defer resp.Body.Close()
-	summary := "sending jsonrpc response"
-	if method != "" {
-		summary = fmt.Sprintf("sending %q", method)
-	}
-	// A refusal is go-sdk's too: a session the server has forgotten, or
-	// any other non-transient status, ends the connection (rawStatus).
-	if err := c.rawStatus(resp, summary); err != nil {
-		c.log.Warn("message to the server refused", "err", err)
-		return
-	}
-	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	if resp.StatusCode != http.StatusAccepted && resp.StatusCode != http.StatusNoContent {
-		c.log.Warn("unexpected status from the server for a message without answer", "status", resp.StatusCode)
-	}
-}
