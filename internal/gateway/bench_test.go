@@ -67,6 +67,9 @@ const benchToken = "bench-token-0123456789abcdef"
 // its echo tool is benchServer+"__echo" through the gateway.
 const benchServer = "up"
 
+// benchLegacyVersion is the protocol of the path=gateway-legacy client.
+const benchLegacyVersion = "2025-11-25"
+
 var benchSizes = []struct {
 	name string
 	n    int
@@ -94,6 +97,9 @@ func BenchmarkEcho(b *testing.B) {
 							})
 							b.Run("path=floor", func(b *testing.B) {
 								benchCalls(b, env.floor, "echo", args, size.n, conc)
+							})
+							b.Run("path=gateway-legacy", func(b *testing.B) {
+								benchCalls(b, env.gatewayLegacy, benchServer+"__echo", args, size.n, conc)
 							})
 						})
 					}
@@ -233,6 +239,10 @@ type benchEnv struct {
 	direct  *mcp.ClientSession
 	gateway *mcp.ClientSession
 	floor   *mcp.ClientSession // through the bare forwarder of floor_test.go
+	// gatewayLegacy is a client pinned to protocol 2025-11-25 through the
+	// gateway: initialize and a session, as Claude Code and Claude Desktop
+	// connect today.
+	gatewayLegacy *mcp.ClientSession
 }
 
 func newBenchEnv(b *testing.B, up string) *benchEnv {
@@ -325,7 +335,19 @@ func newBenchEnv(b *testing.B, up string) *benchEnv {
 		b.Fatalf("connect to the floor forwarder: %v", err)
 	}
 	b.Cleanup(func() { fcs.Close() })
-	return &benchEnv{direct: dcs, gateway: gcs, floor: fcs}
+	lgt := &mcp.StreamableClientTransport{
+		Endpoint:   "http://" + ln.Addr().String() + "/mcp",
+		HTTPClient: benchHTTPClient(http.Header{"Authorization": {"Bearer " + benchToken}}),
+	}
+	lcs, err := client.Connect(ctx, lgt, &mcp.ClientSessionOptions{ProtocolVersion: benchLegacyVersion})
+	if err != nil {
+		b.Fatalf("connect to the gateway with protocol %s: %v", benchLegacyVersion, err)
+	}
+	b.Cleanup(func() { lcs.Close() })
+	if v := lcs.InitializeResult().ProtocolVersion; v != benchLegacyVersion {
+		b.Fatalf("legacy client to the gateway: protocol %s, want %s", v, benchLegacyVersion)
+	}
+	return &benchEnv{direct: dcs, gateway: gcs, floor: fcs, gatewayLegacy: lcs}
 }
 
 // benchHTTPClient is the benchmark client's HTTP client: its own pool, large

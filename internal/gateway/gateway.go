@@ -101,6 +101,11 @@ type Gateway struct {
 
 	parkMu sync.Mutex
 	parked map[string]*parkedCall // calls waiting for a 2026-07-28 client's input (park.go)
+
+	// The raw path for legacy sessions (legacy.go).
+	legacy     legacySessions
+	handoverMu sync.Mutex
+	handovers  map[string]*handover // by token
 }
 
 // subscription is one upstream subscription and the clients that want it.
@@ -125,7 +130,8 @@ func New(h *host.Host, opts *Options) *Gateway {
 	g := &Gateway{host: h, log: log, states: newSealer(), subs: map[string]*subscription{},
 		tools: registered{}, resources: registered{}, templates: registered{}, prompts: registered{},
 		served: map[string]servedTool{},
-		parked: map[string]*parkedCall{}, onConfirm: opts.OnConfirm}
+		parked: map[string]*parkedCall{}, onConfirm: opts.OnConfirm,
+		legacy: legacySessions{m: map[string]*legacySession{}}, handovers: map[string]*handover{}}
 	g.server = mcp.NewServer(&mcp.Implementation{Name: "switchboard", Title: "Switchboard gateway", Version: version}, &mcp.ServerOptions{
 		Instructions: instructions(h),
 		PageSize:     opts.PageSize,
@@ -138,7 +144,7 @@ func New(h *host.Host, opts *Options) *Gateway {
 		SubscribeHandler:   g.subscribe,
 		UnsubscribeHandler: g.unsubscribe,
 	})
-	g.server.AddReceivingMiddleware(g.currentInstructions)
+	g.server.AddReceivingMiddleware(g.currentInstructions, g.noteLogLevel)
 	g.Sync()
 	return g
 }
@@ -314,6 +320,15 @@ func (g *Gateway) callTool(t host.Tool) mcp.ToolHandler {
 		p := g.newPeer(ctx, req.Session, req.ClientCapabilities(), req.ProtocolVersion())
 		// The quota is per client session; sessionless (2026-07-28 and
 		// stdio) clients share the gateway's.
+		if token := handoverOf(req); token != "" && !p.modern() {
+			// A call the raw path started for this legacy session (legacy.go).
+			switch h, err := g.takeHandover(token, req.Session.ID()); {
+			case err != nil:
+				return nil, err
+			case h != nil:
+				return g.adopt(ctx, t, p, h)
+			}
+		}
 		opts := &host.CallOptions{Peer: p, RawOnly: true, Confirm: g.confirmer(p), Client: req.Session.ID()}
 		parked, err := g.retryInput(opts, t.ID, req.Params.InputResponses, req.Params.RequestState)
 		if err != nil {

@@ -41,6 +41,12 @@ var errModern = errors.New("the client is connected to Switchboard with protocol
 
 func (p *peer) modern() bool { return p.version >= "2026-07-28" }
 
+// parks reports whether questions are parked (park.go) rather than put to
+// the client's session: always for a 2026-07-28 client, and for a legacy
+// session's call served raw (legacy.go), whose questions go to its session
+// once go-sdk has taken the call over.
+func (p *peer) parks() bool { return p.modern() || p.asks != nil }
+
 // PassInput: a 2026-07-28 client is asked through an input-required result
 // of the gateway's own (see Gateway.callTool), which go-sdk also turns into
 // requests for a legacy client; both eras are then asked the same way.
@@ -69,7 +75,7 @@ func (p *peer) CreateMessage(ctx context.Context, server string, params *mcp.Cre
 	switch {
 	case p.caps.Sampling == nil:
 		return nil, errors.New("the client connected to Switchboard did not declare sampling")
-	case p.modern():
+	case p.parks():
 		resp, err := p.ask(ctx, params)
 		if err != nil {
 			return nil, err
@@ -96,7 +102,7 @@ func (p *peer) Elicit(ctx context.Context, server string, params *mcp.ElicitPara
 
 // elicit puts an elicitation to the client, in its era's way.
 func (p *peer) elicit(ctx context.Context, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-	if p.modern() {
+	if p.parks() {
 		resp, err := p.ask(ctx, params)
 		if err != nil {
 			return nil, err
@@ -110,7 +116,7 @@ func (p *peer) elicit(ctx context.Context, params *mcp.ElicitParams) (*mcp.Elici
 }
 
 func (p *peer) ListRoots(ctx context.Context, server string) (*mcp.ListRootsResult, error) {
-	if p.modern() {
+	if p.parks() {
 		resp, err := p.ask(ctx, &mcp.ListRootsParams{})
 		if err != nil {
 			return nil, err
@@ -132,4 +138,18 @@ func (p *peer) Log(_ context.Context, server string, params *mcp.LoggingMessageP
 	if err := p.session.Log(p.ctx, &named); err != nil {
 		p.log.Debug("log message not forwarded", "server", server, "err", err)
 	}
+}
+
+// answer puts a parked question to the client's legacy session, on the
+// request p belongs to (over HTTP, on its response stream).
+func (p *peer) answer(req mcp.InputRequest) (mcp.InputResponse, error) {
+	switch r := req.(type) {
+	case *mcp.CreateMessageWithToolsParams:
+		return p.session.CreateMessageWithTools(p.ctx, r)
+	case *mcp.ElicitParams:
+		return p.session.Elicit(p.ctx, r)
+	case *mcp.ListRootsParams:
+		return p.session.ListRoots(p.ctx, r)
+	}
+	return nil, fmt.Errorf("gateway: no way to ask a client %T", req)
 }

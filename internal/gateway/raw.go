@@ -90,6 +90,9 @@ import (
 // precision of its structuredContent numbers exactly as the upstream sent
 // them, where go-sdk would re-encode them; in meaning it is the same.
 //
+// Calls of legacy sessions (2025-06-18 and 2025-11-25 clients) take the
+// same path on their own terms: see legacy.go.
+//
 // Receiving middleware added to the go-sdk server (Server().
 // AddReceivingMiddleware) does not see the calls served here: whatever
 // must see every tools/call belongs in host.Call, which both paths make.
@@ -153,8 +156,18 @@ func (g *Gateway) announcedServerInfo(ctx context.Context) (json.RawMessage, err
 }
 
 func (rc *rawCalls) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if _, ok := r.Header[handoverHeader]; ok {
+		r.Header.Del(handoverHeader) // only the raw path sets it (legacy.go)
+	}
 	if !rawCandidate(r) {
+		if id := r.Header.Get(sessionHeader); id != "" {
+			rc.serveSession(w, r, id)
+			return
+		}
 		rc.next.ServeHTTP(w, r)
+		if id := w.Header().Get(sessionHeader); id != "" && r.Method == http.MethodPost {
+			rc.g.sessionBorn(id) // an initialize that made a session
+		}
 		return
 	}
 	body, err := readBody(r)
@@ -264,8 +277,24 @@ type rawCall struct {
 // parseRawCall reads a request body (see the top of the file), or reports
 // false for anything the raw path leaves to go-sdk.
 func parseRawCall(body []byte, nameHeader string, metas *metaCache) (*rawCall, bool) {
-	if !resultguard.Valid(body) {
+	c, meta, ok := parseCallEnvelope(body)
+	if !ok || meta == nil || c.name != nameHeader {
 		return nil, false
+	}
+	if c.caps, ok = metas.get(meta); !ok {
+		return nil, false
+	}
+	return c, true
+}
+
+// parseCallEnvelope reads what both eras' raw paths need of a tools/call
+// request body: one request object with exactly jsonrpc "2.0", a plain id,
+// method "tools/call" and params, whose members are exactly name (a
+// string), arguments (an object or null) and _meta (an object, returned
+// unread; nil when absent). Anything else reports false.
+func parseCallEnvelope(body []byte) (*rawCall, []byte, bool) {
+	if !resultguard.Valid(body) {
+		return nil, nil, false
 	}
 	var (
 		c                         rawCall
@@ -308,7 +337,7 @@ func parseRawCall(body []byte, nameHeader string, metas *metaCache) (*rawCall, b
 		return true
 	})
 	if !ok || string(version) != `"2.0"` || !seenID || string(method) != `"tools/call"` || len(params) == 0 || params[0] != '{' {
-		return nil, false
+		return nil, nil, false
 	}
 	var name []byte
 	ok = eachMember(params, func(key, value []byte) bool {
@@ -339,13 +368,10 @@ func parseRawCall(body []byte, nameHeader string, metas *metaCache) (*rawCall, b
 		}
 		return true
 	})
-	if !ok || name == nil || meta == nil || json.Unmarshal(name, &c.name) != nil || c.name != nameHeader {
-		return nil, false
+	if !ok || name == nil || json.Unmarshal(name, &c.name) != nil {
+		return nil, nil, false
 	}
-	if c.caps, ok = metas.get(meta); !ok {
-		return nil, false
-	}
-	return &c, true
+	return &c, meta, true
 }
 
 // plainID reports whether a JSON-RPC id is one the raw path echoes as is:
@@ -539,7 +565,7 @@ func (rc *rawCalls) serve(w http.ResponseWriter, ctx context.Context, c *rawCall
 		res = ask
 	default:
 		if out.err == nil {
-			if event, ok := rc.passThrough(c.id, out.res.Raw); ok {
+			if event, ok := rc.passThrough(c.id, out.res.Raw, false); ok {
 				writeEvent(w, event)
 				return
 			}
@@ -563,8 +589,12 @@ func (rc *rawCalls) serve(w http.ResponseWriter, ctx context.Context, c *rawCall
 // passThrough builds the SSE event of the response around a result's own
 // bytes, or reports false when the result is not one it copies (see the top
 // of the file).
-func (rc *rawCalls) passThrough(id, raw json.RawMessage) ([]byte, bool) {
-	var content, structured, isError, meta []byte
+//
+// For a legacy session (legacy true) go-sdk adds nothing: _meta only loses
+// the protocol's keys (and is left out when that empties it), and a
+// resultType is kept as the upstream sent it.
+func (rc *rawCalls) passThrough(id, raw json.RawMessage, legacy bool) ([]byte, bool) {
+	var content, structured, isError, meta, resultType []byte
 	ok := eachMember(raw, func(key, value []byte) bool {
 		var slot *[]byte
 		switch string(key) {
@@ -583,7 +613,10 @@ func (rc *rawCalls) passThrough(id, raw json.RawMessage) ([]byte, bool) {
 			}
 			slot = &meta
 		case `"resultType"`:
-			return string(value) == `"complete"`
+			if string(value) != `"complete"` {
+				return false
+			}
+			slot = &resultType
 		default:
 			return false
 		}
@@ -596,7 +629,12 @@ func (rc *rawCalls) passThrough(id, raw json.RawMessage) ([]byte, bool) {
 	if !ok || content == nil || !textOnly(content) {
 		return nil, false
 	}
-	metaOut, ok := rc.resultMeta(meta)
+	var metaOut []byte
+	if legacy {
+		metaOut, ok = legacyResultMeta(meta)
+	} else {
+		metaOut, ok = rc.resultMeta(meta)
+	}
 	if !ok {
 		return nil, false
 	}
@@ -618,9 +656,14 @@ func (rc *rawCalls) passThrough(id, raw json.RawMessage) ([]byte, bool) {
 	if string(isError) == "true" {
 		b.WriteString(`,"isError":true`)
 	}
-	b.WriteString(`,"_meta":`)
-	b.Write(metaOut)
-	b.WriteString(`,"resultType":"complete"}}`)
+	if metaOut != nil {
+		b.WriteString(`,"_meta":`)
+		b.Write(metaOut)
+	}
+	if !legacy || resultType != nil {
+		b.WriteString(`,"resultType":"complete"`)
+	}
+	b.WriteString(`}}`)
 	b.WriteString(eventSuffix)
 	return b.Bytes(), true
 }
@@ -699,6 +742,31 @@ func (rc *rawCalls) resultMeta(raw []byte) ([]byte, bool) {
 	return out, err == nil
 }
 
+// legacyResultMeta returns a result's _meta as go-sdk sends it to a
+// legacy session: without the protocol's keys (stripProtocolMeta), nil
+// when nothing is left.
+func legacyResultMeta(raw []byte) ([]byte, bool) {
+	if raw == nil || string(raw) == "null" || eachMember(raw, func(key, _ []byte) bool {
+		return bytes.HasPrefix(key, []byte(`"`+protocolMeta)) && bytes.IndexByte(key, '\\') < 0
+	}) {
+		return nil, true
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return nil, false
+	}
+	for k := range m {
+		if strings.HasPrefix(k, protocolMeta) {
+			delete(m, k)
+		}
+	}
+	if len(m) == 0 {
+		return nil, true
+	}
+	out, err := json.Marshal(m)
+	return out, err == nil
+}
+
 // encode builds the response message for a result made with go-sdk's
 // types, with what go-sdk's server does to it in this era
 // (handleMultiRoundTripResult and Server.callTool, then
@@ -769,11 +837,10 @@ func writeEvent(w http.ResponseWriter, event []byte) {
 	w.Write(event)
 }
 
-// writeError writes a JSON-RPC error as go-sdk does for a 2026-07-28
-// request: with the HTTP status SEP-2575 gives its code, as a plain JSON
-// body, else as an SSE event. An error that is not a JSON-RPC error (none
-// is expected) is an internal error, where go-sdk would send code 0.
-func (rc *rawCalls) writeError(w http.ResponseWriter, id json.RawMessage, err error) {
+// rpcError returns the error response message for a call's failure. An
+// error that is not a JSON-RPC error (none is expected) is an internal
+// error, where go-sdk would send code 0.
+func rpcError(id json.RawMessage, err error) []byte {
 	var rpc *jsonrpc.Error
 	if !errors.As(err, &rpc) {
 		rpc = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
@@ -782,9 +849,20 @@ func (rc *rawCalls) writeError(w http.ResponseWriter, id json.RawMessage, err er
 	if merr != nil {
 		e = []byte(`{"code":` + strconv.FormatInt(jsonrpc.CodeInternalError, 10) + `,"message":"internal error"}`)
 	}
-	msg := slices.Concat([]byte(`{"jsonrpc":"2.0","id":`), id, []byte(`,"error":`), e, []byte("}"))
+	return slices.Concat([]byte(`{"jsonrpc":"2.0","id":`), id, []byte(`,"error":`), e, []byte("}"))
+}
+
+// writeError writes a JSON-RPC error as go-sdk does for a 2026-07-28
+// request: with the HTTP status SEP-2575 gives its code, as a plain JSON
+// body, else as an SSE event.
+func (rc *rawCalls) writeError(w http.ResponseWriter, id json.RawMessage, err error) {
+	msg := rpcError(id, err)
+	var code int64 = jsonrpc.CodeInternalError
+	if rpc := (*jsonrpc.Error)(nil); errors.As(err, &rpc) {
+		code = rpc.Code
+	}
 	status := 0
-	switch rpc.Code {
+	switch code {
 	case jsonrpc.CodeMethodNotFound:
 		status = http.StatusNotFound
 	case jsonrpc.CodeInvalidParams, mcp.CodeUnsupportedProtocolVersion, mcp.CodeMissingRequiredClientCapabilities:

@@ -37,9 +37,11 @@ const (
 	// (SEP-2575), served only by a stateless go-sdk handler.
 	sessionlessVersion = "2026-07-28"
 
-	// sessionTimeout closes legacy sessions that have had no request for this
+	// SessionTimeout closes legacy sessions that have had no request for this
 	// long, so that clients that vanish without a DELETE do not leak them.
-	sessionTimeout = 10 * time.Minute
+	// go-sdk counts only the POSTs it serves itself (see the gateway's raw
+	// path for legacy sessions, which keeps that in mind).
+	SessionTimeout = 10 * time.Minute
 
 	// ShutdownTimeout bounds how long Serve lets in-flight requests finish
 	// once ctx is done; then it closes every connection and session.
@@ -159,7 +161,7 @@ func NewEraRouter(server *mcp.Server) http.Handler {
 		PropagateRequestCancellation: true,
 	})
 	stateful := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
-		SessionTimeout: sessionTimeout,
+		SessionTimeout: SessionTimeout,
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if IsSessionless(r) {

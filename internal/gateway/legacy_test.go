@@ -1,0 +1,272 @@
+package gateway_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/gateway"
+	"github.com/switchboard-mcp/switchboard/internal/testkit"
+	"github.com/switchboard-mcp/switchboard/internal/testkit/proc"
+)
+
+// The raw path for legacy sessions (legacy.go) must answer exactly what
+// go-sdk's path answers, as the 2026-07-28 raw path must (raw_test.go).
+
+// legacySession opens a 2025-11-25 session on url by hand, as go-sdk's
+// client does, and returns the headers its requests carry.
+func legacySession(t *testing.T, url string) map[string]string {
+	t.Helper()
+	init := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25",` +
+		`"capabilities":{"roots":{"listChanged":true}},"clientInfo":{"name":"legacy-test","version":"1"}}}`
+	send := func(body string, headers map[string]string) *http.Response {
+		req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		for k, v := range headers {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode/100 != 2 {
+			t.Fatalf("%s: HTTP %d", body, resp.StatusCode)
+		}
+		return resp
+	}
+	id := send(init, nil).Header.Get("Mcp-Session-Id")
+	if id == "" {
+		t.Fatal("initialize made no session")
+	}
+	h := map[string]string{"Mcp-Session-Id": id, "Mcp-Protocol-Version": "2025-11-25", "Mcp-Method": "", "Mcp-Name": ""}
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, h)
+	return h
+}
+
+// legacyCall is a tools/call body as a legacy client writes it.
+func legacyCall(id, name, args string) string {
+	a := ""
+	if args != "" {
+		a = `,"arguments":` + args
+	}
+	return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"` + name + `"` + a + `}}`
+}
+
+// withMeta adds a _meta to a legacyCall body.
+func withMeta(body, meta string) string {
+	return strings.Replace(body, `"params":{`, `"params":{"_meta":`+meta+`,`, 1)
+}
+
+func TestRawLegacyCallsAnswerAsGoSDK(t *testing.T) {
+	f := newRawFixture(t, map[string]any{
+		"policy":   map[string]any{"rules": []any{map[string]any{"deny": "web:roots"}}},
+		"security": map[string]any{"resultTextMaxBytes": 2000},
+	}, 64<<10)
+	rawSession, sdkSession := legacySession(t, f.raw), legacySession(t, f.sdk)
+	big := `"` + strings.Repeat("a", 100<<10) + `"`
+	cases := []struct {
+		name    string
+		body    string
+		headers map[string]string
+		raw     bool
+		check   func(t *testing.T, a answer)
+	}{
+		{name: "normal call, HTTP upstream", body: legacyCall("1", "web__echo", `{"text":"hi"}`), raw: true,
+			check: func(t *testing.T, a answer) {
+				res := a.result(t)
+				if res["isError"] != nil || res["_meta"] != nil {
+					t.Errorf("result %v: want no isError and no _meta (the upstream's serverInfo is stripped)", res)
+				}
+			}},
+		{name: "normal call, stdio upstream", body: legacyCall(`"str-id"`, "s__echo", `{"text":"hi"}`), raw: true},
+		{name: "100 KB arguments", body: legacyCall("2", "web__echo", `{"text":`+big+`}`), raw: true},
+		{name: "no arguments", body: legacyCall("3", "s__fail", ""), raw: true},
+		{name: "null arguments", body: legacyCall("4", "s__fail", "null"), raw: true},
+		{name: "isError result", body: legacyCall("5", "web__fail", `{}`), raw: true,
+			check: func(t *testing.T, a answer) {
+				if a.result(t)["isError"] != true {
+					t.Errorf("result %v, want isError", a.Message)
+				}
+			}},
+		{name: "unavailable upstream", body: legacyCall("7", "gone__echo", `{"text":"x"}`), raw: true,
+			check: func(t *testing.T, a answer) {
+				meta, _ := a.result(t)["_meta"].(map[string]any)
+				if e, _ := meta[gateway.ErrorMetaKey].(map[string]any); e["server"] != "gone" {
+					t.Errorf("result %v, want an error naming gone", a.Message)
+				}
+			}},
+		{name: "policy-denied tool", body: legacyCall("8", "web__roots", `{}`), raw: true},
+		{name: "text over the result cap", body: legacyCall("9", "web__big", `{"bytes":5000}`), raw: true},
+		{name: "result over the frame cap", body: legacyCall("10", "s__big", `{"bytes":200000}`), raw: true},
+		{name: "own _meta", body: withMeta(legacyCall("11", "s__echo", `{"text":"m"}`), `{"x":1}`), raw: true},
+		{name: "a forged handover token", body: legacyCall("12", "s__echo", `{"text":"f"}`),
+			headers: map[string]string{"Switchboard-Handover": "0123"}, raw: true},
+		{name: "client without elicitation asks", body: legacyCall("13", "web__ask", `{}`), raw: true},
+		// Left to go-sdk.
+		{name: "unknown tool", body: legacyCall("20", "nope__echo", `{}`), raw: false},
+		{name: "progress token", body: withMeta(legacyCall("21", "s__echo", `{"text":"p"}`), `{"progressToken":"tok"}`), raw: false},
+		{name: "protocol _meta key", body: withMeta(legacyCall("22", "s__echo", `{"text":"p"}`), `{"io.modelcontextprotocol/x":1}`), raw: false},
+		{name: "Mcp-Method header", body: legacyCall("23", "s__echo", `{"text":"p"}`), headers: map[string]string{"Mcp-Method": "tools/call"}, raw: false},
+		{name: "2025-03-26 (no header)", body: legacyCall("24", "s__echo", `{"text":"p"}`), headers: map[string]string{"Mcp-Protocol-Version": ""}, raw: false},
+		{name: "arguments not an object", body: legacyCall("25", "s__echo", `[1]`), raw: false},
+		{name: "batch", body: "[" + legacyCall("26", "s__echo", `{}`) + "]", raw: false},
+		{name: "escaped id", body: legacyCall(`"a\u0062"`, "s__echo", `{"text":"e"}`), raw: false},
+		{name: "notification", body: `{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`, raw: false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			withSession := func(session map[string]string) map[string]string {
+				h := map[string]string{}
+				for k, v := range session {
+					h[k] = v
+				}
+				for k, v := range c.headers {
+					h[k] = v
+				}
+				return h
+			}
+			before := f.served.n.Load()
+			got := post(t, f.raw, c.body, withSession(rawSession))
+			if served := f.served.n.Load() - before; served != map[bool]int64{true: 1, false: 0}[c.raw] {
+				t.Errorf("raw path served %d calls, want raw=%t", served, c.raw)
+			}
+			want := post(t, f.sdk, c.body, withSession(sdkSession))
+			got = maskAnswer(got)
+			if !sameAnswer(t, got, maskAnswer(want)) {
+				return
+			}
+			if c.check != nil {
+				c.check(t, got)
+			}
+		})
+	}
+	t.Run("unknown session", func(t *testing.T) {
+		h := withSessionID(rawSession, "NOSUCHSESSION")
+		before := f.served.n.Load()
+		got := post(t, f.raw, legacyCall("30", "s__echo", `{}`), h)
+		if f.served.n.Load() != before || got.Status != http.StatusNotFound {
+			t.Errorf("answer %+v (raw %t), want go-sdk's 404", got, f.served.n.Load() != before)
+		}
+	})
+	t.Run("ended session", func(t *testing.T) {
+		s := legacySession(t, f.raw)
+		req, _ := http.NewRequest(http.MethodDelete, f.raw, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Mcp-Session-Id", s["Mcp-Session-Id"])
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		before := f.served.n.Load()
+		got := post(t, f.raw, legacyCall("31", "s__echo", `{}`), s)
+		if f.served.n.Load() != before || got.Status != http.StatusNotFound {
+			t.Errorf("answer %+v (raw %t), want go-sdk's 404", got, f.served.n.Load() != before)
+		}
+	})
+}
+
+func withSessionID(h map[string]string, id string) map[string]string {
+	out := map[string]string{}
+	for k, v := range h {
+		out[k] = v
+	}
+	out["Mcp-Session-Id"] = id
+	return out
+}
+
+// TestRawLegacySessionKeptAlive: go-sdk ends a session it has not served a
+// POST for in mcphttp.SessionTimeout, so once the last half of that has
+// passed with every call served raw, the next call goes to go-sdk; the one
+// after it is raw again.
+func TestRawLegacySessionKeptAlive(t *testing.T) {
+	f := newRawFixture(t, nil, 0)
+	c := mcp.NewClient(&mcp.Implementation{Name: "legacy", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: f.raw,
+		HTTPClient: &http.Client{Transport: bearer{http.DefaultTransport}}}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	call := func() bool {
+		t.Helper()
+		before := f.served.n.Load()
+		if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "s__echo", Arguments: map[string]any{"text": "k"}}); err != nil {
+			t.Fatal(err)
+		}
+		return f.served.n.Load() > before
+	}
+	if !call() {
+		t.Fatal("first call not served raw")
+	}
+	gateway.AgeLegacySessions(f.gateway, 6*time.Minute)
+	if call() {
+		t.Error("call after 6 minutes of raw calls served raw, want go-sdk (which keeps the session alive)")
+	}
+	if !call() {
+		t.Error("the call after go-sdk's not served raw")
+	}
+}
+
+// TestRawLegacyLogLevel: a session whose client set a log level gets its
+// calls from go-sdk, which sends it log messages on the call's stream.
+func TestRawLegacyLogLevel(t *testing.T) {
+	f := newRawFixture(t, nil, 0)
+	c := mcp.NewClient(&mcp.Implementation{Name: "legacy", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: f.raw,
+		HTTPClient: &http.Client{Transport: bearer{http.DefaultTransport}}}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if err := cs.SetLoggingLevel(context.Background(), &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+		t.Fatal(err)
+	}
+	before := f.served.n.Load()
+	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "s__echo", Arguments: map[string]any{"text": "l"}}); err != nil {
+		t.Fatal(err)
+	}
+	if f.served.n.Load() != before {
+		t.Error("a call of a session with a log level served raw")
+	}
+}
+
+// TestRawLegacyCancel: a legacy client that gives up on a call served raw
+// (its request ends, then notifications/cancelled) cancels the upstream's
+// handler; one that only goes away does not.
+func TestRawLegacyCancel(t *testing.T) {
+	f := newRawFixture(t, nil, 0)
+	c := mcp.NewClient(&mcp.Implementation{Name: "legacy", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: f.raw,
+		HTTPClient: &http.Client{Transport: bearer{http.DefaultTransport}}}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	before, served := testkit.SlowCancelled.Load(), f.served.n.Load()
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "web__slow", Arguments: map[string]any{"steps": 100, "delay_ms": 50}})
+	cancel()
+	if err == nil {
+		t.Fatal("cancelled call succeeded")
+	}
+	if f.served.n.Load() == served {
+		t.Fatal("the call was not served raw")
+	}
+	if !proc.Eventually(5*time.Second, func() bool { return testkit.SlowCancelled.Load() > before }) {
+		t.Error("the upstream handler never saw the cancellation")
+	}
+}
