@@ -2,7 +2,9 @@
 # Gateway overhead benchmarks: an echo tool call through the gateway versus
 # the same call made directly to the upstream (internal/gateway/bench_test.go),
 # and through a bare forwarder that does no MCP work (path=floor,
-# internal/gateway/floor_test.go): what the extra hop alone costs.
+# internal/gateway/floor_test.go): what the extra hop alone costs; and
+# through the gateway by a client pinned to protocol 2025-11-25
+# (path=gateway-legacy), as today's editors and desktop clients connect.
 # See docs/PERFORMANCE.md.
 #
 # Usage: scripts/bench.sh [out.txt]
@@ -72,6 +74,7 @@ echo "[in brackets: floor/direct, the bare forwarder of internal/gateway/floor_t
 		if (!(name in seen)) { seen[name] = 1; order[++n] = name }
 		r[name, unit] = $4 / $2
 		if ($8 != "") f[name, unit] = $8 / $2
+		if ($12 != "") l[name, unit] = $12 / $2
 	}
 	function target(name, unit,   lim, big, stdio, one) {
 		big = name ~ /size=100KB/; stdio = name ~ /up=stdio/; one = name ~ /conc=1$/
@@ -84,6 +87,13 @@ echo "[in brackets: floor/direct, the bare forwarder of internal/gateway/floor_t
 		if (!((name, unit) in r)) return sprintf("%-16s", "-")
 		v = r[name, unit]; t = target(name, unit)
 		fl = ((name, unit) in f) ? sprintf(" [%4.2f]", f[name, unit]) : ""
+		return judge(v, t, fl)
+	}
+	function lcell(name, unit,   v, t) {
+		if (!((name, unit) in l)) return sprintf("%-16s", "-")
+		return judge(l[name, unit], target(name, unit), "")
+	}
+	function judge(v, t, fl) {
 		if (t > 0) return sprintf("%5.2f (<=%-4s) %s%s", v, t, v <= t ? "ok  " : "MISS", fl)
 		if (t < 0) return sprintf("%5.2f (>=%-4s) %s%s", v, -t, v >= -t ? "ok  " : "MISS", fl)
 		return sprintf("%5.2f            %s", v, fl)
@@ -93,5 +103,14 @@ echo "[in brackets: floor/direct, the bare forwarder of internal/gateway/floor_t
 		for (i = 1; i <= n; i++) {
 			name = order[i]
 			printf "%-38s %-29s %-29s %-29s %5.2f\n", name, cell(name, "p50-µs"), cell(name, "p99-µs"), cell(name, "calls/s"), r[name, "allocs/op"]
+		}
+		print ""
+		print "ratios gateway-legacy/direct: a client pinned to 2025-11-25 (initialize, a session) through the gateway,"
+		print "as Claude Code and Claude Desktop connect; for up=http-legacy the direct client speaks 2025-11-25 too"
+		printf "%-38s %-29s %-29s %-29s %s\n", "benchmark", "p50", "p99", "calls/s", "allocs/op"
+		for (i = 1; i <= n; i++) {
+			name = order[i]
+			if (!((name, "p50-µs") in l)) continue
+			printf "%-38s %-29s %-29s %-29s %5.2f\n", name, lcell(name, "p50-µs"), lcell(name, "p99-µs"), lcell(name, "calls/s"), l[name, "allocs/op"]
 		}
 	}'

@@ -5,10 +5,13 @@ package gateway_test
 //
 //	go test -run '^$' -bench BenchmarkEcho -benchtime 2s ./internal/gateway
 //
-// Names are BenchmarkEcho/up=<upstream>/size=<payload>/conc=<callers>/path=<direct|gateway|floor>,
+// Names are BenchmarkEcho/up=<upstream>/size=<payload>/conc=<callers>/path=<direct|gateway|floor|gateway-legacy>,
 // so `benchstat -col /path` puts the paths in columns; path=floor goes
-// through the bare forwarder of floor_test.go, the least any hop costs. See
-// docs/PERFORMANCE.md and scripts/bench.sh.
+// through the bare forwarder of floor_test.go, the least any hop costs;
+// path=gateway-legacy goes through the gateway with a client pinned to
+// protocol 2025-11-25 (initialize and a session), as Claude Code and
+// Claude Desktop connect today. See docs/PERFORMANCE.md and
+// scripts/bench.sh.
 //
 // Upstreams:
 //   - up=http: testkit.NewServer behind a stateless go-sdk Streamable HTTP
@@ -17,11 +20,14 @@ package gateway_test
 //     protocol 2025-11-25 after the client's discover probe falls back);
 //   - up=stdio: this test binary re-executed as the testkit server.
 //
-// Downstream, the benchmark client is a go-sdk client in the modern era.
-// Direct, it talks to the upstream itself (for stdio: its own child
-// process); through the gateway, it talks to gateway.ServeHTTP over
-// Streamable HTTP behind the front door, whose host holds one connection
-// to the same upstream.
+// Downstream, the benchmark client is a go-sdk client in the modern era
+// (except on path=gateway-legacy). Direct, it talks to the upstream itself
+// (for stdio: its own child process), in the upstream's era; through the
+// gateway, it talks to gateway.ServeHTTP over Streamable HTTP behind the
+// front door, whose host holds one connection to the same upstream. So
+// with up=http-legacy, path=gateway has the client speak 2026-07-28 where
+// path=direct has it speak 2025-11-25 (which costs the client less);
+// path=gateway-legacy is the like-for-like comparison there.
 //
 // Each sub-benchmark reports, besides ns/op (wall time / calls, so with
 // conc=16 it is the inverse of throughput), the per-call latency p50-µs

@@ -326,7 +326,7 @@ func (g *Gateway) callTool(t host.Tool) mcp.ToolHandler {
 			case err != nil:
 				return nil, err
 			case h != nil:
-				return g.adopt(ctx, t, p, h)
+				return g.adopt(ctx, t, p, req, h)
 			}
 		}
 		opts := &host.CallOptions{Peer: p, RawOnly: true, Confirm: g.confirmer(p), Client: req.Session.ID()}

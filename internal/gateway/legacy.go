@@ -41,7 +41,6 @@ import (
 //     application/json, an Accept listing JSON and SSE, and a Host that
 //     passes go-sdk's DNS-rebinding check;
 //   - body: parseCallEnvelope's, with a _meta (if any) holding no
-//     progressToken (progress travels on go-sdk's stream) and no
 //     io.modelcontextprotocol/ key (which go-sdk checks);
 //   - the client has not set a log level (logging/setLevel): go-sdk then
 //     sends it log messages on the call's stream, which the raw path does
@@ -60,12 +59,16 @@ import (
 // (encodeLegacy); a JSON-RPC error as an event too.
 //
 // If the upstream asks the client something first (sampling, elicitation,
-// roots, or the gateway's own confirmation), nothing has been written yet:
-// the request goes to go-sdk after all, marked with a handover token
-// (handoverHeader). go-sdk calls Gateway.callTool with it, which adopts the
-// running call instead of starting it again and puts the question, and any
-// after it, to the session on the request's own stream, as a call served
-// by go-sdk from the start would (Gateway.adopt).
+// roots, or the gateway's own confirmation), or reports progress on a call
+// with a progressToken, nothing has been written yet: the request goes to
+// go-sdk after all, marked with a handover token (handoverHeader). go-sdk
+// calls Gateway.callTool with it, which adopts the running call instead of
+// starting it again: the question, and any after it, go to the session,
+// and the progress reports (the first one kept until then) to the
+// progressToken, on the request's own stream, as for a call served by
+// go-sdk from the start (Gateway.adopt). So calls that answer at once are
+// served raw, and slow ones, whose time is the upstream's anyway, end on
+// go-sdk's path.
 //
 // A client's notifications/cancelled for a call served here cancels it (and
 // goes on to go-sdk, which answers it). A client that goes away does not
@@ -232,7 +235,7 @@ func (rc *rawCalls) serveSession(w http.ResponseWriter, r *http.Request, id stri
 			if c, meta, ok := parseCallEnvelope(body); ok && legacyMeta(meta) {
 				if t, ok := rc.tool(c.name); ok {
 					c.caps = params.Capabilities
-					rc.serveLegacy(w, r, body, c, t, ls, id)
+					rc.serveLegacy(w, r, body, c, t, progressToken(meta) != nil, ls, id)
 					return
 				}
 			}
@@ -275,19 +278,84 @@ func legacyMeta(meta []byte) bool {
 		if json.Unmarshal(key, &k) != nil {
 			return false
 		}
-		return k != "progressToken" && !strings.HasPrefix(k, protocolMeta)
+		return !strings.HasPrefix(k, protocolMeta)
 	})
+}
+
+// progressToken returns the progressToken of a legacy request's _meta
+// (checked by legacyMeta), nil when there is none or it is null.
+func progressToken(meta []byte) []byte {
+	var tok []byte
+	if meta != nil {
+		eachMember(meta, func(key, value []byte) bool {
+			if string(key) == `"progressToken"` {
+				tok = value
+			}
+			return true
+		})
+	}
+	if string(tok) == "null" {
+		return nil
+	}
+	return tok
+}
+
+// progressSink holds a raw call's progress reports until go-sdk adopts the
+// call (see the top of the file), and sends them on after that.
+type progressSink struct {
+	mu      sync.Mutex
+	send    func(host.Progress) // set by adopt
+	pending []host.Progress     // before that; at most maxPendingProgress
+	first   chan struct{}       // closed on the first report
+}
+
+// maxPendingProgress bounds the reports a call keeps before it is adopted
+// (or while it runs on for a client that went away).
+const maxPendingProgress = 16
+
+func newProgressSink() *progressSink { return &progressSink{first: make(chan struct{})} }
+
+// report is the call's host.CallOptions.Progress.
+func (s *progressSink) report(pr host.Progress) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.send != nil {
+		s.send(pr)
+		return
+	}
+	if len(s.pending) == 0 {
+		close(s.first)
+	}
+	if len(s.pending) < maxPendingProgress {
+		s.pending = append(s.pending, pr)
+	}
+}
+
+// adopt sends the reports kept and any later ones with send.
+func (s *progressSink) adopt(send func(host.Progress)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, pr := range s.pending {
+		send(pr)
+	}
+	s.pending, s.send = nil, send
 }
 
 // serveLegacy makes a legacy session's call and writes the answer, or
 // hands the request to go-sdk when the upstream asks the client something.
-func (rc *rawCalls) serveLegacy(w http.ResponseWriter, r *http.Request, body []byte, c *rawCall, t host.Tool, ls *legacySession, session string) {
+func (rc *rawCalls) serveLegacy(w http.ResponseWriter, r *http.Request, body []byte, c *rawCall, t host.Tool, progress bool, ls *legacySession, session string) {
 	g := rc.g
 	g.log.Debug(rawServedMsg, "tool", t.ID)
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	p := g.newPeer(ctx, ls.ss, c.caps, ls.initialized().ProtocolVersion)
 	opts := &host.CallOptions{Peer: &rawPeer{p}, RawOnly: true, Confirm: g.confirmer(p), Client: session}
+	var sink *progressSink
+	var first <-chan struct{} // nil: no progress asked for
+	if progress {
+		sink = newProgressSink()
+		opts.Progress, first = sink.report, sink.first
+	}
 	pc := g.startParked(ctx, p, func(bg context.Context) (*host.Result, error) {
 		return g.host.Call(bg, t.ID, c.args, opts)
 	})
@@ -297,10 +365,23 @@ func (rc *rawCalls) serveLegacy(w http.ResponseWriter, r *http.Request, body []b
 	ls.track(key, call)
 	select {
 	case out := <-pc.done:
+		select {
+		case <-first:
+			// It reported progress and ended at once: go-sdk would have
+			// sent the reports before the result, and so does adopt.
+			pc.done <- out
+			rc.handOver(w, r, body, &handover{pc: pc, progress: sink, session: session})
+			ls.lastSDK.Store(time.Now().UnixNano())
+		default:
+			rc.writeLegacy(w, ctx, c.id, t, out)
+		}
 		ls.untrack(key, call)
-		rc.writeLegacy(w, ctx, c.id, t, out)
 	case q := <-pc.asks:
-		rc.handOver(w, r, body, pc, q, session)
+		rc.handOver(w, r, body, &handover{pc: pc, q: q, progress: sink, session: session})
+		ls.untrack(key, call)
+		ls.lastSDK.Store(time.Now().UnixNano())
+	case <-first:
+		rc.handOver(w, r, body, &handover{pc: pc, progress: sink, session: session})
 		ls.untrack(key, call)
 		ls.lastSDK.Store(time.Now().UnixNano())
 	case <-ctx.Done():
@@ -372,22 +453,24 @@ func (rc *rawCalls) writeLegacyError(w http.ResponseWriter, id json.RawMessage, 
 }
 
 // handover is a raw call on its way to go-sdk, with the question it
-// stopped at; pc is nil once the raw path withdrew it.
+// stopped at (nil if it stopped at a progress report); pc is nil once the
+// raw path withdrew it.
 type handover struct {
-	pc      *parkedCall
-	q       *question
-	session string
+	pc       *parkedCall
+	q        *question
+	progress *progressSink // nil: no progress asked for
+	session  string
 }
 
 // handOver sends the request to go-sdk with a token that lets callTool
 // adopt the running call (see the top of the file).
-func (rc *rawCalls) handOver(w http.ResponseWriter, r *http.Request, body []byte, pc *parkedCall, q *question, session string) {
+func (rc *rawCalls) handOver(w http.ResponseWriter, r *http.Request, body []byte, h *handover) {
 	g := rc.g
 	raw := make([]byte, 16)
 	rand.Read(raw)
 	token := hex.EncodeToString(raw)
 	g.handoverMu.Lock()
-	g.handovers[token] = &handover{pc: pc, q: q, session: session}
+	g.handovers[token] = h
 	g.handoverMu.Unlock()
 	r.Header.Set(handoverHeader, token)
 	r.Body = io.NopCloser(bytes.NewReader(body))
@@ -395,9 +478,11 @@ func (rc *rawCalls) handOver(w http.ResponseWriter, r *http.Request, body []byte
 	if h := g.withdrawHandover(token); h != nil {
 		// go-sdk answered without calling the tool (the session ended,
 		// say): the call ends here.
-		h.q.reply <- answer{err: errClientGone}
-		pc.cancel()
-		go drain(pc)
+		if h.q != nil {
+			h.q.reply <- answer{err: errClientGone}
+		}
+		h.pc.cancel()
+		go drain(h.pc)
 	}
 }
 
@@ -452,8 +537,18 @@ func handoverOf(req *mcp.CallToolRequest) string {
 // adopt finishes a call that the raw path started and handed over: the
 // question it stopped at, and any after it, are put to the client's
 // session on this request's stream.
-func (g *Gateway) adopt(ctx context.Context, t host.Tool, p *peer, h *handover) (*mcp.CallToolResult, error) {
+func (g *Gateway) adopt(ctx context.Context, t host.Tool, p *peer, req *mcp.CallToolRequest, h *handover) (*mcp.CallToolResult, error) {
 	pc, q := h.pc, h.q
+	if tok := req.Params.GetProgressToken(); tok != nil && h.progress != nil {
+		h.progress.adopt(func(pr host.Progress) {
+			err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+				ProgressToken: tok, Progress: pr.Progress, Total: pr.Total, Message: pr.Message,
+			})
+			if err != nil {
+				g.log.Debug("progress not forwarded", "tool", t.ID, "err", err)
+			}
+		})
+	}
 	for {
 		if q != nil {
 			resp, err := p.answer(q.req)

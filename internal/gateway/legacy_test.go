@@ -114,9 +114,16 @@ func TestRawLegacyCallsAnswerAsGoSDK(t *testing.T) {
 		{name: "a forged handover token", body: legacyCall("12", "s__echo", `{"text":"f"}`),
 			headers: map[string]string{"Switchboard-Handover": "0123"}, raw: true},
 		{name: "client without elicitation asks", body: legacyCall("13", "web__ask", `{}`), raw: true},
+		{name: "progress token, no progress", body: withMeta(legacyCall("14", "s__echo", `{"text":"p"}`), `{"progressToken":"tok"}`), raw: true},
+		{name: "progress token, progress (handed over)", body: withMeta(legacyCall("15", "web__slow", `{"steps":2,"delay_ms":1}`), `{"progressToken":7}`), raw: true,
+			check: func(t *testing.T, a answer) {
+				if m, _ := a.Message.(map[string]any); m["method"] != "notifications/progress" {
+					t.Errorf("first event %v, want a progress notification", a.Message)
+				}
+			}},
+		{name: "null progress token", body: withMeta(legacyCall("16", "web__slow", `{"steps":1,"delay_ms":1}`), `{"progressToken":null}`), raw: true},
 		// Left to go-sdk.
 		{name: "unknown tool", body: legacyCall("20", "nope__echo", `{}`), raw: false},
-		{name: "progress token", body: withMeta(legacyCall("21", "s__echo", `{"text":"p"}`), `{"progressToken":"tok"}`), raw: false},
 		{name: "protocol _meta key", body: withMeta(legacyCall("22", "s__echo", `{"text":"p"}`), `{"io.modelcontextprotocol/x":1}`), raw: false},
 		{name: "Mcp-Method header", body: legacyCall("23", "s__echo", `{"text":"p"}`), headers: map[string]string{"Mcp-Method": "tools/call"}, raw: false},
 		{name: "2025-03-26 (no header)", body: legacyCall("24", "s__echo", `{"text":"p"}`), headers: map[string]string{"Mcp-Protocol-Version": ""}, raw: false},
