@@ -1,13 +1,30 @@
 package gateway
 
-import "time"
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"time"
+)
 
-// AgeLegacySessions moves back by d when go-sdk last served a POST of each
-// legacy session the raw path knows (legacy.go).
-func AgeLegacySessions(g *Gateway, d time.Duration) {
+// SetSessionIdle sets how long a legacy session of the raw path's
+// endpoint may be idle (legacy.go); for sessions made after the call.
+func SetSessionIdle(g *Gateway, d time.Duration) { g.sessionIdle.Store(int64(d)) }
+
+// PlantWithdrawnHandover makes a handover token for session that the raw
+// path has withdrawn (legacy.go), and returns it.
+func PlantWithdrawnHandover(g *Gateway, session string) string {
+	raw := make([]byte, 16)
+	rand.Read(raw)
+	token := hex.EncodeToString(raw)
+	g.handoverMu.Lock()
+	g.handovers[token] = &handover{session: session}
+	g.handoverMu.Unlock()
+	return token
+}
+
+// LegacySessions reports how many legacy sessions the gateway knows.
+func LegacySessions(g *Gateway) int {
 	g.legacy.mu.Lock()
 	defer g.legacy.mu.Unlock()
-	for _, ls := range g.legacy.m {
-		ls.lastSDK.Add(-int64(d))
-	}
+	return len(g.legacy.m)
 }

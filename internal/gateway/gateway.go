@@ -41,6 +41,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -103,9 +104,10 @@ type Gateway struct {
 	parked map[string]*parkedCall // calls waiting for a 2026-07-28 client's input (park.go)
 
 	// The raw path for legacy sessions (legacy.go).
-	legacy     legacySessions
-	handoverMu sync.Mutex
-	handovers  map[string]*handover // by token
+	legacy      legacySessions
+	handoverMu  sync.Mutex
+	handovers   map[string]*handover // by token
+	sessionIdle atomic.Int64         // a legacy session idle this long is closed (a time.Duration)
 }
 
 // subscription is one upstream subscription and the clients that want it.
@@ -132,6 +134,7 @@ func New(h *host.Host, opts *Options) *Gateway {
 		served: map[string]servedTool{},
 		parked: map[string]*parkedCall{}, onConfirm: opts.OnConfirm,
 		legacy: legacySessions{m: map[string]*legacySession{}}, handovers: map[string]*handover{}}
+	g.sessionIdle.Store(int64(mcphttp.SessionTimeout))
 	g.server = mcp.NewServer(&mcp.Implementation{Name: "switchboard", Title: "Switchboard gateway", Version: version}, &mcp.ServerOptions{
 		Instructions: instructions(h),
 		PageSize:     opts.PageSize,
@@ -144,7 +147,7 @@ func New(h *host.Host, opts *Options) *Gateway {
 		SubscribeHandler:   g.subscribe,
 		UnsubscribeHandler: g.unsubscribe,
 	})
-	g.server.AddReceivingMiddleware(g.currentInstructions, g.noteLogLevel)
+	g.server.AddReceivingMiddleware(g.currentInstructions, g.noteSession)
 	g.Sync()
 	return g
 }
@@ -320,7 +323,7 @@ func (g *Gateway) callTool(t host.Tool) mcp.ToolHandler {
 		p := g.newPeer(ctx, req.Session, req.ClientCapabilities(), req.ProtocolVersion())
 		// The quota is per client session; sessionless (2026-07-28 and
 		// stdio) clients share the gateway's.
-		if token := handoverOf(req); token != "" && !p.modern() {
+		if token := handoverOf(req); token != "" {
 			// A call the raw path started for this legacy session (legacy.go).
 			switch h, err := g.takeHandover(token, req.Session.ID()); {
 			case err != nil:
@@ -407,7 +410,10 @@ func stripProtocolMeta(m mcp.Meta) {
 // failure maps a failed call to MCP's two error channels.
 func (g *Gateway) failure(ctx context.Context, t host.Tool, err error) (*mcp.CallToolResult, error) {
 	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
-		return nil, err // the client cancelled: go-sdk sends nothing back
+		// The client cancelled (or, 2026-07-28, went away: then nothing is
+		// sent). Where go-sdk still answers, with code 0 for a plain
+		// error, the answer says what happened.
+		return nil, errCancelled
 	}
 	if rpc := clientFacing(err); rpc != nil {
 		return nil, rpc
@@ -688,7 +694,9 @@ func (g *Gateway) ServeHTTP(ctx context.Context, ln net.Listener, opts HTTPOptio
 		if raw, err := g.rawIntercept(ctx); err != nil {
 			g.log.Warn("raw tools/call path off: every call goes through go-sdk", "err", err)
 		} else {
-			mopts.Intercept = raw
+			// The raw path serves some of a legacy session's requests, so it
+			// keeps the session's idle time itself (legacy.go).
+			mopts.Intercept, mopts.InterceptTimesOut = raw, true
 		}
 	}
 	return mcphttp.Serve(ctx, ln, g.server, mopts)

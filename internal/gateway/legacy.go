@@ -12,7 +12,6 @@ import (
 	"net"
 	"net/http"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,7 +20,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/host"
-	"github.com/switchboard-mcp/switchboard/internal/mcphttp"
 )
 
 // The raw tools/call path for legacy sessions.
@@ -33,23 +31,19 @@ import (
 // encoded again on the way out. The raw path (raw.go) serves the plain ones
 // itself, as it does for 2026-07-28 clients, on these terms:
 //
-//   - the session was made through this endpoint and go-sdk holds it
-//     (Gateway.sessionBorn, and it is forgotten when go-sdk ends it), and
-//     the client has initialized it;
+//   - the session was made through this endpoint (noteSession, then
+//     sessionBorn), go-sdk still holds it, and the client has initialized
+//     it with a legacy version;
 //   - HTTP: POST with its Mcp-Session-Id, Mcp-Protocol-Version 2025-06-18 or
 //     2025-11-25, no Mcp-Method, no Last-Event-ID, Content-Type
 //     application/json, an Accept listing JSON and SSE, and a Host that
 //     passes go-sdk's DNS-rebinding check;
 //   - body: parseCallEnvelope's, with a _meta (if any) holding no
-//     io.modelcontextprotocol/ key (which go-sdk checks);
+//     io.modelcontextprotocol/ key (which go-sdk checks), and an id that no
+//     call of the session served here is using;
 //   - the client has not set a log level (logging/setLevel): go-sdk then
 //     sends it log messages on the call's stream, which the raw path does
 //     not write;
-//   - go-sdk has served a POST of the session within the last half of
-//     mcphttp.SessionTimeout. go-sdk closes a session that it has not
-//     served a POST for in SessionTimeout; calls served here do not count
-//     there, so now and then one goes to go-sdk, which keeps the session
-//     alive while it is in use;
 //   - the tool is one rawCalls.tool accepts.
 //
 // The call runs parked (park.go). If it ends without asking the client
@@ -70,10 +64,19 @@ import (
 // served raw, and slow ones, whose time is the upstream's anyway, end on
 // go-sdk's path.
 //
-// A client's notifications/cancelled for a call served here cancels it (and
-// goes on to go-sdk, which answers it). A client that goes away does not
-// cancel the call, as with go-sdk (a legacy stream's end is no
-// cancellation); questions asked after that are refused.
+// A client's notifications/cancelled for a call served here cancels it,
+// and the call is answered with an error, as go-sdk answers (the
+// notification goes on to go-sdk, which acknowledges it). A client that
+// goes away does not cancel the call, as with go-sdk (a legacy stream's
+// end is no cancellation); questions asked after that are refused. The
+// session's end (DELETE, idle, shutdown) cancels its calls, as go-sdk's
+// does.
+//
+// Idle sessions: go-sdk closes a session none of whose POSTs has run for
+// mcphttp.SessionTimeout, counting only the POSTs it serves. Here it does
+// not count at all (mcphttp.Options.InterceptTimesOut): each session made
+// through this endpoint has the same timer, and every POST of the session,
+// served raw or by go-sdk, holds it (legacySession.begin and end).
 
 const (
 	sessionHeader = "Mcp-Session-Id"
@@ -85,22 +88,32 @@ const (
 // errClientGone answers an upstream's question whose client went away.
 var errClientGone = errors.New("the client's request ended before the question could be put to it")
 
+// errCancelled answers a call the client cancelled.
+var errCancelled = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the client cancelled the call"}
+
 // legacySession is a legacy session as the raw path knows it.
 type legacySession struct {
-	ss      *mcp.ServerSession
-	init    atomic.Pointer[mcp.InitializeParams] // once the client has initialized
-	lastSDK atomic.Int64                         // when go-sdk last served a POST of the session (UnixNano)
-	logs    atomic.Bool                          // the client set a log level
+	ss     *mcp.ServerSession
+	active atomic.Bool                          // made through an endpoint with the raw path (sessionBorn)
+	init   atomic.Pointer[mcp.InitializeParams] // once the client has initialized
+	logs   atomic.Bool                          // the client set a log level
 
-	mu    sync.Mutex
-	calls map[string]*rawLegacyCall // calls served raw in flight, by JSON-RPC id as written
+	mu        sync.Mutex
+	calls     map[jsonrpc.ID]*rawLegacyCall // calls served raw in flight
+	withdrawn []string                      // handover tokens withdrawn, kept while the session lives
+	ended     bool
+	refs      int         // POSTs running
+	idle      *time.Timer // closes the session; nil until active
 }
 
-// rawLegacyCall is a call served raw, for a notifications/cancelled.
-type rawLegacyCall struct{ cancel func() }
+// rawLegacyCall is a call served raw, for a notifications/cancelled or
+// the session's end.
+type rawLegacyCall struct {
+	cancel func()
+	pc     atomic.Pointer[parkedCall]
+}
 
-// legacySessions are the sessions made through an endpoint with the raw
-// path, by ID.
+// legacySessions are the gateway's legacy sessions, by ID.
 type legacySessions struct {
 	mu sync.Mutex
 	m  map[string]*legacySession
@@ -112,44 +125,105 @@ func (s *legacySessions) get(id string) *legacySession {
 	return s.m[id]
 }
 
-// sessionBorn notes the session go-sdk has just made (its ID is in the
-// initialize response's headers) and forgets it when go-sdk ends it.
-func (g *Gateway) sessionBorn(id string) {
-	for ss := range g.server.Sessions() {
-		if ss.ID() != id {
-			continue
-		}
-		ls := &legacySession{ss: ss, calls: map[string]*rawLegacyCall{}}
-		ls.lastSDK.Store(time.Now().UnixNano())
-		g.legacy.mu.Lock()
-		if _, dup := g.legacy.m[id]; dup {
-			g.legacy.mu.Unlock()
-			return
-		}
-		g.legacy.m[id] = ls
-		g.legacy.mu.Unlock()
-		go func() {
-			ss.Wait()
-			g.legacy.mu.Lock()
-			delete(g.legacy.m, id)
-			g.legacy.mu.Unlock()
-		}()
-		return
-	}
-}
-
-// noteLogLevel is receiving middleware that marks a legacy session whose
-// client sets a log level (see the top of the file).
-func (g *Gateway) noteLogLevel(next mcp.MethodHandler) mcp.MethodHandler {
+// noteSession is receiving middleware that notes every session go-sdk
+// makes over HTTP as it is initialized (before the client has its ID), and
+// the sessions whose client sets a log level.
+func (g *Gateway) noteSession(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method == "logging/setLevel" {
+		switch method {
+		case "initialize", "logging/setLevel":
 			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss.ID() != "" {
-				if ls := g.legacy.get(ss.ID()); ls != nil {
+				ls := g.sessionOf(ss)
+				if method == "logging/setLevel" {
 					ls.logs.Store(true)
 				}
 			}
 		}
 		return next(ctx, method, req)
+	}
+}
+
+// sessionOf returns ss's entry, made on first sight; the entry is
+// forgotten, and the session's raw calls cancelled, when go-sdk ends it.
+func (g *Gateway) sessionOf(ss *mcp.ServerSession) *legacySession {
+	id := ss.ID()
+	g.legacy.mu.Lock()
+	defer g.legacy.mu.Unlock()
+	if ls := g.legacy.m[id]; ls != nil {
+		return ls
+	}
+	ls := &legacySession{ss: ss, calls: map[jsonrpc.ID]*rawLegacyCall{}}
+	g.legacy.m[id] = ls
+	go func() {
+		ss.Wait()
+		g.forgetSession(id, ls)
+	}()
+	return ls
+}
+
+// forgetSession drops a session that ended or is ending: its raw calls are
+// cancelled, its withdrawn handover tokens forgotten.
+func (g *Gateway) forgetSession(id string, ls *legacySession) {
+	g.legacy.mu.Lock()
+	if g.legacy.m[id] == ls {
+		delete(g.legacy.m, id)
+	}
+	g.legacy.mu.Unlock()
+	ls.mu.Lock()
+	ls.ended = true
+	calls := ls.calls
+	ls.calls = map[jsonrpc.ID]*rawLegacyCall{}
+	withdrawn := ls.withdrawn
+	ls.withdrawn = nil
+	if ls.idle != nil {
+		ls.idle.Stop()
+	}
+	ls.mu.Unlock()
+	for _, c := range calls {
+		c.cancel()
+	}
+	g.handoverMu.Lock()
+	for _, token := range withdrawn {
+		delete(g.handovers, token)
+	}
+	g.handoverMu.Unlock()
+}
+
+// sessionBorn makes the session whose initialize the raw path's endpoint
+// just answered one the raw path serves, and starts its idle timer.
+func (g *Gateway) sessionBorn(id string) {
+	ls := g.legacy.get(id)
+	if ls == nil || ls.active.Swap(true) {
+		return
+	}
+	ls.mu.Lock()
+	if !ls.ended {
+		ls.idle = time.AfterFunc(time.Duration(g.sessionIdle.Load()), func() {
+			g.log.Debug("legacy session idle: closed", "session", id)
+			ls.ss.Close()
+		})
+	}
+	ls.mu.Unlock()
+}
+
+// begin and end bracket each POST of an active session: the session is
+// not idle while one runs, and its timer starts again when the last ends
+// (go-sdk's sessionInfo.startPOST and endPOST).
+func (ls *legacySession) begin() {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if ls.idle != nil && ls.refs == 0 {
+		ls.idle.Stop()
+	}
+	ls.refs++
+}
+
+func (ls *legacySession) end(idle time.Duration) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	ls.refs--
+	if ls.idle != nil && ls.refs == 0 && !ls.ended {
+		ls.idle.Reset(idle)
 	}
 }
 
@@ -166,24 +240,35 @@ func (ls *legacySession) initialized() *mcp.InitializeParams {
 	return p
 }
 
-// fresh reports whether go-sdk served a POST of the session recently
-// enough (see the top of the file).
-func (ls *legacySession) fresh() bool {
-	return time.Since(time.Unix(0, ls.lastSDK.Load())) < mcphttp.SessionTimeout/2
-}
-
-func (ls *legacySession) track(id string, c *rawLegacyCall) {
+// track notes a raw call by its id; false if the id is in use (or the
+// session ended).
+func (ls *legacySession) track(id jsonrpc.ID, c *rawLegacyCall) bool {
 	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if _, dup := ls.calls[id]; dup || ls.ended {
+		return false
+	}
 	ls.calls[id] = c
-	ls.mu.Unlock()
+	return true
 }
 
-func (ls *legacySession) untrack(id string, c *rawLegacyCall) {
+func (ls *legacySession) untrack(id jsonrpc.ID, c *rawLegacyCall) {
 	ls.mu.Lock()
 	if ls.calls[id] == c {
 		delete(ls.calls, id)
 	}
 	ls.mu.Unlock()
+}
+
+// rpcID reads a JSON-RPC id as go-sdk does (jsonrpc.MakeID): 5, 5.0 and
+// 5e0 are one id.
+func rpcID(raw []byte) (jsonrpc.ID, bool) {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return jsonrpc.ID{}, false
+	}
+	id, err := jsonrpc.MakeID(v)
+	return id, err == nil && id.IsValid()
 }
 
 // cancelled cancels the raw call a notifications/cancelled body names, if
@@ -192,7 +277,7 @@ func (ls *legacySession) cancelled(body []byte) {
 	ls.mu.Lock()
 	n := len(ls.calls)
 	ls.mu.Unlock()
-	if n == 0 || !bytes.Contains(body, []byte("notifications/cancelled")) {
+	if n == 0 || !bytes.Contains(body, []byte("cancelled")) {
 		return
 	}
 	var msg struct {
@@ -204,12 +289,12 @@ func (ls *legacySession) cancelled(body []byte) {
 	if json.Unmarshal(body, &msg) != nil || msg.Method != "notifications/cancelled" {
 		return
 	}
-	var id bytes.Buffer
-	if json.Compact(&id, msg.Params.RequestID) != nil {
+	id, ok := rpcID(msg.Params.RequestID)
+	if !ok {
 		return
 	}
 	ls.mu.Lock()
-	c := ls.calls[id.String()]
+	c := ls.calls[id]
 	ls.mu.Unlock()
 	if c != nil {
 		c.cancel()
@@ -218,11 +303,25 @@ func (ls *legacySession) cancelled(body []byte) {
 
 // serveSession handles a request that names a legacy session.
 func (rc *rawCalls) serveSession(w http.ResponseWriter, r *http.Request, id string) {
-	ls := rc.g.legacy.get(id)
-	if ls == nil || r.Method != http.MethodPost {
+	g := rc.g
+	ls := g.legacy.get(id)
+	if ls == nil || !ls.active.Load() {
 		rc.next.ServeHTTP(w, r)
 		return
 	}
+	switch r.Method {
+	case http.MethodPost:
+	case http.MethodDelete:
+		// The session ends now for the raw path, before go-sdk's answer.
+		g.forgetSession(id, ls)
+		rc.next.ServeHTTP(w, r)
+		return
+	default:
+		rc.next.ServeHTTP(w, r)
+		return
+	}
+	ls.begin()
+	defer ls.end(time.Duration(g.sessionIdle.Load()))
 	body, err := readBody(r)
 	if err != nil {
 		// Not reached behind the front door, which has read the body.
@@ -230,20 +329,20 @@ func (rc *rawCalls) serveSession(w http.ResponseWriter, r *http.Request, id stri
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	if ls.fresh() && legacyCandidate(r) && !ls.logs.Load() {
-		if params := ls.initialized(); params != nil {
+	if legacyCandidate(r) && !ls.logs.Load() {
+		if params := ls.initialized(); params != nil && params.ProtocolVersion < rawVersion {
 			if c, meta, ok := parseCallEnvelope(body); ok && legacyMeta(meta) {
 				if t, ok := rc.tool(c.name); ok {
 					c.caps = params.Capabilities
-					rc.serveLegacy(w, r, body, c, t, progressToken(meta) != nil, ls, id)
-					return
+					if rc.serveLegacy(w, r, body, c, t, progressToken(meta) != nil, ls, id) {
+						return
+					}
 				}
 			}
 		}
 	}
 	ls.cancelled(body)
 	rc.next.ServeHTTP(w, r)
-	ls.lastSDK.Store(time.Now().UnixNano())
 }
 
 // legacyCandidate checks the HTTP side of a legacy session's request (see
@@ -273,12 +372,10 @@ func legacyMeta(meta []byte) bool {
 	if meta == nil {
 		return true
 	}
+	// Keys written with escapes go to go-sdk: progressToken reads them
+	// as written.
 	return eachMember(meta, func(key, _ []byte) bool {
-		var k string
-		if json.Unmarshal(key, &k) != nil {
-			return false
-		}
-		return !strings.HasPrefix(k, protocolMeta)
+		return bytes.IndexByte(key, '\\') < 0 && !bytes.HasPrefix(key, []byte(`"`+protocolMeta))
 	})
 }
 
@@ -342,12 +439,28 @@ func (s *progressSink) adopt(send func(host.Progress)) {
 }
 
 // serveLegacy makes a legacy session's call and writes the answer, or
-// hands the request to go-sdk when the upstream asks the client something.
-func (rc *rawCalls) serveLegacy(w http.ResponseWriter, r *http.Request, body []byte, c *rawCall, t host.Tool, progress bool, ls *legacySession, session string) {
+// hands the request to go-sdk when the upstream asks the client something
+// or reports progress. It reports false, having done nothing, when the
+// call's id is in use.
+func (rc *rawCalls) serveLegacy(w http.ResponseWriter, r *http.Request, body []byte, c *rawCall, t host.Tool, progress bool, ls *legacySession, session string) bool {
 	g := rc.g
-	g.log.Debug(rawServedMsg, "tool", t.ID)
+	id, ok := rpcID(c.id)
+	if !ok {
+		return false
+	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
+	call := &rawLegacyCall{}
+	call.cancel = func() {
+		cancel()
+		if pc := call.pc.Load(); pc != nil {
+			pc.cancel()
+		}
+	}
+	if !ls.track(id, call) {
+		return false
+	}
+	g.log.Debug(rawServedMsg, "tool", t.ID)
 	p := g.newPeer(ctx, ls.ss, c.caps, ls.initialized().ProtocolVersion)
 	opts := &host.CallOptions{Peer: &rawPeer{p}, RawOnly: true, Confirm: g.confirmer(p), Client: session}
 	var sink *progressSink
@@ -359,10 +472,15 @@ func (rc *rawCalls) serveLegacy(w http.ResponseWriter, r *http.Request, body []b
 	pc := g.startParked(ctx, p, func(bg context.Context) (*host.Result, error) {
 		return g.host.Call(bg, t.ID, c.args, opts)
 	})
-	// Tracked until the call ends: a client that went away may still
-	// cancel it.
-	key, call := string(c.id), &rawLegacyCall{cancel: func() { cancel(); pc.cancel() }}
-	ls.track(key, call)
+	call.pc.Store(pc)
+	if ctx.Err() != nil && r.Context().Err() == nil {
+		pc.cancel() // cancelled before it had started
+	}
+	handOver := func(q *question) {
+		// From here go-sdk knows the call and cancels it itself.
+		ls.untrack(id, call)
+		rc.handOver(w, r, body, &handover{pc: pc, q: q, progress: sink, session: session, ls: ls})
+	}
 	select {
 	case out := <-pc.done:
 		select {
@@ -370,27 +488,29 @@ func (rc *rawCalls) serveLegacy(w http.ResponseWriter, r *http.Request, body []b
 			// It reported progress and ended at once: go-sdk would have
 			// sent the reports before the result, and so does adopt.
 			pc.done <- out
-			rc.handOver(w, r, body, &handover{pc: pc, progress: sink, session: session})
-			ls.lastSDK.Store(time.Now().UnixNano())
+			handOver(nil)
 		default:
+			ls.untrack(id, call)
 			rc.writeLegacy(w, ctx, c.id, t, out)
 		}
-		ls.untrack(key, call)
 	case q := <-pc.asks:
-		rc.handOver(w, r, body, &handover{pc: pc, q: q, progress: sink, session: session})
-		ls.untrack(key, call)
-		ls.lastSDK.Store(time.Now().UnixNano())
+		handOver(q)
 	case <-first:
-		rc.handOver(w, r, body, &handover{pc: pc, progress: sink, session: session})
-		ls.untrack(key, call)
-		ls.lastSDK.Store(time.Now().UnixNano())
+		handOver(nil)
 	case <-ctx.Done():
-		// The client went away, or cancelled the call (which ends it).
+		if r.Context().Err() == nil {
+			// Cancelled by the client's notifications/cancelled (or the
+			// session's end): answered as go-sdk answers.
+			rc.writeLegacyError(w, c.id, errCancelled)
+		}
+		// Tracked until the call ends: a client that went away may still
+		// cancel it.
 		go func() {
 			drain(pc)
-			ls.untrack(key, call)
+			ls.untrack(id, call)
 		}()
 	}
+	return true
 }
 
 // drain lets a call whose client is gone run to its end, refusing its
@@ -439,7 +559,7 @@ func encodeLegacy(id json.RawMessage, res *mcp.CallToolResult) ([]byte, error) {
 		r.Content = []mcp.Content{}
 		res = &r
 	}
-	data, err := json.Marshal(res)
+	data, err := marshal(res)
 	if err != nil {
 		return nil, err
 	}
@@ -460,6 +580,7 @@ type handover struct {
 	q        *question
 	progress *progressSink // nil: no progress asked for
 	session  string
+	ls       *legacySession
 }
 
 // handOver sends the request to go-sdk with a token that lets callTool
@@ -486,11 +607,6 @@ func (rc *rawCalls) handOver(w http.ResponseWriter, r *http.Request, body []byte
 	}
 }
 
-// handoverWithdrawn is how long a withdrawn handover's token is kept, so
-// that a go-sdk handler that starts late with it ends instead of calling
-// the tool again.
-const handoverWithdrawn = time.Minute
-
 // takeHandover returns and forgets the handover of token for session. A
 // handover the raw path withdrew returns an error; a token it never made
 // (a client's own header, where the raw path is off) returns nil.
@@ -501,28 +617,37 @@ func (g *Gateway) takeHandover(token, session string) (*handover, error) {
 	if h == nil || h.session != session {
 		return nil, nil
 	}
-	delete(g.handovers, token)
 	if h.pc == nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the call ended before go-sdk could take it over"}
 	}
+	delete(g.handovers, token)
 	return h, nil
 }
 
-// withdrawHandover takes back a handover go-sdk did not take, leaving its
-// token withdrawn for a while; nil if go-sdk took it.
+// withdrawHandover takes back a handover go-sdk did not take; its token
+// stays withdrawn while the session lives, so that a go-sdk handler that
+// starts late with it ends instead of calling the tool again. Nil if
+// go-sdk took it.
 func (g *Gateway) withdrawHandover(token string) *handover {
 	g.handoverMu.Lock()
-	defer g.handoverMu.Unlock()
 	h := g.handovers[token]
 	if h == nil {
+		g.handoverMu.Unlock()
 		return nil
 	}
 	g.handovers[token] = &handover{session: h.session}
-	time.AfterFunc(handoverWithdrawn, func() {
+	g.handoverMu.Unlock()
+	h.ls.mu.Lock()
+	ended := h.ls.ended
+	if !ended {
+		h.ls.withdrawn = append(h.ls.withdrawn, token)
+	}
+	h.ls.mu.Unlock()
+	if ended {
 		g.handoverMu.Lock()
 		delete(g.handovers, token)
 		g.handoverMu.Unlock()
-	})
+	}
 	return h
 }
 

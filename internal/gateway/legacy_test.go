@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -124,6 +125,7 @@ func TestRawLegacyCallsAnswerAsGoSDK(t *testing.T) {
 		{name: "null progress token", body: withMeta(legacyCall("16", "web__slow", `{"steps":1,"delay_ms":1}`), `{"progressToken":null}`), raw: true},
 		// Left to go-sdk.
 		{name: "unknown tool", body: legacyCall("20", "nope__echo", `{}`), raw: false},
+		{name: "escaped _meta key", body: withMeta(legacyCall("27", "web__slow", `{"steps":1,"delay_ms":1}`), `{"progress\u0054oken":"t"}`), raw: false},
 		{name: "protocol _meta key", body: withMeta(legacyCall("22", "s__echo", `{"text":"p"}`), `{"io.modelcontextprotocol/x":1}`), raw: false},
 		{name: "Mcp-Method header", body: legacyCall("23", "s__echo", `{"text":"p"}`), headers: map[string]string{"Mcp-Method": "tools/call"}, raw: false},
 		{name: "2025-03-26 (no header)", body: legacyCall("24", "s__echo", `{"text":"p"}`), headers: map[string]string{"Mcp-Protocol-Version": ""}, raw: false},
@@ -195,36 +197,69 @@ func withSessionID(h map[string]string, id string) map[string]string {
 	return out
 }
 
-// TestRawLegacySessionKeptAlive: go-sdk ends a session it has not served a
-// POST for in mcphttp.SessionTimeout, so once the last half of that has
-// passed with every call served raw, the next call goes to go-sdk; the one
-// after it is raw again.
-func TestRawLegacySessionKeptAlive(t *testing.T) {
+// TestRawLegacySessionIdle: a session of the raw path's endpoint stays
+// open while it is used, raw calls included, and one longer than the idle
+// timeout; it is closed once idle for that long, as go-sdk closes its own.
+func TestRawLegacySessionIdle(t *testing.T) {
 	f := newRawFixture(t, nil, 0)
+	const idle = 400 * time.Millisecond
+	gateway.SetSessionIdle(f.gateway, idle)
+	cs := legacyClient(t, f.raw)
+	call := func(name string, args map[string]any) error {
+		t.Helper()
+		_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+		return err
+	}
+	before := f.served.n.Load()
+	for range 8 { // 1.2 s of use, in calls served raw
+		if err := call("s__echo", map[string]any{"text": "k"}); err != nil {
+			t.Fatalf("session closed while in use: %v", err)
+		}
+		time.Sleep(idle * 3 / 8)
+	}
+	if err := call("web__slow", map[string]any{"steps": 4, "delay_ms": 200}); err != nil {
+		t.Fatalf("a call longer than the idle timeout: %v", err)
+	}
+	if err := call("s__echo", map[string]any{"text": "k"}); err != nil {
+		t.Fatalf("the session closed during a call longer than the idle timeout: %v", err)
+	}
+	if served := f.served.n.Load() - before; served != 10 {
+		t.Errorf("%d calls served raw, want 10", served)
+	}
+	time.Sleep(2 * idle)
+	if err := call("s__echo", map[string]any{"text": "k"}); err == nil {
+		t.Error("a call after the idle timeout succeeded: the session was not closed")
+	}
+	if !proc.Eventually(5*time.Second, func() bool { return gateway.LegacySessions(f.gateway) == 0 }) {
+		t.Errorf("%d sessions still known after the only one ended", gateway.LegacySessions(f.gateway))
+	}
+}
+
+// legacyClient connects a go-sdk client pinned to 2025-11-25 to url.
+func legacyClient(t *testing.T, url string) *mcp.ClientSession {
+	t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "legacy", Version: "1"}, nil)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: f.raw,
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url,
 		HTTPClient: &http.Client{Transport: bearer{http.DefaultTransport}}}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cs.Close()
-	call := func() bool {
-		t.Helper()
-		before := f.served.n.Load()
-		if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "s__echo", Arguments: map[string]any{"text": "k"}}); err != nil {
-			t.Fatal(err)
-		}
-		return f.served.n.Load() > before
-	}
-	if !call() {
-		t.Fatal("first call not served raw")
-	}
-	gateway.AgeLegacySessions(f.gateway, 6*time.Minute)
-	if call() {
-		t.Error("call after 6 minutes of raw calls served raw, want go-sdk (which keeps the session alive)")
-	}
-	if !call() {
-		t.Error("the call after go-sdk's not served raw")
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// TestRawLegacyHandoverHeader: a client's own handover header is removed
+// before go-sdk sees it, even one naming a real (withdrawn) handover.
+func TestRawLegacyHandoverHeader(t *testing.T) {
+	f := newRawFixture(t, nil, 0)
+	s := legacySession(t, f.raw)
+	token := gateway.PlantWithdrawnHandover(f.gateway, s["Mcp-Session-Id"])
+	h := withSessionID(s, s["Mcp-Session-Id"])
+	h["Switchboard-Handover"] = token
+	h["Mcp-Method"] = "tools/call" // not served raw: the request goes to go-sdk
+	a := post(t, f.raw, legacyCall("1", "s__echo", `{"text":"h"}`), h)
+	if res := a.result(t); res["isError"] != nil {
+		t.Errorf("answer %v, want the echo", a.Message)
 	}
 }
 
@@ -232,13 +267,7 @@ func TestRawLegacySessionKeptAlive(t *testing.T) {
 // calls from go-sdk, which sends it log messages on the call's stream.
 func TestRawLegacyLogLevel(t *testing.T) {
 	f := newRawFixture(t, nil, 0)
-	c := mcp.NewClient(&mcp.Implementation{Name: "legacy", Version: "1"}, nil)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: f.raw,
-		HTTPClient: &http.Client{Transport: bearer{http.DefaultTransport}}}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := legacyClient(t, f.raw)
 	if err := cs.SetLoggingLevel(context.Background(), &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
 		t.Fatal(err)
 	}
@@ -253,19 +282,13 @@ func TestRawLegacyLogLevel(t *testing.T) {
 
 // TestRawLegacyCancel: a legacy client that gives up on a call served raw
 // (its request ends, then notifications/cancelled) cancels the upstream's
-// handler; one that only goes away does not.
+// handler; one that only goes away does not, as with go-sdk.
 func TestRawLegacyCancel(t *testing.T) {
 	f := newRawFixture(t, nil, 0)
-	c := mcp.NewClient(&mcp.Implementation{Name: "legacy", Version: "1"}, nil)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: f.raw,
-		HTTPClient: &http.Client{Transport: bearer{http.DefaultTransport}}}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := legacyClient(t, f.raw)
 	before, served := testkit.SlowCancelled.Load(), f.served.n.Load()
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "web__slow", Arguments: map[string]any{"steps": 100, "delay_ms": 50}})
+	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "web__slow", Arguments: map[string]any{"steps": 100, "delay_ms": 50}})
 	cancel()
 	if err == nil {
 		t.Fatal("cancelled call succeeded")
@@ -275,5 +298,82 @@ func TestRawLegacyCancel(t *testing.T) {
 	}
 	if !proc.Eventually(5*time.Second, func() bool { return testkit.SlowCancelled.Load() > before }) {
 		t.Error("the upstream handler never saw the cancellation")
+	}
+
+	// Going away: the request ends, nothing is cancelled.
+	s := legacySession(t, f.raw)
+	before = testkit.SlowCancelled.Load()
+	ctx, cancel = context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, f.raw, strings.NewReader(legacyCall("2", "web__slow", `{"steps":4,"delay_ms":100}`)))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", s["Mcp-Session-Id"])
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	time.Sleep(700 * time.Millisecond) // the call's own time, and then some
+	if n := testkit.SlowCancelled.Load() - before; n != 0 {
+		t.Errorf("a client going away cancelled %d calls, want 0", n)
+	}
+}
+
+// TestRawLegacyCancelAnswer: a call cancelled by notifications/cancelled
+// is answered as go-sdk answers it (an error, never code 0, never an empty
+// response), and its upstream handler is cancelled.
+func TestRawLegacyCancelAnswer(t *testing.T) {
+	f := newRawFixture(t, nil, 0)
+	answers := map[string]answer{}
+	for _, url := range []string{f.raw, f.sdk} {
+		s := legacySession(t, url)
+		before := testkit.SlowCancelled.Load()
+		type result struct {
+			a   answer
+			err error
+		}
+		done := make(chan result, 1)
+		go func() {
+			req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(legacyCall(`"c-1"`, "web__slow", `{"steps":100,"delay_ms":50}`)))
+			for k, v := range map[string]string{"Authorization": "Bearer " + token, "Content-Type": "application/json",
+				"Accept": "application/json, text/event-stream", "Mcp-Session-Id": s["Mcp-Session-Id"], "Mcp-Protocol-Version": "2025-11-25"} {
+				req.Header.Set(k, v)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				done <- result{err: err}
+				return
+			}
+			defer resp.Body.Close()
+			data, err := io.ReadAll(resp.Body)
+			a := answer{Status: resp.StatusCode, MediaType: resp.Header.Get("Content-Type")}
+			if err == nil {
+				err = json.Unmarshal(firstEventData(t, data), &a.Message)
+			}
+			done <- result{a, err}
+		}()
+		time.Sleep(200 * time.Millisecond) // the call is running
+		post(t, url, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"c-1","reason":"test"}}`, s)
+		select {
+		case r := <-done:
+			if r.err != nil {
+				t.Fatalf("%s: %v", url, r.err)
+			}
+			answers[url] = r.a
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: the cancelled call was never answered", url)
+		}
+		if !proc.Eventually(5*time.Second, func() bool { return testkit.SlowCancelled.Load() > before }) {
+			t.Errorf("%s: the upstream handler never saw the cancellation", url)
+		}
+	}
+	got, want := answers[f.raw], answers[f.sdk]
+	if sameAnswer(t, got, want) {
+		e, _ := got.Message.(map[string]any)["error"].(map[string]any)
+		if code, _ := e["code"].(float64); code == 0 {
+			t.Errorf("answer %v: want an error with a code", got.Message)
+		}
 	}
 }

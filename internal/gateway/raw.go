@@ -738,7 +738,7 @@ func (rc *rawCalls) resultMeta(raw []byte) ([]byte, bool) {
 		}
 	}
 	m[serverInfoKey] = rc.serverInfo
-	out, err := json.Marshal(m)
+	out, err := marshal(m)
 	return out, err == nil
 }
 
@@ -763,7 +763,7 @@ func legacyResultMeta(raw []byte) ([]byte, bool) {
 	if len(m) == 0 {
 		return nil, true
 	}
-	out, err := json.Marshal(m)
+	out, err := marshal(m)
 	return out, err == nil
 }
 
@@ -783,7 +783,7 @@ func (rc *rawCalls) encode(id json.RawMessage, res *mcp.CallToolResult) ([]byte,
 		r.Content = []mcp.Content{}
 		res = &r
 	}
-	data, err := json.Marshal(res)
+	data, err := marshal(res)
 	if err != nil {
 		return nil, err
 	}
@@ -804,14 +804,26 @@ func (rc *rawCalls) encode(id json.RawMessage, res *mcp.CallToolResult) ([]byte,
 	if _, ok := meta[serverInfoKey]; !ok {
 		meta[serverInfoKey] = rc.serverInfo
 	}
-	if m["_meta"], err = json.Marshal(meta); err != nil {
+	if m["_meta"], err = marshal(meta); err != nil {
 		return nil, err
 	}
-	result, err := json.Marshal(m)
+	result, err := marshal(m)
 	if err != nil {
 		return nil, err
 	}
 	return slices.Concat([]byte(`{"jsonrpc":"2.0","id":`), id, []byte(`,"result":`), result, []byte("}")), nil
+}
+
+// marshal is json.Marshal without HTML escaping (of <, > and &), as go-sdk
+// encodes its messages.
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // The framing of one SSE event, as go-sdk writes a message (writeEvent in
@@ -845,7 +857,7 @@ func rpcError(id json.RawMessage, err error) []byte {
 	if !errors.As(err, &rpc) {
 		rpc = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 	}
-	e, merr := json.Marshal(rpc)
+	e, merr := marshal(rpc)
 	if merr != nil {
 		e = []byte(`{"code":` + strconv.FormatInt(jsonrpc.CodeInternalError, 10) + `,"message":"internal error"}`)
 	}

@@ -39,8 +39,8 @@ const (
 
 	// SessionTimeout closes legacy sessions that have had no request for this
 	// long, so that clients that vanish without a DELETE do not leak them.
-	// go-sdk counts only the POSTs it serves itself (see the gateway's raw
-	// path for legacy sessions, which keeps that in mind).
+	// As go-sdk counts it: from the end of the session's last POST, none
+	// running.
 	SessionTimeout = 10 * time.Minute
 
 	// ShutdownTimeout bounds how long Serve lets in-flight requests finish
@@ -74,6 +74,10 @@ type Options struct {
 	// gateway serves plain 2026-07-28 tools/call requests there without
 	// go-sdk (see package gateway, raw.go).
 	Intercept func(next http.Handler) http.Handler
+	// InterceptTimesOut turns go-sdk's idle timeout of legacy sessions off:
+	// the Intercept serves some of their requests itself, which go-sdk's
+	// timer would not count, and closes idle sessions itself.
+	InterceptTimesOut bool
 }
 
 // Serve serves server on ln until ctx is done, then shuts down gracefully:
@@ -93,7 +97,11 @@ func Serve(ctx context.Context, ln net.Listener, server *mcp.Server, opts *Optio
 	t := newRequestTracker()
 	defer t.endStreams()
 	mux := http.NewServeMux()
-	endpoint := NewEraRouter(server)
+	timeout := SessionTimeout
+	if opts.InterceptTimesOut {
+		timeout = 0
+	}
+	endpoint := NewEraRouter(server, timeout)
 	if opts.Intercept != nil {
 		endpoint = opts.Intercept(endpoint)
 	}
@@ -151,8 +159,9 @@ func Serve(ctx context.Context, ln net.Listener, server *mcp.Server, opts *Optio
 
 // NewEraRouter returns the endpoint handler: it sends each request to a
 // stateless or a stateful go-sdk handler by its protocol era (see the
-// package documentation).
-func NewEraRouter(server *mcp.Server) http.Handler {
+// package documentation). The stateful handler closes sessions idle for
+// sessionTimeout; zero means never.
+func NewEraRouter(server *mcp.Server, sessionTimeout time.Duration) http.Handler {
 	getServer := func(*http.Request) *mcp.Server { return server }
 	stateless := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
 		Stateless: true,
@@ -161,7 +170,7 @@ func NewEraRouter(server *mcp.Server) http.Handler {
 		PropagateRequestCancellation: true,
 	})
 	stateful := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
-		SessionTimeout: SessionTimeout,
+		SessionTimeout: sessionTimeout,
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if IsSessionless(r) {
