@@ -8,8 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"mime"
-	"net"
 	"net/http"
 	"slices"
 	"sync"
@@ -352,19 +350,7 @@ func legacyCandidate(r *http.Request) bool {
 	if v := h.Get("Mcp-Protocol-Version"); v != "2025-11-25" && v != "2025-06-18" {
 		return false
 	}
-	if len(h.Values("Mcp-Method")) > 0 || len(h.Values("Last-Event-ID")) > 0 {
-		return false
-	}
-	if ct, _, err := mime.ParseMediaType(h.Get("Content-Type")); err != nil || ct != "application/json" {
-		return false
-	}
-	if jsonOK, streamOK := accepts(h.Values("Accept")); !jsonOK || !streamOK {
-		return false
-	}
-	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && la != nil && isLoopback(la.String()) && !isLoopback(r.Host) {
-		return false
-	}
-	return true
+	return len(h.Values("Mcp-Method")) == 0 && plainPost(r)
 }
 
 // legacyMeta checks a legacy request's _meta (see the top of the file).

@@ -71,19 +71,10 @@ func withMeta(body, meta string) string {
 }
 
 func TestRawLegacyCallsAnswerAsGoSDK(t *testing.T) {
-	f := newRawFixture(t, map[string]any{
-		"policy":   map[string]any{"rules": []any{map[string]any{"deny": "web:roots"}}},
-		"security": map[string]any{"resultTextMaxBytes": 2000},
-	}, 64<<10)
+	f := newCasesFixture(t)
 	rawSession, sdkSession := legacySession(t, f.raw), legacySession(t, f.sdk)
 	big := `"` + strings.Repeat("a", 100<<10) + `"`
-	cases := []struct {
-		name    string
-		body    string
-		headers map[string]string
-		raw     bool
-		check   func(t *testing.T, a answer)
-	}{
+	cases := []rawCase{
 		{name: "normal call, HTTP upstream", body: legacyCall("1", "web__echo", `{"text":"hi"}`), raw: true,
 			check: func(t *testing.T, a answer) {
 				res := a.result(t)

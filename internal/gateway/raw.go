@@ -219,7 +219,19 @@ func readBody(r *http.Request) ([]byte, error) {
 func rawCandidate(r *http.Request) bool {
 	h := r.Header
 	if r.Method != http.MethodPost || h.Get("Mcp-Protocol-Version") != rawVersion ||
-		h.Get("Mcp-Method") != "tools/call" || h.Get("Mcp-Name") == "" || len(h.Values("Last-Event-ID")) > 0 {
+		h.Get("Mcp-Method") != "tools/call" || h.Get("Mcp-Name") == "" {
+		return false
+	}
+	return plainPost(r)
+}
+
+// plainPost checks what go-sdk checks of every POST in both eras: no
+// Last-Event-ID, Content-Type application/json, an Accept listing JSON and
+// SSE, and (DNS rebinding) a loopback Host on a loopback listener; the
+// front door makes its own checks first.
+func plainPost(r *http.Request) bool {
+	h := r.Header
+	if len(h.Values("Last-Event-ID")) > 0 {
 		return false
 	}
 	if ct, _, err := mime.ParseMediaType(h.Get("Content-Type")); err != nil || ct != "application/json" {
@@ -228,7 +240,6 @@ func rawCandidate(r *http.Request) bool {
 	if jsonOK, streamOK := accepts(h.Values("Accept")); !jsonOK || !streamOK {
 		return false
 	}
-	// go-sdk's DNS-rebinding check (the front door makes its own first).
 	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && la != nil && isLoopback(la.String()) && !isLoopback(r.Host) {
 		return false
 	}
@@ -717,25 +728,12 @@ func textOnly(content []byte) bool {
 // resultMeta returns a result's _meta as go-sdk sends it: without the
 // protocol's keys (stripProtocolMeta), with the gateway's serverInfo.
 func (rc *rawCalls) resultMeta(raw []byte) ([]byte, bool) {
-	only := func() []byte { return slices.Concat([]byte(`{"`+serverInfoKey+`":`), rc.serverInfo, []byte("}")) }
-	if raw == nil || string(raw) == "null" {
-		return only(), true
-	}
-	// Commonly the upstream's own serverInfo is all there is (go-sdk adds
-	// it to every result): every key is a protocol key written plainly.
-	if eachMember(raw, func(key, _ []byte) bool {
-		return bytes.HasPrefix(key, []byte(`"`+protocolMeta)) && bytes.IndexByte(key, '\\') < 0
-	}) {
-		return only(), true
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(raw, &m) != nil {
+	m, ok := ownMeta(raw)
+	switch {
+	case !ok:
 		return nil, false
-	}
-	for k := range m {
-		if strings.HasPrefix(k, protocolMeta) {
-			delete(m, k)
-		}
+	case len(m) == 0:
+		return slices.Concat([]byte(`{"`+serverInfoKey+`":`), rc.serverInfo, []byte("}")), true
 	}
 	m[serverInfoKey] = rc.serverInfo
 	out, err := marshal(m)
@@ -746,6 +744,19 @@ func (rc *rawCalls) resultMeta(raw []byte) ([]byte, bool) {
 // legacy session: without the protocol's keys (stripProtocolMeta), nil
 // when nothing is left.
 func legacyResultMeta(raw []byte) ([]byte, bool) {
+	m, ok := ownMeta(raw)
+	if !ok || len(m) == 0 {
+		return nil, ok
+	}
+	out, err := marshal(m)
+	return out, err == nil
+}
+
+// ownMeta returns the members of a result's _meta that are not the
+// protocol's (stripProtocolMeta); none (nil) when it is absent or null.
+func ownMeta(raw []byte) (map[string]json.RawMessage, bool) {
+	// Commonly the upstream's own serverInfo is all there is (go-sdk adds
+	// it to every result): every key is a protocol key written plainly.
 	if raw == nil || string(raw) == "null" || eachMember(raw, func(key, _ []byte) bool {
 		return bytes.HasPrefix(key, []byte(`"`+protocolMeta)) && bytes.IndexByte(key, '\\') < 0
 	}) {
@@ -760,11 +771,7 @@ func legacyResultMeta(raw []byte) ([]byte, bool) {
 			delete(m, k)
 		}
 	}
-	if len(m) == 0 {
-		return nil, true
-	}
-	out, err := marshal(m)
-	return out, err == nil
+	return m, true
 }
 
 // encode builds the response message for a result made with go-sdk's

@@ -258,19 +258,29 @@ func (a answer) result(t *testing.T) map[string]any {
 	return res
 }
 
-func TestRawCallsAnswerAsGoSDK(t *testing.T) {
-	f := newRawFixture(t, map[string]any{
+// rawCase is one request sent to both paths: whether the raw path serves
+// it, and what else to check of its answer.
+type rawCase struct {
+	name    string
+	body    string
+	headers map[string]string
+	raw     bool
+	check   func(t *testing.T, a answer)
+}
+
+// newCasesFixture is the fixture of the case tables: a policy rule denying
+// web:roots, a cap on result text, a 64 KiB frame cap.
+func newCasesFixture(t *testing.T) *rawFixture {
+	return newRawFixture(t, map[string]any{
 		"policy":   map[string]any{"rules": []any{map[string]any{"deny": "web:roots"}}},
 		"security": map[string]any{"resultTextMaxBytes": 2000},
 	}, 64<<10)
+}
+
+func TestRawCallsAnswerAsGoSDK(t *testing.T) {
+	f := newCasesFixture(t)
 	big := `"` + strings.Repeat("a", 100<<10) + `"`
-	cases := []struct {
-		name    string
-		body    string
-		headers map[string]string
-		raw     bool
-		check   func(t *testing.T, a answer)
-	}{
+	cases := []rawCase{
 		{name: "normal call, HTTP upstream", body: callBody("1", "web__echo", `{"text":"hi"}`), raw: true,
 			check: func(t *testing.T, a answer) {
 				res := a.result(t)
