@@ -33,6 +33,8 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -108,6 +110,9 @@ type Gateway struct {
 	handoverMu  sync.Mutex
 	handovers   map[string]*handover // by token
 	sessionIdle atomic.Int64         // a legacy session idle this long is closed (a time.Duration)
+	// endpointMark is endpointHeader's value: random, so that no client
+	// can make it.
+	endpointMark string
 }
 
 // subscription is one upstream subscription and the clients that want it.
@@ -135,6 +140,9 @@ func New(h *host.Host, opts *Options) *Gateway {
 		parked: map[string]*parkedCall{}, onConfirm: opts.OnConfirm,
 		legacy: legacySessions{m: map[string]*legacySession{}}, handovers: map[string]*handover{}}
 	g.sessionIdle.Store(int64(mcphttp.SessionTimeout))
+	mark := make([]byte, 16)
+	rand.Read(mark)
+	g.endpointMark = hex.EncodeToString(mark)
 	g.server = mcp.NewServer(&mcp.Implementation{Name: "switchboard", Title: "Switchboard gateway", Version: version}, &mcp.ServerOptions{
 		Instructions: instructions(h),
 		PageSize:     opts.PageSize,

@@ -29,9 +29,9 @@ import (
 // encoded again on the way out. The raw path (raw.go) serves the plain ones
 // itself, as it does for 2026-07-28 clients, on these terms:
 //
-//   - the session was made through this endpoint (noteSession, then
-//     sessionBorn), go-sdk still holds it, and the client has initialized
-//     it with a legacy version;
+//   - the session was made through this endpoint (noteSession), go-sdk
+//     still holds it, and the client has initialized it with a legacy
+//     version;
 //   - HTTP: POST with its Mcp-Session-Id, Mcp-Protocol-Version 2025-06-18 or
 //     2025-11-25, no Mcp-Method, no Last-Event-ID, Content-Type
 //     application/json, an Accept listing JSON and SSE, and a Host that
@@ -81,6 +81,10 @@ const (
 	// handoverHeader carries a handover token from the raw path to
 	// callTool, through go-sdk; a client's own is removed on arrival.
 	handoverHeader = "Switchboard-Handover"
+	// endpointHeader marks, with Gateway.endpointMark, a request that came
+	// through the raw path's endpoint (noteSession); a client's own is
+	// removed on arrival.
+	endpointHeader = "Switchboard-Endpoint"
 )
 
 // errClientGone answers an upstream's question whose client went away.
@@ -92,7 +96,7 @@ var errCancelled = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the
 // legacySession is a legacy session as the raw path knows it.
 type legacySession struct {
 	ss     *mcp.ServerSession
-	active atomic.Bool                          // made through an endpoint with the raw path (sessionBorn)
+	active atomic.Bool                          // made through an endpoint with the raw path (noteSession)
 	init   atomic.Pointer[mcp.InitializeParams] // once the client has initialized
 	logs   atomic.Bool                          // the client set a log level
 
@@ -125,15 +129,19 @@ func (s *legacySessions) get(id string) *legacySession {
 
 // noteSession is receiving middleware that notes every session go-sdk
 // makes over HTTP as it is initialized (before the client has its ID), and
-// the sessions whose client sets a log level.
+// the sessions whose client sets a log level. A session initialized
+// through the raw path's endpoint is one the raw path serves from then on.
 func (g *Gateway) noteSession(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
 		case "initialize", "logging/setLevel":
 			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss.ID() != "" {
 				ls := g.sessionOf(ss)
-				if method == "logging/setLevel" {
+				switch extra := req.GetExtra(); {
+				case method == "logging/setLevel":
 					ls.logs.Store(true)
+				case extra != nil && extra.Header.Get(endpointHeader) == g.endpointMark:
+					g.activate(ss.ID(), ls)
 				}
 			}
 		}
@@ -187,11 +195,10 @@ func (g *Gateway) forgetSession(id string, ls *legacySession) {
 	g.handoverMu.Unlock()
 }
 
-// sessionBorn makes the session whose initialize the raw path's endpoint
-// just answered one the raw path serves, and starts its idle timer.
-func (g *Gateway) sessionBorn(id string) {
-	ls := g.legacy.get(id)
-	if ls == nil || ls.active.Swap(true) {
+// activate makes a session one the raw path serves, and starts its idle
+// timer.
+func (g *Gateway) activate(id string, ls *legacySession) {
+	if ls.active.Swap(true) {
 		return
 	}
 	ls.mu.Lock()

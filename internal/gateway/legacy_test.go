@@ -193,7 +193,7 @@ func withSessionID(h map[string]string, id string) map[string]string {
 // timeout; it is closed once idle for that long, as go-sdk closes its own.
 func TestRawLegacySessionIdle(t *testing.T) {
 	f := newRawFixture(t, nil, 0)
-	const idle = 400 * time.Millisecond
+	const idle = time.Second
 	gateway.SetSessionIdle(f.gateway, idle)
 	cs := legacyClient(t, f.raw)
 	call := func(name string, args map[string]any) error {
@@ -202,13 +202,13 @@ func TestRawLegacySessionIdle(t *testing.T) {
 		return err
 	}
 	before := f.served.n.Load()
-	for range 8 { // 1.2 s of use, in calls served raw
+	for range 8 { // 2.4 s of use, in calls served raw
 		if err := call("s__echo", map[string]any{"text": "k"}); err != nil {
 			t.Fatalf("session closed while in use: %v", err)
 		}
-		time.Sleep(idle * 3 / 8)
+		time.Sleep(idle * 3 / 10)
 	}
-	if err := call("web__slow", map[string]any{"steps": 4, "delay_ms": 200}); err != nil {
+	if err := call("web__slow", map[string]any{"steps": 4, "delay_ms": 400}); err != nil {
 		t.Fatalf("a call longer than the idle timeout: %v", err)
 	}
 	if err := call("s__echo", map[string]any{"text": "k"}); err != nil {
@@ -217,7 +217,7 @@ func TestRawLegacySessionIdle(t *testing.T) {
 	if served := f.served.n.Load() - before; served != 10 {
 		t.Errorf("%d calls served raw, want 10", served)
 	}
-	time.Sleep(2 * idle)
+	time.Sleep(5 * idle / 2)
 	if err := call("s__echo", map[string]any{"text": "k"}); err == nil {
 		t.Error("a call after the idle timeout succeeded: the session was not closed")
 	}
@@ -320,7 +320,7 @@ func TestRawLegacyCancelAnswer(t *testing.T) {
 	answers := map[string]answer{}
 	for _, url := range []string{f.raw, f.sdk} {
 		s := legacySession(t, url)
-		before := testkit.SlowCancelled.Load()
+		before, started := testkit.SlowCancelled.Load(), testkit.SlowStarted.Load()
 		type result struct {
 			a   answer
 			err error
@@ -345,7 +345,9 @@ func TestRawLegacyCancelAnswer(t *testing.T) {
 			}
 			done <- result{a, err}
 		}()
-		time.Sleep(200 * time.Millisecond) // the call is running
+		if !proc.Eventually(10*time.Second, func() bool { return testkit.SlowStarted.Load() > started }) {
+			t.Fatalf("%s: the call never started", url)
+		}
 		post(t, url, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"c-1","reason":"test"}}`, s)
 		select {
 		case r := <-done:

@@ -156,18 +156,23 @@ func (g *Gateway) announcedServerInfo(ctx context.Context) (json.RawMessage, err
 }
 
 func (rc *rawCalls) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// Only the raw path sets these (legacy.go).
 	if _, ok := r.Header[handoverHeader]; ok {
-		r.Header.Del(handoverHeader) // only the raw path sets it (legacy.go)
+		r.Header.Del(handoverHeader)
+	}
+	if _, ok := r.Header[endpointHeader]; ok {
+		r.Header.Del(endpointHeader)
 	}
 	if !rawCandidate(r) {
 		if id := r.Header.Get(sessionHeader); id != "" {
 			rc.serveSession(w, r, id)
 			return
 		}
-		rc.next.ServeHTTP(w, r)
-		if id := w.Header().Get(sessionHeader); id != "" && r.Method == http.MethodPost {
-			rc.g.sessionBorn(id) // an initialize that made a session
+		if r.Method == http.MethodPost {
+			// An initialize here makes a session of this endpoint.
+			r.Header.Set(endpointHeader, rc.g.endpointMark)
 		}
+		rc.next.ServeHTTP(w, r)
 		return
 	}
 	body, err := readBody(r)

@@ -125,6 +125,10 @@ type EchoIn struct {
 // client's cancellation reached the server.
 var SlowCancelled atomic.Int64
 
+// SlowStarted counts slow calls that started, in this process: tests use
+// it to know that a call is running before they act on it.
+var SlowStarted atomic.Int64
+
 // SlowIn is the input of the slow tool.
 type SlowIn struct {
 	Steps   int `json:"steps" jsonschema:"number of progress steps"`
@@ -156,6 +160,7 @@ func NewServer() *mcp.Server {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "Report progress, then finish."}, func(ctx context.Context, req *mcp.CallToolRequest, in SlowIn) (*mcp.CallToolResult, any, error) {
+		SlowStarted.Add(1)
 		tok := req.Params.GetProgressToken()
 		for i := 1; i <= in.Steps; i++ {
 			select {
