@@ -374,7 +374,7 @@ func (g *Gateway) callTool(t host.Tool) mcp.ToolHandler {
 				return g.host.Call(bg, t.ID, args, opts)
 			})
 		}
-		out, ask, err := g.await(ctx, t.ID, pc)
+		out, ask, err := g.await(ctx, t.ID, pc, nil)
 		if out == nil {
 			return ask, err
 		}

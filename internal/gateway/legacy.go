@@ -617,10 +617,14 @@ func (g *Gateway) takeHandover(token, session string) (*handover, error) {
 	return h, nil
 }
 
+// handoverWithdrawn is how long a withdrawn token of a 2026-07-28 call
+// (which has no session) is kept.
+const handoverWithdrawn = time.Minute
+
 // withdrawHandover takes back a handover go-sdk did not take; its token
-// stays withdrawn while the session lives, so that a go-sdk handler that
-// starts late with it ends instead of calling the tool again. Nil if
-// go-sdk took it.
+// stays withdrawn while the session lives (or handoverWithdrawn), so that
+// a go-sdk handler that starts late with it ends instead of calling the
+// tool again. Nil if go-sdk took it.
 func (g *Gateway) withdrawHandover(token string) *handover {
 	g.handoverMu.Lock()
 	h := g.handovers[token]
@@ -630,6 +634,15 @@ func (g *Gateway) withdrawHandover(token string) *handover {
 	}
 	g.handovers[token] = &handover{session: h.session}
 	g.handoverMu.Unlock()
+	if h.ls == nil {
+		// A 2026-07-28 call: no session to keep the token with.
+		time.AfterFunc(handoverWithdrawn, func() {
+			g.handoverMu.Lock()
+			delete(g.handovers, token)
+			g.handoverMu.Unlock()
+		})
+		return h
+	}
 	h.ls.mu.Lock()
 	ended := h.ls.ended
 	if !ended {
@@ -666,6 +679,15 @@ func (g *Gateway) adopt(ctx context.Context, t host.Tool, p *peer, req *mcp.Call
 				g.log.Debug("progress not forwarded", "tool", t.ID, "err", err)
 			}
 		})
+	}
+	if p.modern() {
+		// A 2026-07-28 call handed over at its first progress report: its
+		// questions are parked, as callTool's would be.
+		out, ask, err := g.await(ctx, t.ID, pc, nil)
+		if out == nil {
+			return ask, err
+		}
+		return g.toolResult(ctx, t, out.res, out.err)
 	}
 	for {
 		if q != nil {

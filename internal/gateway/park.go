@@ -79,11 +79,25 @@ func (g *Gateway) startParked(ctx context.Context, p *peer, call func(context.Co
 	return pc
 }
 
+// errProgress is await's answer when the call reported progress first.
+var errProgress = errors.New("the call reported progress")
+
 // await waits for the parked call's end or its next question. A question
 // parks the call and becomes an input-required result for the client.
-func (g *Gateway) await(ctx context.Context, tool string, pc *parkedCall) (*outcome, *mcp.CallToolResult, error) {
+// With progress not nil (a raw call's progressSink.first), a progress
+// report, or an end after one, returns errProgress: the call then goes
+// to go-sdk (legacy.go).
+func (g *Gateway) await(ctx context.Context, tool string, pc *parkedCall, progress <-chan struct{}) (*outcome, *mcp.CallToolResult, error) {
 	select {
+	case <-progress:
+		return nil, nil, errProgress
 	case out := <-pc.done:
+		select {
+		case <-progress:
+			pc.done <- out // for the adopter, after the reports
+			return nil, nil, errProgress
+		default:
+		}
 		g.unpark(pc)
 		return &out, nil, nil
 	case q := <-pc.asks:

@@ -53,10 +53,9 @@ import (
 //   - _meta: protocolVersion "2026-07-28", clientCapabilities an object
 //     that go-sdk and encoding/json read alike (ASCII keys, no case
 //     variants of its field names), clientInfo absent or an object; no
-//     progressToken (progress is routed by go-sdk's session), no logLevel
-//     (log messages travel on go-sdk's session) and no other
+//     logLevel (log messages travel on go-sdk's session) and no other
 //     io.modelcontextprotocol/ key; other keys are ignored, as callTool
-//     ignores them;
+//     ignores them, but for progressToken (below);
 //   - the tool: registered on the go-sdk server under that name (Sync), known
 //     to the host under the same model-facing name, and with no x-mcp-header
 //     parameters (whose headers go-sdk validates).
@@ -67,6 +66,9 @@ import (
 // inputResponses in the request sends it to go-sdk instead. Cancellation:
 // the call follows the HTTP request's context, as go-sdk's handler does
 // with PropagateRequestCancellation; a client that went away gets nothing.
+// A call with a progressToken that reports progress before it ends is
+// handed to go-sdk, which adopts it (as for legacy sessions: legacy.go),
+// so its reports travel on go-sdk's stream before the answer.
 //
 // The answer:
 //   - a result whose content is text blocks only (type, text, _meta) and
@@ -108,7 +110,8 @@ const (
 	metaClientKey  = protocolMeta + "clientInfo"
 
 	// rawServedMsg is logged (debug) for every call the raw path serves.
-	rawServedMsg = "tools/call served raw"
+	rawServedMsg    = "tools/call served raw"
+	metaProgressKey = "progressToken"
 )
 
 // rawCalls is the endpoint handler in front of mcphttp's era router.
@@ -198,7 +201,7 @@ func (rc *rawCalls) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rc.next.ServeHTTP(w, r)
 		return
 	}
-	rc.serve(w, r.Context(), call, t)
+	rc.serve(w, r, body, call, t)
 }
 
 // readBody reads a request's body whole, in one allocation when its length
@@ -284,10 +287,11 @@ func isLoopback(addr string) bool {
 
 // rawCall is a tools/call request the raw path can serve.
 type rawCall struct {
-	id   json.RawMessage // as the client wrote it: a plain string or an integer
-	name string
-	args json.RawMessage // nil for absent or null
-	caps *mcp.ClientCapabilities
+	id       json.RawMessage // as the client wrote it: a plain string or an integer
+	name     string
+	args     json.RawMessage // nil for absent or null
+	caps     *mcp.ClientCapabilities
+	progress bool // the request has a progressToken (not null)
 }
 
 // parseRawCall reads a request body (see the top of the file), or reports
@@ -300,6 +304,7 @@ func parseRawCall(body []byte, nameHeader string, metas *metaCache) (*rawCall, b
 	if c.caps, ok = metas.get(meta); !ok {
 		return nil, false
 	}
+	c.progress = progressToken(meta) != nil
 	return c, true
 }
 
@@ -435,7 +440,9 @@ func (mc *metaCache) get(raw []byte) (*mcp.ClientCapabilities, bool) {
 		if caps, ok = rawMeta(raw); !ok {
 			caps = nil
 		}
-		if len(raw) <= metaCacheMaxLen {
+		// A progressToken differs from call to call: such a _meta is read
+		// every time, and not kept.
+		if len(raw) <= metaCacheMaxLen && !bytes.Contains(raw, []byte(`"`+metaProgressKey+`"`)) {
 			mc.mu.Lock()
 			if mc.m == nil || len(mc.m) >= metaCacheEntries {
 				mc.m = map[string]*mcp.ClientCapabilities{}
@@ -453,6 +460,11 @@ func (mc *metaCache) get(raw []byte) (*mcp.ClientCapabilities, bool) {
 
 // rawMeta checks a request's _meta and returns the client's capabilities.
 func rawMeta(raw []byte) (*mcp.ClientCapabilities, bool) {
+	// Keys written with escapes go to go-sdk: progressToken reads keys as
+	// written.
+	if !eachMember(raw, func(key, _ []byte) bool { return bytes.IndexByte(key, '\\') < 0 }) {
+		return nil, false
+	}
 	var meta map[string]json.RawMessage
 	if json.Unmarshal(raw, &meta) != nil {
 		return nil, false
@@ -462,10 +474,7 @@ func rawMeta(raw []byte) (*mcp.ClientCapabilities, bool) {
 		return nil, false
 	}
 	for k := range meta {
-		switch {
-		case k == "progressToken":
-			return nil, false
-		case strings.HasPrefix(k, protocolMeta) && k != metaVersionKey && k != metaCapsKey && k != metaClientKey:
+		if strings.HasPrefix(k, protocolMeta) && k != metaVersionKey && k != metaCapsKey && k != metaClientKey {
 			return nil, false
 		}
 	}
@@ -558,17 +567,28 @@ func (*rawPeer) Log(context.Context, string, *mcp.LoggingMessageParams) {}
 
 // serve makes the call, as callTool's 2026-07-28 branch does, and writes
 // the answer.
-func (rc *rawCalls) serve(w http.ResponseWriter, ctx context.Context, c *rawCall, t host.Tool) {
+func (rc *rawCalls) serve(w http.ResponseWriter, r *http.Request, body []byte, c *rawCall, t host.Tool) {
 	g := rc.g
+	ctx := r.Context()
 	g.log.Debug(rawServedMsg, "tool", t.ID)
 	p := g.newPeer(ctx, nil, c.caps, rawVersion)
 	// Client "": a 2026-07-28 client has no session; go-sdk's session ID is
 	// "" for it too.
 	opts := &host.CallOptions{Peer: &rawPeer{p}, RawOnly: true, Confirm: g.confirmer(p)}
+	var sink *progressSink
+	var first <-chan struct{} // nil: no progress asked for
+	if c.progress {
+		sink = newProgressSink()
+		opts.Progress, first = sink.report, sink.first
+	}
 	pc := g.startParked(ctx, p, func(bg context.Context) (*host.Result, error) {
 		return g.host.Call(bg, t.ID, c.args, opts)
 	})
-	out, ask, err := g.await(ctx, t.ID, pc)
+	out, ask, err := g.await(ctx, t.ID, pc, first)
+	if err == errProgress {
+		rc.handOver(w, r, body, &handover{pc: pc, progress: sink})
+		return
+	}
 	if ctx.Err() != nil {
 		return // the client went away: go-sdk sends nothing either
 	}

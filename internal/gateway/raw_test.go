@@ -339,8 +339,15 @@ func TestRawCallsAnswerAsGoSDK(t *testing.T) {
 			}},
 		{name: "input required (stdio upstream asks)", body: withCaps(callBody("22", "s__ask", `{}`), `{"elicitation":{"form":{}}}`), raw: true},
 		{name: "client without elicitation", body: callBody("23", "web__ask", `{}`), raw: true},
+		{name: "progress token, no progress", body: strings.Replace(callBody("11", "s__echo", `{"text":"p"}`), `"_meta":{`, `"_meta":{"progressToken":"tok",`, 1), raw: true},
+		{name: "progress token, progress (handed over)", body: strings.Replace(callBody("25", "web__slow", `{"steps":2,"delay_ms":1}`), `"_meta":{`, `"_meta":{"progressToken":7,`, 1), raw: true,
+			check: func(t *testing.T, a answer) {
+				if m, _ := a.Message.(map[string]any); m["method"] != "notifications/progress" {
+					t.Errorf("first event %v, want a progress notification", a.Message)
+				}
+			}},
 		// Left to go-sdk.
-		{name: "progress token", body: strings.Replace(callBody("11", "s__echo", `{"text":"p"}`), `"_meta":{`, `"_meta":{"progressToken":"tok",`, 1), raw: false},
+		{name: "progress escaped", body: strings.Replace(callBody("24", "web__slow", `{"steps":1,"delay_ms":1}`), `"_meta":{`, `"_meta":{"progress\u0054oken":"tok",`, 1), raw: false},
 		{name: "log level", body: strings.Replace(callBody("12", "s__echo", `{"text":"p"}`), `"_meta":{`, `"_meta":{"io.modelcontextprotocol/logLevel":"debug",`, 1), raw: false},
 		{name: "name header mismatch", body: callBody("13", "s__echo", `{"text":"p"}`), headers: map[string]string{"Mcp-Name": "web__echo"}, raw: false},
 		{name: "no name header", body: callBody("14", "s__echo", `{"text":"p"}`), headers: map[string]string{"Mcp-Name": ""}, raw: false},
