@@ -67,8 +67,8 @@ import (
 // notification goes on to go-sdk, which acknowledges it). A client that
 // goes away does not cancel the call, as with go-sdk (a legacy stream's
 // end is no cancellation); questions asked after that are refused. The
-// session's end (DELETE, idle, shutdown) cancels its calls, as go-sdk's
-// does.
+// session's end (a DELETE go-sdk accepts, idle, shutdown) cancels its
+// calls, as the end of go-sdk's connection cancels the handlers in flight.
 //
 // Idle sessions: go-sdk closes a session none of whose POSTs has run for
 // mcphttp.SessionTimeout, counting only the POSTs it serves. Here it does
@@ -90,8 +90,12 @@ const (
 // errClientGone answers an upstream's question whose client went away.
 var errClientGone = errors.New("the client's request ended before the question could be put to it")
 
-// errCancelled answers a call the client cancelled.
-var errCancelled = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the client cancelled the call"}
+// errCancelled answers a call the client cancelled; errSessionEnded a call
+// whose session ended (a DELETE, idle, shutdown) while it ran.
+var (
+	errCancelled    = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the client cancelled the call"}
+	errSessionEnded = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the session ended while the call ran"}
+)
 
 // legacySession is a legacy session as the raw path knows it.
 type legacySession struct {
@@ -99,6 +103,8 @@ type legacySession struct {
 	active atomic.Bool                          // made through an endpoint with the raw path (noteSession)
 	init   atomic.Pointer[mcp.InitializeParams] // once the client has initialized
 	logs   atomic.Bool                          // the client set a log level
+	// deleting counts DELETEs of the session that go-sdk is answering.
+	deleting atomic.Int32
 
 	mu        sync.Mutex
 	calls     map[jsonrpc.ID]*rawLegacyCall // calls served raw in flight
@@ -109,10 +115,12 @@ type legacySession struct {
 }
 
 // rawLegacyCall is a call served raw, for a notifications/cancelled or
-// the session's end.
+// the session's end: cancel ends it with a cause, errCancelled or
+// errSessionEnded.
 type rawLegacyCall struct {
-	cancel func()
-	pc     atomic.Pointer[parkedCall]
+	cancel    func(cause error)
+	cancelled atomic.Bool
+	pc        atomic.Pointer[parkedCall]
 }
 
 // legacySessions are the gateway's legacy sessions, by ID.
@@ -186,7 +194,7 @@ func (g *Gateway) forgetSession(id string, ls *legacySession) {
 	}
 	ls.mu.Unlock()
 	for _, c := range calls {
-		c.cancel()
+		c.cancel(errSessionEnded)
 	}
 	g.handoverMu.Lock()
 	for _, token := range withdrawn {
@@ -302,7 +310,7 @@ func (ls *legacySession) cancelled(body []byte) {
 	c := ls.calls[id]
 	ls.mu.Unlock()
 	if c != nil {
-		c.cancel()
+		c.cancel(errCancelled)
 	}
 }
 
@@ -317,9 +325,15 @@ func (rc *rawCalls) serveSession(w http.ResponseWriter, r *http.Request, id stri
 	switch r.Method {
 	case http.MethodPost:
 	case http.MethodDelete:
-		// The session ends now for the raw path, before go-sdk's answer.
-		g.forgetSession(id, ls)
-		rc.next.ServeHTTP(w, r)
+		// No call is served raw while go-sdk decides; if it ends the
+		// session, the raw path forgets it before the client has the answer.
+		ls.deleting.Add(1)
+		sw := &statusWriter{ResponseWriter: w}
+		rc.next.ServeHTTP(sw, r)
+		if sw.status == http.StatusNoContent {
+			g.forgetSession(id, ls)
+		}
+		ls.deleting.Add(-1)
 		return
 	default:
 		rc.next.ServeHTTP(w, r)
@@ -334,7 +348,7 @@ func (rc *rawCalls) serveSession(w http.ResponseWriter, r *http.Request, id stri
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	if legacyCandidate(r) && !ls.logs.Load() {
+	if legacyCandidate(r) && !ls.logs.Load() && ls.deleting.Load() == 0 {
 		if params := ls.initialized(); params != nil && params.ProtocolVersion < rawVersion {
 			if c, meta, ok := parseCallEnvelope(body); ok && legacyMeta(meta) {
 				if t, ok := rc.tool(c.name); ok {
@@ -441,11 +455,12 @@ func (rc *rawCalls) serveLegacy(w http.ResponseWriter, r *http.Request, body []b
 	if !ok {
 		return false
 	}
-	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(r.Context())
+	defer cancel(nil)
 	call := &rawLegacyCall{}
-	call.cancel = func() {
-		cancel()
+	call.cancel = func(cause error) {
+		call.cancelled.Store(true)
+		cancel(cause)
 		if pc := call.pc.Load(); pc != nil {
 			pc.cancel()
 		}
@@ -466,13 +481,14 @@ func (rc *rawCalls) serveLegacy(w http.ResponseWriter, r *http.Request, body []b
 		return g.host.Call(bg, t.ID, c.args, opts)
 	})
 	call.pc.Store(pc)
-	if ctx.Err() != nil && r.Context().Err() == nil {
+	if call.cancelled.Load() {
 		pc.cancel() // cancelled before it had started
 	}
 	handOver := func(q *question) {
-		// From here go-sdk knows the call and cancels it itself.
+		// Still tracked while go-sdk takes the call over: a cancellation
+		// in between reaches it here (adopt answers it as cancelled).
+		rc.handOver(w, r, body, &handover{pc: pc, q: q, progress: sink, session: session, ls: ls, call: call})
 		ls.untrack(id, call)
-		rc.handOver(w, r, body, &handover{pc: pc, q: q, progress: sink, session: session, ls: ls})
 	}
 	select {
 	case out := <-pc.done:
@@ -484,7 +500,7 @@ func (rc *rawCalls) serveLegacy(w http.ResponseWriter, r *http.Request, body []b
 			handOver(nil)
 		default:
 			ls.untrack(id, call)
-			rc.writeLegacy(w, ctx, c.id, t, out)
+			rc.writeLegacy(w, r.Context(), ctx, c.id, t, out)
 		}
 	case q := <-pc.asks:
 		handOver(q)
@@ -492,9 +508,9 @@ func (rc *rawCalls) serveLegacy(w http.ResponseWriter, r *http.Request, body []b
 		handOver(nil)
 	case <-ctx.Done():
 		if r.Context().Err() == nil {
-			// Cancelled by the client's notifications/cancelled (or the
-			// session's end): answered as go-sdk answers.
-			rc.writeLegacyError(w, c.id, errCancelled)
+			// Cancelled by the client's notifications/cancelled, or the
+			// session ended: answered with an error, as go-sdk answers.
+			rc.writeLegacyError(w, c.id, context.Cause(ctx))
 		}
 		// Tracked until the call ends: a client that went away may still
 		// cancel it.
@@ -520,7 +536,11 @@ func drain(pc *parkedCall) {
 }
 
 // writeLegacy writes a call's end as go-sdk writes it to a legacy session.
-func (rc *rawCalls) writeLegacy(w http.ResponseWriter, ctx context.Context, id json.RawMessage, t host.Tool, out outcome) {
+//
+// ctx is the call's, req the HTTP request's: the client may have cancelled
+// the call (then failure answers errCancelled) with its request still
+// open.
+func (rc *rawCalls) writeLegacy(w http.ResponseWriter, req, ctx context.Context, id json.RawMessage, t host.Tool, out outcome) {
 	if out.err == nil {
 		if event, ok := rc.passThrough(id, out.res.Raw, true); ok {
 			writeEvent(w, event)
@@ -529,7 +549,7 @@ func (rc *rawCalls) writeLegacy(w http.ResponseWriter, ctx context.Context, id j
 	}
 	res, err := rc.g.toolResult(ctx, t, out.res, out.err)
 	if err != nil {
-		if ctx.Err() == nil {
+		if req.Err() == nil {
 			rc.writeLegacyError(w, id, err)
 		}
 		return
@@ -573,7 +593,8 @@ type handover struct {
 	q        *question
 	progress *progressSink // nil: no progress asked for
 	session  string
-	ls       *legacySession
+	ls       *legacySession // nil for a 2026-07-28 call
+	call     *rawLegacyCall // nil for a 2026-07-28 call
 }
 
 // handOver sends the request to go-sdk with a token that lets callTool
@@ -636,11 +657,7 @@ func (g *Gateway) withdrawHandover(token string) *handover {
 	g.handoverMu.Unlock()
 	if h.ls == nil {
 		// A 2026-07-28 call: no session to keep the token with.
-		time.AfterFunc(handoverWithdrawn, func() {
-			g.handoverMu.Lock()
-			delete(g.handovers, token)
-			g.handoverMu.Unlock()
-		})
+		g.forgetWithdrawn(token)
 		return h
 	}
 	h.ls.mu.Lock()
@@ -650,11 +667,19 @@ func (g *Gateway) withdrawHandover(token string) *handover {
 	}
 	h.ls.mu.Unlock()
 	if ended {
+		// Forgotten with the session already: kept for a while instead.
+		g.forgetWithdrawn(token)
+	}
+	return h
+}
+
+// forgetWithdrawn forgets a withdrawn token after handoverWithdrawn.
+func (g *Gateway) forgetWithdrawn(token string) {
+	time.AfterFunc(handoverWithdrawn, func() {
 		g.handoverMu.Lock()
 		delete(g.handovers, token)
 		g.handoverMu.Unlock()
-	}
-	return h
+	})
 }
 
 // handoverOf returns the handover token go-sdk passed on with req, if any.
@@ -697,12 +722,39 @@ func (g *Gateway) adopt(ctx context.Context, t host.Tool, p *peer, req *mcp.Call
 		}
 		select {
 		case out := <-pc.done:
+			if h.call != nil && h.call.cancelled.Load() {
+				// Cancelled while go-sdk was taking it over.
+				return nil, errCancelled
+			}
 			return g.toolResult(ctx, t, out.res, out.err)
 		case q = <-pc.asks:
 		case <-ctx.Done():
 			pc.cancel()
 			go drain(pc)
-			return nil, ctx.Err()
+			return nil, errCancelled
 		}
 	}
 }
+
+// statusWriter notes the status of a response (a DELETE's, which has no
+// body to flush).
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

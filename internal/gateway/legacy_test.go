@@ -103,8 +103,6 @@ func TestRawLegacyCallsAnswerAsGoSDK(t *testing.T) {
 		{name: "text over the result cap", body: legacyCall("9", "web__big", `{"bytes":5000}`), raw: true},
 		{name: "result over the frame cap", body: legacyCall("10", "s__big", `{"bytes":200000}`), raw: true},
 		{name: "own _meta", body: withMeta(legacyCall("11", "s__echo", `{"text":"m"}`), `{"x":1}`), raw: true},
-		{name: "a forged handover token", body: legacyCall("12", "s__echo", `{"text":"f"}`),
-			headers: map[string]string{"Switchboard-Handover": "0123"}, raw: true},
 		{name: "client without elicitation asks", body: legacyCall("13", "web__ask", `{}`), raw: true},
 		{name: "progress token, no progress", body: withMeta(legacyCall("14", "s__echo", `{"text":"p"}`), `{"progressToken":"tok"}`), raw: true},
 		{name: "progress token, progress (handed over)", body: withMeta(legacyCall("15", "web__slow", `{"steps":2,"delay_ms":1}`), `{"progressToken":7}`), raw: true,
@@ -277,36 +275,56 @@ func TestRawLegacyLogLevel(t *testing.T) {
 func TestRawLegacyCancel(t *testing.T) {
 	f := newRawFixture(t, nil, 0)
 	cs := legacyClient(t, f.raw)
-	before, served := testkit.SlowCancelled.Load(), f.served.n.Load()
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "web__slow", Arguments: map[string]any{"steps": 100, "delay_ms": 50}})
-	cancel()
-	if err == nil {
-		t.Fatal("cancelled call succeeded")
+	before, started, served := testkit.SlowCancelled.Load(), testkit.SlowStarted.Load(), f.served.n.Load()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "web__slow", Arguments: map[string]any{"steps": 100, "delay_ms": 50}})
+		errc <- err
+	}()
+	if !proc.Eventually(10*time.Second, func() bool { return testkit.SlowStarted.Load() > started }) {
+		t.Fatal("the call never started")
 	}
 	if f.served.n.Load() == served {
 		t.Fatal("the call was not served raw")
+	}
+	cancel()
+	if err := <-errc; err == nil {
+		t.Fatal("cancelled call succeeded")
 	}
 	if !proc.Eventually(5*time.Second, func() bool { return testkit.SlowCancelled.Load() > before }) {
 		t.Error("the upstream handler never saw the cancellation")
 	}
 
-	// Going away: the request ends, nothing is cancelled.
+	// Going away: the request ends, nothing is cancelled; the call runs
+	// to its end.
 	s := legacySession(t, f.raw)
-	before = testkit.SlowCancelled.Load()
-	ctx, cancel = context.WithTimeout(context.Background(), 100*time.Millisecond)
+	before, started, served = testkit.SlowCancelled.Load(), testkit.SlowStarted.Load(), f.served.n.Load()
+	done := testkit.SlowDone.Load()
+	ctx, cancel = context.WithCancel(context.Background())
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, f.raw, strings.NewReader(legacyCall("2", "web__slow", `{"steps":4,"delay_ms":100}`)))
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Session-Id", s["Mcp-Session-Id"])
-	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-	if resp, err := http.DefaultClient.Do(req); err == nil {
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
+	for k, v := range map[string]string{"Authorization": "Bearer " + token, "Content-Type": "application/json",
+		"Accept": "application/json, text/event-stream", "Mcp-Session-Id": s["Mcp-Session-Id"], "Mcp-Protocol-Version": "2025-11-25"} {
+		req.Header.Set(k, v)
 	}
-	time.Sleep(700 * time.Millisecond) // the call's own time, and then some
+	go func() {
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}()
+	if !proc.Eventually(10*time.Second, func() bool { return testkit.SlowStarted.Load() > started }) {
+		t.Fatal("the second call never started")
+	}
+	if f.served.n.Load() == served {
+		t.Fatal("the second call was not served raw")
+	}
+	cancel() // the client goes away
+	if !proc.Eventually(10*time.Second, func() bool { return testkit.SlowDone.Load() > done }) {
+		t.Error("the call of a client that went away did not run to its end")
+	}
 	if n := testkit.SlowCancelled.Load() - before; n != 0 {
 		t.Errorf("a client going away cancelled %d calls, want 0", n)
 	}
@@ -368,5 +386,32 @@ func TestRawLegacyCancelAnswer(t *testing.T) {
 		if code, _ := e["code"].(float64); code == 0 {
 			t.Errorf("answer %v: want an error with a code", got.Message)
 		}
+	}
+}
+
+// TestRawLegacyRefusedDelete: a DELETE go-sdk refuses leaves the session
+// as it was: still served raw, still known (so its idle timer runs).
+func TestRawLegacyRefusedDelete(t *testing.T) {
+	f := newRawFixture(t, nil, 0)
+	s := legacySession(t, f.raw)
+	req, _ := http.NewRequest(http.MethodDelete, f.raw, nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Mcp-Session-Id", s["Mcp-Session-Id"])
+	req.Header.Set("Mcp-Protocol-Version", "1999-01-01")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode == http.StatusNoContent {
+		t.Fatalf("DELETE with an unsupported version: %d, want a refusal", resp.StatusCode)
+	}
+	before := f.served.n.Load()
+	a := post(t, f.raw, legacyCall("1", "s__echo", `{"text":"d"}`), s)
+	if res := a.result(t); res["isError"] != nil || f.served.n.Load() == before {
+		t.Errorf("after a refused DELETE: %v (raw %t), want the echo served raw", a.Message, f.served.n.Load() != before)
+	}
+	if gateway.LegacySessions(f.gateway) != 1 {
+		t.Errorf("%d sessions known, want 1", gateway.LegacySessions(f.gateway))
 	}
 }

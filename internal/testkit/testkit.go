@@ -125,9 +125,10 @@ type EchoIn struct {
 // client's cancellation reached the server.
 var SlowCancelled atomic.Int64
 
-// SlowStarted counts slow calls that started, in this process: tests use
-// it to know that a call is running before they act on it.
-var SlowStarted atomic.Int64
+// SlowStarted and SlowDone count slow calls that started and that ran to
+// their end, in this process: tests use them to know that a call is
+// running before they act on it, and when it is over.
+var SlowStarted, SlowDone atomic.Int64
 
 // SlowIn is the input of the slow tool.
 type SlowIn struct {
@@ -173,6 +174,7 @@ func NewServer() *mcp.Server {
 				req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i), Total: float64(in.Steps), Message: fmt.Sprintf("step %d", i)})
 			}
 		}
+		SlowDone.Add(1)
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "stubborn", Description: "Ignores cancellation: reports progress every 20 ms for delay_ms."}, func(ctx context.Context, req *mcp.CallToolRequest, in StubbornIn) (*mcp.CallToolResult, any, error) {
