@@ -160,15 +160,9 @@ func TestRawLegacyCallsAnswerAsGoSDK(t *testing.T) {
 	})
 	t.Run("ended session", func(t *testing.T) {
 		s := legacySession(t, f.raw)
-		req, _ := http.NewRequest(http.MethodDelete, f.raw, nil)
-		req.Header.Set("Authorization", "Bearer "+token)
-		req.Header.Set("Mcp-Session-Id", s["Mcp-Session-Id"])
-		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
+		if status := deleteSession(t, f.raw, s["Mcp-Session-Id"], "2025-11-25"); status != http.StatusNoContent {
+			t.Fatalf("DELETE: HTTP %d", status)
 		}
-		resp.Body.Close()
 		before := f.served.n.Load()
 		got := post(t, f.raw, legacyCall("31", "s__echo", `{}`), s)
 		if f.served.n.Load() != before || got.Status != http.StatusNotFound {
@@ -394,17 +388,8 @@ func TestRawLegacyCancelAnswer(t *testing.T) {
 func TestRawLegacyRefusedDelete(t *testing.T) {
 	f := newRawFixture(t, nil, 0)
 	s := legacySession(t, f.raw)
-	req, _ := http.NewRequest(http.MethodDelete, f.raw, nil)
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Mcp-Session-Id", s["Mcp-Session-Id"])
-	req.Header.Set("Mcp-Protocol-Version", "1999-01-01")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode == http.StatusNoContent {
-		t.Fatalf("DELETE with an unsupported version: %d, want a refusal", resp.StatusCode)
+	if status := deleteSession(t, f.raw, s["Mcp-Session-Id"], "1999-01-01"); status == http.StatusNoContent {
+		t.Fatalf("DELETE with an unsupported version: %d, want a refusal", status)
 	}
 	before := f.served.n.Load()
 	a := post(t, f.raw, legacyCall("1", "s__echo", `{"text":"d"}`), s)
@@ -414,4 +399,20 @@ func TestRawLegacyRefusedDelete(t *testing.T) {
 	if gateway.LegacySessions(f.gateway) != 1 {
 		t.Errorf("%d sessions known, want 1", gateway.LegacySessions(f.gateway))
 	}
+}
+
+// deleteSession sends a DELETE for session with the protocol version
+// header given and returns the HTTP status.
+func deleteSession(t *testing.T, url, session, version string) int {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodDelete, url, nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Mcp-Session-Id", session)
+	req.Header.Set("Mcp-Protocol-Version", version)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }
