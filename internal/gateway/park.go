@@ -101,6 +101,15 @@ func (g *Gateway) await(ctx context.Context, tool string, pc *parkedCall, progre
 		g.unpark(pc)
 		return &out, nil, nil
 	case q := <-pc.asks:
+		select {
+		case <-progress:
+			// Progress came first (a report is taken before the next
+			// message is read): the adopter gets the question after the
+			// reports, as go-sdk would send them.
+			go func() { pc.asks <- q }()
+			return nil, nil, errProgress
+		default:
+		}
 		if pc.id == "" {
 			id := make([]byte, 16)
 			rand.Read(id)
