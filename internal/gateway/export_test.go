@@ -1,8 +1,6 @@
 package gateway
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"time"
 )
 
@@ -13,9 +11,7 @@ func SetSessionIdle(g *Gateway, d time.Duration) { g.sessionIdle.Store(int64(d))
 // PlantWithdrawnHandover makes a handover token for session that the raw
 // path has withdrawn (legacy.go), and returns it.
 func PlantWithdrawnHandover(g *Gateway, session string) string {
-	raw := make([]byte, 16)
-	rand.Read(raw)
-	token := hex.EncodeToString(raw)
+	token := newToken()
 	g.handoverMu.Lock()
 	g.handovers[token] = &handover{session: session}
 	g.handoverMu.Unlock()

@@ -33,8 +33,6 @@ package gateway
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -140,9 +138,7 @@ func New(h *host.Host, opts *Options) *Gateway {
 		parked: map[string]*parkedCall{}, onConfirm: opts.OnConfirm,
 		legacy: legacySessions{m: map[string]*legacySession{}}, handovers: map[string]*handover{}}
 	g.sessionIdle.Store(int64(mcphttp.SessionTimeout))
-	mark := make([]byte, 16)
-	rand.Read(mark)
-	g.endpointMark = hex.EncodeToString(mark)
+	g.endpointMark = newToken()
 	g.server = mcp.NewServer(&mcp.Implementation{Name: "switchboard", Title: "Switchboard gateway", Version: version}, &mcp.ServerOptions{
 		Instructions: instructions(h),
 		PageSize:     opts.PageSize,

@@ -3,8 +3,6 @@ package gateway
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -567,12 +565,7 @@ func (rc *rawCalls) writeLegacy(w http.ResponseWriter, req, ctx context.Context,
 // go-sdk's types as go-sdk's server does for a legacy session: content is
 // [] at least, nothing is added.
 func encodeLegacy(id json.RawMessage, res *mcp.CallToolResult) ([]byte, error) {
-	if res.Content == nil {
-		r := *res
-		r.Content = []mcp.Content{}
-		res = &r
-	}
-	data, err := marshal(res)
+	data, err := marshal(withContent(res))
 	if err != nil {
 		return nil, err
 	}
@@ -601,9 +594,7 @@ type handover struct {
 // adopt the running call (see the top of the file).
 func (rc *rawCalls) handOver(w http.ResponseWriter, r *http.Request, body []byte, h *handover) {
 	g := rc.g
-	raw := make([]byte, 16)
-	rand.Read(raw)
-	token := hex.EncodeToString(raw)
+	token := newToken()
 	g.handoverMu.Lock()
 	g.handovers[token] = h
 	g.handoverMu.Unlock()

@@ -79,6 +79,14 @@ func (g *Gateway) startParked(ctx context.Context, p *peer, call func(context.Co
 	return pc
 }
 
+// newToken returns 128 random bits in hex: a parked call's ID, a
+// handover token, the endpoint mark.
+func newToken() string {
+	b := make([]byte, 16)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
 // errProgress is await's answer when the call reported progress first.
 var errProgress = errors.New("the call reported progress")
 
@@ -111,9 +119,7 @@ func (g *Gateway) await(ctx context.Context, tool string, pc *parkedCall, progre
 		default:
 		}
 		if pc.id == "" {
-			id := make([]byte, 16)
-			rand.Read(id)
-			pc.id = hex.EncodeToString(id)
+			pc.id = newToken()
 		}
 		pc.mu.Lock()
 		pc.pending = q

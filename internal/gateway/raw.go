@@ -810,10 +810,8 @@ func (rc *rawCalls) encode(id json.RawMessage, res *mcp.CallToolResult) ([]byte,
 	switch {
 	case inputRequired && (len(res.Content) > 0 || res.StructuredContent != nil):
 		return nil, errors.New("server bug: result has both content and inputRequests")
-	case !inputRequired && res.Content == nil:
-		r := *res
-		r.Content = []mcp.Content{}
-		res = &r
+	case !inputRequired:
+		res = withContent(res)
 	}
 	data, err := marshal(res)
 	if err != nil {
@@ -844,6 +842,17 @@ func (rc *rawCalls) encode(id json.RawMessage, res *mcp.CallToolResult) ([]byte,
 		return nil, err
 	}
 	return slices.Concat([]byte(`{"jsonrpc":"2.0","id":`), id, []byte(`,"result":`), result, []byte("}")), nil
+}
+
+// withContent returns res with content [] where it has none, as go-sdk's
+// Server.callTool sends a complete result ("avoid null").
+func withContent(res *mcp.CallToolResult) *mcp.CallToolResult {
+	if res.Content != nil {
+		return res
+	}
+	r := *res
+	r.Content = []mcp.Content{}
+	return &r
 }
 
 // marshal is json.Marshal without HTML escaping (of <, > and &), as go-sdk
