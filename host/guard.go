@@ -49,7 +49,8 @@ func newPolicy(p config.Policy) (*policy.Engine, error) {
 // policy_blocked error (rate_limited for a spent quota), a call that needs
 // confirmation is put to the call's Confirmer, or the host's.
 func (h *Host) authorize(ctx context.Context, t *registry.Tool, sc *config.Server, args json.RawMessage, opts *CallOptions) error {
-	req := policy.Request{ID: t.ID.String(), Trust: policy.Trust(sc.Trust.Level())}
+	id := t.ID.String()
+	req := policy.Request{ID: id, Trust: policy.Trust(sc.Trust.Level())}
 	if a := t.Tool.Annotations; a != nil {
 		ro, idem := a.ReadOnlyHint, a.IdempotentHint
 		req.Annotations = &policy.Annotations{ReadOnly: &ro, Destructive: a.DestructiveHint, Idempotent: &idem, OpenWorld: a.OpenWorldHint}
@@ -57,9 +58,8 @@ func (h *Host) authorize(ctx context.Context, t *registry.Tool, sc *config.Serve
 	if opts != nil {
 		req.Client = opts.Client
 	}
-	op := fmt.Sprintf("call tool %q", t.ID.Name)
-	c := Confirmation{Tool: t.Name, ID: t.ID.String(), Server: t.ID.Server, Title: t.Tool.Title, Arguments: args}
-	return h.enforce(ctx, req, c, op, opts)
+	c := Confirmation{Tool: t.Name, ID: id, Server: t.ID.Server, Title: t.Tool.Title, Arguments: args}
+	return h.enforce(ctx, req, c, func() string { return fmt.Sprintf("call tool %q", t.ID.Name) }, opts)
 }
 
 // authorizeRead applies the policy to a built-in tool's request to a
@@ -76,13 +76,15 @@ func (h *Host) authorizeRead(ctx context.Context, sc *config.Server, method stri
 		req.Client = opts.Client
 	}
 	c := Confirmation{Tool: method, ID: req.ID, Server: sc.Name, Arguments: args}
-	return h.enforce(ctx, req, c, method, opts)
+	return h.enforce(ctx, req, c, func() string { return method }, opts)
 }
 
 // enforce acts on the policy's decision for req: a refusal is a
 // policy_blocked error (rate_limited for a spent quota), a call that needs
-// confirmation is put to the call's Confirmer, or the host's.
-func (h *Host) enforce(ctx context.Context, req policy.Request, c Confirmation, op string, opts *CallOptions) error {
+// confirmation is put to the call's Confirmer, or the host's. op names
+// the operation in an error; it is made only when there is one, so that
+// a permitted call costs no formatting.
+func (h *Host) enforce(ctx context.Context, req policy.Request, c Confirmation, op func() string, opts *CallOptions) error {
 	server := c.Server
 	d := h.policy.Load().Decide(req)
 	switch d.Verdict {
@@ -93,23 +95,23 @@ func (h *Host) enforce(ctx context.Context, req policy.Request, c Confirmation, 
 		if d.Reason == policy.ReasonQuota {
 			code = fault.CodeRateLimited
 		}
-		return fault.New(code, server, op, errors.New(d.Detail))
+		return fault.New(code, server, op(), errors.New(d.Detail))
 	}
 	confirm := h.confirm
 	if opts != nil && opts.Confirm != nil {
 		confirm = opts.Confirm
 	}
 	if confirm == nil {
-		return fault.New(fault.CodePolicyBlocked, server, op,
+		return fault.New(fault.CodePolicyBlocked, server, op(),
 			fmt.Errorf("the call needs a person's confirmation (%s; policy.confirm) and there is no one to ask", d.Detail))
 	}
 	c.Reason = d.Detail
 	ok, err := confirm(ctx, c)
 	switch {
 	case err != nil:
-		return fault.New(fault.CodePolicyBlocked, server, op, fmt.Errorf("confirmation failed: %w", err))
+		return fault.New(fault.CodePolicyBlocked, server, op(), fmt.Errorf("confirmation failed: %w", err))
 	case !ok:
-		return fault.New(fault.CodePolicyBlocked, server, op, errors.New("the call was not confirmed"))
+		return fault.New(fault.CodePolicyBlocked, server, op(), errors.New("the call was not confirmed"))
 	}
 	return nil
 }
