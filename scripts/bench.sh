@@ -5,12 +5,15 @@
 # internal/gateway/floor_test.go): what the extra hop alone costs; and
 # through the gateway by a client pinned to protocol 2025-11-25
 # (path=gateway-legacy), as today's editors and desktop clients connect.
-# See docs/PERFORMANCE.md.
+# BenchmarkEchoApart (internal/gateway/apart_test.go) is the same with the
+# HTTP upstream, the gateway and the forwarder each in its own process, as
+# they are deployed: BENCH='^BenchmarkEchoApart$' runs it, and
+# BENCH='^BenchmarkEcho(Apart)?$' both. See docs/PERFORMANCE.md.
 #
 # Usage: scripts/bench.sh [out.txt]
 #   COUNT      rounds (default 6; benchstat wants >= 6 for its intervals)
 #   BENCHTIME  -benchtime per sub-benchmark and round (default 2s)
-#   BENCH      -bench pattern (default BenchmarkEcho)
+#   BENCH      -bench pattern (default ^BenchmarkEcho$)
 #   BENCHSTAT  benchstat binary (default: benchstat on PATH, else $GOPATH/bin)
 #
 # The test binary is built once and run COUNT times with -count 1, so that
@@ -29,7 +32,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 count=${COUNT:-6}
 benchtime=${BENCHTIME:-2s}
-pattern=${BENCH:-BenchmarkEcho}
+pattern=${BENCH:-^BenchmarkEcho\$}
 out=${1:-${TMPDIR:-/tmp}/bench-$(date +%Y%m%d-%H%M%S).txt}
 benchstat=${BENCHSTAT:-$(command -v benchstat || echo "$(go env GOPATH)/bin/benchstat")}
 
@@ -69,8 +72,8 @@ echo "[in brackets: floor/direct, the bare forwarder of internal/gateway/floor_t
 "$benchstat" -col /path -format csv "$out" 2>/dev/null | awk -F, '
 	/^,direct,/ { next }
 	/^,/ { unit = $2; next }
-	$1 ~ /^Echo\// && $2 != "" && $4 != "" {
-		name = $1; sub(/^Echo\//, "", name); sub(/-[0-9]+$/, "", name)
+	$1 ~ /^Echo(Apart)?\// && $2 != "" && $4 != "" {
+		name = $1; sub(/^Echo\//, "", name); sub(/^EchoApart\//, "apart ", name); sub(/-[0-9]+$/, "", name)
 		if (!(name in seen)) { seen[name] = 1; order[++n] = name }
 		r[name, unit] = $4 / $2
 		if ($8 != "") f[name, unit] = $8 / $2
@@ -99,18 +102,18 @@ echo "[in brackets: floor/direct, the bare forwarder of internal/gateway/floor_t
 		return sprintf("%5.2f            %s", v, fl)
 	}
 	END {
-		printf "%-38s %-29s %-29s %-29s %s\n", "benchmark", "p50", "p99", "calls/s", "allocs/op"
+		printf "%-44s %-29s %-29s %-29s %s\n", "benchmark", "p50", "p99", "calls/s", "allocs/op"
 		for (i = 1; i <= n; i++) {
 			name = order[i]
-			printf "%-38s %-29s %-29s %-29s %5.2f\n", name, cell(name, "p50-µs"), cell(name, "p99-µs"), cell(name, "calls/s"), r[name, "allocs/op"]
+			printf "%-44s %-29s %-29s %-29s %5.2f\n", name, cell(name, "p50-µs"), cell(name, "p99-µs"), cell(name, "calls/s"), r[name, "allocs/op"]
 		}
 		print ""
 		print "ratios gateway-legacy/direct: a client pinned to 2025-11-25 (initialize, a session) through the gateway,"
 		print "as Claude Code and Claude Desktop connect; for up=http-legacy the direct client speaks 2025-11-25 too"
-		printf "%-38s %-29s %-29s %-29s %s\n", "benchmark", "p50", "p99", "calls/s", "allocs/op"
+		printf "%-44s %-29s %-29s %-29s %s\n", "benchmark", "p50", "p99", "calls/s", "allocs/op"
 		for (i = 1; i <= n; i++) {
 			name = order[i]
 			if (!((name, "p50-µs") in l)) continue
-			printf "%-38s %-29s %-29s %-29s %5.2f\n", name, lcell(name, "p50-µs"), lcell(name, "p99-µs"), lcell(name, "calls/s"), l[name, "allocs/op"]
+			printf "%-44s %-29s %-29s %-29s %5.2f\n", name, lcell(name, "p50-µs"), lcell(name, "p99-µs"), lcell(name, "calls/s"), l[name, "allocs/op"]
 		}
 	}'

@@ -38,12 +38,15 @@ package gateway_test
 // Everything except a stdio server runs in this process, so on a small
 // machine client, gateway and upstream share the same cores: the gateway's
 // own CPU cost shows up in the numbers, as it would on a laptop running
-// agent, gateway and servers together.
+// agent, gateway and servers together. They also share one heap, so the
+// garbage one makes costs the others collection time; BenchmarkEchoApart
+// (apart_test.go) runs the same calls with each party in its own process.
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -128,8 +131,13 @@ func benchArgs(n int) json.RawMessage {
 }
 
 // benchCalls makes b.N echo calls on cs from conc goroutines and reports
-// the latency quantiles and the throughput.
+// the latency quantiles, the throughput and this process's CPU per call.
 func benchCalls(b *testing.B, cs *mcp.ClientSession, tool string, args json.RawMessage, size, conc int) {
+	benchCallsCPU(b, cs, tool, args, size, conc, benchProcessCPU)
+}
+
+// benchCallsCPU is benchCalls with the CPU clock to report per call.
+func benchCallsCPU(b *testing.B, cs *mcp.ClientSession, tool string, args json.RawMessage, size, conc int, cpu func() (time.Duration, bool)) {
 	ctx := context.Background()
 	call := func() error {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
@@ -171,7 +179,7 @@ func benchCalls(b *testing.B, cs *mcp.ClientSession, tool string, args json.RawM
 
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu0, cpuOK := benchProcessCPU()
+	cpu0, cpuOK := cpu()
 	start := time.Now()
 	if conc == 1 {
 		worker()
@@ -183,7 +191,7 @@ func benchCalls(b *testing.B, cs *mcp.ClientSession, tool string, args json.RawM
 		wg.Wait()
 	}
 	elapsed := time.Since(start)
-	cpu1, cpuOK1 := benchProcessCPU()
+	cpu1, cpuOK1 := cpu()
 	b.StopTimer()
 
 	if n := failed.Load(); n > 0 {
@@ -205,27 +213,34 @@ func benchCalls(b *testing.B, cs *mcp.ClientSession, tool string, args json.RawM
 // Its resolution is a clock tick (10 ms): meaningful over runs of a second
 // or more, not with -benchtime 1x.
 func benchProcessCPU() (time.Duration, bool) {
-	data, err := os.ReadFile("/proc/self/stat")
+	d, err := procCPU(os.Getpid())
+	return d, err == nil
+}
+
+// procCPU returns the CPU time (user + system, all threads) process pid
+// has used, from /proc/<pid>/stat.
+func procCPU(pid int) (time.Duration, error) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return 0, false
+		return 0, err
 	}
 	// The fields after the command name, which is in parentheses and may
 	// contain anything: state, ppid, ... utime is the 14th field of the
 	// line, stime the 15th, in clock ticks (USER_HZ, 100 on Linux).
 	i := bytes.LastIndexByte(data, ')')
 	if i < 0 {
-		return 0, false
+		return 0, fmt.Errorf("/proc/%d/stat: no command name", pid)
 	}
 	f := strings.Fields(string(data[i+1:]))
 	if len(f) < 13 {
-		return 0, false
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
 	}
 	utime, err1 := strconv.ParseInt(f[11], 10, 64)
 	stime, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, false
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
 	}
-	return time.Duration(utime+stime) * (time.Second / 100), true
+	return time.Duration(utime+stime) * (time.Second / 100), nil
 }
 
 // benchQuantile returns the q-quantile of sorted durations in microseconds

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -31,25 +33,15 @@ import (
 //     child's response line as application/json (2026-07-28 needs no
 //     session, so this is a complete, if bare, HTTP→stdio bridge).
 
-// newFloor starts the forwarder for the upstream and returns its endpoint.
+// newFloor starts the forwarder for the upstream in this process and
+// returns its endpoint.
 func newFloor(b *testing.B, up, upstreamURL string) string {
 	b.Helper()
-	var h http.Handler
-	switch up {
-	case "http", "http-legacy":
-		target, err := url.Parse(upstreamURL)
-		if err != nil {
-			b.Fatal(err)
-		}
-		rp := httputil.NewSingleHostReverseProxy(target)
-		rp.Transport = benchHTTPClient(nil).Transport
-		rp.FlushInterval = -1 // stream SSE as it comes
-		h = rp
-	case "stdio":
-		h = newStdioFloor(b)
-	default:
-		b.Fatalf("unknown upstream %q", up)
+	h, stop, err := floorHandler(up, upstreamURL)
+	if err != nil {
+		b.Fatal(err)
 	}
+	b.Cleanup(stop)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
@@ -60,6 +52,39 @@ func newFloor(b *testing.B, up, upstreamURL string) string {
 	return "http://" + ln.Addr().String()
 }
 
+// floorHandler returns the forwarder for the upstream (for stdio, with its
+// own child) and the function that stops that child.
+func floorHandler(up, upstreamURL string) (http.Handler, func(), error) {
+	switch up {
+	case "http", "http-legacy":
+		target, err := url.Parse(upstreamURL)
+		if err != nil {
+			return nil, nil, err
+		}
+		rp := httputil.NewSingleHostReverseProxy(target)
+		rp.Transport = benchHTTPClient(nil).Transport
+		rp.FlushInterval = -1 // stream SSE as it comes
+		rp.ErrorLog = log.New(floorLog{}, "floor: ", 0)
+		return rp, func() {}, nil
+	case "stdio":
+		return newStdioFloor()
+	}
+	return nil, nil, fmt.Errorf("unknown upstream %q", up)
+}
+
+// floorLog passes the forwarder's errors on to stderr, on a line of their
+// own (a benchmark's result line may be half written), except those of a
+// client's standalone GET stream ending with its session, which every
+// round has.
+type floorLog struct{}
+
+func (floorLog) Write(p []byte) (int, error) {
+	if bytes.Contains(p, []byte("use of closed network connection")) || bytes.Contains(p, []byte("context canceled")) {
+		return len(p), nil
+	}
+	return os.Stderr.Write(append([]byte("\n"), p...))
+}
+
 // stdioFloor bridges HTTP POSTs to one stdio child.
 type stdioFloor struct {
 	mu      sync.Mutex // serialises writes to stdin and guards waiting
@@ -67,28 +92,28 @@ type stdioFloor struct {
 	waiting map[string]chan []byte // by the request's raw JSON-RPC id
 }
 
-func newStdioFloor(b *testing.B) *stdioFloor {
+func newStdioFloor() (*stdioFloor, func(), error) {
 	exe, err := os.Executable()
 	if err != nil {
-		b.Fatal(err)
+		return nil, nil, err
 	}
 	cmd := exec.Command(exe)
 	cmd.Env = append(os.Environ(), testkit.ModeVar+"="+testkit.ModeServer)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
-		b.Fatal(err)
+		return nil, nil, err
 	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		b.Fatal(err)
+		return nil, nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
+		return nil, nil, err
 	}
-	b.Cleanup(func() {
+	stop := func() {
 		stdin.Close()
 		cmd.Wait()
-	})
+	}
 	f := &stdioFloor{stdin: stdin, waiting: map[string]chan []byte{}}
 	go func() {
 		r := bufio.NewReaderSize(stdout, 1<<20)
@@ -113,7 +138,7 @@ func newStdioFloor(b *testing.B) *stdioFloor {
 			}
 		}
 	}()
-	return f
+	return f, stop, nil
 }
 
 func (f *stdioFloor) ServeHTTP(w http.ResponseWriter, r *http.Request) {

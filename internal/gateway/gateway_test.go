@@ -27,6 +27,7 @@ import (
 
 func TestMain(m *testing.M) {
 	testkit.MaybeRunChild()
+	maybeRunBenchRole()
 	os.Exit(m.Run())
 }
 
