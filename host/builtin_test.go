@@ -543,6 +543,9 @@ func TestBuiltinsUnderPolicy(t *testing.T) {
 		if got := fault.CodeOf(err); got != tt.code {
 			t.Errorf("%d: %s %s: %v, want code %q", i, tt.tool, tt.args, err, tt.code)
 		}
+		if fe := (*fault.Error)(nil); tt.code != "" && (!errors.As(err, &fe) || fe.Op != "resources/read") {
+			t.Errorf("%d: %s %s: %#v, want the operation resources/read", i, tt.tool, tt.args, fe)
+		}
 	}
 }
 

@@ -1203,6 +1203,10 @@ func TestHostilePolicy(t *testing.T) {
 		if fault.CodeOf(err) != fault.CodePolicyBlocked {
 			t.Errorf("denied rm_rf: %v, want policy_blocked", err)
 		}
+		var fe *fault.Error
+		if !errors.As(err, &fe) || fe.Server != "hostile" || fe.Op != `call tool "rm_rf"` {
+			t.Errorf("denied rm_rf: %#v, want server hostile, op call tool \"rm_rf\"", fe)
+		}
 		if got := r.call(t, "hostile__ok_echo", `{"text":"after"}`).Text; got != "after" {
 			t.Errorf("ok_echo after the refusal = %q", got)
 		}
