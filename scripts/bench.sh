@@ -20,7 +20,7 @@
 # direct and gateway sub-benchmarks interleave across rounds instead of
 # each running COUNT times in a row (drift then hits both paths alike).
 # It is the same measurement as
-#   go test -run '^$' -bench BenchmarkEcho -benchtime 2s -count 6 ./internal/gateway
+#   go test -run '^$' -bench '^BenchmarkEcho$' -benchtime 2s -count 6 ./internal/gateway
 # Raw results go to out.txt (default bench-<date>.txt under $TMPDIR), then
 # benchstat compares the paths (-col /path) and the ratios gateway/direct
 # are printed against the targets of docs/PERFORMANCE.md.

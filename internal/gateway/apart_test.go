@@ -12,7 +12,10 @@ package gateway_test
 //
 // Names and paths are those of BenchmarkEcho. cpu-µs/op here is the CPU
 // of the whole process tree (this process and all its descendants, idle
-// ones included) per call, so it counts the upstream and the gateway too.
+// ones included) per call, so it counts the upstream and the gateway too;
+// hop-cpu-µs/op is the CPU per call of the process in the middle alone
+// (the gateway's, or the forwarder's; not its stdio child's): what the
+// hop itself costs, with no client or upstream in the same heap.
 
 import (
 	"bufio"
@@ -146,8 +149,8 @@ func runBenchRole(role, arg string) error {
 }
 
 // startBenchRole starts a role in a re-executed test binary and returns
-// its endpoint; it is stopped when the benchmark ends.
-func startBenchRole(b *testing.B, role, arg string) string {
+// its endpoint and process ID; it is stopped when the benchmark ends.
+func startBenchRole(b *testing.B, role, arg string) (string, int) {
 	b.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -186,7 +189,7 @@ func startBenchRole(b *testing.B, role, arg string) string {
 	if err != nil {
 		b.Fatalf("bench role %s: no endpoint: %v", role, err)
 	}
-	return strings.TrimSpace(line)
+	return strings.TrimSpace(line), cmd.Process.Pid
 }
 
 func BenchmarkEchoApart(b *testing.B) {
@@ -208,8 +211,15 @@ func BenchmarkEchoApart(b *testing.B) {
 								{"floor", env.floor, "echo"},
 								{"gateway-legacy", env.gatewayLegacy, benchServer + "__echo"},
 							} {
+								clocks := []benchClock{{"cpu-µs/op", benchTreeCPU}}
+								if pid, ok := env.hop[p.cs]; ok {
+									clocks = append(clocks, benchClock{"hop-cpu-µs/op", func() (time.Duration, bool) {
+										d, err := procCPU(pid)
+										return d, err == nil
+									}})
+								}
 								b.Run("path="+p.name, func(b *testing.B) {
-									benchCallsCPU(b, p.cs, p.tool, args, size.n, conc, benchTreeCPU)
+									benchCallsCPU(b, p.cs, p.tool, args, size.n, conc, clocks...)
 								})
 							}
 						})
@@ -236,7 +246,7 @@ func newApartEnv(b *testing.B, up string) *benchEnv {
 		if up == "http-legacy" {
 			role = roleUpstreamLegacy
 		}
-		upURL = startBenchRole(b, role, "")
+		upURL, _ = startBenchRole(b, role, "")
 		direct = &mcp.StreamableClientTransport{Endpoint: upURL, HTTPClient: benchHTTPClient(nil)}
 		upstream = map[string]any{"url": upURL, "trust": "trusted"}
 	case "stdio":
@@ -266,7 +276,9 @@ func newApartEnv(b *testing.B, up string) *benchEnv {
 	if err != nil {
 		b.Fatal(err)
 	}
-	gwURL := startBenchRole(b, roleGateway, string(cfg)) + "/mcp"
+	gwURL, gwPID := startBenchRole(b, roleGateway, string(cfg))
+	gwURL += "/mcp"
+	env.hop = map[*mcp.ClientSession]int{}
 	auth := http.Header{"Authorization": {"Bearer " + benchToken}}
 	env.gateway = connect("the gateway", &mcp.StreamableClientTransport{Endpoint: gwURL, HTTPClient: benchHTTPClient(auth)}, nil)
 	env.gatewayLegacy = connect("the gateway", &mcp.StreamableClientTransport{Endpoint: gwURL, HTTPClient: benchHTTPClient(auth)},
@@ -274,8 +286,9 @@ func newApartEnv(b *testing.B, up string) *benchEnv {
 	if v := env.gatewayLegacy.InitializeResult().ProtocolVersion; v != benchLegacyVersion {
 		b.Fatalf("legacy client to the gateway: protocol %s, want %s", v, benchLegacyVersion)
 	}
-	floorURL := startBenchRole(b, roleFloor, up+" "+upURL)
+	floorURL, floorPID := startBenchRole(b, roleFloor, up+" "+upURL)
 	env.floor = connect("the floor forwarder", &mcp.StreamableClientTransport{Endpoint: floorURL, HTTPClient: benchHTTPClient(nil)}, nil)
+	env.hop[env.gateway], env.hop[env.gatewayLegacy], env.hop[env.floor] = gwPID, gwPID, floorPID
 	return env
 }
 

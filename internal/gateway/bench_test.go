@@ -3,7 +3,7 @@ package gateway_test
 // Benchmarks of one echo tool call made through the gateway, side by side
 // with the same call made directly to the upstream with a go-sdk client.
 //
-//	go test -run '^$' -bench BenchmarkEcho -benchtime 2s ./internal/gateway
+//	go test -run '^$' -bench '^BenchmarkEcho$' -benchtime 2s ./internal/gateway
 //
 // Names are BenchmarkEcho/up=<upstream>/size=<payload>/conc=<callers>/path=<direct|gateway|floor|gateway-legacy>,
 // so `benchstat -col /path` puts the paths in columns; path=floor goes
@@ -133,11 +133,17 @@ func benchArgs(n int) json.RawMessage {
 // benchCalls makes b.N echo calls on cs from conc goroutines and reports
 // the latency quantiles, the throughput and this process's CPU per call.
 func benchCalls(b *testing.B, cs *mcp.ClientSession, tool string, args json.RawMessage, size, conc int) {
-	benchCallsCPU(b, cs, tool, args, size, conc, benchProcessCPU)
+	benchCallsCPU(b, cs, tool, args, size, conc, benchClock{"cpu-µs/op", benchProcessCPU})
 }
 
-// benchCallsCPU is benchCalls with the CPU clock to report per call.
-func benchCallsCPU(b *testing.B, cs *mcp.ClientSession, tool string, args json.RawMessage, size, conc int, cpu func() (time.Duration, bool)) {
+// benchClock is a CPU clock reported per call under its unit.
+type benchClock struct {
+	unit string
+	read func() (time.Duration, bool)
+}
+
+// benchCallsCPU is benchCalls with the CPU clocks to report per call.
+func benchCallsCPU(b *testing.B, cs *mcp.ClientSession, tool string, args json.RawMessage, size, conc int, clocks ...benchClock) {
 	ctx := context.Background()
 	call := func() error {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
@@ -179,7 +185,11 @@ func benchCallsCPU(b *testing.B, cs *mcp.ClientSession, tool string, args json.R
 
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu0, cpuOK := cpu()
+	cpu0 := make([]time.Duration, len(clocks))
+	cpuOK := make([]bool, len(clocks))
+	for i, c := range clocks {
+		cpu0[i], cpuOK[i] = c.read()
+	}
 	start := time.Now()
 	if conc == 1 {
 		worker()
@@ -191,7 +201,12 @@ func benchCallsCPU(b *testing.B, cs *mcp.ClientSession, tool string, args json.R
 		wg.Wait()
 	}
 	elapsed := time.Since(start)
-	cpu1, cpuOK1 := cpu()
+	cpu1 := make([]time.Duration, len(clocks))
+	for i, c := range clocks {
+		var ok bool
+		cpu1[i], ok = c.read()
+		cpuOK[i] = cpuOK[i] && ok
+	}
 	b.StopTimer()
 
 	if n := failed.Load(); n > 0 {
@@ -201,8 +216,10 @@ func benchCallsCPU(b *testing.B, cs *mcp.ClientSession, tool string, args json.R
 	b.ReportMetric(benchQuantile(lat, 0.50), "p50-µs")
 	b.ReportMetric(benchQuantile(lat, 0.99), "p99-µs")
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "calls/s")
-	if cpuOK && cpuOK1 {
-		b.ReportMetric(float64(cpu1-cpu0)/float64(time.Microsecond)/float64(b.N), "cpu-µs/op")
+	for i, c := range clocks {
+		if cpuOK[i] {
+			b.ReportMetric(float64(cpu1[i]-cpu0[i])/float64(time.Microsecond)/float64(b.N), c.unit)
+		}
 	}
 }
 
@@ -264,6 +281,9 @@ type benchEnv struct {
 	// gateway: initialize and a session, as Claude Code and Claude Desktop
 	// connect today.
 	gatewayLegacy *mcp.ClientSession
+	// hop is, in BenchmarkEchoApart, the process ID of the gateway or
+	// forwarder a session goes through.
+	hop map[*mcp.ClientSession]int
 }
 
 func newBenchEnv(b *testing.B, up string) *benchEnv {
