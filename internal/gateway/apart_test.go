@@ -29,6 +29,8 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -52,6 +54,14 @@ const (
 	benchArgVar  = "SWITCHBOARD_BENCH_ARG"
 )
 
+// benchProfileVar, when set to a directory, has each role write its CPU
+// profile there as <role>-<pid>.cpu: a profile of the gateway (or the
+// forwarder) alone, with no client or upstream in it.
+//
+//	SWITCHBOARD_BENCH_PROFILE=/tmp/prof go test -run '^$' \
+//	    -bench 'BenchmarkEchoApart/up=http$/size=100B/conc=1$/path=gateway$' ./internal/gateway
+const benchProfileVar = "SWITCHBOARD_BENCH_PROFILE"
+
 // The roles. Each listens on 127.0.0.1:0, writes its endpoint as one line
 // to stdout, and serves until its stdin closes.
 const (
@@ -72,11 +82,30 @@ func maybeRunBenchRole() {
 	}
 	os.Unsetenv(benchRoleVar)
 	os.Unsetenv(benchArgVar)
+	os.Exit(benchRole(role, arg))
+}
+
+// benchRole serves role and returns the process's exit code.
+func benchRole(role, arg string) int {
+	if dir := os.Getenv(benchProfileVar); dir != "" {
+		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("%s-%d.cpu", role, os.Getpid())))
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bench role %s: profile: %v\n", role, err)
+			return 1
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		}()
+	}
 	if err := runBenchRole(role, arg); err != nil {
 		fmt.Fprintf(os.Stderr, "bench role %s: %v\n", role, err)
-		os.Exit(1)
+		return 1
 	}
-	os.Exit(0)
+	return 0
 }
 
 func runBenchRole(role, arg string) error {
