@@ -43,7 +43,6 @@ import (
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/frontdoor"
 	"github.com/switchboard-mcp/switchboard/internal/gateway"
-	"github.com/switchboard-mcp/switchboard/internal/testkit"
 )
 
 // benchRoleVar selects what a re-executed test binary serves for
@@ -119,12 +118,7 @@ func runBenchRole(role, arg string) error {
 	var serve func() error
 	switch role {
 	case roleUpstream, roleUpstreamLegacy:
-		srv := testkit.NewServer()
-		opts := &mcp.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true}
-		if role == roleUpstreamLegacy {
-			opts = &mcp.StreamableHTTPOptions{SessionTimeout: time.Minute}
-		}
-		hs := &http.Server{Handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, opts)}
+		hs := &http.Server{Handler: benchUpstream(role == roleUpstreamLegacy)}
 		defer hs.Close()
 		serve = func() error { return hs.Serve(ln) }
 	case roleFloor:
@@ -279,14 +273,7 @@ func newApartEnv(b *testing.B, up string) *benchEnv {
 		direct = &mcp.StreamableClientTransport{Endpoint: upURL, HTTPClient: benchHTTPClient(nil)}
 		upstream = map[string]any{"url": upURL, "trust": "trusted"}
 	case "stdio":
-		exe, err := os.Executable()
-		if err != nil {
-			b.Fatal(err)
-		}
-		cmd := exec.Command(exe)
-		cmd.Env = append(os.Environ(), testkit.ModeVar+"="+testkit.ModeServer)
-		direct = &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second}
-		upstream = map[string]any{"command": exe, "env": testkit.ChildEnv(testkit.ModeServer)}
+		direct, upstream = benchStdio(b)
 	default:
 		b.Fatalf("unknown upstream %q", up)
 	}

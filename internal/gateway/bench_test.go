@@ -297,25 +297,13 @@ func newBenchEnv(b *testing.B, up string) *benchEnv {
 	switch up {
 	case "http", "http-legacy":
 		// One server for every request, as a real deployment would have.
-		srv := testkit.NewServer()
-		opts := &mcp.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true}
-		if up == "http-legacy" {
-			opts = &mcp.StreamableHTTPOptions{SessionTimeout: time.Minute}
-		}
-		web := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, opts))
+		web := httptest.NewServer(benchUpstream(up == "http-legacy"))
 		b.Cleanup(web.Close)
 		direct = &mcp.StreamableClientTransport{Endpoint: web.URL, HTTPClient: benchHTTPClient(nil)}
 		upstream = map[string]any{"url": web.URL, "trust": "trusted"}
 		upURL = web.URL
 	case "stdio":
-		exe, err := os.Executable()
-		if err != nil {
-			b.Fatal(err)
-		}
-		cmd := exec.Command(exe)
-		cmd.Env = append(os.Environ(), testkit.ModeVar+"="+testkit.ModeServer)
-		direct = &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second}
-		upstream = map[string]any{"command": exe, "env": testkit.ChildEnv(testkit.ModeServer)}
+		direct, upstream = benchStdio(b)
 	default:
 		b.Fatalf("unknown upstream %q", up)
 	}
@@ -389,6 +377,33 @@ func newBenchEnv(b *testing.B, up string) *benchEnv {
 		b.Fatalf("legacy client to the gateway: protocol %s, want %s", v, benchLegacyVersion)
 	}
 	return &benchEnv{direct: dcs, gateway: gcs, floor: fcs, gatewayLegacy: lcs}
+}
+
+// benchUpstream is the HTTP upstream's handler: one testkit server for
+// every request, as a real deployment would have, behind a stateless
+// handler (2026-07-28) or, for legacy, a stateful one (sessions).
+func benchUpstream(legacy bool) http.Handler {
+	srv := testkit.NewServer()
+	opts := &mcp.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true}
+	if legacy {
+		opts = &mcp.StreamableHTTPOptions{SessionTimeout: time.Minute}
+	}
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, opts)
+}
+
+// benchStdio returns the direct client's transport to a stdio upstream
+// (its own child: this test binary as the testkit server) and the
+// upstream's entry in the gateway's configuration.
+func benchStdio(b *testing.B) (mcp.Transport, map[string]any) {
+	b.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), testkit.ModeVar+"="+testkit.ModeServer)
+	return &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second},
+		map[string]any{"command": exe, "env": testkit.ChildEnv(testkit.ModeServer)}
 }
 
 // benchHTTPClient is the benchmark client's HTTP client: its own pool, large
