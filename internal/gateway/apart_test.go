@@ -163,8 +163,11 @@ func runBenchRole(role, arg string) error {
 	}()
 	select {
 	case <-stdin:
+		// Stop serving and wait for it: the gateway shuts down as
+		// `switchboard serve` does, before its host stops the upstream.
 		cancel()
 		ln.Close()
+		<-served
 		return nil
 	case err := <-served:
 		return err
