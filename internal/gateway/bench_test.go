@@ -43,10 +43,8 @@ package gateway_test
 // (apart_test.go) runs the same calls with each party in its own process.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -54,7 +52,6 @@ import (
 	"os"
 	"os/exec"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -68,6 +65,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/frontdoor"
 	"github.com/switchboard-mcp/switchboard/internal/gateway"
 	"github.com/switchboard-mcp/switchboard/internal/testkit"
+	"github.com/switchboard-mcp/switchboard/internal/testkit/proc"
 )
 
 const benchToken = "bench-token-0123456789abcdef"
@@ -224,7 +222,7 @@ func benchCallsCPU(b *testing.B, cs *mcp.ClientSession, tool string, args json.R
 }
 
 // benchProcessCPU returns the CPU time (user + system, all threads) this
-// process has used, from /proc/self/stat; false where there is no such
+// process has used, from /proc; false where there is no such
 // file. A stdio upstream runs in a child process and is not counted, on
 // either path: the difference between the paths is the gateway's own CPU.
 // Its resolution is a clock tick (10 ms): meaningful over runs of a second
@@ -235,29 +233,10 @@ func benchProcessCPU() (time.Duration, bool) {
 }
 
 // procCPU returns the CPU time (user + system, all threads) process pid
-// has used, from /proc/<pid>/stat.
+// has used.
 func procCPU(pid int) (time.Duration, error) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, err
-	}
-	// The fields after the command name, which is in parentheses and may
-	// contain anything: state, ppid, ... utime is the 14th field of the
-	// line, stime the 15th, in clock ticks (USER_HZ, 100 on Linux).
-	i := bytes.LastIndexByte(data, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("/proc/%d/stat: no command name", pid)
-	}
-	f := strings.Fields(string(data[i+1:]))
-	if len(f) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
-	}
-	utime, err1 := strconv.ParseInt(f[11], 10, 64)
-	stime, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err := errors.Join(err1, err2); err != nil {
-		return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
-	}
-	return time.Duration(utime+stime) * (time.Second / 100), nil
+	info, err := proc.Get(pid)
+	return info.CPU, err
 }
 
 // benchQuantile returns the q-quantile of sorted durations in microseconds

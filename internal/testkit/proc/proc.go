@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -40,6 +41,10 @@ type Info struct {
 	Comm string
 	// Cmdline is the argument vector; empty for zombies and kernel threads.
 	Cmdline []string
+	// CPU is the CPU time (user + system, all threads) the process has
+	// used, from the utime and stime fields; 0 when a stat line ends
+	// before them.
+	CPU time.Duration
 }
 
 // Zombie reports whether the process has exited but has not been reaped
@@ -79,14 +84,32 @@ func ParseStat(b []byte) (Info, error) {
 	if err != nil {
 		return Info{}, fmt.Errorf("proc: malformed stat pgrp: %w", err)
 	}
-	return Info{
+	info := Info{
 		PID:   pid,
 		PPID:  ppid,
 		PGID:  pgid,
 		State: rest[0][0],
 		Comm:  string(b[open+1 : closing]),
-	}, nil
+	}
+	// utime and stime are the 14th and 15th fields of the line, in clock
+	// ticks (USER_HZ, 100 on Linux).
+	if len(rest) >= 13 {
+		utime, err1 := strconv.ParseUint(rest[11], 10, 63)
+		stime, err2 := strconv.ParseUint(rest[12], 10, 63)
+		if err := errors.Join(err1, err2); err != nil {
+			return Info{}, fmt.Errorf("proc: malformed stat utime/stime: %w", err)
+		}
+		const tick = time.Second / userHZ
+		if utime+stime > math.MaxInt64/uint64(tick) {
+			return Info{}, fmt.Errorf("proc: stat utime %d + stime %d ticks out of range", utime, stime)
+		}
+		info.CPU = time.Duration(utime+stime) * tick
+	}
+	return info, nil
 }
+
+// userHZ is the unit of /proc's clock-tick fields on Linux.
+const userHZ = 100
 
 // Get reads one process. The error wraps [fs.ErrNotExist] when the process
 // does not exist (it was reaped, or never existed).

@@ -27,6 +27,11 @@ func TestParseStat(t *testing.T) {
 			want: Info{PID: 42, PPID: 7, PGID: 42, State: 'S', Comm: "sleep"},
 		},
 		{
+			name: "cpu",
+			in:   "7 (go) R 1 7 7 0 -1 4194304 100 0 0 0 250 75 0 0 20 0 1 0 1 2 3\n",
+			want: Info{PID: 7, PPID: 1, PGID: 7, State: 'R', Comm: "go", CPU: 3250 * time.Millisecond},
+		},
+		{
 			name: "comm with spaces and parens",
 			in:   "9 (a) R 1 (b c)) Z 3 11 3 0 -1\n",
 			want: Info{PID: 9, PPID: 3, PGID: 11, State: 'Z', Comm: "a) R 1 (b c)"},
@@ -60,6 +65,9 @@ func TestParseStatErrors(t *testing.T) {
 		"42 (sleep) S 1 x",
 		"42 (sleep) SS 1 1",
 		"42 )sleep( S 1 1",
+		"42 (sleep) S 1 1 1 0 -1 0 0 0 0 0 x 0",
+		"42 (sleep) S 1 1 1 0 -1 0 0 0 0 0 0 -1",
+		"42 (sleep) S 1 1 1 0 -1 0 0 0 0 0 9223372036854775807 0",
 	} {
 		if got, err := ParseStat([]byte(in)); err == nil {
 			t.Errorf("ParseStat(%q) = %v, want error", in, got)
@@ -70,13 +78,15 @@ func TestParseStatErrors(t *testing.T) {
 func FuzzParseStat(f *testing.F) {
 	f.Add([]byte("42 (sleep) S 7 42 7 0 -1\n"))
 	f.Add([]byte("9 (a) R 1 (b c)) Z 3 11 3 0 -1\n"))
+	f.Add([]byte("7 (go) R 1 7 7 0 -1 4194304 100 0 0 0 250 75 0\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		info, err := ParseStat(b)
 		if err != nil {
 			return
 		}
 		// Whatever parsed must survive a round trip through the kernel's format.
-		line := fmt.Sprintf("%d (%s) %s %d %d 0 -1\n", info.PID, info.Comm, []byte{info.State}, info.PPID, info.PGID)
+		line := fmt.Sprintf("%d (%s) %s %d %d 0 0 -1 0 0 0 0 0 %d 0\n",
+			info.PID, info.Comm, []byte{info.State}, info.PPID, info.PGID, info.CPU/(10*time.Millisecond))
 		again, err := ParseStat([]byte(line))
 		if err != nil {
 			t.Fatalf("ParseStat(%q) (re-encoded from %q): %v", line, b, err)
