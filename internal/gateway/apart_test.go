@@ -231,16 +231,17 @@ func BenchmarkEchoApart(b *testing.B) {
 								name string
 								cs   *mcp.ClientSession
 								tool string
+								hop  int // the process in the middle, if any
 							}{
-								{"direct", env.direct, "echo"},
-								{"gateway", env.gateway, benchServer + "__echo"},
-								{"floor", env.floor, "echo"},
-								{"gateway-legacy", env.gatewayLegacy, benchServer + "__echo"},
+								{"direct", env.direct, "echo", 0},
+								{"gateway", env.gateway, benchServer + "__echo", env.gatewayPID},
+								{"floor", env.floor, "echo", env.floorPID},
+								{"gateway-legacy", env.gatewayLegacy, benchServer + "__echo", env.gatewayPID},
 							} {
 								clocks := []benchClock{{"cpu-µs/op", benchTreeCPU}}
-								if pid, ok := env.hop[p.cs]; ok {
+								if p.hop != 0 {
 									clocks = append(clocks, benchClock{"hop-cpu-µs/op", func() (time.Duration, bool) {
-										d, err := procCPU(pid)
+										d, err := procCPU(p.hop)
 										return d, err == nil
 									}})
 								}
@@ -297,7 +298,7 @@ func newApartEnv(b *testing.B, up string) *benchEnv {
 	}
 	gwURL, gwPID := startBenchRole(b, roleGateway, string(cfg))
 	gwURL += "/mcp"
-	env.hop = map[*mcp.ClientSession]int{}
+	env.gatewayPID = gwPID
 	auth := http.Header{"Authorization": {"Bearer " + benchToken}}
 	env.gateway = connect("the gateway", &mcp.StreamableClientTransport{Endpoint: gwURL, HTTPClient: benchHTTPClient(auth)}, nil)
 	env.gatewayLegacy = connect("the gateway", &mcp.StreamableClientTransport{Endpoint: gwURL, HTTPClient: benchHTTPClient(auth)},
@@ -305,9 +306,9 @@ func newApartEnv(b *testing.B, up string) *benchEnv {
 	if v := env.gatewayLegacy.InitializeResult().ProtocolVersion; v != benchLegacyVersion {
 		b.Fatalf("legacy client to the gateway: protocol %s, want %s", v, benchLegacyVersion)
 	}
-	floorURL, floorPID := startBenchRole(b, roleFloor, up+" "+upURL)
+	var floorURL string
+	floorURL, env.floorPID = startBenchRole(b, roleFloor, up+" "+upURL)
 	env.floor = connect("the floor forwarder", &mcp.StreamableClientTransport{Endpoint: floorURL, HTTPClient: benchHTTPClient(nil)}, nil)
-	env.hop[env.gateway], env.hop[env.gatewayLegacy], env.hop[env.floor] = gwPID, gwPID, floorPID
 	return env
 }
 

@@ -260,9 +260,9 @@ type benchEnv struct {
 	// gateway: initialize and a session, as Claude Code and Claude Desktop
 	// connect today.
 	gatewayLegacy *mcp.ClientSession
-	// hop is, in BenchmarkEchoApart, the process ID of the gateway or
-	// forwarder a session goes through.
-	hop map[*mcp.ClientSession]int
+	// gatewayPID and floorPID are, in BenchmarkEchoApart, the processes
+	// of the gateway and of the forwarder.
+	gatewayPID, floorPID int
 }
 
 func newBenchEnv(b *testing.B, up string) *benchEnv {
