@@ -296,9 +296,9 @@ func newApartEnv(b *testing.B, up string) *benchEnv {
 	if err != nil {
 		b.Fatal(err)
 	}
-	gwURL, gwPID := startBenchRole(b, roleGateway, string(cfg))
+	var gwURL string
+	gwURL, env.gatewayPID = startBenchRole(b, roleGateway, string(cfg))
 	gwURL += "/mcp"
-	env.gatewayPID = gwPID
 	auth := http.Header{"Authorization": {"Bearer " + benchToken}}
 	env.gateway = connect("the gateway", &mcp.StreamableClientTransport{Endpoint: gwURL, HTTPClient: benchHTTPClient(auth)}, nil)
 	env.gatewayLegacy = connect("the gateway", &mcp.StreamableClientTransport{Endpoint: gwURL, HTTPClient: benchHTTPClient(auth)},
