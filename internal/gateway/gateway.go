@@ -31,7 +31,6 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -41,7 +40,6 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -92,25 +90,12 @@ type Gateway struct {
 	mu   sync.Mutex
 	subs map[string]*subscription // by URI: the upstream subscription shared by clients
 
-	syncMu                               sync.Mutex // serialises Sync; guards the five below
+	syncMu                               sync.Mutex // serialises Sync; guards the four below
 	tools, resources, templates, prompts registered
-	// served holds the tools go-sdk serves, by name, as registered, for
-	// the raw path (raw.go): the tool callTool was made with, and whether
-	// its schema has x-mcp-header annotations (which the raw path leaves
-	// to go-sdk).
-	served map[string]servedTool
 
 	parkMu sync.Mutex
 	parked map[string]*parkedCall // calls waiting for a 2026-07-28 client's input (park.go)
 
-	// The raw path for legacy sessions (legacy.go).
-	legacy      legacySessions
-	handoverMu  sync.Mutex
-	handovers   map[string]*handover // by token
-	sessionIdle atomic.Int64         // a legacy session idle this long is closed (a time.Duration)
-	// endpointMark is endpointHeader's value: random, so that no client
-	// can make it.
-	endpointMark string
 }
 
 // subscription is one upstream subscription and the clients that want it.
@@ -134,11 +119,7 @@ func New(h *host.Host, opts *Options) *Gateway {
 	}
 	g := &Gateway{host: h, log: log, states: newSealer(), subs: map[string]*subscription{},
 		tools: registered{}, resources: registered{}, templates: registered{}, prompts: registered{},
-		served: map[string]servedTool{},
-		parked: map[string]*parkedCall{}, onConfirm: opts.OnConfirm,
-		legacy: legacySessions{m: map[string]*legacySession{}}, handovers: map[string]*handover{}}
-	g.sessionIdle.Store(int64(mcphttp.SessionTimeout))
-	g.endpointMark = newToken()
+		parked: map[string]*parkedCall{}, onConfirm: opts.OnConfirm}
 	g.server = mcp.NewServer(&mcp.Implementation{Name: "switchboard", Title: "Switchboard gateway", Version: version}, &mcp.ServerOptions{
 		Instructions: instructions(h),
 		PageSize:     opts.PageSize,
@@ -151,7 +132,7 @@ func New(h *host.Host, opts *Options) *Gateway {
 		SubscribeHandler:   g.subscribe,
 		UnsubscribeHandler: g.unsubscribe,
 	})
-	g.server.AddReceivingMiddleware(g.currentInstructions, g.noteSession)
+	g.server.AddReceivingMiddleware(g.currentInstructions)
 	g.Sync()
 	return g
 }
@@ -295,17 +276,10 @@ func (g *Gateway) syncTools() {
 		if len(t.OutputSchema) > 0 && objectSchema(t.OutputSchema) {
 			tool.OutputSchema = t.OutputSchema
 		}
-		delete(g.served, name)
-		g.add("tool", t.ID, func() {
-			g.server.AddTool(tool, g.callTool(t))
-			g.served[name] = servedTool{t, bytes.Contains(t.InputSchema, []byte("x-mcp-header"))}
-		})
+		g.add("tool", t.ID, func() { g.server.AddTool(tool, g.callTool(t)) })
 	})
 	if len(gone) > 0 {
 		g.server.RemoveTools(gone...)
-		for _, name := range gone {
-			delete(g.served, name)
-		}
 	}
 }
 
@@ -327,15 +301,6 @@ func (g *Gateway) callTool(t host.Tool) mcp.ToolHandler {
 		p := g.newPeer(ctx, req.Session, req.ClientCapabilities(), req.ProtocolVersion())
 		// The quota is per client session; sessionless (2026-07-28 and
 		// stdio) clients share the gateway's.
-		if token := handoverOf(req); token != "" {
-			// A call the raw path started for this legacy session (legacy.go).
-			switch h, err := g.takeHandover(token, req.Session.ID()); {
-			case err != nil:
-				return nil, err
-			case h != nil:
-				return g.adopt(ctx, t, p, req, h)
-			}
-		}
 		opts := &host.CallOptions{Peer: p, RawOnly: true, Confirm: g.confirmer(p), Client: req.Session.ID()}
 		parked, err := g.retryInput(opts, t.ID, req.Params.InputResponses, req.Params.RequestState)
 		if err != nil {
@@ -370,7 +335,7 @@ func (g *Gateway) callTool(t host.Tool) mcp.ToolHandler {
 				return g.host.Call(bg, t.ID, args, opts)
 			})
 		}
-		out, ask, err := g.await(ctx, t.ID, pc, nil)
+		out, ask, err := g.await(ctx, t.ID, pc)
 		if out == nil {
 			return ask, err
 		}
@@ -410,6 +375,9 @@ func stripProtocolMeta(m mcp.Meta) {
 		}
 	}
 }
+
+// errCancelled answers a call the client cancelled.
+var errCancelled = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the client cancelled the call"}
 
 // failure maps a failed call to MCP's two error channels.
 func (g *Gateway) failure(ctx context.Context, t host.Tool, err error) (*mcp.CallToolResult, error) {
@@ -670,9 +638,6 @@ func (g *Gateway) ServeStdio(ctx context.Context) error {
 type HTTPOptions struct {
 	Front frontdoor.Options // path, token, allowed hosts, body cap
 	Ready func(net.Addr)    // called once listening; may be nil
-	// NoRawCalls sends every request through go-sdk, without the raw
-	// tools/call path (raw.go); for comparisons in tests and benchmarks.
-	NoRawCalls bool
 }
 
 // ServeHTTP serves the gateway over Streamable HTTP on ln, both protocol
@@ -692,16 +657,5 @@ func (g *Gateway) ServeHTTP(ctx context.Context, ln net.Listener, opts HTTPOptio
 		return h
 	}
 	mopts := &mcphttp.Options{Path: opts.Front.Path, Middleware: mw, Ready: opts.Ready}
-	if !opts.NoRawCalls {
-		// Plain 2026-07-28 tools/call requests are served without go-sdk's
-		// decoding and re-encoding (raw.go); the rest goes to go-sdk.
-		if raw, err := g.rawIntercept(ctx); err != nil {
-			g.log.Warn("raw tools/call path off: every call goes through go-sdk", "err", err)
-		} else {
-			// The raw path serves some of a legacy session's requests, so it
-			// keeps the session's idle time itself (legacy.go).
-			mopts.Intercept, mopts.InterceptTimesOut = raw, true
-		}
-	}
 	return mcphttp.Serve(ctx, ln, g.server, mopts)
 }

@@ -79,45 +79,21 @@ func (g *Gateway) startParked(ctx context.Context, p *peer, call func(context.Co
 	return pc
 }
 
-// newToken returns 128 random bits in hex: a parked call's ID, a
-// handover token, the endpoint mark.
+// newToken returns 128 random bits in hex: a parked call's ID.
 func newToken() string {
 	b := make([]byte, 16)
 	rand.Read(b)
 	return hex.EncodeToString(b)
 }
 
-// errProgress is await's answer when the call reported progress first.
-var errProgress = errors.New("the call reported progress")
-
 // await waits for the parked call's end or its next question. A question
 // parks the call and becomes an input-required result for the client.
-// With progress not nil (a raw call's progressSink.first), a progress
-// report, or an end after one, returns errProgress: the call then goes
-// to go-sdk (legacy.go).
-func (g *Gateway) await(ctx context.Context, tool string, pc *parkedCall, progress <-chan struct{}) (*outcome, *mcp.CallToolResult, error) {
+func (g *Gateway) await(ctx context.Context, tool string, pc *parkedCall) (*outcome, *mcp.CallToolResult, error) {
 	select {
-	case <-progress:
-		return nil, nil, errProgress
 	case out := <-pc.done:
-		select {
-		case <-progress:
-			pc.done <- out // for the adopter, after the reports
-			return nil, nil, errProgress
-		default:
-		}
 		g.unpark(pc)
 		return &out, nil, nil
 	case q := <-pc.asks:
-		select {
-		case <-progress:
-			// Progress came first (a report is taken before the next
-			// message is read): the adopter gets the question after the
-			// reports, as go-sdk would send them.
-			go func() { pc.asks <- q }()
-			return nil, nil, errProgress
-		default:
-		}
 		if pc.id == "" {
 			pc.id = newToken()
 		}

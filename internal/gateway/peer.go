@@ -42,10 +42,9 @@ var errModern = errors.New("the client is connected to Switchboard with protocol
 func (p *peer) modern() bool { return p.version >= "2026-07-28" }
 
 // parks reports whether questions are parked (park.go) rather than put to
-// the client's session: always for a 2026-07-28 client, and for a legacy
-// session's call served raw (legacy.go), whose questions go to its session
-// once go-sdk has taken the call over.
-func (p *peer) parks() bool { return p.modern() || p.asks != nil }
+// the client's session: for a 2026-07-28 client, which has no
+// server-to-client requests.
+func (p *peer) parks() bool { return p.modern() }
 
 // PassInput: a 2026-07-28 client is asked through an input-required result
 // of the gateway's own (see Gateway.callTool), which go-sdk also turns into
@@ -138,18 +137,4 @@ func (p *peer) Log(_ context.Context, server string, params *mcp.LoggingMessageP
 	if err := p.session.Log(p.ctx, &named); err != nil {
 		p.log.Debug("log message not forwarded", "server", server, "err", err)
 	}
-}
-
-// answer puts a parked question to the client's legacy session, on the
-// request p belongs to (over HTTP, on its response stream).
-func (p *peer) answer(req mcp.InputRequest) (mcp.InputResponse, error) {
-	switch r := req.(type) {
-	case *mcp.CreateMessageWithToolsParams:
-		return p.session.CreateMessageWithTools(p.ctx, r)
-	case *mcp.ElicitParams:
-		return p.session.Elicit(p.ctx, r)
-	case *mcp.ListRootsParams:
-		return p.session.ListRoots(p.ctx, r)
-	}
-	return nil, fmt.Errorf("gateway: no way to ask a client %T", req)
 }

@@ -68,16 +68,6 @@ type Options struct {
 	Middleware func(endpoint http.Handler) http.Handler
 	// Ready, when set, is called with the bound address once listening.
 	Ready func(net.Addr)
-	// Intercept, when set, wraps the endpoint's era router: it sees every
-	// request to Path after the Middleware and inside the shutdown
-	// tracking, and passes to next what it does not answer itself. The
-	// gateway serves plain 2026-07-28 tools/call requests there without
-	// go-sdk (see package gateway, raw.go).
-	Intercept func(next http.Handler) http.Handler
-	// InterceptTimesOut turns go-sdk's idle timeout of legacy sessions off:
-	// the Intercept serves some of their requests itself, which go-sdk's
-	// timer would not count, and closes idle sessions itself.
-	InterceptTimesOut bool
 }
 
 // Serve serves server on ln until ctx is done, then shuts down gracefully:
@@ -97,15 +87,7 @@ func Serve(ctx context.Context, ln net.Listener, server *mcp.Server, opts *Optio
 	t := newRequestTracker()
 	defer t.endStreams()
 	mux := http.NewServeMux()
-	timeout := SessionTimeout
-	if opts.InterceptTimesOut {
-		timeout = 0
-	}
-	endpoint := NewEraRouter(server, timeout)
-	if opts.Intercept != nil {
-		endpoint = opts.Intercept(endpoint)
-	}
-	mux.Handle(path, t.wrap(endpoint))
+	mux.Handle(path, t.wrap(NewEraRouter(server, SessionTimeout)))
 	var handler http.Handler = mux
 	if opts.Middleware != nil {
 		handler = opts.Middleware(mux)

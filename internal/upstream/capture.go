@@ -197,9 +197,6 @@ type captureTransport struct {
 	// (before the responses that follow it); it reports whether it
 	// delivered the message, which go-sdk then does not see.
 	onLog func(*mcp.LoggingMessageParams) bool
-	// onDiscover, when set, receives each server/discover request go-sdk
-	// writes, as {"params":...} (see rawState.noteDiscover).
-	onDiscover func([]byte)
 }
 
 func (t captureTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -213,7 +210,6 @@ func (t captureTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		established: t.established,
 		abort:       t.abort,
 		onLog:       t.onLog,
-		onDiscover:  t.onDiscover,
 		pending:     map[jsonrpc.ID]*slot{},
 		tokens:      map[string]*slot{},
 		probes:      map[jsonrpc.ID]*time.Timer{},
@@ -235,7 +231,6 @@ type captureConn struct {
 	established *atomic.Bool                         // may be nil
 	abort       func()                               // may be nil
 	onLog       func(*mcp.LoggingMessageParams) bool // may be nil
-	onDiscover  func([]byte)                         // may be nil
 	injected    chan jsonrpc.Message                 // synthetic answers to unanswered probes
 	reads       chan readResult                      // the pump's output (probe > 0 only)
 	closed      chan struct{}                        // closed by Close (probe > 0 only)
@@ -361,9 +356,6 @@ func (c *captureConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && req.Method == "server/discover" && c.probe > 0 {
 		c.armProbe(req.ID)
 	}
-	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && req.Method == "server/discover" && c.onDiscover != nil {
-		c.onDiscover(append(append([]byte(`{"params":`), req.Params...), '}'))
-	}
 	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && (req.Method == "tools/call" || isListMethod(req.Method)) {
 		if s := slotFrom(ctx); s != nil && (s.list != nil) == isListMethod(req.Method) {
 			c.mu.Lock()
@@ -445,9 +437,6 @@ type captureRoundTripper struct {
 	maxBody int64
 	server  string
 	prune   func([]byte) []byte // see Conn.pruneFrame; may be nil
-	// onDiscover, when set, receives the body of each server/discover
-	// request (see rawState.noteDiscover).
-	onDiscover func([]byte)
 }
 
 // ErrResponseTooLarge is returned when an HTTP response body or SSE event
@@ -455,15 +444,6 @@ type captureRoundTripper struct {
 var ErrResponseTooLarge = errors.New("response exceeds size cap")
 
 func (rt *captureRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
-	if rt.onDiscover != nil && req.Method == http.MethodPost && req.GetBody != nil && req.Header.Get("Mcp-Method") == "server/discover" {
-		if body, err := req.GetBody(); err == nil {
-			b, err := io.ReadAll(io.LimitReader(body, 1<<20))
-			body.Close()
-			if err == nil {
-				rt.onDiscover(b)
-			}
-		}
-	}
 	if len(rt.headers) > 0 {
 		req = req.Clone(req.Context())
 		for k, vs := range rt.headers {

@@ -8,10 +8,7 @@
 // timeout on every request, progress routed to the call that asked for it
 // (go-sdk routes progress per client, not per call), lossless tool results
 // (see capture.go), bounded HTTP responses, and failures classified as
-// *fault.Error values naming the server. A tools/call to a 2026-07-28
-// Streamable HTTP or stdio server bypasses go-sdk's client when it safely
-// can: the request and the result travel as bytes (rawcall.go,
-// rawstdio.go).
+// *fault.Error values naming the server.
 //
 // A Conn does not reconnect; supervision belongs to the caller. This
 // package may import config, fault and internal/launcher, never host.
@@ -75,9 +72,6 @@ type Options struct {
 	// routes their requests to the Peer of the call that caused them (see
 	// WithPeer). Without it Switchboard declares none of them.
 	Forward bool
-	// NoRawCalls sends every tools/call through go-sdk's client, never
-	// the raw path of rawcall.go. For comparisons and tests.
-	NoRawCalls bool
 }
 
 func (o *Options) withDefaults() Options {
@@ -165,12 +159,9 @@ type Conn struct {
 	progressSeq atomic.Int64
 	progress    sync.Map // token string → func(Progress)
 
-	raw *rawState // the raw tools/call path (rawcall.go); nil unless Streamable HTTP
-
-	mu     sync.Mutex
-	err    error        // why the session ended, set before done closes
-	rawErr error        // why the raw path ended the session, if it did (see rawFail)
-	peers  map[Peer]int // peers of the calls in flight, with their counts
+	mu    sync.Mutex
+	err   error        // why the session ended, set before done closes
+	peers map[Peer]int // peers of the calls in flight, with their counts
 }
 
 // Dial connects to s and performs the handshake, within s.StartupTimeout.
@@ -183,13 +174,6 @@ func Dial(ctx context.Context, s *config.Server, opts *Options) (*Conn, error) {
 		done:   make(chan struct{}),
 	}
 	c.life, c.cancel = context.WithCancel(context.Background())
-	switch s.Transport {
-	case config.TransportHTTP:
-		c.raw = &rawState{}
-		c.raw.client = c.httpClient()
-	case config.TransportStdio:
-		c.raw = &rawState{} // rawstdio.go
-	}
 	parent := ctx
 	ctx, cancel := context.WithTimeout(withStatus(ctx), s.StartupTimeout)
 	defer cancel()
@@ -305,7 +289,7 @@ func (c *Conn) startStdio(ctx context.Context, probe time.Duration, version stri
 		MaxFrame:    c.opts.MaxFrame,
 		StopStage:   c.opts.StopStage,
 		Logger:      c.log,
-		FrameFilter: c.stdioFilter,
+		FrameFilter: c.pruneFrame,
 	})
 	if err != nil {
 		return err
@@ -315,7 +299,7 @@ func (c *Conn) startStdio(ctx context.Context, probe time.Duration, version stri
 		sessOpts = &mcp.ClientSessionOptions{ProtocolVersion: version}
 	}
 	var established atomic.Bool
-	t := captureTransport{Transport: p.Transport(), probe: probe, established: &established, abort: func() { p.Abort() }, onLog: c.wireLog, onDiscover: c.raw.noteDiscover}
+	t := captureTransport{Transport: p.Transport(), probe: probe, established: &established, abort: func() { p.Abort() }, onLog: c.wireLog}
 	cs, err := c.newClient().Connect(ctx, t, sessOpts)
 	established.Store(err == nil)
 	if err != nil {
@@ -396,9 +380,6 @@ func (c *Conn) roundTripper() http.RoundTripper {
 		server:  c.server.Name,
 		prune:   c.pruneFrame,
 	}
-	if c.raw != nil {
-		rt.onDiscover = c.raw.noteDiscover
-	}
 	return rt
 }
 
@@ -417,9 +398,6 @@ func (c *Conn) watch() {
 		err = errors.New("connection closed")
 	}
 	c.mu.Lock()
-	if c.rawErr != nil {
-		err = c.rawErr // the raw path ended the session, as go-sdk's transport would have
-	}
 	c.err = err
 	c.mu.Unlock()
 	close(c.done)
@@ -487,14 +465,6 @@ func (c *Conn) StderrTail() string {
 	return c.proc.StderrTail()
 }
 
-// PID returns the stdio server's process ID, or 0.
-func (c *Conn) PID() int {
-	if c.proc == nil {
-		return 0
-	}
-	return c.proc.PID()
-}
-
 // Close ends the session and, for stdio, stops the process group. Calls in
 // flight are cancelled first (go-sdk's Close would wait for them) and fail
 // unavailable. It waits for the teardown, which is bounded by the
@@ -506,9 +476,6 @@ func (c *Conn) Close() error {
 		c.proc.Stop()
 	}
 	<-c.done
-	if c.raw != nil {
-		c.raw.wait()
-	}
 	if errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) {
 		err = nil
 	}
@@ -530,9 +497,6 @@ func (c *Conn) Discover(ctx context.Context) (*Catalog, error) {
 	if caps.Tools != nil {
 		if cat.Tools, err = drain(c, c.session.Tools(ctx, nil)); err != nil {
 			return nil, c.classify(ctx, "list tools", err)
-		}
-		if c.raw != nil {
-			c.raw.noteTools(cat.Tools)
 		}
 	}
 	if caps.Resources != nil {
@@ -589,9 +553,6 @@ func (c *Conn) CallTool(ctx context.Context, name string, args json.RawMessage, 
 	progress := opts.Progress
 	if err := c.Err(); err != nil {
 		return nil, fault.New(fault.CodeUnavailable, c.server.Name, fmt.Sprintf("call tool %q", name), err)
-	}
-	if c.rawEligible(name, args) {
-		return c.callRaw(ctx, name, args, opts)
 	}
 	ctx, cancel := c.callContext(ctx)
 	defer cancel()
