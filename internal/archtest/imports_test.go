@@ -102,7 +102,7 @@ func TestParseCell(t *testing.T) {
 		{cell: "`config`", want: []item{{kind: pkgItem, path: mod + "/config"}}},
 		{cell: "`internal/upstream` types", want: []item{{kind: pkgItem, path: mod + "/internal/upstream", types: true}}},
 		{cell: "`internal/testkit/...`", want: []item{{kind: treeItem, path: mod + "/internal/testkit"}}},
-		{cell: "stdlib; `modernc.org/sqlite`", err: true},
+		{cell: "stdlib; `modernc.org/sqlite`", want: []item{{kind: stdlibItem}, {kind: treeItem, path: "modernc.org/sqlite"}}},
 		{cell: "`modernc.org/sqlite`", want: []item{{kind: treeItem, path: "modernc.org/sqlite"}}},
 		{cell: "go-sdk", want: []item{{kind: treeItem, path: goSDK}}},
 		{cell: "go-sdk types", want: []item{{kind: treeItem, path: goSDK, types: true}}},
@@ -446,9 +446,6 @@ func parseCell(cell, mod string) ([]item, error) {
 		}
 		it.types = types
 		items = append(items, it)
-	}
-	if slices.ContainsFunc(items, func(it item) bool { return it.kind == stdlibItem }) && len(items) > 1 {
-		return nil, fmt.Errorf("%q: stdlib is written alone", cell)
 	}
 	return items, nil
 }
