@@ -88,7 +88,6 @@ func TestPackageMapFailsWhenWrong(t *testing.T) {
 			}
 		})
 	}
-
 }
 
 // module is this module: its path and its root directory.
