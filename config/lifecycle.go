@@ -8,8 +8,9 @@ import (
 	"time"
 )
 
-// Lifecycle settings of a server (issue: catalogue-first start,
-// supervision, drift pinning). Parse fills every field.
+// Lifecycle settings of a server: when it starts and stops, how often
+// start-up is retried, and how changes to its tools' definitions are
+// approved. Parse fills every field.
 type Lifecycle struct {
 	// Eager starts a stdio server at start-up even when its catalogue is
 	// saved ("eager"); otherwise it starts on first use. Default false.

@@ -16,12 +16,12 @@
 // the environment, the file system or the network, so it is safe to run
 // anywhere and its answers are deterministic (tests rely on that).
 //
-// It is built with Switchboard's public server package (issue 6): the tools'
+// It is built with Switchboard's public server package: the tools'
 // schemas are inferred from Go types, the notes template is matched and
 // decoded by it, and it serves both protocol eras per request, over stdio
 // and on one Streamable HTTP endpoint.
 //
 // This package must not import any other Switchboard package but the public
-// server package: the CLI and the test kit import it, and it has to stay a
-// faithful, independent MCP peer.
+// server package: the CLI serves it and the host's tests run it, and it
+// has to stay a faithful, independent MCP peer.
 package demo

@@ -352,7 +352,7 @@ func TestServeHTTPRouting(t *testing.T) {
 			wantStatus: http.StatusBadRequest, wantBody: `"code":-32022,"data":{"supported":["2026-07-28",`,
 		},
 		{
-			// Issue 6: GET and DELETE answer 405 where there is no stream
+			// GET and DELETE answer 405 where there is no stream
 			// or session.
 			name: "GET without a session is refused", method: http.MethodGet,
 			headers:    map[string]string{"Accept": "text/event-stream"},

@@ -5,8 +5,8 @@
 // [Mapping] whose Resolve turns a provider-side name and arguments into
 // the original tool name and arguments.
 //
-// It serves `switchboard tools --format` and the same call in the Go API
-// (issue 7, item 6). It is pure: no I/O, no clock, no randomness; the same
+// It serves `switchboard tools --format` and the same call in the Go
+// API. It is pure: no I/O, no clock, no randomness; the same
 // input gives the same bytes. It imports nothing from Switchboard, and
 // must not: the host calls it, not the other way round.
 //
@@ -97,7 +97,8 @@
 //     mark3labs/mcphost#35).
 //   - Anthropic tool name: "Must match the regex ^[a-zA-Z0-9_-]{1,64}$"
 //     (Messages API Tool object); top-level oneOf/allOf/anyOf rejected
-//     (error text quoted in anthropics/claude-code#5319, #5973).
+//     (error text quoted in anthropics/claude-code#5319 and
+//     anthropics/claude-code#5973).
 //   - Gemini function name: "Must start with a letter or an underscore.
 //     Must be a-z, A-Z, 0-9, or contain underscores, dots and dashes, with
 //     a maximum length of 64" (Vertex AI FunctionDeclaration; the Gemini

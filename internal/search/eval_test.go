@@ -136,7 +136,7 @@ func join(s []string) string {
 	return string(b)
 }
 
-// TestRecall is the quality gate of issue 7: recall@5 ≥ 0.9 on the
+// TestRecall is the index's quality gate: recall@5 ≥ 0.9 on the
 // labelled set. "recall@5" here is the strict measure, the mean fraction
 // of each query's relevant IDs found in the top 5; the hit rate (any
 // relevant ID in the top 5) is at least as high.

@@ -1,6 +1,6 @@
 // Package search is an offline index over tool definitions that ranks
-// them for a natural-language request, for tool_search and deferred tools
-// (issue 7). It does no I/O and needs no network: ranking is BM25F over
+// them for a natural-language request, for tool_search and deferred
+// tools. It does no I/O and needs no network: ranking is BM25F over
 // the tool's server prefix, name, title, description and parameters, with
 // analysis built for identifiers (snake_case, camelCase, kebab-case,
 // dotted, digits), a light English stemmer, stop words, a small synonym

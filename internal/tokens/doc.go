@@ -1,6 +1,6 @@
 // Package tokens estimates how many tokens a text takes in a model's
-// context, without a tokenizer: it serves `switchboard servers --tokens`
-// (issue 7, item 7), which tells people what each server's tool
+// context, without a tokenizer: it serves `switchboard servers --tokens`,
+// which tells people what each server's tool
 // definitions cost so that they can see what to defer. It imports nothing
 // from Switchboard, does no I/O and allocates nothing.
 //
