@@ -173,6 +173,25 @@ func TestSleeperIsHeld(t *testing.T) {
 	}
 }
 
+// TestAuditLogWhileRunning: rows reach the store while the host runs, a
+// short while after their calls (the writer batches them), not only when
+// it closes.
+func TestAuditLogWhileRunning(t *testing.T) {
+	st := openStore(t)
+	h := openWith(t, parse(t, map[string]any{"s": child(t, testkit.ModeServer, nil)}, nil), &host.Options{StopTimeout: 500 * time.Millisecond, Store: st})
+	for range 3 {
+		call(t, h, "s__echo", `{"text":"x"}`)
+	}
+	n := 0
+	if !proc.Eventually(5*time.Second, func() bool {
+		calls, err := st.Calls(context.Background(), store.CallFilter{Server: "s"})
+		n = len(calls)
+		return err == nil && n == 3
+	}) {
+		t.Fatalf("%d audit rows in the store while the host runs, want 3", n)
+	}
+}
+
 // TestAuditLog: every call leaves a row with the argument shape, never the
 // values.
 func TestAuditLog(t *testing.T) {

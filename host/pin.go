@@ -193,12 +193,42 @@ func (h *Host) record(c *store.Call) {
 	}
 }
 
+// The audit writer gathers rows into one transaction: what is queued, and
+// what arrives within auditLinger of the first, up to auditBatch rows. A
+// row alone costs a whole transaction (about 150 µs of CPU on SQLite, as
+// much as the rest of a call through the gateway); in a batch of 256 it
+// costs about 12 µs (BenchmarkRecordCalls). A row reaches the store at
+// most auditLinger after its call ends, and Close flushes the rest.
+const (
+	auditBatch  = 256
+	auditLinger = 100 * time.Millisecond
+)
+
 // auditWriter writes queued audit rows until the queue is closed.
 func (h *Host) auditWriter() {
+	batch := make([]*store.Call, 0, auditBatch)
+	linger := time.NewTimer(auditLinger)
+	linger.Stop()
 	for c := range h.audit {
-		if err := h.store.RecordCall(context.Background(), c); err != nil {
-			h.log.Warn("audit row not written", "tool", c.Tool, "err", err)
+		batch = append(batch[:0], c)
+		linger.Reset(auditLinger)
+	gather:
+		for len(batch) < auditBatch {
+			select {
+			case c, ok := <-h.audit:
+				if !ok {
+					break gather
+				}
+				batch = append(batch, c)
+			case <-linger.C:
+				break gather
+			}
 		}
+		linger.Stop()
+		if err := h.store.RecordCalls(context.Background(), batch...); err != nil {
+			h.log.Warn("audit rows not written", "rows", len(batch), "first", batch[0].Tool, "err", err)
+		}
+		clear(batch)
 	}
 	if n := h.auditDropped.Load(); n > 0 {
 		h.log.Warn("audit rows dropped: the queue was full", "rows", n)

@@ -11,40 +11,50 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/store"
 )
 
-// RecordCall implements store.Store. Retention runs in the same transaction
-// as the insert, so the log never exceeds its bounds, and costs two index
-// range deletes: in the steady state each removes at most the row or two
-// that the last insert pushed out, so the work per call is O(log n).
-func (db *DB) RecordCall(ctx context.Context, c *store.Call) error {
-	if c == nil {
-		return errors.New("sqlite: record call: nil call")
+// RecordCalls implements store.Store. The rows go in one transaction, and
+// retention runs in it too, after the inserts, so the log never exceeds
+// its bounds. Retention costs two index range deletes per batch: in the
+// steady state each removes about as many rows as the batch added, so the
+// work per call is O(log n), and the transaction's fixed cost (most of
+// the cost of one row alone) is shared by the whole batch.
+func (db *DB) RecordCalls(ctx context.Context, cs ...*store.Call) error {
+	if len(cs) == 0 {
+		return nil
+	}
+	for _, c := range cs {
+		if c == nil {
+			return errors.New("sqlite: record calls: nil call")
+		}
 	}
 	now := db.now()
-	t := c.Time
-	if t.IsZero() {
-		t = now
-	}
-	var id int64
+	ids := make([]int64, len(cs))
 	err := inTx(ctx, db.write, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO calls
+		ins, err := tx.PrepareContext(ctx, `INSERT INTO calls
 			(time, tool, server, caller, arg_shape, outcome, code, latency, bytes_in, bytes_out)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			t.UnixNano(), c.Tool, c.Server, c.Caller, c.ArgShape, c.Outcome, c.Code,
-			int64(c.Latency), c.BytesIn, c.BytesOut)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return err
 		}
-		if id, err = res.LastInsertId(); err != nil {
-			return err
+		defer ins.Close()
+		for i, c := range cs {
+			res, err := ins.ExecContext(ctx, callTime(c, now).UnixNano(), c.Tool, c.Server, c.Caller, c.ArgShape,
+				c.Outcome, c.Code, int64(c.Latency), c.BytesIn, c.BytesOut)
+			if err != nil {
+				return err
+			}
+			if ids[i], err = res.LastInsertId(); err != nil {
+				return err
+			}
 		}
 		// IDs only grow and are never reused (AUTOINCREMENT), and no
 		// other insert can land inside this transaction, so the last
 		// MaxCalls calls recorded are exactly those with
-		// id > id-MaxCalls. Rows already removed by age leave gaps,
+		// id > last-MaxCalls. Rows already removed by age leave gaps,
 		// which only makes the log shorter.
-		if db.maxCalls > 0 && id > int64(db.maxCalls) {
+		last := ids[len(ids)-1]
+		if db.maxCalls > 0 && last > int64(db.maxCalls) {
 			if _, err := tx.ExecContext(ctx,
-				`DELETE FROM calls WHERE id <= ?`, id-int64(db.maxCalls)); err != nil {
+				`DELETE FROM calls WHERE id <= ?`, last-int64(db.maxCalls)); err != nil {
 				return err
 			}
 		}
@@ -57,10 +67,20 @@ func (db *DB) RecordCall(ctx context.Context, c *store.Call) error {
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("sqlite: record call of %q: %w", c.Tool, err)
+		return fmt.Errorf("sqlite: record %d calls (first %q): %w", len(cs), cs[0].Tool, err)
 	}
-	c.ID, c.Time = id, t
+	for i, c := range cs {
+		c.ID, c.Time = ids[i], callTime(c, now)
+	}
 	return nil
+}
+
+// callTime is the time a call is recorded at: its own, or now.
+func callTime(c *store.Call, now time.Time) time.Time {
+	if c.Time.IsZero() {
+		return now
+	}
+	return c.Time
 }
 
 // Calls implements store.Store.

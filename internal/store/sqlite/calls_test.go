@@ -30,7 +30,7 @@ func testCall(server, tool string, t time.Time) *store.Call {
 // record records c and returns it as stored.
 func record(t testing.TB, db *DB, c *store.Call) store.Call {
 	t.Helper()
-	if err := db.RecordCall(t.Context(), c); err != nil {
+	if err := db.RecordCalls(t.Context(), c); err != nil {
 		t.Fatal(err)
 	}
 	return *c
@@ -140,6 +140,49 @@ func TestRetentionByCount(t *testing.T) {
 	}
 }
 
+// TestRecordCallsBatch: a batch is stored in order with growing IDs, its
+// zero times take the clock's, retention counts the whole batch, and a
+// batch with a bad row stores nothing.
+func TestRecordCallsBatch(t *testing.T) {
+	clock := newFakeClock()
+	db, _ := openTest(t, &Options{Now: clock.Now, MaxCalls: 5})
+	for _, n := range []int{1, 3, 8} {
+		batch := make([]*store.Call, n)
+		for i := range batch {
+			batch[i] = testCall("s", fmt.Sprint("t", i), time.Time{})
+		}
+		if err := db.RecordCalls(t.Context(), batch...); err != nil {
+			t.Fatal(err)
+		}
+		for i, c := range batch {
+			if i > 0 && c.ID != batch[i-1].ID+1 {
+				t.Errorf("batch of %d: IDs %d then %d, want consecutive", n, batch[i-1].ID, c.ID)
+			}
+			if !c.Time.Equal(clock.Now()) {
+				t.Errorf("batch of %d: zero Time stored as %v, want %v", n, c.Time, clock.Now())
+			}
+		}
+		got := calls(t, db, store.CallFilter{Limit: 100})
+		if want := min(n, 5); len(got) < want || len(got) > 5 {
+			t.Fatalf("batch of %d: %d calls remain, want between %d and 5", n, len(got), want)
+		}
+		if got[0].ID != batch[n-1].ID {
+			t.Errorf("batch of %d: newest is %d, want the batch's last, %d", n, got[0].ID, batch[n-1].ID)
+		}
+		clock.Advance(time.Second)
+	}
+	before := calls(t, db, store.CallFilter{Limit: 100})
+	if err := db.RecordCalls(t.Context(), testCall("s", "x", time.Time{}), nil); err == nil {
+		t.Fatal("a batch with a nil row was recorded")
+	}
+	if diff := cmp.Diff(before, calls(t, db, store.CallFilter{Limit: 100})); diff != "" {
+		t.Errorf("a refused batch changed the log (-before +after):\n%s", diff)
+	}
+	if err := db.RecordCalls(t.Context()); err != nil {
+		t.Errorf("empty batch: %v", err)
+	}
+}
+
 func TestRetentionByAge(t *testing.T) {
 	clock := newFakeClock()
 	db, _ := openTest(t, &Options{Now: clock.Now, MaxCallAge: time.Hour})
@@ -186,7 +229,7 @@ func TestRecordCallConcurrent(t *testing.T) {
 		wg.Go(func() {
 			for i := range each {
 				c := testCall(fmt.Sprint("s", w), fmt.Sprint("t", i), time.Time{})
-				if err := db.RecordCall(context.Background(), c); err != nil {
+				if err := db.RecordCalls(context.Background(), c); err != nil {
 					errs <- err
 					return
 				}
@@ -220,22 +263,35 @@ func TestRecordCallConcurrent(t *testing.T) {
 	}
 }
 
-// BenchmarkRecordCall measures one audited call at steady state: the log is
-// full, so every insert also retires the oldest row.
-func BenchmarkRecordCall(b *testing.B) {
+// BenchmarkRecordCalls measures audited calls at steady state, one by one
+// and in batches as the host's writer makes them: the log is full, so
+// every insert also retires the oldest row. ns/op is per call.
+func BenchmarkRecordCalls(b *testing.B) {
+	for _, n := range []int{1, 16, 256} {
+		b.Run(fmt.Sprintf("batch=%d", n), func(b *testing.B) { benchRecordCalls(b, n) })
+	}
+}
+
+func benchRecordCalls(b *testing.B, n int) {
 	db, _ := openTest(b, &Options{MaxCalls: 1000})
 	ctx := context.Background()
-	c := testCall("gh", "search", time.Time{})
-	for range 1000 {
-		c.Time = time.Time{}
-		if err := db.RecordCall(ctx, c); err != nil {
+	batch := make([]*store.Call, n)
+	for i := range batch {
+		batch[i] = testCall("gh", "search", time.Time{})
+	}
+	record := func() {
+		for _, c := range batch {
+			c.Time = time.Time{}
+		}
+		if err := db.RecordCalls(ctx, batch...); err != nil {
 			b.Fatal(err)
 		}
 	}
-	for b.Loop() { // the first call restarts the timer, excluding the fill
-		c.Time = time.Time{}
-		if err := db.RecordCall(ctx, c); err != nil {
-			b.Fatal(err)
-		}
+	for range 1000/n + 1 {
+		record()
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i += n {
+		record()
 	}
 }

@@ -34,12 +34,12 @@ type Options struct {
 	// retention by age. Nil means time.Now.
 	Now func() time.Time
 
-	// MaxCalls bounds the audit log by count: RecordCall keeps only the
+	// MaxCalls bounds the audit log by count: RecordCalls keeps only the
 	// calls among the last MaxCalls recorded. Zero means 10_000; negative
 	// means no bound.
 	MaxCalls int
 
-	// MaxCallAge bounds the audit log by age: RecordCall deletes calls
+	// MaxCallAge bounds the audit log by age: RecordCalls deletes calls
 	// whose Time is older than MaxCallAge before now. Zero means 30 days;
 	// negative means no bound.
 	MaxCallAge time.Duration
