@@ -62,6 +62,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/fault"
+	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/content"
 	"github.com/switchboard-mcp/switchboard/internal/ingest"
 	"github.com/switchboard-mcp/switchboard/internal/names"
@@ -334,8 +335,8 @@ type server struct {
 	conn    *upstream.Conn
 	caps    *mcp.ServerCapabilities // declared at the last handshake; kept when the connection ends
 	attempt supervise.Attempt       // the Attempt that made conn
-	raw     *upstream.Catalog       // as discovered (or saved), before vetting
-	catalog *upstream.Catalog       // vetted: what the registry is built from
+	raw     *catalog.Catalog        // as discovered (or saved), before vetting
+	catalog *catalog.Catalog        // vetted: what the registry is built from
 	vetted  *ingest.Result          // the vetting that produced catalog
 	cached  bool                    // catalog came from the store and no live discovery confirmed it yet
 	flags   []Finding               // injection-pattern findings of the last rebuild

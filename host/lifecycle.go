@@ -12,6 +12,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/fault"
+	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/supervise"
@@ -130,7 +131,7 @@ func (h *Host) dial(ctx context.Context, s *server, a supervise.Attempt) error {
 	stop := context.AfterFunc(h.life, cancel) // Close cancels a dial in progress
 	defer stop()
 	conn, err := upstream.Dial(dctx, s.cfg, &h.opts)
-	var cat *upstream.Catalog
+	var cat *catalog.Catalog
 	if err == nil {
 		if cat, err = conn.Discover(dctx); err != nil {
 			conn.Close()
@@ -299,7 +300,7 @@ func (h *Host) reapIdle() {
 }
 
 // saveCatalog stores a server's raw catalogue under its fingerprint.
-func (h *Host) saveCatalog(sc *config.Server, cat *upstream.Catalog) {
+func (h *Host) saveCatalog(sc *config.Server, cat *catalog.Catalog) {
 	if h.store == nil {
 		return
 	}
@@ -314,7 +315,7 @@ func (h *Host) saveCatalog(sc *config.Server, cat *upstream.Catalog) {
 
 // loadCatalog returns the saved catalogue when it was made under the
 // server's current fingerprint.
-func (h *Host) loadCatalog(ctx context.Context, sc *config.Server) *upstream.Catalog {
+func (h *Host) loadCatalog(ctx context.Context, sc *config.Server) *catalog.Catalog {
 	if h.store == nil {
 		return nil
 	}
@@ -328,7 +329,7 @@ func (h *Host) loadCatalog(ctx context.Context, sc *config.Server) *upstream.Cat
 	if c.Fingerprint != sc.Fingerprint() {
 		return nil // the configuration (or a credential) changed
 	}
-	var cat upstream.Catalog
+	var cat catalog.Catalog
 	if err := json.Unmarshal(c.Data, &cat); err != nil {
 		h.log.Warn("saved catalogue unreadable; discovering", "server", sc.Name, "err", err)
 		return nil
@@ -337,7 +338,7 @@ func (h *Host) loadCatalog(ctx context.Context, sc *config.Server) *upstream.Cat
 }
 
 // sameCatalog compares two catalogues by their JSON.
-func sameCatalog(a, b *upstream.Catalog) bool {
+func sameCatalog(a, b *catalog.Catalog) bool {
 	ja, err1 := json.Marshal(a)
 	jb, err2 := json.Marshal(b)
 	return err1 == nil && err2 == nil && string(ja) == string(jb)

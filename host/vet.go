@@ -10,10 +10,10 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/fault"
+	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/ingest"
 	"github.com/switchboard-mcp/switchboard/internal/names"
 	"github.com/switchboard-mcp/switchboard/internal/registry"
-	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
 // Finding is one thing Switchboard changed, refused or noticed in what a
@@ -24,7 +24,7 @@ type Finding = ingest.Finding
 
 // vet checks a freshly listed catalogue and logs what it found. It returns
 // the vetted catalogue; the caller stores it under h.mu.
-func (h *Host) vet(sc *config.Server, cat *upstream.Catalog) *ingest.Result {
+func (h *Host) vet(sc *config.Server, cat *catalog.Catalog) *ingest.Result {
 	res := ingest.Vet(sc, h.config().Security, cat)
 	for _, f := range res.Findings {
 		h.log.Warn("server metadata: "+f.Kind, "server", f.Server, "item", f.Item, "detail", f.Detail)
@@ -162,7 +162,7 @@ func (h *Host) RawTool(name string) (json.RawMessage, error) {
 
 // sourceOf is a server's contribution to the registry, without the tools
 // held back.
-func sourceOf(sc *config.Server, cat *upstream.Catalog, held map[string]bool) registry.Source {
+func sourceOf(sc *config.Server, cat *catalog.Catalog, held map[string]bool) registry.Source {
 	prefix := sc.Prefix
 	if n := names.Prefix(prefix); n != "" {
 		prefix = n // "a_" reads "a__tool", not a hashed name
