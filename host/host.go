@@ -223,13 +223,6 @@ type Prompt struct {
 	Arguments   []*mcp.PromptArgument `json:"arguments,omitempty"`
 }
 
-// Progress is one progress report of a running call.
-type Progress = upstream.Progress
-
-// Peer answers the requests a server makes during a call (sampling,
-// elicitation, roots) and receives its log messages; see Options.Forward.
-type Peer = upstream.Peer
-
 // CallOptions tune one call. Nil means defaults.
 type CallOptions struct {
 	// Progress, when set, receives the call's progress notifications, in
@@ -258,12 +251,6 @@ type CallOptions struct {
 	// security.resultTextMaxBytes.
 	KeepWhole bool
 }
-
-// InputPasser and InputRequired: see CallOptions.Peer.
-type (
-	InputPasser   = upstream.InputPasser
-	InputRequired = upstream.InputRequired
-)
 
 // Result is a tool's answer.
 type Result struct {
@@ -860,7 +847,7 @@ func (h *Host) call(ctx context.Context, s *server, t *registry.Tool, args json.
 		res, err = conn.CallTool(ctx, t.ID.Name, args, uopts)
 	}
 	if err != nil {
-		return nil, err
+		return nil, fromUpstream(err)
 	}
 	var raw json.RawMessage
 	if opts != nil && opts.KeepWhole {
@@ -907,18 +894,6 @@ func isObject(raw json.RawMessage) bool {
 		return false
 	}
 	return false
-}
-
-// callOptions translates CallOptions for the upstream package; the peer
-// travels in the context.
-func callOptions(ctx context.Context, opts *CallOptions) (*upstream.CallOptions, context.Context) {
-	if opts == nil {
-		return nil, ctx
-	}
-	if opts.Peer != nil {
-		ctx = upstream.WithPeer(ctx, opts.Peer)
-	}
-	return &upstream.CallOptions{Progress: opts.Progress, InputResponses: opts.InputResponses, RequestState: opts.RequestState}, ctx
 }
 
 // Resources returns every resource, sorted by canonical ID.
@@ -1014,7 +989,7 @@ func (h *Host) GetPrompt(ctx context.Context, id string, args map[string]string,
 	uopts, ctx := callOptions(ctx, opts)
 	res, err := conn.GetPrompt(ctx, p.ID.Name, args, uopts)
 	if err != nil {
-		return nil, err
+		return nil, fromUpstream(err)
 	}
 	cleanPrompt(res)
 	return &PromptResult{ID: p.ID.String(), Result: res, Text: content.PromptText(res)}, nil

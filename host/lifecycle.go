@@ -13,7 +13,6 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
-	"github.com/switchboard-mcp/switchboard/internal/launcher"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/supervise"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
@@ -186,7 +185,7 @@ func retryable(err error) bool {
 	case fault.CodeAuthFailure, fault.CodePolicyBlocked:
 		return false
 	}
-	return !errors.Is(err, launcher.ErrProgramNotFound)
+	return !upstream.ProgramNotFound(err)
 }
 
 // watch records the end of a connection: a drop (the next call redials)
