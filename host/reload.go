@@ -17,6 +17,7 @@ import (
 // server is started before the swap (or advertised from its saved
 // catalogue); a removed one is stopped after it. An invalid configuration
 // (or policy) is refused with the reason and the running one stays.
+// Reloads run one at a time.
 func (h *Host) Reload(ctx context.Context, cfg *config.Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
