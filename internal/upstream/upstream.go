@@ -14,7 +14,8 @@
 // rawstdio.go).
 //
 // A Conn does not reconnect; supervision belongs to the caller. This
-// package may import config, fault and internal/launcher, never host.
+// package may import config, fault, internal/catalog and internal/launcher,
+// never host.
 package upstream
 
 import (
