@@ -120,38 +120,28 @@ func init() {
 	}
 }
 
-// healthy reports whether a server's lists count for the capability gates:
-// they are known and the server has not failed or been turned off. Called
-// with h.mu held.
-func healthy(s *server) bool {
-	if s == nil || s.catalog == nil {
-		return false
-	}
-	switch s.state {
-	case StateFailed, StateBackoff, StateDisabled, StateClosed:
-		return false
-	}
-	return true
-}
-
 // gates reports which groups of built-in tools are on.
+// The capability tools are on while a healthy server (see
+// serverView.healthy) declares the capability or lists entries.
 func (h *Host) gates() (resources, prompts, search bool) {
-	h.mu.RLock()
-	defer h.mu.RUnlock()
-	cx := h.cfg.Context
-	for _, sc := range h.cfg.Servers {
+	comp := h.comp.Load()
+	cx := comp.cfg.Context
+	for _, sc := range comp.cfg.Servers {
 		if sc.Enabled && cx.Deferred(sc) {
 			search = true
 		}
-		s := h.servers[sc.Name]
-		if cx.NoCapabilityTools || !healthy(s) {
+		if cx.NoCapabilityTools {
 			continue
 		}
-		caps := s.caps
-		if (caps != nil && caps.Resources != nil) || len(s.catalog.Resources)+len(s.catalog.Templates) > 0 {
+		v := comp.servers[sc.Name].view()
+		if !v.healthy() {
+			continue
+		}
+		caps := v.caps
+		if (caps != nil && caps.Resources != nil) || len(v.catalog.Resources)+len(v.catalog.Templates) > 0 {
 			resources = true
 		}
-		if (caps != nil && caps.Prompts != nil) || len(s.catalog.Prompts) > 0 {
+		if (caps != nil && caps.Prompts != nil) || len(v.catalog.Prompts) > 0 {
 			prompts = true
 		}
 	}
@@ -163,9 +153,7 @@ func (h *Host) gates() (resources, prompts, search bool) {
 // gates and "capabilityTools" say: it is how the rest is read.
 func (h *Host) activeBuiltins() []*builtin {
 	resources, prompts, search := h.gates()
-	h.mu.RLock()
-	spilled := h.spilled
-	h.mu.RUnlock()
+	spilled := h.spilled.Load()
 	var out []*builtin
 	for _, b := range builtins {
 		switch b.tool.Name {
@@ -216,11 +204,12 @@ func isBuiltinName(name string) bool {
 // out while that built-in is on (its canonical ID still calls it).
 func (h *Host) ModelTools() []Tool {
 	active := h.activeBuiltins()
-	h.mu.RLock()
-	snap, cx := h.snap, h.cfg.Context
+	snap, cfg := h.snapshot(), h.config()
+	cx := cfg.Context
 	var listed []*registry.Tool
+	h.mu.RLock()
 	for _, t := range snap.Tools() {
-		if h.deferredLocked(t) || slices.ContainsFunc(active, func(b *builtin) bool { return b.tool.Name == t.Name }) {
+		if h.deferredLocked(cfg, t) || slices.ContainsFunc(active, func(b *builtin) bool { return b.tool.Name == t.Name }) {
 			continue
 		}
 		listed = append(listed, t)
@@ -243,10 +232,10 @@ func (h *Host) ModelTools() []Tool {
 
 // deferredLocked reports whether t is left out of ModelTools: its server's
 // tools are deferred, no alwaysInclude glob keeps it and no search found
-// it. Called with h.mu held.
-func (h *Host) deferredLocked(t *registry.Tool) bool {
-	cx := h.cfg.Context
-	if !cx.Deferred(h.cfg.Server(t.ID.Server)) || slices.Contains(h.found, t.Name) {
+// it under cfg. Called with h.mu held (it guards the found set).
+func (h *Host) deferredLocked(cfg *config.Config, t *registry.Tool) bool {
+	cx := cfg.Context
+	if !cx.Deferred(cfg.Server(t.ID.Server)) || slices.Contains(h.found, t.Name) {
 		return false
 	}
 	for _, g := range cx.AlwaysInclude {
@@ -322,6 +311,7 @@ func (h *Host) runSearch(ctx context.Context, args json.RawMessage, _ *CallOptio
 		Tools []definition `json:"tools"`
 	}{Tools: []definition{}}
 	newly := false
+	hint := h.config().Context.OutputSchemaHint
 	h.mu.Lock()
 	for _, t := range hits {
 		if t.Deferred {
@@ -336,7 +326,7 @@ func (h *Host) runSearch(ctx context.Context, args json.RawMessage, _ *CallOptio
 			h.found = append(h.found, t.Name)
 		}
 		desc := t.Description
-		if h.cfg.Context.OutputSchemaHint {
+		if hint {
 			desc = withOutputHint(desc, t.OutputSchema)
 		}
 		def := t.definition()
@@ -420,11 +410,9 @@ func (h *Host) checkServerArg(tool, name string) error {
 
 // healthyServers returns the names of the servers whose entries are shown.
 func (h *Host) healthyServers() map[string]bool {
-	h.mu.RLock()
-	defer h.mu.RUnlock()
 	out := map[string]bool{}
-	for name, s := range h.servers {
-		if healthy(s) {
+	for name, s := range h.comp.Load().servers {
+		if v := s.view(); v.healthy() {
 			out[name] = true
 		}
 	}
@@ -491,13 +479,10 @@ func (h *Host) runListPrompts(_ context.Context, args json.RawMessage, _ *CallOp
 // reachable fails, without any network request, when the server an ID
 // names cannot take requests now: disabled, failed, backing off or closed.
 func (h *Host) reachable(tool, server string) error {
-	h.mu.RLock()
-	s := h.servers[server]
 	var st State
-	if s != nil {
-		st = s.state
+	if s := h.comp.Load().servers[server]; s != nil {
+		st = s.currentState()
 	}
-	h.mu.RUnlock()
 	switch st {
 	case StateFailed, StateBackoff, StateDisabled, StateClosed:
 		return fault.New(fault.CodeUnavailable, server, tool, fmt.Errorf("the server is %s", st))
@@ -560,7 +545,7 @@ func (h *Host) serverRead(ctx context.Context, server, method string, args json.
 	if err == nil {
 		raw, err = h.guardAndSpill(sc, method, raw, true, false)
 	}
-	if h.audit != nil {
+	if h.audit.on() {
 		client := ""
 		if opts != nil {
 			client = opts.Client
@@ -569,7 +554,7 @@ func (h *Host) serverRead(ctx context.Context, server, method string, args json.
 		if err == nil {
 			res = &Result{Raw: raw}
 		}
-		h.record(auditCall(names.ID{Server: server, Name: method}, client, args, start, res, err))
+		h.audit.record(auditCall(names.ID{Server: server, Name: method}, client, args, start, res, err))
 	}
 	return raw, err
 }

@@ -45,10 +45,10 @@ func newPolicy(p config.Policy) (*policy.Engine, error) {
 	return policy.New(pc)
 }
 
-// authorize applies the policy to a call before it is sent: a refusal is a
+// authorize applies the policy pol to a call before it is sent: a refusal is a
 // policy_blocked error (rate_limited for a spent quota), a call that needs
 // confirmation is put to the call's Confirmer, or the host's.
-func (h *Host) authorize(ctx context.Context, t *registry.Tool, sc *config.Server, args json.RawMessage, opts *CallOptions) error {
+func (h *Host) authorize(ctx context.Context, pol *policy.Engine, t *registry.Tool, sc *config.Server, args json.RawMessage, opts *CallOptions) error {
 	id := t.ID.String()
 	req := policy.Request{ID: id, Trust: policy.Trust(sc.Trust.Level())}
 	if a := t.Tool.Annotations; a != nil {
@@ -59,7 +59,7 @@ func (h *Host) authorize(ctx context.Context, t *registry.Tool, sc *config.Serve
 		req.Client = opts.Client
 	}
 	c := Confirmation{Tool: t.Name, ID: id, Server: t.ID.Server, Title: t.Tool.Title, Arguments: args}
-	return h.enforce(ctx, req, c, func() string { return fmt.Sprintf("call tool %q", t.ID.Name) }, opts)
+	return h.enforce(ctx, pol, req, c, func() string { return fmt.Sprintf("call tool %q", t.ID.Name) }, opts)
 }
 
 // authorizeRead applies the policy to a built-in tool's request to a
@@ -76,7 +76,7 @@ func (h *Host) authorizeRead(ctx context.Context, sc *config.Server, method stri
 		req.Client = opts.Client
 	}
 	c := Confirmation{Tool: method, ID: req.ID, Server: sc.Name, Arguments: args}
-	return h.enforce(ctx, req, c, func() string { return method }, opts)
+	return h.enforce(ctx, h.comp.Load().pol, req, c, func() string { return method }, opts)
 }
 
 // enforce acts on the policy's decision for req: a refusal is a
@@ -84,9 +84,9 @@ func (h *Host) authorizeRead(ctx context.Context, sc *config.Server, method stri
 // confirmation is put to the call's Confirmer, or the host's. op names
 // the operation in an error; it is made only when there is one, so that
 // a permitted call costs no formatting.
-func (h *Host) enforce(ctx context.Context, req policy.Request, c Confirmation, op func() string, opts *CallOptions) error {
+func (h *Host) enforce(ctx context.Context, pol *policy.Engine, req policy.Request, c Confirmation, op func() string, opts *CallOptions) error {
 	server := c.Server
-	d := h.policy.Load().Decide(req)
+	d := pol.Decide(req)
 	switch d.Verdict {
 	case policy.Permit:
 		return nil

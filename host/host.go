@@ -52,7 +52,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -62,15 +61,14 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/fault"
+	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/content"
-	"github.com/switchboard-mcp/switchboard/internal/ingest"
 	"github.com/switchboard-mcp/switchboard/internal/names"
 	"github.com/switchboard-mcp/switchboard/internal/policy"
 	"github.com/switchboard-mcp/switchboard/internal/registry"
 	"github.com/switchboard-mcp/switchboard/internal/resultguard"
 	"github.com/switchboard-mcp/switchboard/internal/search"
 	"github.com/switchboard-mcp/switchboard/internal/store"
-	"github.com/switchboard-mcp/switchboard/internal/supervise"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
@@ -222,13 +220,6 @@ type Prompt struct {
 	Arguments   []*mcp.PromptArgument `json:"arguments,omitempty"`
 }
 
-// Progress is one progress report of a running call.
-type Progress = upstream.Progress
-
-// Peer answers the requests a server makes during a call (sampling,
-// elicitation, roots) and receives its log messages; see Options.Forward.
-type Peer = upstream.Peer
-
 // CallOptions tune one call. Nil means defaults.
 type CallOptions struct {
 	// Progress, when set, receives the call's progress notifications, in
@@ -257,12 +248,6 @@ type CallOptions struct {
 	// security.resultTextMaxBytes.
 	KeepWhole bool
 }
-
-// InputPasser and InputRequired: see CallOptions.Peer.
-type (
-	InputPasser   = upstream.InputPasser
-	InputRequired = upstream.InputRequired
-)
 
 // Result is a tool's answer.
 type Result struct {
@@ -293,67 +278,51 @@ type PromptResult struct {
 }
 
 // Host is a set of connected servers. Create it with Open.
+//
+// Each server owns its state behind its own lock (see server); the Host
+// keeps only what spans servers. Lock order: reloadMu, then mu, then a
+// server's mu (see server). A call takes none of the Host's locks: it
+// reads comp and snap, and touches only its own server.
 type Host struct {
-	cfg      *config.Config
+	// Fixed at Open.
 	log      *slog.Logger
 	opts     upstream.Options
-	onChange func()
 	relists  chan string // servers whose lists changed, for relister
 	stop     chan struct{}
+	confirm  Confirmer
+	store    store.Store     // may be nil
+	audit    *auditLog       // nil without a store
+	notify   *notifier       // nil without OnChange
+	life     context.Context // ends when Close starts
+	cancel   context.CancelFunc
+	watchers sync.WaitGroup // every goroutine the Host starts; Close waits
 
-	policy  atomic.Pointer[policy.Engine] // swapped by Reload
-	confirm Confirmer
-	store   store.Store      // may be nil
-	audit   chan *store.Call // to auditWriter; nil without a store
-	changes chan struct{}    // to notifier
-	notify  notifyState      // what notifier has passed to OnChange
-	life    context.Context  // ends when Close starts
-	cancel  context.CancelFunc
+	comp    atomic.Pointer[composition]       // the configuration in force and its servers; Reload swaps it
+	snap    atomic.Pointer[registry.Snapshot] // the aggregate; rebuild swaps it, nothing mutates one
+	closed  atomic.Bool                       // Close was called; set under mu
+	opened  atomic.Bool                       // Open has returned
+	spilled atomic.Bool                       // a result was spilled: mcp_read_resource is listed from then on
+	spills  spillStore                        // large results (spill.go); has its own lock
 
-	auditDropped atomic.Int64
+	// reloadMu serialises Reload.
+	reloadMu sync.Mutex
 
-	mu       sync.RWMutex
-	servers  map[string]*server        // by name; fixed after Open
-	snap     *registry.Snapshot        // swapped whole; never mutated
-	index    *search.Index             // tool search over snap (search.go)
-	indexed  map[string]*registry.Tool // what index holds, by model-facing name
-	found    []string                  // deferred tools a tool_search found, oldest first: listed (builtin.go)
-	spills   spillStore                // large results (spill.go)
-	spilled  bool                      // a result was spilled: mcp_read_resource is listed from then on
-	closed   bool
-	opened   bool // Open has returned
-	watchers sync.WaitGroup
+	// mu serialises rebuild (so that snapshots are made, and swapped in,
+	// one at a time), the swap of comp against Close, and guards index,
+	// indexed and found.
+	mu      sync.RWMutex
+	index   *search.Index             // tool search over snap (search.go)
+	indexed map[string]*registry.Tool // what index holds, by model-facing name
+	found   []string                  // deferred tools a tool_search found, oldest first: listed (builtin.go)
 }
 
-// server is one configured server and, when connected, its connection.
-// Its mutable fields are guarded by Host.mu.
-type server struct {
-	cfg *config.Server
-	sup *supervise.Supervisor // decides when a dial may happen; nil when disabled
-
-	conn    *upstream.Conn
-	caps    *mcp.ServerCapabilities // declared at the last handshake; kept when the connection ends
-	attempt supervise.Attempt       // the Attempt that made conn
-	raw     *upstream.Catalog       // as discovered (or saved), before vetting
-	catalog *upstream.Catalog       // vetted: what the registry is built from
-	vetted  *ingest.Result          // the vetting that produced catalog
-	cached  bool                    // catalog came from the store and no live discovery confirmed it yet
-	flags   []Finding               // injection-pattern findings of the last rebuild
-	state   State
-	err     error
-
-	dialing  chan struct{} // closed when the dial in progress ends; nil when none
-	inflight int           // requests in progress, for the idle timeout
-	lastUse  time.Time
-	idling   bool // conn is being closed for idleness
-
-	pins     map[string]string // approved definition hashes by tool ("" = instructions)
-	held     map[string]string // tools held back because their definition changed: tool → hash seen
-	relisted time.Time         // the last re-listing, for the one-per-second limit
-
-	trust      float64 // trust score
-	trustAt    time.Time
-	trustDirty bool
+// composition is the configuration in force, its compiled policy and the
+// servers it names (one per cfg.Servers entry, by name). Reload replaces
+// it whole; nothing changes one.
+type composition struct {
+	cfg     *config.Config
+	pol     *policy.Engine
+	servers map[string]*server
 }
 
 // Open connects every enabled server in parallel, each bounded by its
@@ -380,7 +349,6 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 		return nil, err
 	}
 	h := &Host{
-		cfg:     cfg,
 		log:     log,
 		confirm: opts.Confirm,
 		opts: upstream.Options{
@@ -392,25 +360,23 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 			Forward:           opts.Forward,
 			OnResourceUpdated: opts.OnResourceUpdated,
 		},
-		servers:  make(map[string]*server, len(cfg.Servers)),
-		onChange: opts.OnChange,
-		store:    opts.Store,
-		changes:  make(chan struct{}, 1),
-		relists:  make(chan string, 64),
-		stop:     make(chan struct{}),
+		store:   opts.Store,
+		notify:  newNotifier(opts.OnChange),
+		audit:   newAuditLog(opts.Store, log),
+		relists: make(chan string, 64),
+		stop:    make(chan struct{}),
 	}
-	h.policy.Store(pol)
 	h.opts.OnListChanged = h.listChanged
 	h.life, h.cancel = context.WithCancel(context.Background())
-	if h.store != nil {
-		h.audit = make(chan *store.Call, auditQueue)
-		h.watchers.Go(h.auditWriter)
+	comp := &composition{cfg: cfg, pol: pol, servers: make(map[string]*server, len(cfg.Servers))}
+	for _, sc := range cfg.Servers {
+		comp.servers[sc.Name] = h.newServer(ctx, cfg, sc)
 	}
+	h.comp.Store(comp)
 	var wg sync.WaitGroup
 	var later []*server // advertised from the store, connected in the background
 	for _, sc := range cfg.Servers {
-		s := h.newServer(ctx, sc)
-		h.servers[sc.Name] = s
+		s := comp.servers[sc.Name]
 		if !sc.Enabled {
 			continue
 		}
@@ -420,21 +386,24 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 			}
 			continue
 		}
-		wg.Go(func() { h.ensure(ctx, s) }) //nolint:errcheck // recorded in s
+		wg.Go(func() { s.ensure(ctx) }) //nolint:errcheck // recorded in s
 	}
 	wg.Wait()
 	h.rebuild()
-	h.mu.Lock()
-	h.opened = true
-	h.mu.Unlock()
+	h.opened.Store(true)
 	h.watchers.Go(h.relister)
-	h.watchers.Go(h.notifier)
-	for _, s := range later {
-		h.watchers.Go(func() { h.ensure(h.life, s) }) //nolint:errcheck // recorded in s
+	if h.notify != nil {
+		h.watchers.Go(func() { h.notify.run(h.stop) })
 	}
-	for _, s := range h.servers {
-		if s.sup != nil && s.conn == nil && !s.cached {
-			h.watchers.Go(func() { h.retryStartup(s) })
+	for _, s := range later {
+		h.watchers.Go(func() { s.ensure(h.life) }) //nolint:errcheck // recorded in s
+	}
+	for _, s := range comp.servers {
+		s.mu.Lock()
+		retry := s.sup != nil && s.conn == nil && !s.cached
+		s.mu.Unlock()
+		if retry {
+			h.watchers.Go(s.retryStartup)
 		}
 	}
 	if err := ctx.Err(); err != nil {
@@ -444,137 +413,33 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 	return h, nil
 }
 
-// auditQueue bounds the audit log's queue; a call never waits for it.
-const auditQueue = 1024
-
-// relistDelay gathers a burst of list_changed notifications into one
-// re-listing (servers often announce several changes at once, as
-// server-everything does right after initialize); relistEvery is the least
-// time between two re-listings of one server.
-const (
-	relistDelay = 200 * time.Millisecond
-	relistEvery = time.Second
-)
-
-// listChanged queues a server for re-listing; it never blocks the
-// connection's notification handler.
-func (h *Host) listChanged(server string) {
-	select {
-	case h.relists <- server:
-	default: // a burst: the queued re-listing covers it
-	}
-}
-
-// relister re-lists servers whose lists changed (at most one re-listing
-// per server per relistEvery), rebuilds the snapshot and tells OnChange. A
-// failed re-listing keeps the previous catalogue. Every second it also
-// stops idle servers, picks up approvals made elsewhere (switchboard
-// approve) and saves trust scores. It ends when the host closes.
-func (h *Host) relister() {
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	pending := map[string]bool{}
-	var timer <-chan time.Time
-	for {
-		select {
-		case <-h.stop:
-			return
-		case s := <-h.relists:
-			pending[s] = true
-			if timer == nil {
-				timer = time.After(relistDelay)
-			}
-			continue
-		case <-tick.C:
-			h.reapIdle()
-			if h.refreshPins() {
-				h.rebuild()
-				h.changed()
-			}
-			h.saveScores()
-			continue
-		case <-timer:
-			timer = nil
-		}
-		changed := false
-		for name := range pending {
-			h.mu.RLock()
-			s := h.servers[name]
-			wait := relistEvery - time.Since(s.relisted)
-			h.mu.RUnlock()
-			if wait > 0 {
-				// Too soon: keep it pending for the next pass.
-				timer = time.After(wait)
-				continue
-			}
-			delete(pending, name)
-			changed = h.relist(name) || changed
-		}
-		if changed {
-			h.rebuild()
-			h.changed()
-		}
-	}
-}
-
-// relist discovers one server's lists again; it reports whether they
-// changed.
-func (h *Host) relist(name string) bool {
-	h.mu.Lock()
-	s := h.servers[name]
-	conn := s.conn
-	s.relisted = time.Now()
-	h.mu.Unlock()
-	if conn == nil {
-		return false
-	}
-	ctx, cancel := context.WithTimeout(h.life, s.cfg.StartupTimeout)
-	defer cancel()
-	cat, err := conn.Discover(ctx)
-	if err != nil {
-		h.log.Warn("re-listing after list_changed failed; keeping the previous lists", "server", name, "err", err)
-		return false
-	}
-	if s.cfg.Lifecycle.LockToolList {
-		h.log.Warn("server changed its lists, refused (lockToolList)", "server", name)
-		return false
-	}
-	h.mu.RLock()
-	same := s.raw != nil && sameCatalog(s.raw, cat)
-	h.mu.RUnlock()
-	if same {
-		return false
-	}
-	vetted := h.vet(s.cfg, cat)
-	h.mu.Lock()
-	if s.conn != conn {
-		h.mu.Unlock()
-		return false
-	}
-	s.raw, s.catalog, s.vetted = cat, vetted.Catalog, vetted
-	h.mu.Unlock()
-	h.saveCatalog(s.cfg, cat)
-	h.log.Debug("re-listed after list_changed", "server", name, "tools", len(cat.Tools))
-	return true
-}
-
 // rebuild makes a new registry snapshot from the servers' catalogues.
 // The catalogue of a server whose connection ended stays listed: its calls
 // report it unavailable, which tells the model more than a vanished tool.
 func (h *Host) rebuild() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	comp := h.comp.Load()
+	cats := make(map[string]*catalog.Catalog, len(comp.servers))
+	for name, s := range comp.servers {
+		s.mu.Lock()
+		cats[name] = s.catalog
+		s.mu.Unlock()
+	}
 	var all []string
 	var sources []registry.Source
-	held := h.flagAndHold()
+	held := h.flagAndHold(comp, cats)
 	var writes []driftWrite
-	for _, sc := range h.cfg.Servers {
+	for _, sc := range comp.cfg.Servers {
 		all = append(all, sc.Name)
-		s := h.servers[sc.Name]
-		if s.catalog == nil {
+		cat := cats[sc.Name]
+		if cat == nil {
 			continue
 		}
-		drifted, w := h.checkDrift(s)
+		s := comp.servers[sc.Name]
+		s.mu.Lock()
+		drifted, w := h.checkDriftLocked(s, sc, cat)
+		s.mu.Unlock()
 		writes = append(writes, w...)
 		for tool := range drifted {
 			if held[sc.Name] == nil {
@@ -582,10 +447,10 @@ func (h *Host) rebuild() {
 			}
 			held[sc.Name][tool] = true
 		}
-		sources = append(sources, sourceOf(sc, s.catalog, held[sc.Name]))
+		sources = append(sources, sourceOf(sc, cat, held[sc.Name]))
 	}
 	if len(writes) > 0 {
-		go h.writeDrift(writes)
+		h.watchers.Go(func() { h.writeDrift(writes) })
 	}
 	snap := registry.Build(all, sources)
 	for _, c := range snap.Collisions {
@@ -598,63 +463,53 @@ func (h *Host) rebuild() {
 	for _, s := range snap.Skipped {
 		h.log.Warn("tool skipped", "reason", s)
 	}
-	h.snap = snap
+	h.snap.Store(snap)
 	h.reindex(snap)
 }
 
 // config returns the configuration in force (Reload replaces it).
-func (h *Host) config() *config.Config {
-	h.mu.RLock()
-	defer h.mu.RUnlock()
-	return h.cfg
-}
+func (h *Host) config() *config.Config { return h.comp.Load().cfg }
 
-func (h *Host) snapshot() *registry.Snapshot {
-	h.mu.RLock()
-	defer h.mu.RUnlock()
-	return h.snap
-}
+// snapshot returns the aggregate (rebuild replaces it).
+func (h *Host) snapshot() *registry.Snapshot { return h.snap.Load() }
 
 // Servers returns the status of every configured server, sorted by name.
 func (h *Host) Servers() []ServerStatus {
-	h.mu.RLock()
-	defer h.mu.RUnlock()
-	out := make([]ServerStatus, 0, len(h.cfg.Servers))
+	comp := h.comp.Load()
+	out := make([]ServerStatus, 0, len(comp.cfg.Servers))
 	index := map[string]int{}
-	for _, sc := range h.cfg.Servers {
-		s := h.servers[sc.Name]
-		st := ServerStatus{Name: sc.Name, Transport: string(sc.Transport), Trust: string(sc.Trust.Level()), State: s.state}
-		if s.err != nil {
-			st.LastError = s.err.Error()
+	for _, sc := range comp.cfg.Servers {
+		s := comp.servers[sc.Name]
+		v := s.view()
+		st := ServerStatus{Name: sc.Name, Transport: string(sc.Transport), Trust: string(sc.Trust.Level()), State: v.state}
+		if v.err != nil {
+			st.LastError = v.err.Error()
 		}
-		if s.conn != nil {
-			info := s.conn.Info()
+		if v.conn != nil {
+			info := v.conn.Info()
 			st.ProtocolVersion = info.ProtocolVersion
 			st.ServerInfo = info.ServerInfo
-			st.Stderr = s.conn.StderrTail()
+			st.Stderr = v.conn.StderrTail()
 		}
-		if s.vetted != nil {
-			st.Findings = append(st.Findings, s.vetted.Findings...)
+		if v.vetted != nil {
+			st.Findings = append(st.Findings, v.vetted.Findings...)
 		}
-		for tool := range s.held {
-			if h.isHeld(s, tool) {
-				st.Held = append(st.Held, tool)
-			}
-		}
-		slices.Sort(st.Held)
-		st.Findings = append(st.Findings, s.flags...)
-		st.TrustScore = decayed(s.trust, s.trustAt, time.Now())
-		if s.catalog != nil && !h.isHeld(s, "") {
-			st.Instructions = s.catalog.Instructions
-			st.Resources = len(s.catalog.Resources)
-			st.Templates = len(s.catalog.Templates)
-			st.Prompts = len(s.catalog.Prompts)
+		st.Held = v.held
+		st.Findings = append(st.Findings, v.flags...)
+		st.TrustScore = s.trust.current()
+		if v.catalog != nil && !v.isHeld("") {
+			st.Instructions = v.catalog.Instructions
+			st.Resources = len(v.catalog.Resources)
+			st.Templates = len(v.catalog.Templates)
+			st.Prompts = len(v.catalog.Prompts)
 		}
 		index[sc.Name] = len(out)
 		out = append(out, st)
 	}
-	for _, t := range h.snap.Tools() {
-		out[index[t.ID.Server]].Tools++ // registered tools, after filters
+	for _, t := range h.snapshot().Tools() {
+		if i, ok := index[t.ID.Server]; ok {
+			out[i].Tools++ // registered tools, after filters
+		}
 	}
 	return out
 }
@@ -663,12 +518,13 @@ func (h *Host) Servers() []ServerStatus {
 // deferred ones included (and marked); ModelTools returns what to give a
 // model.
 func (h *Host) Tools() []Tool {
+	snap, cfg := h.snapshot(), h.config()
+	out := make([]Tool, 0, len(snap.Tools()))
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	out := make([]Tool, 0, len(h.snap.Tools()))
-	for _, t := range h.snap.Tools() {
+	for _, t := range snap.Tools() {
 		tool := toolOf(t)
-		tool.Deferred = h.deferredLocked(t)
+		tool.Deferred = h.deferredLocked(cfg, t)
 		out = append(out, tool)
 	}
 	return out
@@ -715,10 +571,7 @@ func (h *Host) lookupTool(snap *registry.Snapshot, name string) (*registry.Tool,
 	if t, ok := snap.Tool(name); ok {
 		return t, nil
 	}
-	h.mu.RLock()
-	herr := h.heldTool(name)
-	h.mu.RUnlock()
-	if herr != nil {
+	if herr := h.heldTool(name); herr != nil {
 		return nil, herr
 	}
 	msg := fmt.Sprintf("no tool %q", name)
@@ -747,22 +600,24 @@ func (h *Host) lookupTool(snap *registry.Snapshot, name string) (*registry.Tool,
 // serverUnavailable explains why a configured server cannot take requests,
 // or returns nil when it can.
 func (h *Host) serverUnavailable(name string) error {
-	h.mu.RLock()
-	defer h.mu.RUnlock()
-	s := h.servers[name]
-	switch {
-	case s == nil, s.state == StateReady:
+	s := h.comp.Load().servers[name]
+	if s == nil {
 		return nil
-	case h.closed:
+	}
+	v := s.view()
+	switch {
+	case v.state == StateReady:
+		return nil
+	case h.closed.Load():
 		return fault.New(fault.CodeUnavailable, name, "", errors.New("the host is closed"))
-	case s.state == StateDisabled:
+	case v.state == StateDisabled:
 		return fault.New(fault.CodeUnavailable, name, "", errors.New(`the server is disabled ("enabled": false in the configuration)`))
-	case s.catalog != nil:
+	case v.catalog != nil:
 		return nil // its tools are known; a call dials it
-	case s.err == nil:
+	case v.err == nil:
 		return fault.New(fault.CodeUnavailable, name, "", errors.New("the server has not started yet"))
 	}
-	return fault.New(fault.CodeUnavailable, name, "", fmt.Errorf("the server failed to start: %s", withoutServer(s.err, name)))
+	return fault.New(fault.CodeUnavailable, name, "", fmt.Errorf("the server failed to start: %s", withoutServer(v.err, name)))
 }
 
 // withoutServer renders err without a leading `server "name": `, for
@@ -778,13 +633,11 @@ func withoutServer(err error, name string) string {
 // conn returns the live connection of a server, dialling it if need be
 // (see ensure).
 func (h *Host) conn(ctx context.Context, name string) (*upstream.Conn, error) {
-	h.mu.RLock()
-	s := h.servers[name]
-	h.mu.RUnlock()
+	s := h.comp.Load().servers[name]
 	if s == nil {
 		return nil, fault.New(fault.CodeNotFound, "", "", fmt.Errorf("no server %q", name))
 	}
-	return h.ensure(ctx, s)
+	return s.ensure(ctx)
 }
 
 // Call calls a tool by model-facing name or canonical ID. args is the JSON
@@ -801,45 +654,44 @@ func (h *Host) Call(ctx context.Context, name string, args json.RawMessage, opts
 	if len(args) > 0 && !isObject(args) {
 		return nil, fault.New(fault.CodeInvalidInput, t.ID.Server, fmt.Sprintf("call tool %q", t.ID.Name), errors.New("arguments must be a JSON object"))
 	}
-	h.mu.RLock()
-	s := h.servers[t.ID.Server]
-	h.mu.RUnlock()
+	comp := h.comp.Load()
+	s := comp.servers[t.ID.Server]
 	if s == nil {
 		// A reload removed the server after the tool was looked up.
 		return nil, fault.New(fault.CodeNotFound, t.ID.Server, fmt.Sprintf("call tool %q", t.ID.Name), errors.New("the server is no longer configured"))
 	}
-	sc := s.cfg
-	if err := h.authorize(ctx, t, sc, args, opts); err != nil {
+	sc := s.cfg.Load() // this call's settings, whatever a reload swaps in meanwhile
+	if err := h.authorize(ctx, comp.pol, t, sc, args, opts); err != nil {
 		return nil, err
 	}
 	start := time.Now()
-	h.begin(s)
-	out, err := h.call(ctx, s, t, args, opts)
-	h.end(s)
-	client := ""
-	if opts != nil {
-		client = opts.Client
-	}
-	if h.audit != nil {
-		h.record(auditCall(t.ID, client, args, start, out, err))
+	s.beginCall()
+	out, err := h.call(ctx, s, sc, t, args, opts)
+	s.endCall()
+	if h.audit.on() {
+		client := ""
+		if opts != nil {
+			client = opts.Client
+		}
+		h.audit.record(auditCall(t.ID, client, args, start, out, err))
 	}
 	switch {
 	case err != nil && fault.CodeOf(err) != fault.CodeInvalidInput && fault.CodeOf(err) != fault.CodeNotFound:
-		h.score(s, outcomeError)
+		s.trust.add(outcomeError)
 	case err == nil && out.IsError:
-		h.score(s, outcomeToolErr)
+		s.trust.add(outcomeToolErr)
 	case err == nil:
-		h.score(s, outcomeOK)
+		s.trust.add(outcomeOK)
 	}
 	return out, err
 }
 
 // call makes an authorized call: it dials the server if need be, calls,
 // and guards the result.
-func (h *Host) call(ctx context.Context, s *server, t *registry.Tool, args json.RawMessage, opts *CallOptions) (*Result, error) {
+func (h *Host) call(ctx context.Context, s *server, sc *config.Server, t *registry.Tool, args json.RawMessage, opts *CallOptions) (*Result, error) {
 	// A server started on first use may take its startup timeout on top
 	// of the call's.
-	conn, err := h.ensure(ctx, s)
+	conn, err := s.ensure(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -849,23 +701,23 @@ func (h *Host) call(ctx context.Context, s *server, t *registry.Tool, args json.
 		// The connection was already gone, so the request was never sent
 		// (a lost request is unknown_outcome, never this): this is the
 		// call that redials, once.
-		h.mu.RLock()
+		s.mu.Lock()
 		a := s.attempt
-		h.mu.RUnlock()
-		h.dropped(s, conn, a, err)
-		if conn, err = h.ensure(ctx, s); err != nil {
+		s.mu.Unlock()
+		s.dropped(conn, a, err)
+		if conn, err = s.ensure(ctx); err != nil {
 			return nil, err
 		}
 		res, err = conn.CallTool(ctx, t.ID.Name, args, uopts)
 	}
 	if err != nil {
-		return nil, err
+		return nil, fromUpstream(err)
 	}
 	var raw json.RawMessage
 	if opts != nil && opts.KeepWhole {
-		raw, err = h.guardResult(s.cfg, t.ID.Name, res.Raw, 0)
+		raw, err = h.guardResult(sc, t.ID.Name, res.Raw, 0)
 	} else {
-		raw, err = h.guardAndSpill(s.cfg, t.ID.Name, res.Raw, false, t.Tool.OutputSchema != nil)
+		raw, err = h.guardAndSpill(sc, t.ID.Name, res.Raw, false, t.Tool.OutputSchema != nil)
 	}
 	if err != nil {
 		return nil, err
@@ -875,22 +727,6 @@ func (h *Host) call(ctx context.Context, s *server, t *registry.Tool, args json.
 		out.Text = content.ToolText(raw)
 	}
 	return out, nil
-}
-
-// begin and end count a server's requests in progress, for the idle
-// timeout.
-func (h *Host) begin(s *server) {
-	h.mu.Lock()
-	s.inflight++
-	s.lastUse = time.Now()
-	h.mu.Unlock()
-}
-
-func (h *Host) end(s *server) {
-	h.mu.Lock()
-	s.inflight--
-	s.lastUse = time.Now()
-	h.mu.Unlock()
 }
 
 // isObject reports whether raw is one valid JSON object, without decoding
@@ -906,18 +742,6 @@ func isObject(raw json.RawMessage) bool {
 		return false
 	}
 	return false
-}
-
-// callOptions translates CallOptions for the upstream package; the peer
-// travels in the context.
-func callOptions(ctx context.Context, opts *CallOptions) (*upstream.CallOptions, context.Context) {
-	if opts == nil {
-		return nil, ctx
-	}
-	if opts.Peer != nil {
-		ctx = upstream.WithPeer(ctx, opts.Peer)
-	}
-	return &upstream.CallOptions{Progress: opts.Progress, InputResponses: opts.InputResponses, RequestState: opts.RequestState}, ctx
 }
 
 // Resources returns every resource, sorted by canonical ID.
@@ -1013,7 +837,7 @@ func (h *Host) GetPrompt(ctx context.Context, id string, args map[string]string,
 	uopts, ctx := callOptions(ctx, opts)
 	res, err := conn.GetPrompt(ctx, p.ID.Name, args, uopts)
 	if err != nil {
-		return nil, err
+		return nil, fromUpstream(err)
 	}
 	cleanPrompt(res)
 	return &PromptResult{ID: p.ID.String(), Result: res, Text: content.PromptText(res)}, nil
@@ -1110,38 +934,24 @@ func templatePrefixMatch(tmpl, uri string) bool {
 // for the bounded teardown. It is safe to call more than once.
 func (h *Host) Close() error {
 	h.mu.Lock()
-	if h.closed {
+	if h.closed.Load() {
 		h.mu.Unlock()
 		return nil
 	}
-	h.closed = true
+	h.closed.Store(true) // under mu: a Reload swaps comp only while it is not set
+	comp := h.comp.Load()
+	h.mu.Unlock()
 	close(h.stop)
 	h.cancel()
-	var conns []*upstream.Conn
-	for _, s := range h.servers {
-		if s.sup != nil {
-			s.sup.Stop()
-		}
-		if s.conn != nil {
-			conns = append(conns, s.conn)
-		}
-		if s.state != StateDisabled {
-			s.state = StateClosed
-		}
+	servers := make([]*server, 0, len(comp.servers))
+	for _, s := range comp.servers {
+		servers = append(servers, s)
 	}
-	h.mu.Unlock()
-	var wg sync.WaitGroup
-	errs := make([]error, len(conns))
-	for i, c := range conns {
-		wg.Go(func() { errs[i] = c.Close() })
-	}
-	wg.Wait()
-	if h.audit != nil {
-		// Calls have ended (their connections are closed): nothing more
-		// is queued.
-		close(h.audit)
-	}
+	err := h.stopAll(servers)
+	// Calls have ended (their connections are closed); a row recorded
+	// after this is dropped.
+	h.audit.close()
 	h.watchers.Wait()
 	h.saveScores()
-	return errors.Join(errs...)
+	return err
 }

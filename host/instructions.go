@@ -14,18 +14,17 @@ type ServerInstructions struct {
 // discovery), and not while a change to them waits for approval; a
 // disabled or closed server's are not.
 func (h *Host) Instructions() []ServerInstructions {
-	h.mu.RLock()
-	defer h.mu.RUnlock()
+	comp := h.comp.Load()
 	var out []ServerInstructions
-	for _, sc := range h.cfg.Servers {
-		s := h.servers[sc.Name]
-		if s == nil || s.catalog == nil || s.catalog.Instructions == "" || h.isHeld(s, "") {
+	for _, sc := range comp.cfg.Servers {
+		v := comp.servers[sc.Name].view()
+		if v.catalog == nil || v.catalog.Instructions == "" || v.isHeld("") {
 			continue
 		}
-		if s.state == StateDisabled || s.state == StateClosed {
+		if v.state == StateDisabled || v.state == StateClosed {
 			continue
 		}
-		out = append(out, ServerInstructions{Server: sc.Name, Text: s.catalog.Instructions})
+		out = append(out, ServerInstructions{Server: sc.Name, Text: v.catalog.Instructions})
 	}
 	return out
 }

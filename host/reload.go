@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	"github.com/switchboard-mcp/switchboard/config"
-	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
 // Reload swaps in a new configuration, as caddy does: the new composition
@@ -18,6 +17,7 @@ import (
 // server is started before the swap (or advertised from its saved
 // catalogue); a removed one is stopped after it. An invalid configuration
 // (or policy) is refused with the reason and the running one stays.
+// Reloads run one at a time.
 func (h *Host) Reload(ctx context.Context, cfg *config.Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
@@ -26,92 +26,91 @@ func (h *Host) Reload(ctx context.Context, cfg *config.Config) error {
 	if err != nil {
 		return err
 	}
-	h.mu.RLock()
-	if h.closed {
-		h.mu.RUnlock()
+	h.reloadMu.Lock()
+	defer h.reloadMu.Unlock()
+	if h.closed.Load() {
 		return errors.New("the host is closed")
 	}
-	old := h.servers
-	h.mu.RUnlock()
+	old := h.comp.Load()
 
-	next := make(map[string]*server, len(cfg.Servers))
+	// Build the new composition: kept servers as they are, new and changed
+	// ones made afresh.
+	next := &composition{cfg: cfg, pol: pol, servers: make(map[string]*server, len(cfg.Servers))}
 	var fresh []*server
 	for _, sc := range cfg.Servers {
-		if prev := old[sc.Name]; prev != nil && sameConnection(prev.cfg, sc) {
-			next[sc.Name] = prev
+		if prev := old.servers[sc.Name]; prev != nil && sameConnection(prev.cfg.Load(), sc) {
+			next.servers[sc.Name] = prev
 			continue
 		}
-		s := h.newServer(ctx, sc)
-		next[sc.Name] = s
+		s := h.newServer(ctx, cfg, sc)
+		next.servers[sc.Name] = s
 		if sc.Enabled && !s.cached {
 			fresh = append(fresh, s)
 		}
 	}
-	// Connected first: a failure is recorded on the new server (it is
-	// supervised like any other), not a reason to keep the old config.
+	// Start it: a failure is recorded on the new server (it is supervised
+	// like any other), not a reason to keep the old config.
 	var wg sync.WaitGroup
 	for _, s := range fresh {
-		wg.Go(func() { h.ensure(ctx, s) }) //nolint:errcheck // recorded in s
+		wg.Go(func() { s.ensure(ctx) }) //nolint:errcheck // recorded in s
 	}
 	wg.Wait()
 
+	// Swap.
 	h.mu.Lock()
-	if h.closed {
+	if h.closed.Load() {
 		h.mu.Unlock()
+		h.stopAll(fresh)
 		return errors.New("the host is closed")
 	}
-	var stop []*server
-	for name, s := range old {
-		if next[name] != s {
-			stop = append(stop, s)
-		}
-	}
 	// Kept servers take the new settings that do not touch the
-	// connection; their lists are vetted again under them below.
+	// connection: a new value each, swapped whole, so a call in flight
+	// keeps reading the one it started with.
 	for _, sc := range cfg.Servers {
-		if s := next[sc.Name]; s == old[sc.Name] && s != nil {
-			s.cfg = sc
+		if s := next.servers[sc.Name]; s == old.servers[sc.Name] {
+			s.cfg.Store(sc)
 		}
 	}
-	h.cfg, h.servers = cfg, next
-	h.policy.Store(pol)
+	h.comp.Store(next)
 	h.mu.Unlock()
 
-	for _, sc := range cfg.Servers {
-		s := next[sc.Name]
-		h.mu.RLock()
-		raw, kept := s.raw, s == old[sc.Name]
-		h.mu.RUnlock()
-		if kept && raw != nil {
-			vetted := h.vet(sc, raw)
-			h.mu.Lock()
-			s.vetted, s.catalog = vetted, vetted.Catalog
-			h.mu.Unlock()
+	// Every server's lists are vetted again under the new settings (a
+	// fresh server was vetted under the old security settings).
+	for _, s := range next.servers {
+		s.revet()
+	}
+	// Stop the old.
+	var stop []*server
+	removed := map[string]*server{}
+	for name, s := range old.servers {
+		if next.servers[name] != s {
+			stop = append(stop, s)
+			removed[name] = s
 		}
 	}
-	var conns []*upstream.Conn
-	h.mu.Lock()
-	for _, s := range stop {
-		if s.sup != nil {
-			s.sup.Stop()
-		}
-		if s.conn != nil {
-			conns = append(conns, s.conn)
-			s.conn = nil
-		}
-		s.state = StateClosed
-	}
-	h.mu.Unlock()
-	for _, c := range conns {
-		c.Close()
-	}
+	h.stopAll(stop)
+	h.saveScoresOf(removed)
 	for _, s := range fresh {
-		h.watchers.Go(func() { h.retryStartup(s) })
+		h.watchers.Go(s.retryStartup)
 	}
 	h.rebuild()
 	h.changed()
 	h.log.Info("configuration reloaded", "servers", len(cfg.Servers), "started", len(fresh), "stopped", len(stop))
 	return nil
+}
+
+// stopAll stops servers and closes their connections, waiting for the
+// bounded teardown.
+func (h *Host) stopAll(servers []*server) error {
+	var wg sync.WaitGroup
+	errs := make([]error, len(servers))
+	for i, s := range servers {
+		if c := s.stop(); c != nil {
+			wg.Go(func() { errs[i] = c.Close() })
+		}
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // sameConnection reports whether a server's connection can be kept: the

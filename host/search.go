@@ -13,7 +13,7 @@ import (
 
 // reindex brings the search index up to date with a new snapshot: tools
 // that are gone are removed, new or changed ones (re)indexed. Called with
-// h.mu held, after h.snap is replaced.
+// h.mu held (by rebuild), after h.snap is replaced.
 func (h *Host) reindex(snap *registry.Snapshot) {
 	if h.index == nil {
 		h.index = search.New()
@@ -49,19 +49,21 @@ func (h *Host) reindex(snap *registry.Snapshot) {
 // marked (see Tools).
 func (h *Host) Search(query string, k int) []Tool {
 	h.mu.RLock()
-	ix, snap := h.index, h.snap
+	ix := h.index
 	h.mu.RUnlock()
 	if ix == nil {
 		return nil
 	}
+	snap := h.snapshot()
 	hits := ix.Search(query, k)
 	var out []Tool
+	cfg := h.config()
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	for _, hit := range hits {
 		if t, ok := snap.Tool(hit.ID); ok {
 			tool := toolOf(t)
-			tool.Deferred = h.deferredLocked(t)
+			tool.Deferred = h.deferredLocked(cfg, t)
 			out = append(out, tool)
 		}
 	}

@@ -217,11 +217,7 @@ func (h *Host) guardAndSpill(sc *config.Server, tool string, raw json.RawMessage
 	id := h.spills.put(sc.Name, tool, text, page)
 	// The ID is a capability: log only enough of it to match reports.
 	h.log.Info("large result stored; the model gets a preview", "server", sc.Name, "tool", tool, "bytes", len(text), "id", id[:len(spillPrefix)+8]+"…")
-	h.mu.Lock()
-	first := !h.spilled
-	h.spilled = true
-	h.mu.Unlock()
-	if first {
+	if h.spilled.CompareAndSwap(false, true) {
 		h.changed() // mcp_read_resource is listed from now on
 	}
 	if resource {

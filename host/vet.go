@@ -10,10 +10,10 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/fault"
+	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/ingest"
 	"github.com/switchboard-mcp/switchboard/internal/names"
 	"github.com/switchboard-mcp/switchboard/internal/registry"
-	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
 // Finding is one thing Switchboard changed, refused or noticed in what a
@@ -22,10 +22,16 @@ import (
 // stable (see internal/ingest).
 type Finding = ingest.Finding
 
-// vet checks a freshly listed catalogue and logs what it found. It returns
-// the vetted catalogue; the caller stores it under h.mu.
-func (h *Host) vet(sc *config.Server, cat *upstream.Catalog) *ingest.Result {
-	res := ingest.Vet(sc, h.config().Security, cat)
+// vet checks a freshly listed catalogue under the security settings in
+// force and logs what it found. It returns the vetted catalogue; the
+// caller stores it under the server's lock.
+func (h *Host) vet(sc *config.Server, cat *catalog.Catalog) *ingest.Result {
+	return h.vetUnder(h.config().Security, sc, cat)
+}
+
+// vetUnder is vet under the security settings sec.
+func (h *Host) vetUnder(sec config.Security, sc *config.Server, cat *catalog.Catalog) *ingest.Result {
+	res := ingest.Vet(sc, sec, cat)
 	for _, f := range res.Findings {
 		h.log.Warn("server metadata: "+f.Kind, "server", f.Server, "item", f.Item, "detail", f.Detail)
 	}
@@ -35,16 +41,17 @@ func (h *Host) vet(sc *config.Server, cat *upstream.Catalog) *ingest.Result {
 // flagAndHold scans every server's cleaned metadata for injection patterns,
 // against the names of the other servers and their tools, and returns the
 // tools to hold back (strict servers that are not trusted) by server. New
-// findings are logged; all are kept for Findings. Called with h.mu held.
-func (h *Host) flagAndHold() map[string]map[string]bool {
+// findings are logged; all are kept for Findings. cats are the servers'
+// vetted catalogues by name. Called with h.mu held (by rebuild).
+func (h *Host) flagAndHold(comp *composition, cats map[string]*catalog.Catalog) map[string]map[string]bool {
 	// Every server's names, to spot a description that talks about
 	// another server's tools (shadowing).
 	owners := map[string][]string{} // lower-cased name → servers using it
 	toolOwners := map[string][]string{}
-	for _, sc := range h.cfg.Servers {
+	for _, sc := range comp.cfg.Servers {
 		own := []string{sc.Name}
-		if s := h.servers[sc.Name]; s.catalog != nil {
-			for _, t := range s.catalog.Tools {
+		if cat := cats[sc.Name]; cat != nil {
+			for _, t := range cat.Tools {
 				own = append(own, names.Prefix(sc.Prefix)+names.Sep+t.Name)
 				// A plain word ("echo", "search") is everyone's: a
 				// mention says nothing. Identifier-like names are
@@ -65,9 +72,9 @@ func (h *Host) flagAndHold() map[string]map[string]bool {
 		}
 	}
 	held := map[string]map[string]bool{}
-	for _, sc := range h.cfg.Servers {
-		s := h.servers[sc.Name]
-		if s.catalog == nil {
+	for _, sc := range comp.cfg.Servers {
+		cat := cats[sc.Name]
+		if cat == nil {
 			continue
 		}
 		var others []string
@@ -76,8 +83,8 @@ func (h *Host) flagAndHold() map[string]map[string]bool {
 				others = append(others, n)
 			}
 		}
-		byTool, findings := ingest.Flags(sc.Name, s.catalog, others)
-		for _, t := range s.catalog.Tools {
+		byTool, findings := ingest.Flags(sc.Name, cat, others)
+		for _, t := range cat.Tools {
 			// Two servers offering the same tool name: each keeps its own
 			// model-facing name, but a description of one may be written
 			// to steer calls meant for the other (shadowing).
@@ -103,30 +110,42 @@ func (h *Host) flagAndHold() map[string]map[string]bool {
 			}
 		}
 		slices.SortFunc(findings, func(a, b Finding) int { return strings.Compare(a.String(), b.String()) })
-		if !slices.Equal(findings, s.flags) {
-			for _, f := range findings {
-				if !slices.Contains(s.flags, f) {
-					h.log.Warn("server metadata: "+f.Kind, "server", f.Server, "item", f.Item, "detail", f.Detail)
-				}
-			}
-			s.flags = findings
+		for _, f := range comp.servers[sc.Name].setFlags(findings) {
+			h.log.Warn("server metadata: "+f.Kind, "server", f.Server, "item", f.Item, "detail", f.Detail)
 		}
 	}
 	return held
 }
 
+// setFlags records the injection-pattern findings of a rebuild and returns
+// the ones that are new.
+func (s *server) setFlags(findings []Finding) []Finding {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if slices.Equal(findings, s.flags) {
+		return nil
+	}
+	var fresh []Finding
+	for _, f := range findings {
+		if !slices.Contains(s.flags, f) {
+			fresh = append(fresh, f)
+		}
+	}
+	s.flags = findings
+	return fresh
+}
+
 // Findings returns what Switchboard changed, refused or noticed in the
 // servers' metadata, by server in configuration order.
 func (h *Host) Findings() []Finding {
-	h.mu.RLock()
-	defer h.mu.RUnlock()
+	comp := h.comp.Load()
 	var out []Finding
-	for _, sc := range h.cfg.Servers {
-		s := h.servers[sc.Name]
-		if s.vetted != nil {
-			out = append(out, s.vetted.Findings...)
+	for _, sc := range comp.cfg.Servers {
+		v := comp.servers[sc.Name].view()
+		if v.vetted != nil {
+			out = append(out, v.vetted.Findings...)
 		}
-		out = append(out, s.flags...)
+		out = append(out, v.flags...)
 	}
 	return out
 }
@@ -145,15 +164,14 @@ func (h *Host) RawTool(name string) (json.RawMessage, error) {
 	} else {
 		return nil, h.notFoundTool(snap, name)
 	}
-	h.mu.RLock()
-	s := h.servers[id.Server]
 	var orig any
-	if s != nil && s.vetted != nil {
-		if t := s.vetted.Originals[id.Name]; t != nil {
-			orig = t
+	if s := h.comp.Load().servers[id.Server]; s != nil {
+		if v := s.view(); v.vetted != nil {
+			if t := v.vetted.Originals[id.Name]; t != nil {
+				orig = t
+			}
 		}
 	}
-	h.mu.RUnlock()
 	if orig == nil {
 		return nil, h.notFoundTool(snap, name)
 	}
@@ -162,7 +180,7 @@ func (h *Host) RawTool(name string) (json.RawMessage, error) {
 
 // sourceOf is a server's contribution to the registry, without the tools
 // held back.
-func sourceOf(sc *config.Server, cat *upstream.Catalog, held map[string]bool) registry.Source {
+func sourceOf(sc *config.Server, cat *catalog.Catalog, held map[string]bool) registry.Source {
 	prefix := sc.Prefix
 	if n := names.Prefix(prefix); n != "" {
 		prefix = n // "a_" reads "a__tool", not a hashed name

@@ -28,9 +28,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/sanitize"
 	"github.com/switchboard-mcp/switchboard/internal/schema"
-	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
 // Finding kinds. They are stable strings: they appear in logs, in the
@@ -72,7 +72,7 @@ func (f Finding) String() string {
 type Result struct {
 	// Catalog holds the entries that survived, cleaned. Tools' input
 	// and output schemas are json.RawMessage, normalised.
-	Catalog *upstream.Catalog
+	Catalog *catalog.Catalog
 	// Originals are the tools as the server sent them, by upstream name,
 	// including the ones that were refused, for an operator's inspection
 	// (switchboard tools --raw). Never shown to a model.
@@ -81,10 +81,10 @@ type Result struct {
 }
 
 // Vet checks one server's catalogue. cat is not modified.
-func Vet(s *config.Server, sec config.Security, cat *upstream.Catalog) *Result {
+func Vet(s *config.Server, sec config.Security, cat *catalog.Catalog) *Result {
 	sec = sec.WithDefaults()
 	v := &vetter{server: s, sec: sec, trusted: s.Trust.Level() == config.TrustTrusted}
-	out := &upstream.Catalog{}
+	out := &catalog.Catalog{}
 	res := &Result{Catalog: out, Originals: map[string]*mcp.Tool{}}
 	for _, note := range cat.Skipped {
 		v.add(KindListSkipped, "", note)
@@ -295,7 +295,7 @@ func matchAny(globs []string, name string) bool {
 // flagged as "cross_server"); names this server also uses are left out by
 // the caller. It returns, per tool name, the rules that matched (for the
 // host's strict mode), and a Finding per match.
-func Flags(server string, cat *upstream.Catalog, others []string) (map[string][]sanitize.Flag, []Finding) {
+func Flags(server string, cat *catalog.Catalog, others []string) (map[string][]sanitize.Flag, []Finding) {
 	sc := sanitize.NewScanner(others)
 	byTool := map[string][]sanitize.Flag{}
 	var findings []Finding

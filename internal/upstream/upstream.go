@@ -11,7 +11,8 @@
 // *fault.Error values naming the server.
 //
 // A Conn does not reconnect; supervision belongs to the caller. This
-// package may import config, fault and internal/launcher, never host.
+// package may import config, fault, internal/catalog and internal/launcher,
+// never host.
 package upstream
 
 import (
@@ -33,6 +34,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/fault"
+	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
 )
 
@@ -112,20 +114,6 @@ type Info struct {
 	ServerInfo      *mcp.Implementation // may be nil on the modern path
 	Capabilities    *mcp.ServerCapabilities
 	Instructions    string
-}
-
-// Catalog is everything a server offers, drained page by page.
-type Catalog struct {
-	Tools     []*mcp.Tool
-	Resources []*mcp.Resource
-	Templates []*mcp.ResourceTemplate
-	Prompts   []*mcp.Prompt
-	// Instructions are the server's instructions from the handshake, as
-	// sent.
-	Instructions string
-	// Skipped says which entries of the lists were dropped because they
-	// could not be decoded at all (tools: [42]).
-	Skipped []string
 }
 
 // Progress is one progress notification for a call.
@@ -483,7 +471,7 @@ func (c *Conn) Close() error {
 }
 
 // Discover drains every list the server's capabilities declare.
-func (c *Conn) Discover(ctx context.Context) (*Catalog, error) {
+func (c *Conn) Discover(ctx context.Context) (*catalog.Catalog, error) {
 	ctx, cancel := c.callContext(ctx)
 	defer cancel()
 	filter := new(listFilter)
@@ -491,7 +479,7 @@ func (c *Conn) Discover(ctx context.Context) (*Catalog, error) {
 	s.list = filter
 	defer s.finish()
 	caps := c.info.Capabilities
-	cat := &Catalog{Instructions: c.info.Instructions}
+	cat := &catalog.Catalog{Instructions: c.info.Instructions}
 	defer func() { cat.Skipped = filter.dropped() }()
 	var err error
 	if caps.Tools != nil {

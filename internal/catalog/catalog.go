@@ -1,0 +1,24 @@
+// Package catalog holds what one MCP server offers: its tools, resources,
+// resource templates and prompts, drained page by page, and its
+// instructions. internal/upstream fills a Catalog at discovery,
+// internal/ingest vets one, and host keeps, saves and aggregates them.
+//
+// It is a leaf: it may import only the standard library and go-sdk's
+// types.
+package catalog
+
+import "github.com/modelcontextprotocol/go-sdk/mcp"
+
+// Catalog is everything a server offers, drained page by page.
+type Catalog struct {
+	Tools     []*mcp.Tool
+	Resources []*mcp.Resource
+	Templates []*mcp.ResourceTemplate
+	Prompts   []*mcp.Prompt
+	// Instructions are the server's instructions from the handshake, as
+	// sent.
+	Instructions string
+	// Skipped says which entries of the lists were dropped because they
+	// could not be decoded at all (tools: [42]).
+	Skipped []string
+}
