@@ -8,11 +8,15 @@ import (
 	"testing"
 )
 
-// seeds are the grammar's corners plus the tricky strings, the inputs
-// every fuzz target starts from.
-func seeds(f *testing.F) {
+// seeds adds the grammar's corners plus the tricky strings, the inputs
+// every fuzz target starts from. Only with deep does it add the
+// nesting at and past MaxDepth: tens of kilobytes each, slow to mutate, and
+// of interest only where the limit applies.
+func seeds(f *testing.F, deep bool) {
 	for _, c := range scanCases {
-		f.Add([]byte(c))
+		if len(c) < 1000 || deep {
+			f.Add([]byte(c))
+		}
 	}
 	for _, s := range stringCases {
 		f.Add([]byte(s))
@@ -31,7 +35,7 @@ func seeds(f *testing.F) {
 // FuzzValid holds Valid to json.Valid on any input, and ScanString and
 // AppendUnquote to encoding/json on anything that starts like a string.
 func FuzzValid(f *testing.F) {
-	seeds(f)
+	seeds(f, true)
 	f.Fuzz(func(t *testing.T, d []byte) {
 		if got, want := Valid(d), json.Valid(d); got != want {
 			t.Fatalf("Valid(%q) = %v, json.Valid = %v", d, got, want)
@@ -48,7 +52,7 @@ func FuzzValid(f *testing.F) {
 // stream (every key in order, duplicates included), and Array to
 // json.Unmarshal into []json.RawMessage.
 func FuzzObject(f *testing.F) {
-	seeds(f)
+	seeds(f, true)
 	f.Fuzz(func(t *testing.T, d []byte) {
 		i := SkipSpace(d, 0)
 		switch {
@@ -158,7 +162,7 @@ func compact(t *testing.T, v []byte) string {
 // input, with and without limits, and on valid JSON to a measurement
 // through encoding/json; the limits bite exactly at the measured figures.
 func FuzzMeasure(f *testing.F) {
-	seeds(f)
+	seeds(f, false)
 	f.Fuzz(func(t *testing.T, d []byte) {
 		got, over, at := Measure(d, unlimited)
 		if over != Within || at != -1 {
@@ -205,7 +209,7 @@ func FuzzMeasure(f *testing.F) {
 // arbitrary bytes: none may panic, read out of range, or report an end
 // outside the input or before where it started.
 func FuzzScanners(f *testing.F) {
-	seeds(f)
+	seeds(f, false)
 	f.Fuzz(func(t *testing.T, d []byte) {
 		check := func(what string, i, end int, err error) {
 			if end < i && err == nil || end > len(d) {
