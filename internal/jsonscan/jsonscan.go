@@ -16,8 +16,9 @@
 // limit exceeded.
 //
 // Every scanner is iterative, so no input can exhaust the goroutine
-// stack, and none allocates except for an error, a key written with
-// escapes, and (in Skip) a container stack deeper than 32 levels. The
+// stack, and none allocates except for an error, a key that needs
+// decoding (escapes, invalid UTF-8), and (in Skip) a container stack
+// deeper than 32 levels. The
 // fuzz targets hold the package to encoding/json: Valid to json.Valid,
 // Object and Array to json.Unmarshal into map[string]json.RawMessage and
 // []json.RawMessage, Measure to a measurement through json.Decoder.
