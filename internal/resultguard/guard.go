@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/switchboard-mcp/switchboard/internal/jsonscan"
 )
 
 // guard holds the state of one Result call. The walk validates the whole
@@ -75,40 +77,39 @@ type edit struct {
 
 func (g *guard) walk() error {
 	d := g.raw
-	i := skipSpace(d, 0)
+	i := jsonscan.SkipSpace(d, 0)
 	if i >= len(d) || d[i] != '{' {
 		return errAt(i, "not a JSON object")
 	}
 	prevEnd := -1
 	var last *member // the previous member, if it is one we locate
-	end, err := object(d, i, func(key []byte, keyStart, v int) (int, error) {
+	end, err := jsonscan.Object(d, i, func(m jsonscan.Member) (int, error) {
 		if last != nil {
-			last.nextStart = keyStart
+			last.nextStart = m.KeyStart
 			last = nil
 		}
 		var end int
 		var err error
-		k := keyText(key)
 		switch {
-		case keyIs(k, "content"):
+		case keyIs(m.Key, "content"):
 			if g.content.found {
-				return keyStart, errAt(keyStart, `repeated "content"`)
+				return m.KeyStart, errAt(m.KeyStart, `repeated "content"`)
 			}
-			end, err = g.walkContent(v)
-			g.content = member{true, keyStart, v, end, prevEnd, -1}
+			end, err = g.walkContent(m.Value)
+			g.content = member{true, m.KeyStart, m.Value, end, prevEnd, -1}
 			last = &g.content
-		case keyIs(k, "structuredContent"):
+		case keyIs(m.Key, "structuredContent"):
 			if g.structured.found {
-				return keyStart, errAt(keyStart, `repeated "structuredContent"`)
+				return m.KeyStart, errAt(m.KeyStart, `repeated "structuredContent"`)
 			}
-			end, g.sDepth, err = skipValue(d, v, 1)
-			g.structured = member{true, keyStart, v, end, prevEnd, -1}
+			end, g.sDepth, err = jsonscan.Skip(d, m.Value, 1)
+			g.structured = member{true, m.KeyStart, m.Value, end, prevEnd, -1}
 			if g.o.TextTotal != nil {
-				*g.o.TextTotal += end - v
+				*g.o.TextTotal += end - m.Value
 			}
 			last = &g.structured
 		default:
-			end, _, err = skipValue(d, v, 1)
+			end, _, err = jsonscan.Skip(d, m.Value, 1)
 		}
 		prevEnd = end
 		return end, err
@@ -116,7 +117,7 @@ func (g *guard) walk() error {
 	if err != nil {
 		return err
 	}
-	if end = skipSpace(d, end); end != len(d) {
+	if end = jsonscan.SkipSpace(d, end); end != len(d) {
 		return errAt(end, "data after the result object")
 	}
 	return nil
@@ -128,47 +129,28 @@ func (g *guard) walkContent(i int) (int, error) {
 	d := g.raw
 	if d[i] == 'n' {
 		g.contentNil = true
-		return scanLiteral(d, i, "null")
+		return jsonscan.ScanLiteral(d, i, "null")
 	}
 	if d[i] != '[' {
 		return i, errAt(i, `"content" is not an array`)
 	}
-	i = skipSpace(d, i+1)
-	for n := 0; ; n++ {
-		if i < len(d) && d[i] == ']' && n == 0 {
-			g.closePos = i
-			return i + 1, nil
-		}
-		if i >= len(d) {
-			return i, errAt(i, "unexpected end of JSON")
-		}
+	end, err := jsonscan.Array(d, i, func(n, start int) (int, error) {
 		var end int
 		var err error
 		if n < g.l.Blocks {
-			*g.mark(n) = blockMark{start: i, edits: len(g.edits), findings: len(g.findings)}
-			end, err = g.block(n, i)
+			*g.mark(n) = blockMark{start: start, edits: len(g.edits), findings: len(g.findings)}
+			end, err = g.block(n, start)
 			g.mark(n).end = end
 		} else {
-			end, _, err = skipValue(d, i, 2)
+			end, _, err = jsonscan.Skip(d, start, 2)
 		}
-		if err != nil {
-			return end, err
+		if err == nil {
+			g.blocks, g.lastEnd = n+1, end
 		}
-		g.blocks, g.lastEnd = n+1, end
-		i = skipSpace(d, end)
-		if i >= len(d) {
-			return i, errAt(i, "unexpected end of JSON")
-		}
-		switch d[i] {
-		case ',':
-			i = skipSpace(d, i+1)
-		case ']':
-			g.closePos = i
-			return i + 1, nil
-		default:
-			return i, errAt(i, "invalid character %q after array element", d[i])
-		}
-	}
+		return end, err
+	})
+	g.closePos = end - 1 // the ']', when there is no error
+	return end, err
 }
 
 // The block fields the guard reads. Keys match them case-insensitively.
@@ -197,7 +179,7 @@ type field struct {
 	present    bool
 	start, end int // the value
 	isString   bool
-	info       strInfo // when isString
+	info       jsonscan.StringInfo // when isString
 }
 
 type fields struct {
@@ -209,17 +191,17 @@ type fields struct {
 // fields the guard reads. When res is not nil a "resource" object is walked
 // into res in the same pass, so that no byte is scanned twice.
 func collect(d []byte, i, base int, fs, res *fields) (int, error) {
-	return object(d, i, func(key []byte, _, v int) (int, error) {
-		k := keyText(key)
+	return jsonscan.Object(d, i, func(m jsonscan.Member) (int, error) {
 		f := -1
 		for j, name := range fieldNames {
-			if keyIs(k, name) {
+			if keyIs(m.Key, name) {
 				f = j
 				break
 			}
 		}
+		v := m.Value
 		if f < 0 {
-			end, _, err := skipValue(d, v, base)
+			end, _, err := jsonscan.Skip(d, v, base)
 			return end, err
 		}
 		fl := &fs.v[f]
@@ -229,11 +211,11 @@ func collect(d []byte, i, base int, fs, res *fields) (int, error) {
 		switch {
 		case d[v] == '"':
 			fl.isString = true
-			fl.end, fl.info, err = scanString(d, v)
+			fl.end, fl.info, err = jsonscan.ScanString(d, v)
 		case f == fResource && res != nil && d[v] == '{':
 			fl.end, err = collect(d, v, base+1, res, nil)
 		default:
-			fl.end, _, err = skipValue(d, v, base)
+			fl.end, _, err = jsonscan.Skip(d, v, base)
 		}
 		return fl.end, err
 	})
@@ -243,7 +225,7 @@ func collect(d []byte, i, base int, fs, res *fields) (int, error) {
 func (g *guard) block(n, i int) (int, error) {
 	d := g.raw
 	if d[i] != '{' {
-		end, _, err := skipValue(d, i, 2)
+		end, _, err := jsonscan.Skip(d, i, 2)
 		if err == nil {
 			g.malformed(n, i, end, "content block is not an object")
 		}
@@ -311,7 +293,7 @@ func (g *guard) block(n, i int) (int, error) {
 // has no escapes or invalid UTF-8.
 func (g *guard) body(f field) []byte {
 	b := g.raw[f.start+1 : f.end-1]
-	if f.info.escaped || f.info.invalid {
+	if !f.info.Plain() {
 		return unquote(b, math.MaxInt)
 	}
 	return b
@@ -321,27 +303,27 @@ func (g *guard) body(f field) []byte {
 // what is over the limit and wraps it when asked.
 func (g *guard) text(n int, f field) {
 	if g.o.TextTotal != nil {
-		*g.o.TextTotal += f.info.n
+		*g.o.TextTotal += f.info.Len
 	}
-	over := f.info.n > g.l.TextBytes
-	if !over && !f.info.invalid && !g.o.Wrap {
+	over := f.info.Len > g.l.TextBytes
+	if !over && !f.info.Invalid && !g.o.Wrap {
 		return
 	}
 	limit := math.MaxInt
 	if over {
 		// The marker's numbers are at most as long as these, so the cut
 		// text plus its marker fits in TextBytes.
-		limit = g.l.TextBytes - len(truncationMarker(f.info.n, g.l.TextBytes))
+		limit = g.l.TextBytes - len(truncationMarker(f.info.Len, g.l.TextBytes))
 	}
 	text := unquote(g.raw[f.start+1:f.end-1], limit)
-	if f.info.invalid {
+	if f.info.Invalid {
 		g.findings = append(g.findings, Finding{KindInvalidUTF8, n, "invalid UTF-8 in text replaced with U+FFFD"})
 	}
 	var marker string
 	if over {
-		marker = truncationMarker(f.info.n, len(text))
+		marker = truncationMarker(f.info.Len, len(text))
 		g.findings = append(g.findings, Finding{KindTextTruncated, n,
-			fmt.Sprintf("text of %d bytes cut to %d (limit %d)", f.info.n, len(text), g.l.TextBytes)})
+			fmt.Sprintf("text of %d bytes cut to %d (limit %d)", f.info.Len, len(text), g.l.TextBytes)})
 	}
 	var opening, closing []byte
 	if g.o.Wrap {

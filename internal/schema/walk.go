@@ -1,11 +1,12 @@
 package schema
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
+
+	"github.com/switchboard-mcp/switchboard/internal/jsonscan"
 )
 
 // keyword says what the value of a schema keyword is. Only what the walk
@@ -87,70 +88,96 @@ func (e *walkError) pointer() string {
 	return b.String()
 }
 
-// walkSchema checks the schema object obj and, through the keywords that
-// hold schemas, every schema inside it: no duplicate keys, and every
-// reference local. It recurses; scan has bounded the depth. "$id" is
-// deliberately not tracked: the package comment says why it cannot make a
-// fragment remote.
-func walkSchema(obj []byte) *walkError {
-	return walkMembers(members(obj))
-}
-
-// walkMembers is walkSchema on a schema object already split into members.
-func walkMembers(ms []member) *walkError {
-	if err := duplicate(ms); err != nil {
-		return err
-	}
-	for _, m := range ms {
-		var err *walkError
-		switch keywords[m.key] {
-		case kwRef:
-			err = checkRef(m.key, m.val)
+// walkObject checks the object at d[i] and returns the index just past
+// it. As a schema (names false) it checks, through the keywords that hold
+// schemas, every schema inside it; as a name-to-schema map (names true:
+// the value of "properties", "$defs" and the like) it checks every value
+// as schemas, and its keys are just names, so a property called "$ref" is
+// just a property. Either way: no duplicate keys, and every reference
+// local. "$id" is deliberately not tracked: the package comment says why
+// it cannot make a fragment remote.
+//
+// The walk is one pass over the bytes: each value is either walked into
+// or skipped, never both. The verdict is that of checking the object's
+// keys for duplicates first and then its members in order: a duplicate
+// anywhere in the object wins over an error inside a member, and
+// otherwise the first member's error wins. It recurses, which is safe
+// only because scan has bounded the depth. keep, when not nil, receives
+// the members.
+func walkObject(d []byte, i int, names bool, keep *[]member) (int, *walkError) {
+	var (
+		dup, first *walkError
+		seen       [16][]byte // the first keys, for the duplicate check
+		more       map[string]struct{}
+		n          int
+	)
+	end, err := jsonscan.Object(d, i, func(m jsonscan.Member) (int, error) {
+		if dup == nil {
+			dup = duplicate(m.Key, &seen, &more, n)
+			n++
+		}
+		kind := kwSchemas
+		if !names {
+			kind = keywords[string(m.Key)]
+		}
+		if first != nil || dup != nil {
+			kind = kwOther // the verdict is known: only the end matters now
+		}
+		var end int
+		var werr *walkError
+		switch kind {
 		case kwSchemas:
-			err = walkSchemas(m.val)
+			end, werr = walkSchemas(d, m.Value)
 		case kwSchemaMap:
-			if m.val[0] == '{' {
-				err = walkSchemaMap(m.val)
+			if d[m.Value] == '{' {
+				end, werr = walkObject(d, m.Value, true, nil)
 			} else {
-				err = walkSchemas(m.val)
+				end, werr = walkSchemas(d, m.Value)
+			}
+		default:
+			end = skip(d, m.Value)
+			if kind == kwRef {
+				werr = checkRef(string(m.Key), d[m.Value:end])
 			}
 		}
-		if err != nil {
-			return err.at(m.key)
+		if werr != nil {
+			first = werr.at(string(m.Key))
 		}
+		if keep != nil {
+			*keep = append(*keep, member{key: m.Key, raw: d[m.KeyStart:end], val: d[m.Value:end]})
+		}
+		return end, nil
+	})
+	mustScan(err)
+	if dup != nil {
+		return end, dup
 	}
-	return nil
+	return end, first
 }
 
-// walkSchemas checks v as a schema if it is an object, as schemas if it is
-// an array (at any nesting); true, false and the rest hold no reference.
-func walkSchemas(v []byte) *walkError {
-	switch v[0] {
+// walkSchemas checks the value at d[i] as a schema if it is an object, as
+// schemas if it is an array (at any nesting); true, false and the rest
+// hold no reference. It returns the index just past the value.
+func walkSchemas(d []byte, i int) (int, *walkError) {
+	switch d[i] {
 	case '{':
-		return walkSchema(v)
+		return walkObject(d, i, false, nil)
 	case '[':
-		for i, e := range elements(v) {
-			if err := walkSchemas(e); err != nil {
-				return err.at(strconv.Itoa(i))
+		var first *walkError
+		end, err := jsonscan.Array(d, i, func(n, start int) (int, error) {
+			if first != nil {
+				return skip(d, start), nil
 			}
-		}
+			end, werr := walkSchemas(d, start)
+			if werr != nil {
+				first = werr.at(strconv.Itoa(n))
+			}
+			return end, nil
+		})
+		mustScan(err)
+		return end, first
 	}
-	return nil
-}
-
-// walkSchemaMap checks the values of a name-to-schema object. Its keys are
-// names, so a property called "$ref" is just a property.
-func walkSchemaMap(obj []byte) *walkError {
-	ms := members(obj)
-	if err := duplicate(ms); err != nil {
-		return err
-	}
-	for _, m := range ms {
-		if err := walkSchemas(m.val); err != nil {
-			return err.at(m.key)
-		}
-	}
-	return nil
+	return skip(d, i), nil
 }
 
 // checkRef requires the value of a reference keyword to be a string that
@@ -170,149 +197,73 @@ func checkRef(key string, v []byte) *walkError {
 	return nil
 }
 
-// duplicate rejects an object that names a key twice. Parsers disagree on
-// which one wins (Go's last, others the first), so a schema with a
-// duplicate could mean one thing to this check and another to the next
-// consumer: {"$ref":"#","$ref":"https://..."}.
-func duplicate(ms []member) *walkError {
-	dup := func(key string) *walkError {
-		return &walkError{reason: ReasonInvalidJSON, detail: fmt.Sprintf("duplicate key %q", clip(key))}
-	}
+// duplicate reports whether key, the nth key of an object, repeats one of
+// the keys before it, which are in seen (the first 16) and, beyond 16, in
+// more. Parsers disagree on which duplicate wins (Go's last, others the
+// first), so a schema with a duplicate could mean one thing to this check
+// and another to the next consumer: {"$ref":"#","$ref":"https://..."}.
+func duplicate(key []byte, seen *[16][]byte, more *map[string]struct{}, n int) *walkError {
 	// Most schema objects have a handful of keys, for which comparing
 	// pairs is cheaper than building a map.
-	if len(ms) <= 16 {
-		for i := range ms {
-			for j := range i {
-				if ms[i].key == ms[j].key {
-					return dup(ms[i].key)
-				}
-			}
+	found := false
+	for _, k := range seen[:min(n, len(seen))] {
+		if string(k) == string(key) {
+			found = true
+			break
 		}
-		return nil
 	}
-	seen := make(map[string]struct{}, len(ms))
-	for _, m := range ms {
-		if _, ok := seen[m.key]; ok {
-			return dup(m.key)
+	if !found && n >= len(seen) {
+		if *more == nil {
+			*more = make(map[string]struct{})
 		}
-		seen[m.key] = struct{}{}
+		_, found = (*more)[string(key)]
+	}
+	switch {
+	case found:
+		return &walkError{reason: ReasonInvalidJSON, detail: fmt.Sprintf("duplicate key %q", clip(string(key)))}
+	case n < len(seen):
+		seen[n] = key
+	default:
+		(*more)[string(key)] = struct{}{}
 	}
 	return nil
 }
 
 // The parsing below works on JSON already known to be valid and of
-// bounded depth, so it only has to find boundaries, never to report
-// errors. It tolerates whitespace, though it is handed compact JSON.
+// bounded depth (jsonscan validates it again as it goes, which costs little
+// and means a scanning error here is a bug, reported by a panic rather
+// than let a key or a reference be misread). It tolerates whitespace,
+// though it is handed compact JSON.
 
 // member is one member of an object.
 type member struct {
-	key string // decoded
+	key []byte // decoded
 	raw []byte // the whole member, `"key":value`, as in the document
 	val []byte // the value
 }
 
-// members returns the members of the object obj, in document order.
-func members(obj []byte) []member {
-	ms := make([]member, 0, 8)
-	i := skipSpace(obj, 1)
-	for obj[i] != '}' {
-		start := i
-		keyEnd := stringEnd(obj, i)
-		i = skipSpace(obj, skipSpace(obj, keyEnd)+1) // past ':'
-		valEnd := valueEnd(obj, i)
-		ms = append(ms, member{
-			key: decodeString(obj[start:keyEnd]),
-			raw: obj[start:valEnd],
-			val: obj[i:valEnd],
-		})
-		i = skipSpace(obj, valEnd)
-		if obj[i] == ',' {
-			i = skipSpace(obj, i+1)
-		}
-	}
-	return ms
-}
-
-// elements returns the elements of the array arr.
-func elements(arr []byte) [][]byte {
-	var es [][]byte
-	i := skipSpace(arr, 1)
-	for arr[i] != ']' {
-		end := valueEnd(arr, i)
-		es = append(es, arr[i:end])
-		i = skipSpace(arr, end)
-		if arr[i] == ',' {
-			i = skipSpace(arr, i+1)
-		}
-	}
-	return es
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && isSpace(b[i]) {
-		i++
-	}
-	return i
-}
-
-// stringEnd returns the index just past the string that starts at b[i].
-// Strings are most of a schema's bytes (descriptions), so it jumps from
-// quote to quote; a quote is escaped when an odd number of backslashes
-// precede it.
-func stringEnd(b []byte, i int) int {
-	for i++; ; i++ {
-		i += bytes.IndexByte(b[i:], '"')
-		n := 0
-		for b[i-1-n] == '\\' { // stops at the opening quote at the latest
-			n++
-		}
-		if n%2 == 0 {
-			return i + 1
-		}
-	}
-}
-
-// valueEnd returns the index just past the value that starts at b[i]. It
-// skips a container by counting brackets rather than by recursion.
-func valueEnd(b []byte, i int) int {
-	switch b[i] {
-	case '"':
-		return stringEnd(b, i)
-	case '{', '[':
-		depth := 0
-		for {
-			switch b[i] {
-			case '"':
-				i = stringEnd(b, i)
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-	default: // number, true, false, null
-		for i < len(b) && !isSpace(b[i]) && b[i] != ',' && b[i] != '}' && b[i] != ']' {
-			i++
-		}
-		return i
-	}
+// skip returns the index just past the value at d[i].
+func skip(d []byte, i int) int {
+	end, _, err := jsonscan.Skip(d, i, 1)
+	mustScan(err)
+	return end
 }
 
 // decodeString decodes the JSON string literal s (quotes included).
 func decodeString(s []byte) string {
-	if bytes.IndexByte(s, '\\') < 0 {
-		return string(s[1 : len(s)-1])
+	end, info, err := jsonscan.ScanString(s, 0)
+	mustScan(err)
+	body := s[1 : end-1]
+	if info.Plain() {
+		return string(body)
 	}
-	var out string
-	if err := json.Unmarshal(s, &out); err != nil {
-		// Unreachable: s was validated. Panic loudly rather than let a
-		// key or reference be misread.
-		panic("schema: decoding a validated string: " + err.Error())
+	return string(jsonscan.AppendUnquote(make([]byte, 0, info.Len), body, math.MaxInt))
+}
+
+// mustScan panics on an error from scanning a validated document:
+// unreachable, unless jsonscan and encoding/json disagree.
+func mustScan(err error) {
+	if err != nil {
+		panic("schema: scanning a validated document: " + err.Error())
 	}
-	return out
 }

@@ -1,8 +1,9 @@
 package upstream
 
 import (
-	"bytes"
-	"encoding/json"
+	"math"
+
+	"github.com/switchboard-mcp/switchboard/internal/jsonscan"
 )
 
 // Why this file exists.
@@ -93,312 +94,74 @@ func pruneDeep(msg []byte, limit int) (out []byte, pruned int) {
 }
 
 // pruneTooDeep reports whether go-sdk's checkMaxDepth would refuse b for
-// nesting deeper than limit. It follows that function's rules exactly (see
-// the top of this file) but skips string contents with bytes.IndexByte,
-// which is several times faster than looking at every byte: in a tools
-// list most bytes are descriptions.
+// nesting deeper than limit. jsonscan.Measure reads depth by that
+// function's very rule (see the top of this file) and skips string
+// contents with bytes.IndexByte, which is several times faster than
+// looking at every byte: in a tools list most bytes are descriptions.
 func pruneTooDeep(b []byte, limit int) bool {
-	depth := 0
-	for i := 0; i < len(b); i++ {
-		switch b[i] {
-		case '"':
-			// Jump from quote to quote. A quote is escaped exactly when
-			// an odd run of backslashes precedes it: the byte before the
-			// run is the opening quote or a byte that is not a backslash,
-			// so the run starts unescaped and its backslashes pair up.
-			// The opening quote bounds the backward count, and each
-			// run is counted once, so the scan stays linear.
-			for {
-				j := bytes.IndexByte(b[i+1:], '"')
-				if j < 0 {
-					// Unterminated: go-sdk's scan ends inside the string too,
-					// having seen no further brackets.
-					return false
-				}
-				i += 1 + j
-				k := i - 1
-				for b[k] == '\\' {
-					k--
-				}
-				if (i-1-k)%2 == 0 {
-					break
-				}
-			}
-		case '{', '[':
-			depth++
-			if depth > limit {
-				return true
-			}
-		case '}', ']':
-			if depth > 0 {
-				depth--
-			}
-		}
-	}
-	return false
+	_, over, _ := jsonscan.Measure(b, jsonscan.Stats{Depth: limit, Objects: math.MaxInt, Size: math.MaxInt})
+	return over == jsonscan.OverDepth
 }
 
 // pruneCut is a span msg[start:end] to be replaced by null.
 type pruneCut struct{ start, end int }
 
-// Parser states of pruneFind: what may come next.
-const (
-	pruneWantValue        = iota // a value
-	pruneWantValueOrClose        // a value or ']', just after '['
-	pruneWantKeyOrClose          // a key or '}', just after '{'
-	pruneWantKey                 // a key, after ',' in an object
-	pruneWantColon               // ':' after a key
-	pruneWantNext                // after a value: ',', the closer, or the end
-)
-
 // pruneFind parses msg and returns, in order, the spans of the elements of
 // result.<key>[i] that take the message above limit; valid is false if
 // msg is not valid JSON.
 //
-// It is its own validator because encoding/json's cannot serve: json.Valid
-// refuses anything nested deeper than 10,000 levels, which is exactly the
-// hostile input this file exists for. It accepts what json.Valid accepts
-// (RFC 8259 syntax; bytes are not checked for UTF-8, as encoding/json does
-// not) at any depth, and FuzzPrune holds it to that. It is one loop over
-// an explicit stack of open brackets, so no input can exhaust the
-// goroutine stack.
+// It cannot use encoding/json's validation: json.Valid refuses anything
+// nested deeper than 10,000 levels, which is exactly the hostile input
+// this file exists for. So it validates with jsonscan at any depth
+// (jsonscan.SkipDeep), which accepts what json.Valid accepts but for the
+// limit, and FuzzPrune holds it to that. No input can exhaust the
+// goroutine stack: the recursion below is three levels, and jsonscan is
+// iterative.
 //
 // Every top-level "result" member is searched, duplicates included:
 // which duplicate a decoder keeps is its business, and every one of them
-// counts towards the depth.
+// counts towards the depth. Keys are decoded, so an escaped key
+// ("res\u0075lt"), which go-sdk's decoder reads as "result", cannot hide a
+// deep list from the pruner.
 func pruneFind(msg []byte, limit int) (cuts []pruneCut, valid bool) {
-	var (
-		open  []byte // the open '{' and '['; len(open) is the depth
-		state = pruneWantValue
-
-		// Where the parse is on the path result.<key>[i]. isResult: the
-		// last top-level key was "result". inResult: open[1] is that
-		// member's object. inList: open[2] is an array member of it.
-		// elem: start of the current element of that array, -1 outside
-		// one; elemDepth: the deepest level reached inside it.
-		isResult, inResult, inList bool
-		elem, elemDepth            = -1, 0
-	)
-	i := 0
-	for {
-		i = pruneSpace(msg, i)
-		if i == len(msg) {
-			return cuts, state == pruneWantNext && len(open) == 0
-		}
-		c := msg[i]
-		switch state {
-		case pruneWantKeyOrClose, pruneWantKey:
-			if c == '}' && state == pruneWantKeyOrClose {
-				break // closed below
-			}
-			end := pruneString(msg, i)
-			if end < 0 {
-				return nil, false
-			}
-			if len(open) == 1 {
-				isResult = pruneKeyIs(msg[i:end], "result")
-			}
-			i, state = end, pruneWantColon
-			continue
-		case pruneWantColon:
-			if c != ':' {
-				return nil, false
-			}
-			i, state = i+1, pruneWantValue
-			continue
-		case pruneWantNext:
-			if len(open) == 0 {
-				return nil, false // something after the top-level value
-			}
-			if c == ',' {
-				i, state = i+1, pruneWantValue
-				if open[len(open)-1] == '{' {
-					state = pruneWantKey
-				}
-				continue
-			}
-			// else the closer, below
-		default: // pruneWantValue, pruneWantValueOrClose
-			if c == ']' && state == pruneWantValueOrClose {
-				break // closed below
-			}
-			depth := len(open)
-			if depth == 3 && inList {
-				elem, elemDepth = i, 0
-			}
-			end := -1
-			switch {
-			case c == '{' || c == '[':
-				open = append(open, c)
-				depth++
-				if elem >= 0 {
-					elemDepth = max(elemDepth, depth)
-				}
-				switch {
-				case c == '{' && depth == 2 && isResult:
-					inResult = true
-				case c == '[' && depth == 3 && inResult:
-					inList = true
-				}
-				i, state = i+1, pruneWantKeyOrClose
-				if c == '[' {
-					state = pruneWantValueOrClose
-				}
-				continue
-			case c == '"':
-				end = pruneString(msg, i)
-			case c == '-' || '0' <= c && c <= '9':
-				end = pruneNumber(msg, i)
-			case c == 't':
-				end = pruneLiteral(msg, i, "true")
-			case c == 'f':
-				end = pruneLiteral(msg, i, "false")
-			case c == 'n':
-				end = pruneLiteral(msg, i, "null")
-			}
-			if end < 0 {
-				return nil, false
-			}
-			i, state = end, pruneWantNext
-			if elem >= 0 && depth == 3 {
-				elem = -1 // a scalar element adds no depth
-			}
-			continue
-		}
-
-		// c closes the innermost container.
-		if len(open) == 0 || c != open[len(open)-1]+2 { // '['+2 == ']', '{'+2 == '}'
-			return nil, false
-		}
-		open = open[:len(open)-1]
-		i, state = i+1, pruneWantNext
-		switch len(open) {
-		case 3:
-			if elem >= 0 {
-				if elemDepth > limit {
-					cuts = append(cuts, pruneCut{elem, i})
-				}
-				elem = -1
-			}
-		case 2:
-			inList = false
-		case 1:
-			inResult = false
-		}
+	skip := func(i int) (int, error) {
+		end, _, err := jsonscan.SkipDeep(msg, i)
+		return end, err
 	}
-}
-
-// pruneString returns the index just past the JSON string whose opening
-// quote is b[i], or -1 if it is not one.
-func pruneString(b []byte, i int) int {
-	if b[i] != '"' {
-		return -1
-	}
-	for i++; i < len(b); i++ {
-		switch c := b[i]; {
-		case c == '"':
-			return i + 1
-		case c < 0x20:
-			return -1 // control characters must be escaped
-		case c == '\\':
-			i++
-			if i == len(b) {
-				return -1
-			}
-			switch b[i] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			case 'u':
-				if i+4 >= len(b) {
-					return -1
-				}
-				for _, h := range b[i+1 : i+5] {
-					if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
-						return -1
-					}
-				}
-				i += 4
-			default:
-				return -1
-			}
+	// An element of a list, at depth pruneBase.
+	element := func(_, i int) (int, error) {
+		end, depth, err := jsonscan.SkipDeep(msg, i)
+		if err == nil && depth > 0 && pruneBase+depth > limit {
+			cuts = append(cuts, pruneCut{i, end})
 		}
+		return end, err
 	}
-	return -1
-}
-
-// pruneNumber returns the index just past the JSON number starting at
-// b[i], or -1. What may follow it is the caller's business.
-func pruneNumber(b []byte, i int) int {
-	digits := func(i int) (int, bool) {
-		j := i
-		for j < len(b) && '0' <= b[j] && b[j] <= '9' {
-			j++
+	// A member of the result object: lists are searched.
+	list := func(m jsonscan.Member) (int, error) {
+		if msg[m.Value] == '[' {
+			return jsonscan.Array(msg, m.Value, element)
 		}
-		return j, j > i
+		return skip(m.Value)
 	}
-	if b[i] == '-' {
-		i++
-	}
-	var ok bool
-	switch {
-	case i < len(b) && b[i] == '0':
-		i++
-	default:
-		if i, ok = digits(i); !ok {
-			return -1
+	// A member of the message.
+	top := func(m jsonscan.Member) (int, error) {
+		if string(m.Key) == "result" && msg[m.Value] == '{' {
+			return jsonscan.Object(msg, m.Value, list)
 		}
+		return skip(m.Value)
 	}
-	if i < len(b) && b[i] == '.' {
-		if i, ok = digits(i + 1); !ok {
-			return -1
-		}
+	i := jsonscan.SkipSpace(msg, 0)
+	var end int
+	var err error
+	if i < len(msg) && msg[i] == '{' {
+		end, err = jsonscan.Object(msg, i, top)
+	} else {
+		end, err = skip(i)
 	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		if i, ok = digits(i); !ok {
-			return -1
-		}
+	if err != nil || jsonscan.SkipSpace(msg, end) != len(msg) {
+		return nil, false
 	}
-	return i
-}
-
-// pruneLiteral returns the index just past lit if b continues with it at
-// i, or -1.
-func pruneLiteral(b []byte, i int, lit string) int {
-	if !bytes.HasPrefix(b[i:], []byte(lit)) {
-		return -1
-	}
-	return i + len(lit)
-}
-
-// pruneKeyIs reports whether the quoted, valid key decodes to name.
-func pruneKeyIs(key []byte, name string) bool {
-	raw := key[1 : len(key)-1]
-	if bytes.IndexByte(raw, '\\') < 0 {
-		return string(raw) == name
-	}
-	// An escaped key ("res\u0075lt") is legal and go-sdk's decoder reads
-	// it as "result", so it must be found here too, or a server could
-	// hide its deep list from the pruner. Rare enough to leave to
-	// encoding/json, which unescapes keys as go-sdk's decoder does.
-	var s string
-	return json.Unmarshal(key, &s) == nil && s == name
-}
-
-// pruneSpace returns the index of the first byte at or after i that is
-// not JSON whitespace.
-func pruneSpace(b []byte, i int) int {
-	for i < len(b) {
-		switch b[i] {
-		case ' ', '\t', '\n', '\r':
-			i++
-		default:
-			return i
-		}
-	}
-	return i
+	return cuts, true
 }
 
 // pruneFrame is the connection's filter for every message from the server

@@ -23,6 +23,10 @@ func TestIsErrorFlag(t *testing.T) {
 		{`{"\u0069sError":true}`, true, false},
 		{`{"IsError":true}`, false, false}, // exact keys, as go-sdk decodes
 		{`{"isError":"yes"}`, false, true},
+		{`{"isError":"yes","isError":true}`, true, false}, // the last one wins
+		{`{"isError":true,"isError":1}`, false, true},
+		{`{"\u0069sError":"yes","isError":false}`, false, false},
+		{`{"isError":true} x`, false, true},
 		{`[]`, false, true},
 		{`"x"`, false, true},
 		{``, false, true},
