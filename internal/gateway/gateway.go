@@ -47,7 +47,6 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/host"
-	"github.com/switchboard-mcp/switchboard/internal/content"
 	"github.com/switchboard-mcp/switchboard/internal/frontdoor"
 	"github.com/switchboard-mcp/switchboard/internal/mcphttp"
 )
@@ -132,7 +131,7 @@ func New(h *host.Host, opts *Options) *Gateway {
 		SubscribeHandler:   g.subscribe,
 		UnsubscribeHandler: g.unsubscribe,
 	})
-	g.server.AddReceivingMiddleware(g.currentInstructions)
+	g.server.AddReceivingMiddleware(g.currentInstructions, g.splice)
 	g.Sync()
 	return g
 }
@@ -191,6 +190,11 @@ func instructions(h *host.Host) string {
 func (g *Gateway) currentInstructions(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
+		if err != nil {
+			// A refused handshake has no result to fill: go-sdk hands a
+			// typed nil on with the error.
+			return res, err
+		}
 		switch r := res.(type) {
 		case *mcp.InitializeResult:
 			r.Instructions = instructions(g.host)
@@ -353,24 +357,17 @@ func (g *Gateway) toolResult(ctx context.Context, t host.Tool, res *host.Result,
 	if err != nil {
 		return g.failure(ctx, t, err)
 	}
-	// UnmarshalJSON directly: json.Unmarshal would first run a validation
-	// pass over what the capture point has already parsed.
-	var out mcp.CallToolResult
-	if err := out.UnmarshalJSON(res.Raw); err != nil {
-		// Content go-sdk cannot represent (a content type newer than
-		// it): send the projection, which names what it could not show.
-		g.log.Debug("result re-encoded as text", "tool", t.ID, "err", err)
-		out = mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: content.ToolText(res.Raw)}}, IsError: res.IsError}
-	}
-	stripProtocolMeta(out.Meta)
-	return &out, nil
+	return spliceResult(ctx, res.Raw, res.IsError), nil
 }
+
+// protocolMetaPrefix begins the _meta keys the protocol owns.
+const protocolMetaPrefix = "io.modelcontextprotocol/"
 
 // stripProtocolMeta removes the keys go-sdk and the protocol own (the
 // upstream's serverInfo, for one): the gateway speaks for itself.
 func stripProtocolMeta(m mcp.Meta) {
 	for k := range m {
-		if strings.HasPrefix(k, "io.modelcontextprotocol/") {
+		if strings.HasPrefix(k, protocolMetaPrefix) {
 			delete(m, k)
 		}
 	}
