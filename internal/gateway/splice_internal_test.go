@@ -48,4 +48,3 @@ func TestSplicedResultJSON(t *testing.T) {
 		})
 	}
 }
-
