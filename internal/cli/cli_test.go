@@ -133,6 +133,7 @@ func TestCommands(t *testing.T) {
 		{"too many args", []string{"read", "a", "b"}, 2, "", "usage: switchboard read", ""},
 		{"serve stdio and http", []string{"serve", "--stdio", "--http", "127.0.0.1:0"}, 2, "", "not both", ""},
 		{"serve unset token env", []string{"serve", "--http", "127.0.0.1:0", "--token-env", "SWITCHBOARD_TEST_UNSET"}, 2, "", "not set", ""},
+		{"serve pprof to the network", []string{"serve", "--http", "127.0.0.1:0", "--pprof", "0.0.0.0:6060"}, 2, "", "loopback address only", ""},
 		{"serve no-auth to the network", []string{"serve", "--http", "127.0.0.1:0", "--no-auth", "--allow-host", "example.com"}, 2, "", "refusing", ""},
 	}
 	for _, tt := range tests {
@@ -248,7 +249,7 @@ func TestServeHTTP(t *testing.T) {
 	code := make(chan int, 1)
 	go func() {
 		code <- cli.Run(ctx, cli.Env{
-			Args:   []string{"serve", "--http", "127.0.0.1:0", "--home", home},
+			Args:   []string{"serve", "--http", "127.0.0.1:0", "--home", home, "--pprof", "127.0.0.1:0"},
 			Stdout: io.Discard, Stderr: &stderr, Executable: exe, Version: "test",
 			LookupEnv: func(string) (string, bool) { return "", false },
 		})
@@ -259,6 +260,13 @@ func TestServeHTTP(t *testing.T) {
 		t.Fatalf("no banner:\n%s", stderr.String())
 	}
 	url, token := m[1], m[2]
+	if p := regexp.MustCompile(`runtime profiles at (http://\S+)`).FindStringSubmatch(stderr.String()); p == nil {
+		t.Errorf("banner lacks the profiles' address:\n%s", stderr.String())
+	} else if resp, err := http.Get(p[1] + "goroutine?debug=1"); err != nil || resp.StatusCode != http.StatusOK {
+		t.Errorf("profiles at %s: %v %v", p[1], resp, err)
+	} else {
+		resp.Body.Close()
+	}
 	if !strings.Contains(stderr.String(), "claude mcp add --transport http switchboard "+url+` --header "Authorization: Bearer `+token+`"`) {
 		t.Errorf("banner lacks the Claude Code command:\n%s", stderr.String())
 	}

@@ -30,6 +30,7 @@ type serveFlags struct {
 	allowHosts []string
 	pageSize   int
 	watch      bool
+	pprof      string
 }
 
 func (f *serveFlags) register(fs *flag.FlagSet) {
@@ -43,11 +44,15 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 		return nil
 	})
 	fs.IntVar(&f.pageSize, "page-size", 0, "items per page of tools/list and the other lists (default go-sdk's 1000)")
+	fs.StringVar(&f.pprof, "pprof", "", "serve Go's runtime profiles (net/http/pprof) on this loopback `address`, e.g. 127.0.0.1:6060")
 }
 
 // checkServe rejects contradictory serve flags before any server starts.
 func checkServe(r *run) error {
 	f := r.serve
+	if f.pprof != "" && !loopback(f.pprof) {
+		return fmt.Errorf("serve: --pprof %s: profiles are served on a loopback address only", f.pprof)
+	}
 	switch {
 	case f.stdio && r.http != "":
 		return errors.New("serve: choose --stdio or --http, not both")
@@ -76,6 +81,15 @@ func runServe(r *run) int {
 	}
 	if set := tuneGC(r.env.LookupEnv); set != "" {
 		log.Debug("garbage collector tuned for a long-running gateway", "settings", set)
+	}
+	if f.pprof != "" {
+		bound, stop, err := servePprof(r.ctx, f.pprof, log)
+		if err != nil {
+			r.errorf("serve: --pprof: %v", err)
+			return ExitUsage
+		}
+		defer stop()
+		fmt.Fprintf(r.env.Stderr, "switchboard: runtime profiles at http://%s/debug/pprof/\n", bound)
 	}
 	g := gateway.New(r.host, &gateway.Options{Version: r.env.Version, PageSize: f.pageSize, Logger: log, OnConfirm: r.cfg.Policy.OnConfirm})
 	r.gateway.Store(g)
