@@ -18,6 +18,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/era"
 )
 
 const (
@@ -141,7 +143,7 @@ func (h *eraRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	r, done := track(r, p)
 	defer done()
-	header := r.Header.Get(protocolVersionHeader)
+	header := r.Header.Get(era.Header)
 	version := p.metaVersion
 	if version == "" {
 		version = header
@@ -173,7 +175,7 @@ func (h *eraRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// Disagreement first: which of the two is unsupported is
 		// beside the point when they do not even agree.
 		writeRPCError(w, http.StatusBadRequest, p.id, mcp.CodeHeaderMismatch,
-			fmt.Sprintf("%s header %q does not match _meta protocol version %q", protocolVersionHeader, header, p.metaVersion), nil)
+			fmt.Sprintf("%s header %q does not match _meta protocol version %q", era.Header, header, p.metaVersion), nil)
 		return
 	}
 	for _, v := range []string{p.metaVersion, header} {

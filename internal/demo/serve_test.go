@@ -16,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-mcp/switchboard/internal/era"
 	"github.com/switchboard-mcp/switchboard/server"
 )
 
@@ -39,10 +40,9 @@ const shutdownTimeout = server.DefaultShutdownTimeout
 
 // isSessionless is how server.Server.Handler classifies a request by its
 // Mcp-Protocol-Version header alone: modern (sessionless) when it names a
-// version outside the legacy list.
+// version of that era.
 func isSessionless(r *http.Request) bool {
-	v := r.Header.Get("Mcp-Protocol-Version")
-	return v != "" && !server.IsLegacyVersion(v)
+	return era.Modern(r.Header.Get(era.Header))
 }
 
 // checkGoroutines fails t if, once its other cleanups have run, more

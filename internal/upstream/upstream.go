@@ -35,11 +35,9 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
+	"github.com/switchboard-mcp/switchboard/internal/era"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
 )
-
-// LegacyVersion is the protocol version pinned when the modern probe fails.
-const LegacyVersion = "2025-11-25"
 
 // Options configure Dial. The zero value is usable; nil means defaults.
 type Options struct {
@@ -245,7 +243,7 @@ func (c *Conn) connect(ctx context.Context) error {
 			Endpoint:     c.server.URL,
 			HTTPClient:   c.httpClient(),
 			MaxEventSize: c.opts.MaxFrame,
-		}}, LegacyVersion)
+		}}, era.LatestLegacy)
 	}
 	return fmt.Errorf("unknown transport %q", c.server.Transport)
 }
@@ -264,7 +262,7 @@ func (c *Conn) connectStdio(ctx context.Context) error {
 		return err
 	}
 	c.log.Debug("modern handshake failed; restarting on the legacy handshake", "err", err)
-	return c.startStdio(ctx, 0, LegacyVersion)
+	return c.startStdio(ctx, 0, era.LatestLegacy)
 }
 
 func (c *Conn) startStdio(ctx context.Context, probe time.Duration, version string) error {
@@ -425,7 +423,7 @@ func (c *Conn) requestMeta(peer Peer) mcp.Meta {
 	return m
 }
 
-func (c *Conn) modern() bool { return c.info.ProtocolVersion >= "2026-07-28" }
+func (c *Conn) modern() bool { return era.Modern(c.info.ProtocolVersion) }
 
 // Info returns what the handshake reported.
 func (c *Conn) Info() Info { return c.info }
