@@ -657,5 +657,5 @@ func (g *Gateway) ServeHTTP(ctx context.Context, ln net.Listener, opts HTTPOptio
 		return h
 	}
 	mopts := &mcphttp.Options{Path: opts.Front.Path, Middleware: mw, Ready: opts.Ready}
-	return mcphttp.Serve(ctx, ln, g.server, mopts)
+	return mcphttp.Serve(ctx, ln, mcphttp.NewHandler(g.server, &mcphttp.HandlerOptions{Logger: g.log}), mopts)
 }
