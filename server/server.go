@@ -19,12 +19,12 @@ const (
 	// DefaultPageSize is how many items one page of a list holds.
 	DefaultPageSize = 100
 	// DefaultPath is where the Streamable HTTP endpoint is served.
-	DefaultPath = "/mcp"
+	DefaultPath = mcphttp.DefaultPath
 	// DefaultListTTL is the caching hint of lists and server/discover.
 	DefaultListTTL = 5 * time.Minute
 	// DefaultShutdownTimeout is how long [Server.Serve] lets the calls in
 	// flight finish once its ctx is done.
-	DefaultShutdownTimeout = 5 * time.Second
+	DefaultShutdownTimeout = mcphttp.DefaultShutdownTimeout
 )
 
 // Cache is a caching hint for 2026-07-28 clients (SEP-2549): how long a
