@@ -11,11 +11,10 @@ import (
 )
 
 // IsLegacyVersion reports whether v is a protocol version of the legacy,
-// session-based era (2024-11-05 to 2025-11-25). Versions are dates and
-// compare as strings, as go-sdk compares them: any version before
-// 2026-07-28 is legacy, any at or after it (an unknown future one
-// included) is of the sessionless era, and "" is of neither.
-func IsLegacyVersion(v string) bool { return era.Legacy(v) }
+// session-based era: 2024-11-05, 2025-03-26, 2025-06-18 or 2025-11-25.
+// [Server.Handler] serves requests that name one of these (or none) in
+// sessions; any other version is of the sessionless era, or refused.
+func IsLegacyVersion(v string) bool { return era.KnownLegacy(v) }
 
 // call is what a handler's context carries about its request.
 type call struct {

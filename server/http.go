@@ -13,8 +13,8 @@ import (
 // on one URL (mount it at any path). Each request is routed by its era:
 //
 //   - A request is modern when its _meta protocol version or its
-//     Mcp-Protocol-Version header names a version of 2026-07-28 or later
-//     (see [IsLegacyVersion]). It goes to a stateless go-sdk handler, which
+//     Mcp-Protocol-Version header names a version outside the legacy list
+//     ([IsLegacyVersion]). It goes to a stateless go-sdk handler, which
 //     checks the Mcp-* headers (-32020 on a mismatch) and maps protocol
 //     errors to HTTP statuses (404 with -32601 for an unknown method, ping
 //     included). A version the server does not serve gets 400 with -32022

@@ -16,7 +16,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/switchboard-mcp/switchboard/internal/era"
 	"github.com/switchboard-mcp/switchboard/server"
 )
 
@@ -40,9 +39,10 @@ const shutdownTimeout = server.DefaultShutdownTimeout
 
 // isSessionless is how server.Server.Handler classifies a request by its
 // Mcp-Protocol-Version header alone: modern (sessionless) when it names a
-// version of that era.
+// version outside the legacy list.
 func isSessionless(r *http.Request) bool {
-	return era.Modern(r.Header.Get(era.Header))
+	v := r.Header.Get("Mcp-Protocol-Version")
+	return v != "" && !server.IsLegacyVersion(v)
 }
 
 // checkGoroutines fails t if, once its other cleanups have run, more

@@ -12,7 +12,9 @@
 //     and whether that version is served is the server's answer (-32022
 //     with the supported list), not the era's;
 //   - an unknown version before it ("2024-01-01") is Legacy, and so is
-//     anything else that sorts before it;
+//     anything else that sorts before it; KnownLegacy tells it from the
+//     four versions that exist, so that an HTTP endpoint can refuse it as
+//     unknown (-32022) instead of handing it to a session;
 //   - "" names no version: neither Modern nor Legacy. A request without a
 //     version belongs to a legacy session (or is its initialize).
 //
@@ -46,6 +48,9 @@ func Modern(v string) bool { return v >= Sessionless }
 // Legacy reports whether v is a version of the session-based era: it is
 // not empty and sorts before Sessionless.
 func Legacy(v string) bool { return v != "" && v < Sessionless }
+
+// KnownLegacy reports whether v is one of LegacyVersions.
+func KnownLegacy(v string) bool { return slices.Contains(legacy, v) }
 
 // Requested returns the version a request names: its _meta protocol
 // version when it has one, else its Mcp-Protocol-Version header (go-sdk

@@ -4,19 +4,21 @@ import "testing"
 
 func TestEra(t *testing.T) {
 	tests := []struct {
-		v              string
-		modern, legacy bool
+		v                     string
+		modern, legacy, known bool
 	}{
-		{"2026-07-28", true, false},
-		{"2027-01-01", true, false}, // unknown, after the boundary: the sessionless era goes on
-		{"2099-12-31", true, false},
-		{"2025-11-25", false, true},
-		{"2025-06-18", false, true},
-		{"2025-03-26", false, true},
-		{"2024-11-05", false, true},
-		{"2024-01-01", false, true}, // unknown, before the boundary
-		{"2026-07-27", false, true},
-		{"", false, false}, // no version named
+		{"2026-07-28", true, false, false},
+		{"2027-01-01", true, false, false}, // unknown, after the boundary: the sessionless era goes on
+		{"2099-12-31", true, false, false},
+		{"v999.0.0", true, false, false}, // not a date: sorts after the boundary
+		{"2025-11-25", false, true, true},
+		{"2025-06-18", false, true, true},
+		{"2025-03-26", false, true, true},
+		{"2024-11-05", false, true, true},
+		{"2024-01-01", false, true, false}, // unknown, before the boundary
+		{"2026-07-27", false, true, false},
+		{"1.0", false, true, false},
+		{"", false, false, false}, // no version named
 	}
 	for _, tt := range tests {
 		if got := Modern(tt.v); got != tt.modern {
@@ -24,6 +26,9 @@ func TestEra(t *testing.T) {
 		}
 		if got := Legacy(tt.v); got != tt.legacy {
 			t.Errorf("Legacy(%q) = %v, want %v", tt.v, got, tt.legacy)
+		}
+		if got := KnownLegacy(tt.v); got != tt.known {
+			t.Errorf("KnownLegacy(%q) = %v, want %v", tt.v, got, tt.known)
 		}
 	}
 }

@@ -6,13 +6,13 @@
 // go-sdk serves the 2026-07-28 (sessionless) era only from a stateless
 // handler and the legacy era (initialize, sessions, server-to-client
 // requests) only from a stateful one, so [Handler] routes each request by
-// the era of the version it names (package era): its _meta protocol version,
-// else its Mcp-Protocol-Version header. A modern client sends the header on
+// the version it names (package era): its _meta protocol version, else its
+// Mcp-Protocol-Version header. A modern client sends the header on
 // every request, server/discover included (go-sdk's setMCPHeaders); a
 // stateful handler alone would answer server/discover with legacy versions
-// only, and the client would fall back to initialize. The era boundary is
-// the comparison go-sdk itself makes, so the two handlers agree with the
-// router on which era a request is in.
+// only, and the client would fall back to initialize. Only versions the
+// server serves reach the stateless handler, so go-sdk's own era check
+// (at least 2026-07-28) agrees with the router.
 //
 // Both handlers keep go-sdk's DNS-rebinding protection unless told
 // otherwise. It imports internal/era and go-sdk, nothing else of
@@ -87,8 +87,10 @@ type HandlerOptions struct {
 // both eras on one URL (mount it at any path). Each request is routed by
 // its era:
 //
-//   - A request is modern when the version it names is (era.Modern). It
-//     goes to a stateless go-sdk handler, which checks the Mcp-* headers
+//   - A request that names a version, other than one of the four legacy
+//     ones, is modern: an unknown version of either era is refused here
+//     as the spec asks (-32022), never handed to a session. It goes to a
+//     stateless go-sdk handler, which checks the Mcp-* headers
 //     (-32020 on a mismatch) and maps protocol errors to HTTP statuses (404
 //     with -32601 for an unknown method, ping included). A _meta version
 //     that disagrees with the header gets 400 with -32020; a version the
@@ -231,7 +233,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer done()
 	header := r.Header.Get(era.Header)
 	version := era.Requested(p.metaVersion, header)
-	if !era.Modern(version) {
+	if version == "" || era.KnownLegacy(version) {
 		if (r.Method == http.MethodGet || r.Method == http.MethodDelete) && r.Header.Get(sessionIDHeader) == "" {
 			w.Header().Set("Allow", "POST")
 			http.Error(w, "Method Not Allowed: no session", http.StatusMethodNotAllowed)
