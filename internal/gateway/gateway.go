@@ -17,11 +17,12 @@
 //     to a legacy client, as input-required results to a 2026-07-28 one
 //     (passed through from a 2026-07-28 upstream, parked for a legacy one).
 //
-// Errors keep MCP's two channels apart: a tool's isError result passes
-// through as a result; an unknown tool or bad arguments is JSON-RPC
-// -32602; an upstream that is unavailable, times out or breaks the protocol
-// is a tool result with isError naming the server, so the model can adapt,
-// with the stable code in _meta["io.switchboard/error"]. Never code 0.
+// Errors keep MCP's two channels apart, mapped from fault codes in one
+// place (toClient): a tool's isError result passes through as a result; an
+// unknown tool or bad arguments is JSON-RPC -32602; an upstream that is
+// unavailable, times out or breaks the protocol is a tool result with
+// isError naming the server, so the model can adapt, with the stable code
+// in _meta["io.switchboard/error"]. Never code 0.
 //
 // go-sdk serves both protocol eras over stdio itself; over HTTP the
 // mcphttp package routes each request to the right handler and the

@@ -8,11 +8,11 @@
 // timeout on every request, progress routed to the call that asked for it
 // (go-sdk routes progress per client, not per call), lossless tool results
 // (see capture.go), bounded HTTP responses, and failures classified as
-// *fault.Error values naming the server.
+// *fault.Error values naming the server, in one place (classify.go).
 //
 // A Conn does not reconnect; supervision belongs to the caller. This
-// package may import config, fault, internal/catalog and internal/launcher,
-// never host.
+// package may import config, fault, internal/catalog, internal/era,
+// internal/jsonscan, internal/launcher and internal/netguard, never host.
 package upstream
 
 import (
