@@ -420,12 +420,5 @@ func stateOf(sup *supervise.Supervisor) State {
 }
 
 // retryable reports whether another start-up attempt could succeed where
-// this one failed: not when credentials were refused, a policy refused the
-// address, or the program does not exist.
-func retryable(err error) bool {
-	switch fault.CodeOf(err) {
-	case fault.CodeAuthFailure, fault.CodePolicyBlocked:
-		return false
-	}
-	return !upstream.ProgramNotFound(err)
-}
+// this one failed (see upstream.Permanent).
+func retryable(err error) bool { return !upstream.Permanent(err) }

@@ -3,21 +3,18 @@ package server
 import (
 	"context"
 	"net/http"
-	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/era"
 )
 
-// The protocol versions of the legacy (session-based, initialize) era. A
-// request naming any other version is modern.
-var legacyVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
-
 // IsLegacyVersion reports whether v is a protocol version of the legacy,
-// session-based era (2024-11-05 to 2025-11-25).
-func IsLegacyVersion(v string) bool { return slices.Contains(legacyVersions, v) }
-
-const protocolVersionHeader = "Mcp-Protocol-Version"
+// session-based era: 2024-11-05, 2025-03-26, 2025-06-18 or 2025-11-25.
+// [Server.Handler] serves requests that name one of these (or none) in
+// sessions; any other version is of the sessionless era, or refused.
+func IsLegacyVersion(v string) bool { return era.KnownLegacy(v) }
 
 // call is what a handler's context carries about its request.
 type call struct {
@@ -44,25 +41,23 @@ func callFrom(ctx context.Context) *call {
 }
 
 // requestEra returns the protocol version a request names, in its _meta or
-// its Mcp-Protocol-Version header, and whether that makes it modern: a
-// version outside the legacy list. The _meta version wins over the header
-// (go-sdk rejects a request where they differ).
+// its Mcp-Protocol-Version header (era.Requested), and whether that makes
+// it modern (era.Modern).
 func requestEra(req mcp.Request) (string, bool) {
 	if req == nil {
 		return "", false
 	}
-	v := ""
+	meta, header := "", ""
 	if p := req.GetParams(); p != nil {
 		if m := p.GetMeta(); m != nil {
-			v, _ = m[mcp.MetaKeyProtocolVersion].(string)
+			meta, _ = m[mcp.MetaKeyProtocolVersion].(string)
 		}
 	}
-	if v == "" {
-		if x := req.GetExtra(); x != nil && x.Header != nil {
-			v = x.Header.Get(protocolVersionHeader)
-		}
+	if x := req.GetExtra(); x != nil && x.Header != nil {
+		header = x.Header.Get(era.Header)
 	}
-	if v == "" || IsLegacyVersion(v) {
+	v := era.Requested(meta, header)
+	if !era.Modern(v) {
 		return "", false
 	}
 	return v, true

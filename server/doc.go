@@ -7,8 +7,11 @@
 // It is built on go-sdk (github.com/modelcontextprotocol/go-sdk), which
 // speaks the protocol; this package adds schema inference and validation,
 // URI template matching, one error mapping, request context helpers, era
-// routing on HTTP and stdout protection on stdio. It imports no other
-// Switchboard package (its tests use the test kit), so that anyone can use
+// routing on HTTP and stdout protection on stdio. Of Switchboard it imports
+// only two packages internal to this module, which come with it: the era of a
+// protocol version (internal/era) and the Streamable HTTP endpoint with its
+// graceful shutdown (internal/mcphttp), the one the gateway serves through
+// too. Nothing else (its tests use the test kit), so that anyone can use
 // it.
 //
 // # A server in five steps

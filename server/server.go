@@ -10,6 +10,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/mcphttp"
 )
 
 // Defaults of [Options].
@@ -17,12 +19,12 @@ const (
 	// DefaultPageSize is how many items one page of a list holds.
 	DefaultPageSize = 100
 	// DefaultPath is where the Streamable HTTP endpoint is served.
-	DefaultPath = "/mcp"
+	DefaultPath = mcphttp.DefaultPath
 	// DefaultListTTL is the caching hint of lists and server/discover.
 	DefaultListTTL = 5 * time.Minute
 	// DefaultShutdownTimeout is how long [Server.Serve] lets the calls in
 	// flight finish once its ctx is done.
-	DefaultShutdownTimeout = 5 * time.Second
+	DefaultShutdownTimeout = mcphttp.DefaultShutdownTimeout
 )
 
 // Cache is a caching hint for 2026-07-28 clients (SEP-2549): how long a
@@ -95,22 +97,16 @@ type Server struct {
 	mcp    *mcp.Server // fixed at creation
 	opts   Options     // defaults filled
 	logger *slog.Logger
-
-	httpOnce sync.Once
-	http     *eraRouter // built on first use
+	http   *mcphttp.Handler // fixed at creation
 
 	mu        sync.Mutex
 	resources map[string]*resourceEntry // by URI
 	templates []*templateEntry          // most specific first
-	// sessionCalls cancel the calls in flight on legacy HTTP sessions,
-	// which Serve cancels at its deadline: closing a go-sdk session waits
-	// for its calls instead of cancelling them.
-	sessionCalls map[*context.CancelFunc]struct{}
 }
 
 // New returns a server that reports itself as name and version.
 func New(name, version string, opts *Options) *Server {
-	s := &Server{resources: map[string]*resourceEntry{}, sessionCalls: map[*context.CancelFunc]struct{}{}}
+	s := &Server{resources: map[string]*resourceEntry{}}
 	if opts != nil {
 		s.opts = *opts
 	}
@@ -125,7 +121,7 @@ func New(name, version string, opts *Options) *Server {
 		s.opts.Path = DefaultPath
 	}
 	if s.opts.SessionTimeout <= 0 {
-		s.opts.SessionTimeout = 10 * time.Minute
+		s.opts.SessionTimeout = mcphttp.DefaultSessionTimeout
 	}
 	if s.opts.ShutdownTimeout <= 0 {
 		s.opts.ShutdownTimeout = DefaultShutdownTimeout
@@ -150,6 +146,14 @@ func New(name, version string, opts *Options) *Server {
 	// middleware and sees its errors too.
 	s.mcp.AddReceivingMiddleware(s.middleware)
 	s.mcp.AddSendingMiddleware(clientErrors)
+	// After the middleware above, so that the handler's own (which cancels
+	// the calls of legacy sessions when Serve's deadline passes) wraps it.
+	s.http = mcphttp.NewHandler(s.mcp, &mcphttp.HandlerOptions{
+		Versions:                   s.versions(),
+		SessionTimeout:             s.opts.SessionTimeout,
+		Logger:                     s.logger,
+		DisableLocalhostProtection: s.opts.DisableLocalhostProtection,
+	})
 	return s
 }
 
@@ -185,11 +189,6 @@ func (s *Server) ResourceUpdated(ctx context.Context, uri string) error {
 // error to a JSON-RPC error with a real code.
 func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
-		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss.ID() != "" {
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithCancel(ctx)
-			defer s.addSessionCall(&cancel)()
-		}
 		if method == "resources/read" {
 			if r, ok := req.(*mcp.ReadResourceRequest); ok {
 				res, err = s.read(withCall(ctx, req), r)
@@ -231,28 +230,5 @@ func (s *Server) recovered(ctx context.Context, what, name string, errp *error) 
 		err := fmt.Errorf("panic in %s %q: %v", what, name, r)
 		s.logger.ErrorContext(ctx, "mcp: handler panicked", what, name, "panic", fmt.Sprint(r))
 		*errp = Internal(err, "internal error in %s %q", what, name)
-	}
-}
-
-// addSessionCall registers the cancel function of a call on a legacy HTTP
-// session; the function returned cancels the call's ctx and unregisters it.
-func (s *Server) addSessionCall(cancel *context.CancelFunc) (done func()) {
-	s.mu.Lock()
-	s.sessionCalls[cancel] = struct{}{}
-	s.mu.Unlock()
-	return func() {
-		s.mu.Lock()
-		delete(s.sessionCalls, cancel)
-		s.mu.Unlock()
-		(*cancel)()
-	}
-}
-
-// cancelSessionCalls cancels every call in flight on a legacy HTTP session.
-func (s *Server) cancelSessionCalls() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for cancel := range s.sessionCalls {
-		(*cancel)()
 	}
 }

@@ -17,11 +17,12 @@
 //     to a legacy client, as input-required results to a 2026-07-28 one
 //     (passed through from a 2026-07-28 upstream, parked for a legacy one).
 //
-// Errors keep MCP's two channels apart: a tool's isError result passes
-// through as a result; an unknown tool or bad arguments is JSON-RPC
-// -32602; an upstream that is unavailable, times out or breaks the protocol
-// is a tool result with isError naming the server, so the model can adapt,
-// with the stable code in _meta["io.switchboard/error"]. Never code 0.
+// Errors keep MCP's two channels apart, mapped from fault codes in one
+// place (toClient): a tool's isError result passes through as a result; an
+// unknown tool or bad arguments is JSON-RPC -32602; an upstream that is
+// unavailable, times out or breaks the protocol is a tool result with
+// isError naming the server, so the model can adapt, with the stable code
+// in _meta["io.switchboard/error"]. Never code 0.
 //
 // go-sdk serves both protocol eras over stdio itself; over HTTP the
 // mcphttp package routes each request to the right handler and the
@@ -355,7 +356,7 @@ func (g *Gateway) toolResult(ctx context.Context, t host.Tool, res *host.Result,
 		return &mcp.CallToolResult{InputRequests: named(t.Server, need.Requests), RequestState: g.states.seal(t.ID, need.State)}, nil
 	}
 	if err != nil {
-		return g.failure(ctx, t, err)
+		return g.toClient(ctx, failed{kind: toolCall, name: t.Name, id: t.ID, server: t.Server}, err)
 	}
 	return spliceResult(ctx, res.Raw, res.IsError), nil
 }
@@ -373,15 +374,42 @@ func stripProtocolMeta(m mcp.Meta) {
 	}
 }
 
-// errCancelled answers a call the client cancelled.
+// errCancelled answers a request the client cancelled.
 var errCancelled = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the client cancelled the call"}
 
-// failure maps a failed call to MCP's two error channels.
-func (g *Gateway) failure(ctx context.Context, t host.Tool, err error) (*mcp.CallToolResult, error) {
+// failed names a request that failed, for toClient.
+type failed struct {
+	kind   requestKind
+	name   string // as the client named it: the tool's or prompt's name, the URI
+	id     string // the canonical ID, for the log
+	server string
+}
+
+type requestKind int
+
+const (
+	toolCall requestKind = iota
+	promptGet
+	resourceRead
+	completion
+)
+
+// toClient is the gateway's one mapping from a failed request to what its
+// client gets, keeping MCP's two error channels apart. It reads fault codes
+// (host and upstream classified the failure); it never looks at the cause.
+//
+//   - The client cancelled (or, 2026-07-28, went away: then nothing is
+//     sent): errCancelled, so that where go-sdk still answers, the answer
+//     says what happened rather than code 0.
+//   - An upstream's JSON-RPC error addressed to the client (a capability it
+//     did not declare, a URL elicitation it must complete) passes as it is.
+//   - not_found: -32002 for a resource URI, -32602 for a name (a tool, a
+//     prompt, a completion's reference); invalid_input: -32602.
+//   - Any other failure of a tool call is a result with isError: the text
+//     names the code, and _meta[ErrorMetaKey] carries the code, the server
+//     and whether a retry may help. Of any other request: -32603.
+func (g *Gateway) toClient(ctx context.Context, r failed, err error) (*mcp.CallToolResult, error) {
 	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
-		// The client cancelled (or, 2026-07-28, went away: then nothing is
-		// sent). Where go-sdk still answers, with code 0 for a plain
-		// error, the answer says what happened.
 		return nil, errCancelled
 	}
 	if rpc := clientFacing(err); rpc != nil {
@@ -389,19 +417,34 @@ func (g *Gateway) failure(ctx context.Context, t host.Tool, err error) (*mcp.Cal
 	}
 	code := fault.CodeOf(err)
 	switch code {
-	case fault.CodeNotFound, fault.CodeInvalidInput:
+	case fault.CodeNotFound:
+		if r.kind == resourceRead {
+			return nil, mcp.ResourceNotFoundError(r.name)
+		}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+	case fault.CodeInvalidInput:
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	case "":
 		code = fault.CodeServerError
 	}
-	g.log.Warn("upstream call failed", "tool", t.ID, "code", code, "err", err)
+	if r.kind != toolCall {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+	}
+	g.log.Warn("upstream call failed", "tool", r.id, "code", code, "err", err)
 	return &mcp.CallToolResult{
 		IsError: true,
-		Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("Switchboard could not complete %s (%s): %v", t.Name, code, err)}},
+		Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("Switchboard could not complete %s (%s): %v", r.name, code, err)}},
 		Meta: mcp.Meta{ErrorMetaKey: map[string]any{
-			"code": string(code), "server": t.Server, "retryable": code.Retryable(),
+			"code": string(code), "server": r.server, "retryable": code.Retryable(),
 		}},
 	}, nil
+}
+
+// protocolError maps the failure of a request that has no result-level
+// error channel (resources, prompts, completions) through toClient.
+func (g *Gateway) protocolError(ctx context.Context, r failed, err error) error {
+	_, rpc := g.toClient(ctx, r, err)
+	return rpc
 }
 
 func (g *Gateway) syncResources() {
@@ -457,26 +500,11 @@ func (g *Gateway) read(server string) mcp.ResourceHandler {
 	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		res, err := g.host.ReadResource(ctx, server+":"+req.Params.URI)
 		if err != nil {
-			return nil, g.protocolError(err, req.Params.URI)
+			return nil, g.protocolError(ctx, failed{kind: resourceRead, name: req.Params.URI, id: server + ":" + req.Params.URI, server: server}, err)
 		}
 		stripProtocolMeta(res.Result.Meta)
 		return res.Result, nil
 	}
-}
-
-// protocolError maps a failure of a request that has no result-level error
-// channel (resources, prompts) to a JSON-RPC error with a real code.
-func (g *Gateway) protocolError(err error, what string) error {
-	switch fault.CodeOf(err) {
-	case fault.CodeNotFound:
-		return mcp.ResourceNotFoundError(what)
-	case fault.CodeInvalidInput:
-		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
-	}
-	if errors.Is(err, context.Canceled) {
-		return err
-	}
-	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 }
 
 func (g *Gateway) syncPrompts() {
@@ -511,13 +539,7 @@ func (g *Gateway) getPrompt(p host.Prompt) mcp.PromptHandler {
 			return &mcp.GetPromptResult{InputRequests: named(p.Server, need.Requests), RequestState: g.states.seal(p.ID, need.State)}, nil
 		}
 		if err != nil {
-			if rpc := clientFacing(err); rpc != nil {
-				return nil, rpc
-			}
-			if fault.CodeOf(err) == fault.CodeNotFound {
-				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
-			}
-			return nil, g.protocolError(err, p.ID)
+			return nil, g.protocolError(ctx, failed{kind: promptGet, name: p.ModelName, id: p.ID, server: p.Server}, err)
 		}
 		stripProtocolMeta(res.Result.Meta)
 		return res.Result, nil
@@ -564,7 +586,7 @@ func clientFacing(err error) *jsonrpc.Error {
 func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 	res, err := g.host.Complete(ctx, req.Params)
 	if err != nil {
-		return nil, g.protocolError(err, "")
+		return nil, g.protocolError(ctx, failed{kind: completion, name: "completion/complete"}, err)
 	}
 	return res, nil
 }
@@ -580,7 +602,7 @@ func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 	}
 	server, err := g.host.Subscribe(ctx, uri)
 	if err != nil {
-		return g.protocolError(err, uri)
+		return g.protocolError(ctx, failed{kind: resourceRead, name: uri, id: uri}, err)
 	}
 	g.subs[uri] = &subscription{server: server, clients: map[*mcp.ServerSession]bool{req.Session: true}}
 	return nil
@@ -654,5 +676,5 @@ func (g *Gateway) ServeHTTP(ctx context.Context, ln net.Listener, opts HTTPOptio
 		return h
 	}
 	mopts := &mcphttp.Options{Path: opts.Front.Path, Middleware: mw, Ready: opts.Ready}
-	return mcphttp.Serve(ctx, ln, g.server, mopts)
+	return mcphttp.Serve(ctx, ln, mcphttp.NewHandler(g.server, &mcphttp.HandlerOptions{Logger: g.log}), mopts)
 }

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/era"
 )
 
 // peer forwards an upstream server's requests during a tool call to the
@@ -39,7 +41,7 @@ func (p *peer) ClientCapabilities() *mcp.ClientCapabilities { return p.caps }
 var errModern = errors.New("the client is connected to Switchboard with protocol 2026-07-28, " +
 	"which has no server-to-client requests, and this request came outside a tool call")
 
-func (p *peer) modern() bool { return p.version >= "2026-07-28" }
+func (p *peer) modern() bool { return era.Modern(p.version) }
 
 // parks reports whether questions are parked (park.go) rather than put to
 // the client's session: for a 2026-07-28 client, which has no

@@ -1,295 +1,455 @@
 // Package mcphttp serves a go-sdk MCP server over Streamable HTTP in both
-// protocol eras on one endpoint, and shuts it down gracefully.
+// protocol eras on one endpoint, and shuts it down gracefully. It is the one
+// implementation of both: package server and the gateway serve HTTP through
+// it.
 //
 // go-sdk serves the 2026-07-28 (sessionless) era only from a stateless
 // handler and the legacy era (initialize, sessions, server-to-client
-// requests) only from a stateful one, so each request is routed by its
-// era: a request whose Mcp-Protocol-Version header is 2026-07-28 or later
-// goes to the stateless handler, everything else to the stateful one.
-//   - A modern client sends the header on every request, server/discover
-//     included (go-sdk's setMCPHeaders); a stateful handler alone answers
-//     server/discover with legacy versions only, and the client then falls
-//     back to initialize at 2025-11-25. Routing is what lets it get
-//     2026-07-28.
-//   - The comparison is the string comparison go-sdk itself uses, so the
-//     two handlers agree with the router on which era a request is in.
+// requests) only from a stateful one, so [Handler] routes each request by
+// the version it names (package era): its _meta protocol version, else its
+// Mcp-Protocol-Version header. A modern client sends the header on
+// every request, server/discover included (go-sdk's setMCPHeaders); a
+// stateful handler alone would answer server/discover with legacy versions
+// only, and the client would fall back to initialize. Only versions the
+// server serves reach the stateless handler, so go-sdk's own era check
+// (at least 2026-07-28) agrees with the router.
 //
-// Both handlers keep go-sdk's DNS-rebinding protection. Used by the demo
-// server and the gateway; it imports no other Switchboard package.
+// Both handlers keep go-sdk's DNS-rebinding protection unless told
+// otherwise. It imports internal/era and go-sdk, nothing else of
+// Switchboard's.
 package mcphttp
 
 import (
-	"context"
+	"bytes"
+	"cmp"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
 	"fmt"
-	"net"
+	"io"
+	"log/slog"
 	"net/http"
-	"sync"
+	"slices"
+	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/era"
+)
+
+// Defaults of [HandlerOptions] and [Options].
+const (
+	// DefaultPath is where Serve serves the MCP endpoint.
+	DefaultPath = "/mcp"
+	// DefaultSessionTimeout closes legacy sessions that have had no request
+	// for this long, so that clients that vanish without a DELETE do not
+	// leak them. As go-sdk counts it: from the end of the session's last
+	// POST, none running.
+	DefaultSessionTimeout = 10 * time.Minute
+	// DefaultMaxBodyBytes bounds a request body (go-sdk's default too).
+	DefaultMaxBodyBytes = 4 << 20
+	// DefaultShutdownTimeout is how long Serve lets the calls in flight
+	// finish once its ctx is done.
+	DefaultShutdownTimeout = 5 * time.Second
 )
 
 const (
-	// DefaultPath is where the MCP endpoint is served by default.
-	DefaultPath = "/mcp"
-
-	// sessionlessVersion is the first protocol version of the sessionless era
-	// (SEP-2575), served only by a stateless go-sdk handler.
-	sessionlessVersion = "2026-07-28"
-
-	// SessionTimeout closes legacy sessions that have had no request for this
-	// long, so that clients that vanish without a DELETE do not leak them.
-	// As go-sdk counts it: from the end of the session's last POST, none
-	// running.
-	SessionTimeout = 10 * time.Minute
-
-	// ShutdownTimeout bounds how long Serve lets in-flight requests finish
-	// once ctx is done; then it closes every connection and session.
-	ShutdownTimeout = 5 * time.Second
-
-	// handlerExitTimeout bounds the wait for handlers still running after a
-	// forced close; they have been cancelled by then and return promptly.
-	handlerExitTimeout = 2 * time.Second
-
-	// readHeaderTimeout bounds a client's request headers (slowloris).
-	readHeaderTimeout = 10 * time.Second
-
-	protocolVersionHeader = "Mcp-Protocol-Version"
-	methodHeader          = "Mcp-Method"
+	sessionIDHeader = "Mcp-Session-Id"
+	nameHeader      = "Mcp-Name"
+	methodHeader    = "Mcp-Method"
 )
 
-// Options configure Serve. Nil means defaults.
-type Options struct {
-	// Path of the MCP endpoint; default DefaultPath.
-	Path string
-	// Middleware, when set, receives every request (any path) in front of
-	// the endpoint handler, which serves only Path: the gateway's front
-	// door handles authentication, /healthz and unknown paths there.
-	Middleware func(endpoint http.Handler) http.Handler
-	// Ready, when set, is called with the bound address once listening.
-	Ready func(net.Addr)
+// HandlerOptions configure a [Handler]. Nil means defaults.
+type HandlerOptions struct {
+	// Versions are the protocol versions the server serves, as given to
+	// go-sdk (ServerOptions.SupportedProtocolVersions); default all that
+	// go-sdk knows. With no modern version among them, a modern request
+	// gets a plain 400, so that a dual-era client falls back to
+	// initialize.
+	Versions []string
+	// SessionTimeout closes legacy sessions idle this long; default
+	// DefaultSessionTimeout.
+	SessionTimeout time.Duration
+	// MaxBodyBytes bounds a request body (413 past it); default
+	// DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// Logger receives go-sdk's HTTP logs and shutdown warnings; default:
+	// discard.
+	Logger *slog.Logger
+	// DisableLocalhostProtection turns off go-sdk's DNS-rebinding guard
+	// (a loopback listener refuses non-loopback Host headers); default on.
+	DisableLocalhostProtection bool
 }
 
-// Serve serves server on ln until ctx is done, then shuts down gracefully:
-// it stops accepting connections, lets requests in flight finish, ends
-// long-lived notification streams, and closes the sessions left, all
-// within about seven seconds (ShutdownTimeout, then a short wait for
-// handlers that had to be cut off). It closes ln and returns nil after a
-// shutdown caused by ctx.
-func Serve(ctx context.Context, ln net.Listener, server *mcp.Server, opts *Options) error {
-	if opts == nil {
-		opts = &Options{}
-	}
-	path := opts.Path
-	if path == "" {
-		path = DefaultPath
-	}
-	t := newRequestTracker()
-	defer t.endStreams()
-	mux := http.NewServeMux()
-	mux.Handle(path, t.wrap(NewEraRouter(server, SessionTimeout)))
-	var handler http.Handler = mux
-	if opts.Middleware != nil {
-		handler = opts.Middleware(mux)
-	}
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: readHeaderTimeout, ConnState: t.connState}
+// Handler is the Streamable HTTP endpoint of one go-sdk server, serving
+// both eras on one URL (mount it at any path). Each request is routed by
+// its era:
+//
+//   - A request that names a version, other than one of the four legacy
+//     ones, is modern: an unknown version of either era is refused here
+//     as the spec asks (-32022), never handed to a session. It goes to a
+//     stateless go-sdk handler, which checks the Mcp-* headers
+//     (-32020 on a mismatch) and maps protocol errors to HTTP statuses (404
+//     with -32601 for an unknown method, ping included). A _meta version
+//     that disagrees with the header gets 400 with -32020; a version the
+//     server does not serve gets 400 with -32022 and the supported list,
+//     or, when the server serves legacy versions only, a plain 400 so that
+//     a dual-era client falls back to initialize. An Mcp-Name header sent
+//     as =?base64?…?= (SEP-2243) is decoded before go-sdk compares it. The
+//     answer is application/json, upgraded to text/event-stream when the
+//     request's _meta carries a progress token or a log level, so that
+//     progress and log messages can precede the result. GET and DELETE get
+//     405: there is no stream or session in this era.
+//   - Anything else (initialize, and requests of a legacy session) goes to
+//     a stateful go-sdk handler, which keeps sessions (Mcp-Session-Id). A
+//     POST carrying one call is answered application/json too, unless its
+//     _meta carries a progress token or the server sends something in the
+//     call's course (a log message, or a sampling or elicitation request
+//     to the client): then the answer is an event stream carrying those
+//     first, then the result, so that server-to-client requests reach the
+//     client on the call's own stream, which a legacy client always reads
+//     (go-sdk's JSONResponse option would send them over the session's GET
+//     stream instead, which a client need not open; see
+//     jsonUnlessStreamed). GET and DELETE without a session id get 405.
+//
+// A body over MaxBodyBytes gets 413.
+type Handler struct {
+	// Fixed at creation.
+	server                                  *mcp.Server
+	logger                                  *slog.Logger
+	maxBody                                 int64
+	versions                                []string // served
+	modern                                  []string // the modern ones among them
+	stateful, statelessJSON, statelessEvent http.Handler
+	calls                                   *sessionCalls
+}
 
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	if opts.Ready != nil {
-		opts.Ready(ln.Addr())
+// NewHandler returns the endpoint handler of server. It adds a receiving
+// middleware to server that lets [Serve] cancel the calls of legacy
+// sessions at its deadline (closing a go-sdk session waits for its calls
+// instead of cancelling them); middleware added before NewHandler sees that
+// cancellation in its ctx.
+func NewHandler(server *mcp.Server, opts *HandlerOptions) *Handler {
+	var o HandlerOptions
+	if opts != nil {
+		o = *opts
 	}
-
-	var err error
-	select {
-	case err = <-served:
-		// Serve only returns early if accepting failed.
-		srv.Close()
-		err = fmt.Errorf("serve: %w", err)
-	case <-ctx.Done():
-		shutdownCtx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
-		shutdownErr := make(chan error, 1)
-		go func() { shutdownErr <- srv.Shutdown(shutdownCtx) }()
-		// Shutdown stops accepting connections and closes idle ones. Keep the
-		// long-lived streams until the calls in flight are done, since a
-		// legacy client may take a lost stream for a lost session and fail
-		// its calls; then end them, and close the connections that never
-		// sent a request, or Shutdown would wait for its deadline.
-		t.calls.wait(shutdownCtx)
-		t.endStreams()
-		t.closeFresh()
-		if <-shutdownErr != nil {
-			// The deadline passed with requests still running: drop them.
-			srv.Close()
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.SessionTimeout <= 0 {
+		o.SessionTimeout = DefaultSessionTimeout
+	}
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if len(o.Versions) == 0 {
+		o.Versions = mcp.SupportedProtocolVersions()
+	}
+	get := func(*http.Request) *mcp.Server { return server }
+	stateless := func(jsonResponse bool) http.Handler {
+		return mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
+			Stateless:    true,
+			JSONResponse: jsonResponse,
+			// The POST is the whole request in this era: when the client
+			// goes away, cancel the handler.
+			PropagateRequestCancellation: true,
+			Logger:                       o.Logger,
+			DisableLocalhostProtection:   o.DisableLocalhostProtection,
+			MaxRequestBodyBytes:          o.MaxBodyBytes,
+		})
+	}
+	h := &Handler{
+		server:         server,
+		logger:         o.Logger,
+		maxBody:        o.MaxBodyBytes,
+		versions:       slices.Clone(o.Versions),
+		statelessJSON:  stateless(true),
+		statelessEvent: stateless(false),
+		stateful: mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
+			SessionTimeout:             o.SessionTimeout,
+			Logger:                     o.Logger,
+			DisableLocalhostProtection: o.DisableLocalhostProtection,
+			MaxRequestBodyBytes:        o.MaxBodyBytes,
+		}),
+		calls: newSessionCalls(),
+	}
+	for _, v := range h.versions {
+		if era.Modern(v) {
+			h.modern = append(h.modern, v)
 		}
-		cancel()
-		<-served // http.ErrServerClosed
 	}
+	server.AddReceivingMiddleware(h.calls.middleware)
+	return h
+}
 
-	// Sessions outlive HTTP requests: close those that are left (idle legacy
-	// sessions, and after a forced close any whose requests were cut off), so
-	// that none of their goroutines outlives this call. Closing a session also
-	// cancels its in-flight handlers, which lets the wait below end promptly.
-	for ss := range server.Sessions() {
-		ss.Close()
+// peek is what the router reads from a POST body.
+type peek struct {
+	id          json.RawMessage
+	method      string
+	metaVersion string
+	progress    bool // _meta has a progress token
+	logLevel    bool // _meta has a log level
+}
+
+func peekBody(body []byte) peek {
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			Meta map[string]any `json:"_meta"`
+		} `json:"params"`
 	}
-	exitCtx, cancel := context.WithTimeout(context.Background(), handlerExitTimeout)
-	defer cancel()
-	t.all.wait(exitCtx)
+	if json.Unmarshal(body, &msg) != nil { // a batch or garbage: go-sdk answers
+		return peek{}
+	}
+	m := msg.Params.Meta
+	p := peek{id: msg.ID, method: msg.Method}
+	p.metaVersion, _ = m[mcp.MetaKeyProtocolVersion].(string)
+	p.progress = m["progressToken"] != nil
+	p.logLevel = m[mcp.MetaKeyLogLevel] != nil
+	return p
+}
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var p peek
+	if r.Method == http.MethodPost && r.Body != nil {
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				http.Error(w, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
+				return
+			}
+			http.Error(w, "cannot read request body", http.StatusBadRequest)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		p = peekBody(body)
+	}
+	r, done := track(r, p)
+	defer done()
+	header := r.Header.Get(era.Header)
+	version := era.Requested(p.metaVersion, header)
+	if version == "" || era.KnownLegacy(version) {
+		if (r.Method == http.MethodGet || r.Method == http.MethodDelete) && r.Header.Get(sessionIDHeader) == "" {
+			w.Header().Set("Allow", "POST")
+			http.Error(w, "Method Not Allowed: no session", http.StatusMethodNotAllowed)
+			return
+		}
+		if r.Method == http.MethodPost && len(p.id) > 0 && !p.progress && acceptsJSON(r) {
+			// One call, no progress asked for: JSON, unless the server
+			// has something to send before the answer.
+			jw := &jsonUnlessStreamed{w: w}
+			defer jw.finish()
+			w = jw
+		}
+		h.stateful.ServeHTTP(w, r)
+		return
+	}
+	if len(h.modern) == 0 {
+		// Plain, not JSON-RPC: a dual-era client then falls back to
+		// initialize.
+		http.Error(w, fmt.Sprintf("Bad Request: protocol version %q is not supported; this server speaks %v through initialize", version, h.versions), http.StatusBadRequest)
+		return
+	}
+	if p.metaVersion != "" && header != "" && p.metaVersion != header {
+		// Disagreement first: which of the two is unsupported is
+		// beside the point when they do not even agree.
+		writeRPCError(w, http.StatusBadRequest, p.id, mcp.CodeHeaderMismatch,
+			fmt.Sprintf("%s header %q does not match _meta protocol version %q", era.Header, header, p.metaVersion), nil)
+		return
+	}
+	for _, v := range []string{p.metaVersion, header} {
+		if v != "" && !slices.Contains(h.modern, v) {
+			writeRPCError(w, http.StatusBadRequest, p.id, mcp.CodeUnsupportedProtocolVersion, "unsupported protocol version",
+				mcp.UnsupportedProtocolVersionData{Supported: slices.Clone(h.versions), Requested: v})
+			return
+		}
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	// go-sdk compares Mcp-Name with the body as it is; SEP-2243 lets a
+	// client send it as =?base64?…?= (required for non-ASCII names).
+	if name := r.Header.Get(nameHeader); strings.HasPrefix(name, "=?base64?") && strings.HasSuffix(name, "?=") {
+		dec, err := base64.StdEncoding.DecodeString(strings.TrimSuffix(strings.TrimPrefix(name, "=?base64?"), "?="))
+		if err != nil {
+			writeRPCError(w, http.StatusBadRequest, p.id, mcp.CodeHeaderMismatch, "Mcp-Name header is not valid base64", nil)
+			return
+		}
+		r.Header.Set(nameHeader, string(dec))
+	}
+	if p.progress || p.logLevel {
+		h.statelessEvent.ServeHTTP(w, r)
+		return
+	}
+	h.statelessJSON.ServeHTTP(w, r)
+}
+
+// acceptsJSON reports whether r's Accept header admits application/json.
+func acceptsJSON(r *http.Request) bool {
+	for _, v := range r.Header.Values("Accept") {
+		for part := range strings.SplitSeq(v, ",") {
+			mt, _, _ := strings.Cut(strings.TrimSpace(part), ";")
+			switch strings.ToLower(strings.TrimSpace(mt)) {
+			case "application/json", "application/*", "*/*":
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// jsonUnlessStreamed is the ResponseWriter of a legacy POST that carries
+// one call without a progress token. go-sdk's stateful handler answers
+// every call with an event stream, so that the requests and notifications
+// it sends in the call's course (a sampling or elicitation request, a log
+// message) reach the client before the answer; its JSONResponse option
+// would instead send those over the session's GET stream, which a client
+// need not have open (nor have opened yet), so that a tool asking the
+// client for input would fail. This writer holds the stream back until its
+// first event: when that event is the answer, it goes out alone as
+// application/json, as a 2026-07-28 answer does; anything else, and the
+// stream goes out as it is, that event first.
+type jsonUnlessStreamed struct {
+	w      http.ResponseWriter
+	status int // held back with the stream; 0: none yet
+	buf    []byte
+	mode   streamMode
+}
+
+type streamMode int
+
+const (
+	undecided streamMode = iota
+	asJSON               // the answer went out as application/json
+	asStream             // everything passes through
+)
+
+func (j *jsonUnlessStreamed) Header() http.Header { return j.w.Header() }
+
+func (j *jsonUnlessStreamed) WriteHeader(code int) {
+	if j.mode == undecided && code == http.StatusOK && isEventStream(j.w.Header()) {
+		j.status = code
+		return
+	}
+	if j.mode == undecided {
+		j.mode = asStream
+	}
+	if j.mode == asStream {
+		j.w.WriteHeader(code)
+	}
+}
+
+func (j *jsonUnlessStreamed) Write(b []byte) (int, error) {
+	switch j.mode {
+	case asStream:
+		return j.w.Write(b)
+	case asJSON:
+		// Nothing follows the answer to the one call of a POST.
+		return len(b), nil
+	}
+	if !isEventStream(j.w.Header()) {
+		return len(b), j.stream(b)
+	}
+	j.buf = append(j.buf, b...)
+	end := bytes.Index(j.buf, []byte("\n\n"))
+	if end < 0 {
+		return len(b), nil // not one whole event yet
+	}
+	if data := eventData(j.buf[:end]); isResponse(data) {
+		j.mode = asJSON
+		h := j.w.Header()
+		h.Set("Content-Type", "application/json")
+		h.Del("Connection")
+		j.w.WriteHeader(cmp.Or(j.status, http.StatusOK))
+		_, err := j.w.Write(data)
+		j.buf = nil
+		return len(b), err
+	}
+	buf := j.buf
+	j.buf = nil
+	return len(b), j.stream(buf)
+}
+
+// stream lets the response through from now on, b first.
+func (j *jsonUnlessStreamed) stream(b []byte) error {
+	j.mode = asStream
+	if j.status != 0 {
+		j.w.WriteHeader(j.status)
+	}
+	_, err := j.w.Write(b)
 	return err
 }
 
-// NewEraRouter returns the endpoint handler: it sends each request to a
-// stateless or a stateful go-sdk handler by its protocol era (see the
-// package documentation). The stateful handler closes sessions idle for
-// sessionTimeout; zero means never.
-func NewEraRouter(server *mcp.Server, sessionTimeout time.Duration) http.Handler {
-	getServer := func(*http.Request) *mcp.Server { return server }
-	stateless := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
-		Stateless: true,
-		// The POST is the whole request in this era: when the client goes
-		// away, cancel the handler (this is how slow is cancelled).
-		PropagateRequestCancellation: true,
-	})
-	stateful := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
-		SessionTimeout: sessionTimeout,
-	})
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if IsSessionless(r) {
-			stateless.ServeHTTP(w, r)
-			return
-		}
-		stateful.ServeHTTP(w, r)
-	})
-}
-
-// IsSessionless reports whether r belongs to the sessionless (>= 2026-07-28)
-// protocol era. Protocol versions are dates, so they compare as strings; an
-// absent header compares less than any version.
-func IsSessionless(r *http.Request) bool {
-	return r.Header.Get(protocolVersionHeader) >= sessionlessVersion
-}
-
-// requestTracker tracks what a graceful shutdown must wait for or end:
-//
-//   - It counts running handlers, so that shutdown can wait for them.
-//   - It ends long-lived streams on demand. Streams are the legacy standalone
-//     GET stream and the 2026-07-28 subscriptions/listen POST (go-sdk checks
-//     that the Mcp-Method header matches the body): both only wait for
-//     notifications, so ending them loses no work, and go-sdk returns from
-//     them when their request context is done.
-//   - It closes connections that have not sent a request yet on demand.
-//     http.Server.Shutdown counts those as busy for their first five seconds
-//     (golang/go#22682), and Go's http.Transport leaves such connections
-//     behind whenever a connection it dialled for a request is beaten to it
-//     by one that became idle.
-type requestTracker struct {
-	streams    context.Context // done when streams must end
-	endStreams context.CancelFunc
-	calls      inFlight // running handlers that are not streams
-	all        inFlight // every running handler
-
-	mu      sync.Mutex
-	fresh   map[net.Conn]bool // connections in http.StateNew
-	closing bool              // closeFresh was called: close fresh connections at once
-}
-
-func newRequestTracker() *requestTracker {
-	t := &requestTracker{fresh: make(map[net.Conn]bool)}
-	t.streams, t.endStreams = context.WithCancel(context.Background())
-	return t
-}
-
-// connState is the http.Server's ConnState hook.
-func (t *requestTracker) connState(c net.Conn, state http.ConnState) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if state != http.StateNew {
-		delete(t.fresh, c)
+// Flush flushes a response that goes out as a stream; until it is known
+// to be one, there is nothing to flush.
+func (j *jsonUnlessStreamed) Flush() {
+	if j.mode != asStream {
 		return
 	}
-	if t.closing {
-		c.Close()
-		return
-	}
-	t.fresh[c] = true
-}
-
-// closeFresh closes the connections that have not sent a request, now and
-// from now on. A request racing with it fails as if it had come after the
-// listener closed.
-func (t *requestTracker) closeFresh() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.closing = true
-	for c := range t.fresh {
-		c.Close()
-		delete(t.fresh, c)
+	if f, ok := j.w.(http.Flusher); ok {
+		f.Flush()
 	}
 }
 
-// wrap returns h, tracked.
-func (t *requestTracker) wrap(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		t.all.add()
-		defer t.all.done()
-		if r.Method == http.MethodGet || r.Header.Get(methodHeader) == "subscriptions/listen" {
-			ctx, cancel := context.WithCancel(r.Context())
-			defer cancel()
-			stop := context.AfterFunc(t.streams, cancel)
-			defer stop()
-			r = r.WithContext(ctx)
-		} else {
-			t.calls.add()
-			defer t.calls.done()
+// Unwrap gives http.ResponseController the underlying writer.
+func (j *jsonUnlessStreamed) Unwrap() http.ResponseWriter { return j.w }
+
+// finish sends what is held back when the handler returns before one
+// whole event.
+func (j *jsonUnlessStreamed) finish() {
+	if j.mode == undecided && (j.status != 0 || len(j.buf) > 0) {
+		j.stream(j.buf)
+	}
+}
+
+func isEventStream(h http.Header) bool {
+	return strings.HasPrefix(h.Get("Content-Type"), "text/event-stream")
+}
+
+// eventData returns the data of one server-sent event (its lines
+// without the blank line ending it).
+func eventData(event []byte) []byte {
+	var data []byte
+	for line := range bytes.SplitSeq(event, []byte("\n")) {
+		if d, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+			if len(data) > 0 {
+				data = append(data, '\n')
+			}
+			data = append(data, bytes.TrimPrefix(d, []byte(" "))...)
 		}
-		h.ServeHTTP(w, r)
-	})
-}
-
-// inFlight counts running handlers so that teardown can wait for them. Unlike
-// a sync.WaitGroup it may be added to while someone waits, which a handler
-// that starts during a forced close can do, and its wait has a deadline.
-type inFlight struct {
-	mu   sync.Mutex
-	n    int           // running handlers
-	zero chan struct{} // if not nil, closed when n drops to 0
-}
-
-func (f *inFlight) add() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.n++
-}
-
-func (f *inFlight) done() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.n--
-	if f.n == 0 && f.zero != nil {
-		close(f.zero)
-		f.zero = nil
 	}
+	return data
 }
 
-// wait waits until no handler runs or ctx is done, and reports whether none
-// runs.
-func (f *inFlight) wait(ctx context.Context) bool {
-	f.mu.Lock()
-	if f.n == 0 {
-		f.mu.Unlock()
-		return true
-	}
-	if f.zero == nil {
-		f.zero = make(chan struct{})
-	}
-	zero := f.zero
-	f.mu.Unlock()
-
-	select {
-	case <-zero:
-		return true
-	case <-ctx.Done():
+// isResponse reports whether data is a JSON-RPC response (a result or an
+// error), not a request or notification.
+func isResponse(data []byte) bool {
+	msg, err := jsonrpc.DecodeMessage(data)
+	if err != nil {
 		return false
 	}
+	_, ok := msg.(*jsonrpc.Response)
+	return ok
+}
+
+// writeRPCError writes a JSON-RPC error response.
+func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, code int64, msg string, data any) {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	body, _ := json.Marshal(map[string]any{
+		"jsonrpc": "2.0",
+		"id":      id,
+		"error":   map[string]any{"code": code, "message": msg, "data": data},
+	})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(body)
 }

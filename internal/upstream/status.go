@@ -2,10 +2,7 @@ package upstream
 
 import (
 	"context"
-	"net/http"
 	"sync/atomic"
-
-	"github.com/switchboard-mcp/switchboard/fault"
 )
 
 // go-sdk reports an HTTP refusal as text ("Too Many Requests"), so the
@@ -27,33 +24,11 @@ func recordStatus(ctx context.Context, status int) {
 	}
 }
 
-// statusCode maps the HTTP refusal recorded for ctx's operation, if any, to
-// a code.
-func statusCode(ctx context.Context) (fault.Code, int) {
-	r, ok := ctx.Value(statusKey{}).(*atomic.Int32)
-	if !ok {
-		return "", 0
+// recordedStatus returns the HTTP refusal recorded for ctx's operation, or
+// 0.
+func recordedStatus(ctx context.Context) int {
+	if r, ok := ctx.Value(statusKey{}).(*atomic.Int32); ok {
+		return int(r.Load())
 	}
-	switch st := int(r.Load()); st {
-	case 0:
-		return "", 0
-	case http.StatusUnauthorized, http.StatusForbidden:
-		return fault.CodeAuthFailure, st
-	case http.StatusTooManyRequests:
-		return fault.CodeRateLimited, st
-	case http.StatusBadGateway, http.StatusServiceUnavailable:
-		// Refused before the server ran anything.
-		return fault.CodeTransient, st
-	case http.StatusRequestEntityTooLarge:
-		return fault.CodeTooLarge, st
-	default:
-		// 500 and 504 among them: the server may have started the work.
-		return fault.CodeServerError, st
-	}
-}
-
-// statusRecorded reports whether ctx's operation got an HTTP refusal.
-func statusRecorded(ctx context.Context) bool {
-	code, _ := statusCode(ctx)
-	return code != ""
+	return 0
 }

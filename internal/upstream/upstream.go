@@ -8,11 +8,11 @@
 // timeout on every request, progress routed to the call that asked for it
 // (go-sdk routes progress per client, not per call), lossless tool results
 // (see capture.go), bounded HTTP responses, and failures classified as
-// *fault.Error values naming the server.
+// *fault.Error values naming the server, in one place (classify.go).
 //
 // A Conn does not reconnect; supervision belongs to the caller. This
-// package may import config, fault, internal/catalog and internal/launcher,
-// never host.
+// package may import config, fault, internal/catalog, internal/era,
+// internal/jsonscan, internal/launcher and internal/netguard, never host.
 package upstream
 
 import (
@@ -22,24 +22,20 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
+	"github.com/switchboard-mcp/switchboard/internal/era"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
 )
-
-// LegacyVersion is the protocol version pinned when the modern probe fails.
-const LegacyVersion = "2025-11-25"
 
 // Options configure Dial. The zero value is usable; nil means defaults.
 type Options struct {
@@ -174,7 +170,7 @@ func Dial(ctx context.Context, s *config.Server, opts *Options) (*Conn, error) {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) && parent.Err() == nil && !errors.Is(err, launcher.ErrProgramNotFound) {
 			err = fmt.Errorf("no MCP handshake within %v (startupTimeoutMs): %w", s.StartupTimeout, err)
 		}
-		err = c.classify(ctx, "connect", err)
+		err = c.classify(ctx, "connect", false, err)
 		c.cancel()
 		return nil, err
 	}
@@ -245,7 +241,7 @@ func (c *Conn) connect(ctx context.Context) error {
 			Endpoint:     c.server.URL,
 			HTTPClient:   c.httpClient(),
 			MaxEventSize: c.opts.MaxFrame,
-		}}, LegacyVersion)
+		}}, era.LatestLegacy)
 	}
 	return fmt.Errorf("unknown transport %q", c.server.Transport)
 }
@@ -264,7 +260,7 @@ func (c *Conn) connectStdio(ctx context.Context) error {
 		return err
 	}
 	c.log.Debug("modern handshake failed; restarting on the legacy handshake", "err", err)
-	return c.startStdio(ctx, 0, LegacyVersion)
+	return c.startStdio(ctx, 0, era.LatestLegacy)
 }
 
 func (c *Conn) startStdio(ctx context.Context, probe time.Duration, version string) error {
@@ -425,7 +421,7 @@ func (c *Conn) requestMeta(peer Peer) mcp.Meta {
 	return m
 }
 
-func (c *Conn) modern() bool { return c.info.ProtocolVersion >= "2026-07-28" }
+func (c *Conn) modern() bool { return era.Modern(c.info.ProtocolVersion) }
 
 // Info returns what the handshake reported.
 func (c *Conn) Info() Info { return c.info }
@@ -484,20 +480,20 @@ func (c *Conn) Discover(ctx context.Context) (*catalog.Catalog, error) {
 	var err error
 	if caps.Tools != nil {
 		if cat.Tools, err = drain(c, c.session.Tools(ctx, nil)); err != nil {
-			return nil, c.classify(ctx, "list tools", err)
+			return nil, c.classify(ctx, "list tools", false, err)
 		}
 	}
 	if caps.Resources != nil {
 		if cat.Resources, err = drain(c, c.session.Resources(ctx, nil)); err != nil {
-			return nil, c.classify(ctx, "list resources", err)
+			return nil, c.classify(ctx, "list resources", false, err)
 		}
 		if cat.Templates, err = drain(c, c.session.ResourceTemplates(ctx, nil)); err != nil {
-			return nil, c.classify(ctx, "list resource templates", err)
+			return nil, c.classify(ctx, "list resource templates", false, err)
 		}
 	}
 	if caps.Prompts != nil {
 		if cat.Prompts, err = drain(c, c.session.Prompts(ctx, nil)); err != nil {
-			return nil, c.classify(ctx, "list prompts", err)
+			return nil, c.classify(ctx, "list prompts", false, err)
 		}
 	}
 	return cat, nil
@@ -579,43 +575,25 @@ func (c *Conn) CallTool(ctx context.Context, name string, args json.RawMessage, 
 		retry.InputResponses, retry.RequestState = responses, res.RequestState
 		res, err = c.session.CallTool(ctx, &retry)
 	}
+	op := fmt.Sprintf("call tool %q", name)
 	if raw := s.get(); raw != nil && err == nil {
 		// The wire result is authoritative: the SDK only saw a stand-in.
 		isError, ferr := isErrorFlag(raw)
 		if ferr != nil {
-			return nil, fault.New(fault.CodeServerError, c.server.Name, fmt.Sprintf("call tool %q", name), ferr)
+			return nil, c.classify(ctx, op, true, &protocolError{ferr})
 		}
 		return &ToolResult{Raw: raw, IsError: isError}, nil
 	}
 	if err != nil {
-		op := fmt.Sprintf("call tool %q", name)
-		var rpc *jsonrpc.Error
-		switch {
-		case s.getFault() != nil:
-			return nil, fault.New(fault.CodeServerError, c.server.Name, op, s.getFault())
-		case errors.As(err, &rpc), c.life.Err() != nil, ctx.Err() != nil:
-			return nil, c.classify(ctx, op, err)
-		case statusRecorded(ctx):
-			// The server answered with an HTTP refusal: it did not run the
-			// tool, even if go-sdk ended the session over it.
-			return nil, c.classify(ctx, op, err)
-		case errors.Is(err, mcp.ErrConnectionClosed):
-			// go-sdk refused to send: the connection was already gone.
-			return nil, fault.New(fault.CodeUnavailable, c.server.Name, op, c.cause(err))
-		case c.lost(err):
-			cause := c.cause(err)
-			if errors.Is(cause, launcher.ErrFrameTooLarge) {
-				// The server answered, too much: it broke the protocol.
-				return nil, fault.New(fault.CodeTooLarge, c.server.Name, op, cause)
-			}
-			// The request may have reached the server: never claim it did not.
-			return nil, fault.New(fault.CodeUnknownOutcome, c.server.Name, op, cause)
+		if sf := s.getFault(); sf != nil {
+			// The capture point found the answer malformed.
+			err = &protocolError{sf}
 		}
-		return nil, c.classify(ctx, op, err)
+		return nil, c.classify(ctx, op, true, err)
 	}
 	raw, err := json.Marshal(res)
 	if err != nil {
-		return nil, fault.New(fault.CodeServerError, c.server.Name, fmt.Sprintf("call tool %q", name), err)
+		return nil, c.classify(ctx, op, true, &protocolError{err})
 	}
 	return &ToolResult{Raw: raw, IsError: res.IsError}, nil
 }
@@ -626,7 +604,7 @@ func (c *Conn) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceR
 	defer cancel()
 	res, err := c.session.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
 	if err != nil {
-		return nil, c.classify(ctx, fmt.Sprintf("read resource %q", uri), err)
+		return nil, c.classify(ctx, fmt.Sprintf("read resource %q", uri), false, err)
 	}
 	return res, nil
 }
@@ -657,7 +635,7 @@ func (c *Conn) GetPrompt(ctx context.Context, name string, args map[string]strin
 		res, err = c.session.GetPrompt(ctx, &retry)
 	}
 	if err != nil {
-		return nil, c.classify(ctx, op, err)
+		return nil, c.classify(ctx, op, false, err)
 	}
 	return res, nil
 }
@@ -668,7 +646,7 @@ func (c *Conn) Complete(ctx context.Context, params *mcp.CompleteParams) (*mcp.C
 	defer cancel()
 	res, err := c.session.Complete(ctx, params)
 	if err != nil {
-		return nil, c.classify(ctx, "complete", err)
+		return nil, c.classify(ctx, "complete", false, err)
 	}
 	return res, nil
 }
@@ -679,7 +657,7 @@ func (c *Conn) Subscribe(ctx context.Context, uri string) error {
 	ctx, cancel := c.callContext(ctx)
 	defer cancel()
 	if err := c.session.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
-		return c.classify(ctx, fmt.Sprintf("subscribe %q", uri), err)
+		return c.classify(ctx, fmt.Sprintf("subscribe %q", uri), false, err)
 	}
 	return nil
 }
@@ -688,7 +666,7 @@ func (c *Conn) Unsubscribe(ctx context.Context, uri string) error {
 	ctx, cancel := c.callContext(ctx)
 	defer cancel()
 	if err := c.session.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri}); err != nil {
-		return c.classify(ctx, fmt.Sprintf("unsubscribe %q", uri), err)
+		return c.classify(ctx, fmt.Sprintf("unsubscribe %q", uri), false, err)
 	}
 	return nil
 }
@@ -712,102 +690,6 @@ func (c *Conn) onProgress(_ context.Context, req *mcp.ProgressNotificationClient
 	if f, ok := c.progress.Load(token); ok {
 		f.(func(Progress))(Progress{Progress: req.Params.Progress, Total: req.Params.Total, Message: req.Params.Message})
 	}
-}
-
-// lost reports whether err means the connection broke.
-func (c *Conn) lost(err error) bool {
-	if errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, mcp.ErrSessionMissing) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return true
-	}
-	select {
-	case <-c.done:
-		return true
-	default:
-		return c.proc != nil && c.proc.Fault() != nil
-	}
-}
-
-// cause prefers the recorded reason the connection ended (an oversized
-// frame) over the SDK's generic EOF.
-func (c *Conn) cause(err error) error {
-	if c.proc != nil {
-		if f := c.proc.Fault(); f != nil {
-			return f
-		}
-	}
-	return err
-}
-
-// classify turns an error from go-sdk or the launcher into a *fault.Error.
-// ctx is the operation's context, whose deadline is Switchboard's timeout.
-func (c *Conn) classify(ctx context.Context, op string, err error) error {
-	var fe *fault.Error
-	if errors.As(err, &fe) {
-		return err
-	}
-	name := c.server.Name
-	if f := ssrfFault(name, op, err); f != nil {
-		return f
-	}
-	var rpc *jsonrpc.Error
-	switch {
-	case c.life.Err() != nil && !errors.As(err, &rpc):
-		return fault.New(fault.CodeUnavailable, name, op, errors.New("the connection was closed"))
-	case errors.Is(err, launcher.ErrProgramNotFound):
-		return fault.New(fault.CodeUnavailable, name, op, err)
-	case errors.Is(err, launcher.ErrFrameTooLarge), errors.Is(err, ErrResponseTooLarge), errors.Is(err, errTooMany):
-		return fault.New(fault.CodeTooLarge, name, op, err)
-	case errors.As(err, &rpc) && rpc.Code == jsonrpc.CodeInvalidParams:
-		if isNotFound(rpc.Message) {
-			return fault.New(fault.CodeNotFound, name, op, err)
-		}
-		return fault.New(fault.CodeInvalidInput, name, op, err)
-	case errors.As(err, &rpc) && rpc.Code == -32002: // resource not found (2025 spec)
-		return fault.New(fault.CodeNotFound, name, op, err)
-	}
-	if code, st := statusCode(ctx); code != "" {
-		return fault.New(code, name, op, fmt.Errorf("HTTP %d: %w", st, err))
-	}
-	if errors.As(err, &rpc) && rpc.Code == codeRejected {
-		// go-sdk's HTTP transport could not deliver the request. A
-		// failed dial certainly never reached the server; anything else
-		// (a reset mid-request) may have.
-		var ne *net.OpError
-		if errors.As(err, &ne) && ne.Op == "dial" {
-			return fault.New(fault.CodeUnavailable, name, op, err)
-		}
-		return fault.New(fault.CodeUnknownOutcome, name, op, err)
-	}
-	switch {
-	case errors.As(err, &rpc):
-		return fault.New(fault.CodeServerError, name, op, err)
-	case errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded):
-		// Switchboard's timeout or a shorter one of the caller's: either
-		// way the server did not answer in time.
-		return fault.New(fault.CodeTimeout, name, op, err)
-	case errors.Is(err, context.Canceled):
-		return err // the caller gave up; not the server's fault
-	case c.lost(err):
-		return fault.New(fault.CodeUnavailable, name, op, c.cause(err))
-	}
-	return fault.New(fault.CodeServerError, name, op, err)
-}
-
-// codeRejected is go-sdk's "rejected by transport" (jsonrpc2.ErrRejected),
-// which wraps an HTTP transport failure.
-const codeRejected = -32005
-
-// isNotFound recognises the -32602 messages servers use for an unknown
-// tool, prompt or resource ("unknown tool", "Resource not found", ...), as
-// opposed to a bad argument ("Unknown argument 'x'").
-func isNotFound(msg string) bool {
-	m := strings.ToLower(msg)
-	for _, kind := range []string{"tool", "prompt", "resource"} {
-		if strings.Contains(m, "unknown "+kind) || strings.Contains(m, kind+" not found") || strings.Contains(m, kind+" \"") && strings.Contains(m, "not found") {
-			return true
-		}
-	}
-	return false
 }
 
 // withStderr appends the server's stderr tail to a start-up error, since

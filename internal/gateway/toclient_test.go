@@ -1,0 +1,72 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/fault"
+)
+
+// TestToClient covers the gateway's one mapping from a failure to what its
+// client gets: an isError result or a JSON-RPC error with a real code.
+func TestToClient(t *testing.T) {
+	g := &Gateway{log: slog.New(slog.DiscardHandler)}
+	live := context.Background()
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	upstreamAsks := fault.New(fault.CodeServerError, "s", "call tool", fmt.Errorf("calling: %w",
+		&jsonrpc.Error{Code: mcp.CodeMissingRequiredClientCapabilities, Message: "needs sampling"}))
+	tests := []struct {
+		name    string
+		ctx     context.Context
+		kind    requestKind
+		err     error
+		isError fault.Code // the code of an isError result; "" when an RPC error is wanted
+		rpc     int64
+	}{
+		{"tool: unavailable", live, toolCall, fault.New(fault.CodeUnavailable, "s", "", nil), fault.CodeUnavailable, 0},
+		{"tool: unknown outcome", live, toolCall, fault.New(fault.CodeUnknownOutcome, "s", "", nil), fault.CodeUnknownOutcome, 0},
+		{"tool: timeout", live, toolCall, fault.New(fault.CodeTimeout, "s", "", nil), fault.CodeTimeout, 0},
+		{"tool: rate limited", live, toolCall, fault.New(fault.CodeRateLimited, "s", "", nil), fault.CodeRateLimited, 0},
+		{"tool: policy", live, toolCall, fault.New(fault.CodePolicyBlocked, "s", "", nil), fault.CodePolicyBlocked, 0},
+		{"tool: no code", live, toolCall, errors.New("odd"), fault.CodeServerError, 0},
+		{"tool: not found", live, toolCall, fault.New(fault.CodeNotFound, "s", "", nil), "", jsonrpc.CodeInvalidParams},
+		{"tool: invalid input", live, toolCall, fault.New(fault.CodeInvalidInput, "s", "", nil), "", jsonrpc.CodeInvalidParams},
+		{"tool: client cancelled", gone, toolCall, fmt.Errorf("call: %w", context.Canceled), "", jsonrpc.CodeInternalError},
+		{"tool: the upstream asks the client", live, toolCall, upstreamAsks, "", mcp.CodeMissingRequiredClientCapabilities},
+		{"resource: not found", live, resourceRead, fault.New(fault.CodeNotFound, "s", "", nil), "", mcp.CodeResourceNotFound},
+		{"resource: unavailable", live, resourceRead, fault.New(fault.CodeUnavailable, "s", "", nil), "", jsonrpc.CodeInternalError},
+		{"resource: client cancelled", gone, resourceRead, context.Canceled, "", jsonrpc.CodeInternalError},
+		{"prompt: not found", live, promptGet, fault.New(fault.CodeNotFound, "s", "", nil), "", jsonrpc.CodeInvalidParams},
+		{"prompt: invalid input", live, promptGet, fault.New(fault.CodeInvalidInput, "s", "", nil), "", jsonrpc.CodeInvalidParams},
+		{"prompt: the upstream asks the client", live, promptGet, upstreamAsks, "", mcp.CodeMissingRequiredClientCapabilities},
+		{"prompt: timeout", live, promptGet, fault.New(fault.CodeTimeout, "s", "", nil), "", jsonrpc.CodeInternalError},
+		{"completion: unknown reference", live, completion, fault.New(fault.CodeNotFound, "", "complete", nil), "", jsonrpc.CodeInvalidParams},
+		{"completion: server error", live, completion, fault.New(fault.CodeServerError, "s", "complete", nil), "", jsonrpc.CodeInternalError},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := g.toClient(tt.ctx, failed{kind: tt.kind, name: "x", id: "s:x", server: "s"}, tt.err)
+			if tt.isError != "" {
+				if err != nil || res == nil || !res.IsError {
+					t.Fatalf("got %v, %v; want an isError result", res, err)
+				}
+				m, _ := res.Meta[ErrorMetaKey].(map[string]any)
+				if m["code"] != string(tt.isError) || m["server"] != "s" || m["retryable"] != tt.isError.Retryable() {
+					t.Errorf("_meta %v, want code %s of server s", m, tt.isError)
+				}
+				return
+			}
+			var rpc *jsonrpc.Error
+			if res != nil || !errors.As(err, &rpc) || rpc.Code != tt.rpc {
+				t.Fatalf("got %v, %v; want JSON-RPC error %d", res, err, tt.rpc)
+			}
+		})
+	}
+}

@@ -1,0 +1,196 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/fault"
+	"github.com/switchboard-mcp/switchboard/internal/launcher"
+)
+
+// This file is the one place where an upstream failure gets its fault code.
+// host and the gateway read the codes; they never look into the errors.
+
+// failure is what is known of a failed operation when it is classified.
+type failure struct {
+	op     string
+	call   bool  // a tools/call, which the server may have acted on
+	err    error // as go-sdk, the launcher or the transport returned it
+	status int   // the HTTP refusal recorded for the operation; 0: none
+	closed bool  // Switchboard closed the connection (Conn.Close)
+	ended  bool  // the connection had ended, or the process broke the framing
+	cause  error // why the connection ended, when the launcher knows (an oversized frame)
+	ctxErr error // the operation's ctx.Err(): its deadline is Switchboard's timeout
+}
+
+// classify maps a failed operation on server's connection to a
+// *fault.Error. A context.Canceled that is not a timeout is returned as it
+// is: the caller gave up, which is nobody's fault. The rule for calls: a
+// connection found gone before the request was written (go-sdk's
+// ErrConnectionClosed) is unavailable, and the host redials once; a
+// connection lost after the request may have been written is
+// unknown_outcome, never retried, since the tool may have run. A read
+// (lists, resources, prompts) has no effect to repeat: a lost connection is
+// unavailable.
+func classify(server string, f failure) error {
+	err, op := f.err, f.op
+	var fe *fault.Error
+	if errors.As(err, &fe) {
+		return err
+	}
+	if sf := ssrfFault(server, op, err); sf != nil {
+		return sf
+	}
+	var pe *protocolError
+	if errors.As(err, &pe) {
+		return fault.New(fault.CodeServerError, server, op, pe.err)
+	}
+	var rpc *jsonrpc.Error
+	isRPC := errors.As(err, &rpc)
+	cause := err
+	if f.cause != nil {
+		cause = f.cause
+	}
+	lost := f.ended || errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, mcp.ErrSessionMissing) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+
+	if f.call && !isRPC && !f.closed && f.ctxErr == nil && f.status == 0 {
+		switch {
+		case errors.Is(err, mcp.ErrConnectionClosed):
+			// go-sdk refused to send: the connection was already gone.
+			return fault.New(fault.CodeUnavailable, server, op, cause)
+		case lost:
+			if errors.Is(cause, launcher.ErrFrameTooLarge) {
+				// The server answered, too much: it broke the protocol.
+				return fault.New(fault.CodeTooLarge, server, op, cause)
+			}
+			// The request may have reached the server: never claim it did not.
+			return fault.New(fault.CodeUnknownOutcome, server, op, cause)
+		}
+	}
+
+	switch {
+	case f.closed && !isRPC:
+		return fault.New(fault.CodeUnavailable, server, op, errors.New("the connection was closed"))
+	case errors.Is(err, launcher.ErrProgramNotFound):
+		return fault.New(fault.CodeUnavailable, server, op, err)
+	case errors.Is(err, launcher.ErrFrameTooLarge), errors.Is(err, ErrResponseTooLarge), errors.Is(err, errTooMany):
+		return fault.New(fault.CodeTooLarge, server, op, err)
+	case isRPC && rpc.Code == jsonrpc.CodeInvalidParams:
+		if isNotFound(rpc.Message) {
+			return fault.New(fault.CodeNotFound, server, op, err)
+		}
+		return fault.New(fault.CodeInvalidInput, server, op, err)
+	case isRPC && rpc.Code == codeResourceNotFound:
+		return fault.New(fault.CodeNotFound, server, op, err)
+	}
+	if f.status != 0 {
+		// An HTTP refusal: go-sdk words it as text, whatever the status.
+		return fault.New(statusFault(f.status), server, op, fmt.Errorf("HTTP %d: %w", f.status, err))
+	}
+	if isRPC && rpc.Code == codeRejected {
+		// go-sdk's HTTP transport could not deliver the request. A
+		// failed dial certainly never reached the server; anything else
+		// (a reset mid-request) may have.
+		var ne *net.OpError
+		if errors.As(err, &ne) && ne.Op == "dial" {
+			return fault.New(fault.CodeUnavailable, server, op, err)
+		}
+		return fault.New(fault.CodeUnknownOutcome, server, op, err)
+	}
+	switch {
+	case isRPC:
+		return fault.New(fault.CodeServerError, server, op, err)
+	case errors.Is(err, context.DeadlineExceeded) || errors.Is(f.ctxErr, context.DeadlineExceeded):
+		// Switchboard's timeout or a shorter one of the caller's: either
+		// way the server did not answer in time.
+		return fault.New(fault.CodeTimeout, server, op, err)
+	case errors.Is(err, context.Canceled):
+		return err // the caller gave up; not the server's fault
+	case lost:
+		return fault.New(fault.CodeUnavailable, server, op, cause)
+	}
+	return fault.New(fault.CodeServerError, server, op, err)
+}
+
+// statusFault maps an HTTP refusal status to a code.
+func statusFault(status int) fault.Code {
+	switch status {
+	case http.StatusUnauthorized, http.StatusForbidden:
+		return fault.CodeAuthFailure
+	case http.StatusTooManyRequests:
+		return fault.CodeRateLimited
+	case http.StatusBadGateway, http.StatusServiceUnavailable:
+		// Refused before the server ran anything.
+		return fault.CodeTransient
+	case http.StatusRequestEntityTooLarge:
+		return fault.CodeTooLarge
+	}
+	// 500 and 504 among them: the server may have started the work.
+	return fault.CodeServerError
+}
+
+// classify classifies err, the failure of op on c (see the function
+// classify); ctx is the operation's context.
+func (c *Conn) classify(ctx context.Context, op string, call bool, err error) error {
+	f := failure{op: op, call: call, err: err, status: recordedStatus(ctx), closed: c.life.Err() != nil, ctxErr: ctx.Err()}
+	select {
+	case <-c.done:
+		f.ended = true
+	default:
+	}
+	if c.proc != nil {
+		if pf := c.proc.Fault(); pf != nil {
+			f.ended, f.cause = true, pf
+		}
+	}
+	return classify(c.server.Name, f)
+}
+
+// protocolError marks a server's answer that breaks the protocol (a
+// malformed result), which classify reports as server_error.
+type protocolError struct{ err error }
+
+func (e *protocolError) Error() string { return e.err.Error() }
+func (e *protocolError) Unwrap() error { return e.err }
+
+// Permanent reports whether a failed dial would fail the same way again
+// until the configuration changes: the server refused Switchboard's
+// credentials, a policy refused its address, or its program does not
+// exist. The host stops retrying the start-up of such a server.
+func Permanent(err error) bool {
+	switch fault.CodeOf(err) {
+	case fault.CodeAuthFailure, fault.CodePolicyBlocked:
+		return true
+	}
+	return errors.Is(err, launcher.ErrProgramNotFound)
+}
+
+const (
+	// codeRejected is go-sdk's "rejected by transport" (jsonrpc2.ErrRejected),
+	// which wraps an HTTP transport failure.
+	codeRejected = -32005
+	// codeResourceNotFound is the 2025 spec's "resource not found".
+	codeResourceNotFound = -32002
+)
+
+// isNotFound recognises the -32602 messages servers use for an unknown
+// tool, prompt or resource ("unknown tool", "Resource not found", ...), as
+// opposed to a bad argument ("Unknown argument 'x'").
+func isNotFound(msg string) bool {
+	m := strings.ToLower(msg)
+	for _, kind := range []string{"tool", "prompt", "resource"} {
+		if strings.Contains(m, "unknown "+kind) || strings.Contains(m, kind+" not found") || strings.Contains(m, kind+" \"") && strings.Contains(m, "not found") {
+			return true
+		}
+	}
+	return false
+}
