@@ -158,9 +158,10 @@ func compact(t *testing.T, v []byte) string {
 	return b.String()
 }
 
-// FuzzMeasure holds Measure to its rule written out byte by byte on any
-// input, with and without limits, and on valid JSON to a measurement
-// through encoding/json; the limits bite exactly at the measured figures.
+// FuzzMeasure holds Measure and DeeperThan to their rule written out byte
+// by byte on any input, with and without limits, and Measure on valid JSON
+// to a measurement through encoding/json; the limits bite exactly at the
+// measured figures.
 func FuzzMeasure(f *testing.F) {
 	seeds(f, false)
 	f.Fuzz(func(t *testing.T, d []byte) {
@@ -182,6 +183,11 @@ func FuzzMeasure(f *testing.F) {
 			w, wo, wa := refMeasure(d, max)
 			if g != w || o != wo || a != wa {
 				t.Fatalf("Measure(%q, %+v) = %+v, %v, %d; rule gives %+v, %v, %d", d, max, g, o, a, w, wo, wa)
+			}
+			if max.Objects == math.MaxInt {
+				if got := DeeperThan(d, max.Depth); got != (wo == OverDepth) {
+					t.Fatalf("DeeperThan(%q, %d) = %v, rule gives %v", d, max.Depth, got, wo)
+				}
 			}
 		}
 		if len(d) > 4096 || !json.Valid(d) {

@@ -11,9 +11,9 @@
 // which walk a container member by member (keys decoded exactly as
 // encoding/json decodes them); [ScanString], [ScanNumber] and
 // [ScanLiteral] for single tokens, and [AppendUnquote] to decode a
-// string; [Valid], json.Valid in one pass; and [Measure], which counts
+// string; [Valid], json.Valid in one pass; [Measure], which counts
 // depth, objects and compact size in one pass that stops at the first
-// limit exceeded.
+// limit exceeded, and [DeeperThan], its depth check alone.
 //
 // Every scanner is iterative, so no input can exhaust the goroutine
 // stack, and none allocates except for an error, a key that needs

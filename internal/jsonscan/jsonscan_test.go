@@ -328,6 +328,9 @@ func TestMeasureRule(t *testing.T) {
 				if got != want || over != wover || at != wat {
 					t.Errorf("Measure(%q, %+v) = %+v, %v, %d; rule gives %+v, %v, %d", in, max, got, over, at, want, wover, wat)
 				}
+				if got := DeeperThan([]byte(in), max.Depth); got != (wover == OverDepth) && max.Objects == math.MaxInt {
+					t.Errorf("DeeperThan(%q, %d) = %v, rule gives %v", in, max.Depth, got, wover)
+				}
 			}
 		}
 	}

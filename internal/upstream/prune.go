@@ -1,8 +1,6 @@
 package upstream
 
 import (
-	"math"
-
 	"github.com/switchboard-mcp/switchboard/internal/jsonscan"
 )
 
@@ -94,13 +92,12 @@ func pruneDeep(msg []byte, limit int) (out []byte, pruned int) {
 }
 
 // pruneTooDeep reports whether go-sdk's checkMaxDepth would refuse b for
-// nesting deeper than limit. jsonscan.Measure reads depth by that
+// nesting deeper than limit. jsonscan.DeeperThan reads depth by that
 // function's very rule (see the top of this file) and skips string
 // contents with bytes.IndexByte, which is several times faster than
 // looking at every byte: in a tools list most bytes are descriptions.
 func pruneTooDeep(b []byte, limit int) bool {
-	_, over, _ := jsonscan.Measure(b, jsonscan.Stats{Depth: limit, Objects: math.MaxInt, Size: math.MaxInt})
-	return over == jsonscan.OverDepth
+	return jsonscan.DeeperThan(b, limit)
 }
 
 // pruneCut is a span msg[start:end] to be replaced by null.
