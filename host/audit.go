@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/fault"
+	"github.com/switchboard-mcp/switchboard/internal/jsonscan"
 	"github.com/switchboard-mcp/switchboard/internal/names"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 )
@@ -166,25 +167,33 @@ func argShape(args json.RawMessage) string {
 	if len(args) == 0 {
 		return "{}"
 	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(args, &m) != nil {
+	type member struct{ key, typ string }
+	var ms []member
+	end, err := jsonscan.Object(args, jsonscan.SkipSpace(args, 0), func(m jsonscan.Member) (int, error) {
+		end, _, err := jsonscan.Skip(args, m.Value, 1)
+		if err == nil {
+			ms = append(ms, member{string(m.Key), jsonType(args[m.Value:end])})
+		}
+		return end, err
+	})
+	if err != nil || jsonscan.SkipSpace(args, end) != len(args) {
 		return "(not an object)"
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	// Sorted by key; a key written twice counts once, with its last value,
+	// as a decoder reads it.
+	slices.SortStableFunc(ms, func(a, b member) int { return strings.Compare(a.key, b.key) })
 	var b strings.Builder
 	b.WriteByte('{')
-	for i, k := range keys {
-		if i > 0 {
+	for i, m := range ms {
+		if i+1 < len(ms) && ms[i+1].key == m.key {
+			continue
+		}
+		if b.Len() > 1 {
 			b.WriteByte(',')
 		}
-		kb, _ := json.Marshal(k)
+		kb, _ := json.Marshal(m.key)
 		b.Write(kb)
-		b.WriteByte(':')
-		b.WriteString(`"` + jsonType(m[k]) + `"`)
+		b.WriteString(`:"` + m.typ + `"`)
 	}
 	b.WriteByte('}')
 	return b.String()

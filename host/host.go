@@ -63,10 +63,10 @@ import (
 	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/content"
+	"github.com/switchboard-mcp/switchboard/internal/jsonscan"
 	"github.com/switchboard-mcp/switchboard/internal/names"
 	"github.com/switchboard-mcp/switchboard/internal/policy"
 	"github.com/switchboard-mcp/switchboard/internal/registry"
-	"github.com/switchboard-mcp/switchboard/internal/resultguard"
 	"github.com/switchboard-mcp/switchboard/internal/search"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
@@ -737,7 +737,7 @@ func isObject(raw json.RawMessage) bool {
 		case ' ', '\t', '\n', '\r':
 			continue
 		case '{':
-			return resultguard.Valid(raw[i:])
+			return jsonscan.Valid(raw[i:])
 		}
 		return false
 	}

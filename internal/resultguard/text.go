@@ -16,13 +16,6 @@ import (
 // can read. This file holds the rest of the guard's dealings with JSON
 // text: its errors, decoding a string and encoding one.
 
-// Valid reports whether d is one JSON value, exactly as json.Valid does
-// (its nesting limit included; bytes are not checked for UTF-8): it is
-// [jsonscan.Valid], the guard's own scan, about ten times faster than
-// json.Valid on text-heavy JSON, which is why the call path checks
-// arguments with it (docs/PERFORMANCE.md).
-func Valid(d []byte) bool { return jsonscan.Valid(d) }
-
 // errAt is a malformed-result error at byte off of the raw result.
 func errAt(off int, format string, args ...any) *Error {
 	return &Error{Reason: ReasonMalformed, Offset: off, Detail: fmt.Sprintf(format, args...)}

@@ -6,21 +6,6 @@ import (
 	"testing"
 )
 
-// TestValid: Valid is json.Valid (jsonscan's fuzz targets hold it to that
-// at large); host relies on it to check arguments.
-func TestValid(t *testing.T) {
-	for _, c := range []string{
-		``, ` `, `{}`, `[]`, ` {"a" : [1, 2.5e3, -0, true, false, null, "x"] } `, `{"a":1,}`, `[1 2]`,
-		`01`, `1.`, `"\ud800"`, `"\x"`, "\"\x01\"", "\"\xff\"", `{"a":1`, "1 2", "[1]\n",
-		strings.Repeat("[", 10000) + strings.Repeat("]", 10000),
-		strings.Repeat("[", 10001) + strings.Repeat("]", 10001),
-	} {
-		if got, want := Valid([]byte(c)), json.Valid([]byte(c)); got != want {
-			t.Errorf("Valid(%.40q) = %v, json.Valid = %v", c, got, want)
-		}
-	}
-}
-
 // checkAppendString: appendString's output is one JSON string that
 // decodes to s, each invalid UTF-8 byte of s replaced with U+FFFD.
 func checkAppendString(t *testing.T, s []byte) {
