@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"slices"
 	"strings"
@@ -37,6 +38,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/era"
+	"github.com/switchboard-mcp/switchboard/internal/jsonscan"
 )
 
 // Defaults of [HandlerOptions] and [Options].
@@ -194,23 +196,77 @@ type peek struct {
 	logLevel    bool // _meta has a log level
 }
 
+// peekBody reads the few members the router needs in place: a request's
+// arguments can be megabytes, and decoding them here would double what
+// go-sdk does with them. Keys match exactly, as go-sdk matches them. A
+// batch or a body that is not one valid JSON object peeks as nothing (and
+// go-sdk answers it).
 func peekBody(body []byte) peek {
-	var msg struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-		Params struct {
-			Meta map[string]any `json:"_meta"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(body, &msg) != nil { // a batch or garbage: go-sdk answers
+	var p peek
+	end, err := jsonscan.Object(body, jsonscan.SkipSpace(body, 0), func(m jsonscan.Member) (int, error) {
+		switch string(m.Key) {
+		case "id":
+			end, _, err := jsonscan.Skip(body, m.Value, 1)
+			p.id = body[m.Value:end]
+			return end, err
+		case "method":
+			end, s, ok, err := stringAt(body, m.Value, 1)
+			if ok {
+				p.method = s
+			}
+			return end, err
+		case "params":
+			if body[m.Value] != '{' {
+				break
+			}
+			return jsonscan.Object(body, m.Value, func(pm jsonscan.Member) (int, error) {
+				if string(pm.Key) != "_meta" || body[pm.Value] != '{' {
+					end, _, err := jsonscan.Skip(body, pm.Value, 2)
+					return end, err
+				}
+				return jsonscan.Object(body, pm.Value, func(mm jsonscan.Member) (int, error) {
+					switch string(mm.Key) {
+					case mcp.MetaKeyProtocolVersion:
+						end, s, ok, err := stringAt(body, mm.Value, 3)
+						if ok {
+							p.metaVersion = s
+						}
+						return end, err
+					case "progressToken":
+						p.progress = body[mm.Value] != 'n'
+					case mcp.MetaKeyLogLevel:
+						p.logLevel = body[mm.Value] != 'n'
+					}
+					end, _, err := jsonscan.Skip(body, mm.Value, 3)
+					return end, err
+				})
+			})
+		}
+		end, _, err := jsonscan.Skip(body, m.Value, 1)
+		return end, err
+	})
+	if err != nil || jsonscan.SkipSpace(body, end) != len(body) {
 		return peek{}
 	}
-	m := msg.Params.Meta
-	p := peek{id: msg.ID, method: msg.Method}
-	p.metaVersion, _ = m[mcp.MetaKeyProtocolVersion].(string)
-	p.progress = m["progressToken"] != nil
-	p.logLevel = m[mcp.MetaKeyLogLevel] != nil
 	return p
+}
+
+// stringAt scans the value at d[i], nested in outer containers, and
+// returns it decoded when it is a string.
+func stringAt(d []byte, i, outer int) (end int, s string, ok bool, err error) {
+	if d[i] != '"' {
+		end, _, err = jsonscan.Skip(d, i, outer)
+		return end, "", false, err
+	}
+	end, info, err := jsonscan.ScanString(d, i)
+	if err != nil {
+		return end, "", false, err
+	}
+	body := d[i+1 : end-1]
+	if info.Plain() {
+		return end, string(body), true, nil
+	}
+	return end, string(jsonscan.AppendUnquote(nil, body, math.MaxInt)), true, nil
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
