@@ -1,8 +1,8 @@
 // Package testkit provides real MCP servers for Switchboard's tests: a
 // go-sdk server with tools that misbehave on request (slow, crashing,
-// failing, oversized), and a hand-rolled legacy stdio server that
-// mistreats the 2026-07-28 server/discover probe the way some deployed
-// servers do (go-sdk issue #1177).
+// failing, oversized), the same server refusing initialize (2026-07-28
+// only), and a hand-rolled legacy stdio server that mistreats the
+// 2026-07-28 server/discover probe the way some deployed servers do.
 //
 // Tests re-execute their own binary as the server: TestMain calls
 // MaybeRunChild, which serves and exits when the environment asks for a
@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -48,6 +49,7 @@ const (
 	ModeLegacyNovel   = "legacy-novel"   // legacy server whose results use unknown content types
 	ModeBigFrameAfter = "bigframe-after" // ModeServer whose "bigframe" tool writes 64 MiB with no newline
 	ModeSleeper       = "sleeper"        // ModeServer that counts its starts in MarkVar's file; from the second, echo's description changes
+	ModeModernOnly    = "modern-only"    // ModeServer that refuses initialize with a JSON-RPC error: 2026-07-28 only
 )
 
 // ChildEnv returns the env entries that make a re-executed test binary
@@ -69,7 +71,7 @@ func MaybeRunChild() {
 func runChild(mode string) int {
 	ctx := context.Background()
 	switch mode {
-	case ModeServer, ModeBigFrameAfter:
+	case ModeServer, ModeBigFrameAfter, ModeModernOnly:
 	case ModeSleeper:
 		// A rug pull: behave on the first start, change the description
 		// of a trusted tool afterwards.
@@ -103,11 +105,26 @@ func runChild(mode string) int {
 		fmt.Fprintln(os.Stderr, "testkit: unknown mode", mode)
 		return 2
 	}
-	if err := NewServer().Run(ctx, &mcp.StdioTransport{}); err != nil {
+	s := NewServer()
+	if mode == ModeModernOnly {
+		s.AddReceivingMiddleware(refuseInitialize)
+	}
+	if err := s.Run(ctx, &mcp.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, "testkit server:", err)
 		return 1
 	}
 	return 0
+}
+
+// refuseInitialize answers initialize with a JSON-RPC error, as a server
+// of the 2026-07-28 era alone does.
+func refuseInitialize(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "initialize" {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "initialize is not supported: send server/discover (2026-07-28)"}
+		}
+		return next(ctx, method, req)
+	}
 }
 
 // echoDescription is the echo tool's description (ModeSleeper changes it).
