@@ -34,7 +34,8 @@ import (
 const ModeVar = "SWITCHBOARD_TESTKIT_MODE"
 
 // MarkVar names a file to which the crash tool appends a line each time it
-// runs, so that tests can count its runs.
+// runs, and ModeExit and ModeSleeper each time they start, so that tests
+// can count them.
 const MarkVar = "SWITCHBOARD_TESTKIT_MARK"
 
 // Child modes.
@@ -50,6 +51,7 @@ const (
 	ModeBigFrameAfter = "bigframe-after" // ModeServer whose "bigframe" tool writes 64 MiB with no newline
 	ModeSleeper       = "sleeper"        // ModeServer that counts its starts in MarkVar's file; from the second, echo's description changes
 	ModeModernOnly    = "modern-only"    // ModeServer that refuses initialize with a JSON-RPC error: 2026-07-28 only
+	ModeSurvey        = "survey"         // ModeServer with a "survey" tool that asks three questions at once
 )
 
 // ChildEnv returns the env entries that make a re-executed test binary
@@ -71,7 +73,7 @@ func MaybeRunChild() {
 func runChild(mode string) int {
 	ctx := context.Background()
 	switch mode {
-	case ModeServer, ModeBigFrameAfter, ModeModernOnly:
+	case ModeServer, ModeBigFrameAfter, ModeModernOnly, ModeSurvey:
 	case ModeSleeper:
 		// A rug pull: behave on the first start, change the description
 		// of a trusted tool afterwards.
@@ -97,6 +99,10 @@ func runChild(mode string) int {
 		io.Copy(io.Discard, os.Stdin)
 		select {} // stdin closed: still never answer; the launcher must signal
 	case ModeExit:
+		if mark := os.Getenv(MarkVar); mark != "" {
+			prev, _ := os.ReadFile(mark)
+			os.WriteFile(mark, append(prev, "start\n"...), 0o600)
+		}
 		fmt.Fprintln(os.Stderr, "fatal: cannot open database \x1b[1mnow\x1b[0m")
 		return 3
 	case ModeLegacySilent, ModeLegacyDie, ModeLegacyNovel:
@@ -106,14 +112,55 @@ func runChild(mode string) int {
 		return 2
 	}
 	s := NewServer()
-	if mode == ModeModernOnly {
+	switch mode {
+	case ModeModernOnly:
 		s.AddReceivingMiddleware(refuseInitialize)
+	case ModeSurvey:
+		addSurvey(s)
 	}
 	if err := s.Run(ctx, &mcp.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, "testkit server:", err)
 		return 1
 	}
 	return 0
+}
+
+// addSurvey adds the "survey" tool to s: it asks the user's name
+// (elicitation), the client's model (sampling) and the client's roots in
+// one round, so a legacy client gets three server-to-client requests at
+// once, and answers "Ada / Paris / file:///x" from the three answers.
+func addSurvey(s *mcp.Server) {
+	mcp.AddTool(s, &mcp.Tool{Name: "survey", Description: "Asks three questions at once."}, func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		in := req.Params.InputResponses
+		e, _ := in["name"].(*mcp.ElicitResult)
+		m, _ := in["q"].(*mcp.CreateMessageWithToolsResult)
+		r, _ := in["roots"].(*mcp.ListRootsResult)
+		if e == nil || m == nil || r == nil {
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{
+				"name": &mcp.ElicitParams{
+					Message:         "Who is answering the survey?",
+					RequestedSchema: &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{"name": {Type: "string"}}, Required: []string{"name"}},
+				},
+				"q": &mcp.CreateMessageParams{
+					Messages:  []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "What is the capital of France?"}}},
+					MaxTokens: 20,
+				},
+				"roots": &mcp.ListRootsParams{},
+			}}, nil, nil
+		}
+		name, _ := e.Content["name"].(string)
+		var said string
+		if len(m.Content) > 0 {
+			if tc, ok := m.Content[0].(*mcp.TextContent); ok {
+				said = tc.Text
+			}
+		}
+		var uris []string
+		for _, root := range r.Roots {
+			uris = append(uris, root.URI)
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: name + " / " + said + " / " + strings.Join(uris, ",")}}}, nil, nil
+	})
 }
 
 // refuseInitialize answers initialize with a JSON-RPC error, as a server
