@@ -433,6 +433,31 @@ func TestCrashIsNotRetriedOnTheOtherEra(t *testing.T) {
 	}
 }
 
+// TestHTTPProtocolVersion: a pinned version reaches HTTP and SSE servers:
+// a stateless server, which would negotiate 2026-07-28, speaks the legacy
+// version it is pinned to, or 2026-07-28 when pinned to it; an SSE server
+// speaks its pinned legacy version.
+func TestHTTPProtocolVersion(t *testing.T) {
+	get := func(*http.Request) *mcp.Server { return testkit.NewServer() }
+	stateless := httptest.NewServer(mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Stateless: true}))
+	t.Cleanup(stateless.Close)
+	sse := httptest.NewServer(mcp.NewSSEHandler(get, nil))
+	t.Cleanup(sse.Close)
+	h := open(t, parse(t, map[string]any{
+		"http-legacy": map[string]any{"url": stateless.URL, "protocolVersion": "2025-06-18", "trust": "trusted"},
+		"http-modern": map[string]any{"url": stateless.URL, "protocolVersion": "2026-07-28", "trust": "trusted"},
+		"sse":         map[string]any{"type": "sse", "url": sse.URL, "protocolVersion": "2025-03-26", "trust": "trusted"},
+	}, nil))
+	for name, want := range map[string]string{"http-legacy": "2025-06-18", "http-modern": "2026-07-28", "sse": "2025-03-26"} {
+		if st := status(h, name); st.State != host.StateReady || st.ProtocolVersion != want {
+			t.Errorf("%s: %s %q %s, want ready on %s", name, st.State, st.ProtocolVersion, st.LastError, want)
+		}
+		if got := call(t, h, name+"__echo", `{"text":"via `+name+`"}`).Text; got != "via "+name {
+			t.Errorf("%s echo = %q", name, got)
+		}
+	}
+}
+
 // TestHTTP serves the test server over Streamable HTTP (stateless, so the
 // modern era; and stateful, so the legacy era) and legacy SSE, with a
 // bearer token from the environment.
