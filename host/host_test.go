@@ -347,10 +347,16 @@ func TestOversizedFrame(t *testing.T) {
 // are never sent server/discover; results with content types unknown to
 // go-sdk arrive whole, with a diagnostic line in the text.
 func TestLegacyFallback(t *testing.T) {
+	marked := func(mode, mark string) map[string]any {
+		env := testkit.ChildEnv(mode)
+		env[testkit.MarkVar] = mark
+		return map[string]any{"command": self(t), "env": env}
+	}
+	mark := filepath.Join(t.TempDir(), "discover")
 	h := openWith(t, parse(t, map[string]any{
-		"silent": child(t, testkit.ModeLegacySilent, nil),
-		"dies":   child(t, testkit.ModeLegacyDie, nil),
-		"novel":  child(t, testkit.ModeLegacyNovel, nil),
+		"silent": marked(testkit.ModeLegacySilent, mark),
+		"dies":   marked(testkit.ModeLegacyDie, mark),
+		"novel":  marked(testkit.ModeLegacyNovel, mark),
 	}, nil), &host.Options{ProbeTimeout: time.Second, StopTimeout: 500 * time.Millisecond})
 	for _, name := range []string{"silent", "dies", "novel"} {
 		st := status(h, name)
@@ -358,8 +364,8 @@ func TestLegacyFallback(t *testing.T) {
 			t.Errorf("%s: %s %s %s", name, st.State, st.ProtocolVersion, st.LastError)
 		}
 	}
-	if tail := status(h, "dies").Stderr; strings.Contains(tail, "server/discover") {
-		t.Errorf("dies: stderr %q: it was sent server/discover, an unexpected first message", tail)
+	if b, _ := os.ReadFile(mark); len(b) > 0 {
+		t.Errorf("the legacy servers were sent server/discover, a message they do not expect: %q", b)
 	}
 	res := call(t, h, "novel__novel", `{}`)
 	if !strings.Contains(string(res.Raw), `"hologram"`) || !strings.Contains(string(res.Raw), `"futureField"`) {

@@ -34,8 +34,8 @@ import (
 const ModeVar = "SWITCHBOARD_TESTKIT_MODE"
 
 // MarkVar names a file to which the crash tool appends a line each time it
-// runs, and ModeExit and ModeSleeper each time they start, so that tests
-// can count them.
+// runs, ModeExit and ModeSleeper each time they start and the legacy modes
+// each time they are sent server/discover, so that tests can count them.
 const MarkVar = "SWITCHBOARD_TESTKIT_MARK"
 
 // Child modes.
@@ -355,6 +355,10 @@ func legacy(mode string) int {
 		}
 		switch msg.Method {
 		case "server/discover":
+			if mark := os.Getenv(MarkVar); mark != "" {
+				prev, _ := os.ReadFile(mark)
+				os.WriteFile(mark, append(prev, "discover\n"...), 0o600)
+			}
 			if mode == ModeLegacyDie {
 				fmt.Fprintln(os.Stderr, "unexpected first message: server/discover")
 				return 4
