@@ -140,6 +140,12 @@ type Server struct {
 	// the Authorization header; empty if not configured.
 	BearerTokenEnvVar string
 
+	// ProtocolVersion ("protocolVersion") pins the MCP protocol version
+	// spoken to the server; "" lets Switchboard choose. It is a known
+	// version: the 2026-07-28 one (the modern era; stdio and http only) or
+	// one of the legacy ones, 2024-11-05 to 2025-11-25.
+	ProtocolVersion string
+
 	// Prefix namespaces this server's tools in model-facing names. It is the
 	// server name when "prefix" is absent, and "" (pass-through: tool names
 	// are not prefixed) when the configuration says "prefix": "".
@@ -387,6 +393,7 @@ type serverJSON struct {
 	URL               string            `json:"url,omitempty"`
 	Headers           map[string]string `json:"headers,omitempty"`
 	BearerTokenEnvVar string            `json:"bearerTokenEnvVar,omitempty"`
+	ProtocolVersion   string            `json:"protocolVersion,omitempty"`
 	Enabled           bool              `json:"enabled"`
 	EnabledTools      *[]string         `json:"enabledTools,omitempty"`
 	DisabledTools     *[]string         `json:"disabledTools,omitempty"`
@@ -426,6 +433,7 @@ func (s Server) MarshalJSON() ([]byte, error) {
 		URL:               r.URL,
 		Headers:           r.Headers,
 		BearerTokenEnvVar: r.BearerTokenEnvVar,
+		ProtocolVersion:   r.ProtocolVersion,
 		Enabled:           r.Enabled,
 		Prefix:            r.Prefix,
 		StartupTimeoutMs:  millis(r.StartupTimeout),

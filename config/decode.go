@@ -5,13 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/switchboard-mcp/switchboard/internal/suggest"
 	"io"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/era"
+	"github.com/switchboard-mcp/switchboard/internal/suggest"
 )
 
 // The decoder works in two passes. parseTree turns the bytes into a tree of
@@ -269,7 +271,7 @@ var (
 	serverFields = []string{
 		"type", "command", "args", "env", "cwd", "url", "serverUrl", "headers",
 		"enabled", "disabled", "enabledTools", "disabledTools",
-		"startupTimeoutMs", "callTimeoutMs", "bearerTokenEnvVar", "prefix",
+		"startupTimeoutMs", "callTimeoutMs", "bearerTokenEnvVar", "prefix", "protocolVersion",
 		"trust", "expectedTools", "allowEnv", "sampling", "elicitation", "roots", "images", "strict",
 		"eager", "idleTimeoutMs", "startupAttempts", "retryMs", "approval", "onDrift", "lockToolList", "deferTools",
 	}
@@ -575,6 +577,7 @@ func some[T any](v T, ok bool) opt[T] { return opt[T]{v, ok} }
 // rawServer is one server's members as written.
 type rawServer struct {
 	typ, command, cwd, url, bearer, prefix, trust opt[string]
+	protocolVersion                               opt[string]
 	urlKey                                        string // "url" or "serverUrl"
 	args, enabledTools, disabledTools             opt[[]string]
 	expectedTools, allowEnv                       opt[[]string]
@@ -664,6 +667,8 @@ func (d *decoder) decodeServer(name string, n *node, p *jsonPath) *Server {
 			f.strict = some(d.boolean(m.val, fp, name))
 		case "deferTools":
 			f.deferTools = some(d.boolean(m.val, fp, name))
+		case "protocolVersion":
+			f.protocolVersion = some(d.str(m.val, fp, name))
 		case "prefix":
 			f.prefix = some(d.str(m.val, fp, name))
 			if f.prefix.set && f.prefix.v != "" && !validPrefix(f.prefix.v) {
@@ -710,6 +715,12 @@ func (d *decoder) decodeServer(name string, n *node, p *jsonPath) *Server {
 	}
 	if f.call.set {
 		s.CallTimeout = f.call.v
+	}
+	if f.protocolVersion.set {
+		if msg := checkProtocolVersion(f.protocolVersion.v, tr); msg != "" {
+			d.add(p.k("protocolVersion"), name, msg, nil)
+		}
+		s.ProtocolVersion = f.protocolVersion.v
 	}
 	d.resolvePrefix(s, &f, p)
 	d.resolveTrust(s, &f, p)
@@ -830,6 +841,29 @@ func (d *decoder) checkShape(f *rawServer, tr Transport, p *jsonPath, name strin
 			}
 		}
 	}
+}
+
+// checkProtocolVersion returns what is wrong with a pinned protocol version
+// for a server of transport tr, or "": it must be a known version, and the
+// HTTP+SSE transport has no modern era.
+func checkProtocolVersion(v string, tr Transport) string {
+	legacy := era.LegacyVersions()
+	known := append([]string{era.Sessionless}, legacy...)
+	switch {
+	case v == era.Sessionless && tr == TransportSSE:
+		return fmt.Sprintf("protocol version %s is not for sse servers (the HTTP+SSE transport is of the legacy era): want %s", quote(v), quoteList(legacy))
+	case slices.Contains(known, v):
+		return ""
+	}
+	msg := fmt.Sprintf("unknown protocol version %s: want %s", quote(v), quoteList(known))
+	if tr == TransportSSE {
+		msg = fmt.Sprintf("unknown protocol version %s: want %s", quote(v), quoteList(legacy))
+		known = legacy
+	}
+	if s := closest(v, known); s != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", s)
+	}
+	return msg
 }
 
 // resolvePrefix sets s.Prefix: the explicit prefix, or the server name.

@@ -3,8 +3,9 @@
 //
 // It is public so that Go agent authors can load the same files Switchboard
 // does. It must not import other Switchboard packages (they import it, never
-// the other way round), except the leaf internal/suggest for its hints; it
-// otherwise depends on the standard library only.
+// the other way round), except the leaves internal/suggest for its hints,
+// internal/era for the protocol versions and internal/policy for pattern
+// syntax; it otherwise depends on the standard library only.
 //
 // # Where the file is
 //
@@ -56,6 +57,12 @@
 //     variable whose value is sent as "Authorization: Bearer <value>". The
 //     variable must be set and non-empty, and an explicit Authorization
 //     header is then an error.
+//   - protocolVersion: pins the MCP protocol version spoken to the server:
+//     "2026-07-28" (the sessionless era; stdio and http only) or a legacy
+//     one, "2025-11-25", "2025-06-18", "2025-03-26" or "2024-11-05".
+//     Without it Switchboard chooses: a stdio server gets the legacy
+//     initialize handshake, and the 2026-07-28 one only if it refuses
+//     initialize; an http server negotiates; an sse server is legacy.
 //   - prefix: the namespace of the server's tools in model-facing names;
 //     default the server name. "" means pass-through (tool names are not
 //     prefixed). Otherwise 1 to 32 characters from [A-Za-z0-9_-], unique

@@ -105,6 +105,13 @@ func TestParseErrors(t *testing.T) {
 			F + `$.mcpServers.a.url: "url" is only for http and sse servers; this server is stdio (type "stdio")`,
 		}},
 		{"stdio with headers", srv(`"command": "x", "headers": {"X": "y"}`), []string{F + `$.mcpServers.a.headers: "headers" is only for http and sse servers; this server is stdio`}},
+		{"unknown protocol version", srv(`"command": "x", "protocolVersion": "2025-11-52"`), []string{F + `$.mcpServers.a.protocolVersion: unknown protocol version "2025-11-52": want "2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26" or "2024-11-05" (did you mean "2025-11-25"?)`}},
+		{"future protocol version", srv(`"url": "https://h/", "protocolVersion": "2027-01-01"`), []string{F + `$.mcpServers.a.protocolVersion: unknown protocol version "2027-01-01": want "2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26" or "2024-11-05"`}},
+		{"empty protocol version", srv(`"command": "x", "protocolVersion": ""`), []string{F + `$.mcpServers.a.protocolVersion: unknown protocol version "": want "2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26" or "2024-11-05"`}},
+		{"sse with modern protocol version", srv(`"type": "sse", "url": "https://h/", "protocolVersion": "2026-07-28"`), []string{F + `$.mcpServers.a.protocolVersion: protocol version "2026-07-28" is not for sse servers (the HTTP+SSE transport is of the legacy era): want "2025-11-25", "2025-06-18", "2025-03-26" or "2024-11-05"`}},
+		{"sse with unknown protocol version", srv(`"type": "sse", "url": "https://h/", "protocolVersion": "2025-06-19"`), []string{F + `$.mcpServers.a.protocolVersion: unknown protocol version "2025-06-19": want "2025-11-25", "2025-06-18", "2025-03-26" or "2024-11-05" (did you mean "2025-06-18"?)`}},
+		{"protocol version not a string", srv(`"command": "x", "protocolVersion": 20260728`), []string{F + `$.mcpServers.a.protocolVersion: want string, got number`}},
+		{"protocol version misspelt", srv(`"command": "x", "protocolversion": "2026-07-28"`), []string{F + `$.mcpServers.a.protocolversion: unknown field "protocolversion" (did you mean "protocolVersion"?)`}},
 		{"stdio with bearer", srv(`"command": "x", "bearerTokenEnvVar": "TOKEN"`), []string{F + `$.mcpServers.a.bearerTokenEnvVar: "bearerTokenEnvVar" is only for http and sse servers; this server is stdio`}},
 		{"http with stdio fields", srv(`"url": "https://h/", "args": [], "env": {}, "cwd": ""`), []string{
 			F + `$.mcpServers.a.args: "args" is only for stdio servers; this server is http`,

@@ -110,7 +110,8 @@ func (l Lifecycle) withDefaults(t Trust) Lifecycle {
 }
 
 // Fingerprint identifies what a server is: its transport, the resolved
-// launch or connection settings (credentials included) and the settings
+// launch or connection settings (credentials included, and the pinned
+// protocol version, which decides what the server offers) and the settings
 // that change what it advertises. A saved catalogue is reused only under
 // the same fingerprint. It is a SHA-256, so it reveals no secret; it
 // changes when a referenced environment variable's value does.
@@ -123,7 +124,10 @@ func (s *Server) Fingerprint() string {
 		Cwd       string
 		URL       string
 		Headers   map[string]string
-	}{s.Transport, s.Command, s.Args, s.Env, s.Cwd, s.URL, s.Headers}
+		// Omitted when empty, so that servers without a pin keep the
+		// fingerprint of their saved catalogue.
+		ProtocolVersion string `json:",omitempty"`
+	}{s.Transport, s.Command, s.Args, s.Env, s.Cwd, s.URL, s.Headers, s.ProtocolVersion}
 	b, _ := json.Marshal(v) // maps are encoded with sorted keys
 	sum := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(sum[:])

@@ -41,11 +41,12 @@ func TestFingerprint(t *testing.T) {
 		env  fakeEnv
 		same bool
 	}{
-		"same":                  {srv(`"command": "x", "env": {"K": "${TOKEN}"}`), fakeEnv{"TOKEN": "one"}, true},
-		"other settings":        {srv(`"command": "x", "env": {"K": "${TOKEN}"}, "callTimeoutMs": 5, "trust": "trusted"`), fakeEnv{"TOKEN": "one"}, true},
-		"credential changed":    {srv(`"command": "x", "env": {"K": "${TOKEN}"}`), fakeEnv{"TOKEN": "two"}, false},
-		"argument added":        {srv(`"command": "x", "args": ["-v"], "env": {"K": "${TOKEN}"}`), fakeEnv{"TOKEN": "one"}, false},
-		"literal same as value": {srv(`"command": "x", "env": {"K": "one"}`), nil, true},
+		"same":                    {srv(`"command": "x", "env": {"K": "${TOKEN}"}`), fakeEnv{"TOKEN": "one"}, true},
+		"other settings":          {srv(`"command": "x", "env": {"K": "${TOKEN}"}, "callTimeoutMs": 5, "trust": "trusted"`), fakeEnv{"TOKEN": "one"}, true},
+		"credential changed":      {srv(`"command": "x", "env": {"K": "${TOKEN}"}`), fakeEnv{"TOKEN": "two"}, false},
+		"argument added":          {srv(`"command": "x", "args": ["-v"], "env": {"K": "${TOKEN}"}`), fakeEnv{"TOKEN": "one"}, false},
+		"protocol version pinned": {srv(`"command": "x", "env": {"K": "${TOKEN}"}, "protocolVersion": "2026-07-28"`), fakeEnv{"TOKEN": "one"}, false},
+		"literal same as value":   {srv(`"command": "x", "env": {"K": "one"}`), nil, true},
 	} {
 		if got := parse(tt.src, tt.env) == base; got != tt.same {
 			t.Errorf("%s: same fingerprint = %v, want %v", name, got, tt.same)

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -246,6 +247,38 @@ func TestDefaultsApplied(t *testing.T) {
 	}
 	if cfg.Servers[0].Headers != nil {
 		t.Errorf("Headers = %v, want nil for a server without headers", cfg.Servers[0].Headers)
+	}
+}
+
+func TestProtocolVersion(t *testing.T) {
+	tests := []struct {
+		fields string
+		want   string
+	}{
+		{`"command": "x"`, ""},
+		{`"command": "x", "protocolVersion": "2026-07-28"`, "2026-07-28"},
+		{`"command": "x", "protocolVersion": "2024-11-05"`, "2024-11-05"},
+		{`"url": "https://h/", "protocolVersion": "2026-07-28"`, "2026-07-28"},
+		{`"url": "https://h/", "protocolVersion": "2025-06-18"`, "2025-06-18"},
+		{`"type": "sse", "url": "https://h/", "protocolVersion": "2025-03-26"`, "2025-03-26"},
+	}
+	for _, tt := range tests {
+		cfg := mustParse(t, srv(tt.fields), nil)
+		s := cfg.Servers[0]
+		if s.ProtocolVersion != tt.want {
+			t.Errorf("%s: ProtocolVersion %q, want %q", tt.fields, s.ProtocolVersion, tt.want)
+		}
+		if r := s.Redacted(); r.ProtocolVersion != tt.want {
+			t.Errorf("%s: Redacted shows ProtocolVersion %q, want %q", tt.fields, r.ProtocolVersion, tt.want)
+		}
+		// The canonical form names the pin and loads back to it.
+		b, err := json.Marshal(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again := mustParse(t, string(b), nil).Servers[0]; again.ProtocolVersion != tt.want {
+			t.Errorf("%s: round trip through %s: ProtocolVersion %q", tt.fields, b, again.ProtocolVersion)
+		}
 	}
 }
 

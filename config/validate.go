@@ -15,8 +15,9 @@ import (
 // names; a known transport with the fields it needs and none it must not
 // have; values without NUL bytes or header-breaking control characters;
 // http(s) URLs with a host and neither credentials nor a fragment; valid
-// globs, timeouts in (0, MaxTimeout], valid and unique (ignoring case)
-// non-empty prefixes.
+// globs, timeouts in (0, MaxTimeout], a known protocol version (if pinned)
+// that the transport can speak, valid and unique (ignoring case) non-empty
+// prefixes.
 //
 // Load and Parse return configurations that pass Validate. Validate is for
 // configurations built or modified in code; it does not require Servers to
@@ -148,6 +149,9 @@ func validateServer(s *Server, p *jsonPath, add func(*jsonPath, string)) {
 	}
 	if s.BearerTokenEnvVar != "" && !validIdent(s.BearerTokenEnvVar) {
 		add(p.k("bearerTokenEnvVar"), fmt.Sprintf("invalid environment variable name %s", quote(s.BearerTokenEnvVar)))
+	}
+	if s.ProtocolVersion != "" {
+		check(p.k("protocolVersion"), checkProtocolVersion(s.ProtocolVersion, s.Transport))
 	}
 	if s.Prefix != "" && !validPrefix(s.Prefix) {
 		add(p.k("prefix"), fmt.Sprintf("invalid prefix %s: %s", quote(s.Prefix), prefixRule))

@@ -151,6 +151,14 @@ func TestValidate(t *testing.T) {
 		}},
 		{"timeout too long", func(c *Config) { c.Servers[2].CallTimeout = MaxTimeout + time.Nanosecond }, []string{F + `$.mcpServers.b.callTimeoutMs: must be between 1 and 86400000 milliseconds (24h)`}},
 		{"bad bearer name", func(c *Config) { c.Servers[1].BearerTokenEnvVar = "A-B" }, []string{F + `$.mcpServers.a.bearerTokenEnvVar: invalid environment variable name "A-B"`}},
+		{"protocol versions", func(c *Config) {
+			c.Servers[0].ProtocolVersion = "2026-07-28" // stdio: fine
+			c.Servers[1].ProtocolVersion = "2025-11-26"
+			c.Servers[2].ProtocolVersion = "2026-07-28"
+		}, []string{
+			F + `$.mcpServers.a.protocolVersion: unknown protocol version "2025-11-26": want "2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26" or "2024-11-05" (did you mean "2025-11-25"?)`,
+			F + `$.mcpServers.b.protocolVersion: protocol version "2026-07-28" is not for sse servers (the HTTP+SSE transport is of the legacy era): want "2025-11-25", "2025-06-18", "2025-03-26" or "2024-11-05"`,
+		}},
 		{"bad prefix", func(c *Config) { c.Servers[0].Prefix = "a:b" }, []string{F + `$.mcpServers.z.prefix: invalid prefix "a:b": a prefix is 1 to 32 characters from A-Z, a-z, 0-9, '_' and '-'`}},
 		{"prefix clash", func(c *Config) { c.Servers[0].Prefix = "B" }, []string{F + `$.mcpServers.b.prefix: prefix "b" is already used by server "z" (prefixes must be unique ignoring case)`}},
 	}

@@ -167,32 +167,42 @@ func TestOneBadServerDoesNotStopTheOthers(t *testing.T) {
 	}
 }
 
+// TestDiscoveryDrainsPages drains every list of a stdio server in both
+// eras: the default (the legacy handshake) and pinned to 2026-07-28.
 func TestDiscoveryDrainsPages(t *testing.T) {
-	h := open(t, parse(t, map[string]any{"s": child(t, testkit.ModeServer, nil)}, nil))
-	// The test server pages every list two items at a time.
-	var got []string
-	for _, tl := range h.Tools() {
-		got = append(got, tl.Name)
-	}
-	want := "s__ask s__big s__bigframe s__crash s__echo s__fail s__grow s__roots s__sample s__slow s__stubborn"
-	if strings.Join(got, " ") != want {
-		t.Errorf("tools = %v, want %s", got, want)
-	}
-	st := status(h, "s")
-	if st.ProtocolVersion != "2026-07-28" || st.Resources != 1 || st.Templates != 1 || st.Prompts != 1 || st.Instructions == "" {
-		t.Errorf("status = %+v", st)
-	}
-	tl, err := h.Tool("s:echo")
-	if err != nil || tl.Name != "s__echo" || !strings.Contains(string(tl.InputSchema), `"text"`) {
-		t.Errorf("Tool(s:echo) = %+v, %v", tl, err)
-	}
-	r, err := h.ReadResource(context.Background(), "s:test://items/42")
-	if err != nil || r.Text != "item 42" {
-		t.Errorf("read template instance = %+v, %v", r, err)
-	}
-	p, err := h.GetPrompt(context.Background(), "s:greet", map[string]string{"name": "Ada"}, nil)
-	if err != nil || p.Text != "user: Hello, Ada" {
-		t.Errorf("prompt = %+v, %v", p, err)
+	for _, tc := range []struct{ pin, want string }{{"", "2025-11-25"}, {"2026-07-28", "2026-07-28"}} {
+		t.Run("version "+tc.want, func(t *testing.T) {
+			var extra map[string]any
+			if tc.pin != "" {
+				extra = map[string]any{"protocolVersion": tc.pin}
+			}
+			h := open(t, parse(t, map[string]any{"s": child(t, testkit.ModeServer, extra)}, nil))
+			// The test server pages every list two items at a time.
+			var got []string
+			for _, tl := range h.Tools() {
+				got = append(got, tl.Name)
+			}
+			want := "s__ask s__big s__bigframe s__crash s__echo s__fail s__grow s__roots s__sample s__slow s__stubborn"
+			if strings.Join(got, " ") != want {
+				t.Errorf("tools = %v, want %s", got, want)
+			}
+			st := status(h, "s")
+			if st.ProtocolVersion != tc.want || st.Resources != 1 || st.Templates != 1 || st.Prompts != 1 || st.Instructions == "" {
+				t.Errorf("status = %+v, want protocol %s", st, tc.want)
+			}
+			tl, err := h.Tool("s:echo")
+			if err != nil || tl.Name != "s__echo" || !strings.Contains(string(tl.InputSchema), `"text"`) {
+				t.Errorf("Tool(s:echo) = %+v, %v", tl, err)
+			}
+			r, err := h.ReadResource(context.Background(), "s:test://items/42")
+			if err != nil || r.Text != "item 42" {
+				t.Errorf("read template instance = %+v, %v", r, err)
+			}
+			p, err := h.GetPrompt(context.Background(), "s:greet", map[string]string{"name": "Ada"}, nil)
+			if err != nil || p.Text != "user: Hello, Ada" {
+				t.Errorf("prompt = %+v, %v", p, err)
+			}
+		})
 	}
 }
 
@@ -332,20 +342,30 @@ func TestOversizedFrame(t *testing.T) {
 	}
 }
 
-// TestLegacyFallback: servers that ignore or die on server/discover still
-// connect on the legacy handshake; results with content types unknown to
+// TestLegacyFallback: servers that ignore or die on server/discover
+// connect on the legacy handshake, which is a stdio server's first: they
+// are never sent server/discover; results with content types unknown to
 // go-sdk arrive whole, with a diagnostic line in the text.
 func TestLegacyFallback(t *testing.T) {
+	marked := func(mode, mark string) map[string]any {
+		env := testkit.ChildEnv(mode)
+		env[testkit.MarkVar] = mark
+		return map[string]any{"command": self(t), "env": env}
+	}
+	mark := filepath.Join(t.TempDir(), "discover")
 	h := openWith(t, parse(t, map[string]any{
-		"silent": child(t, testkit.ModeLegacySilent, nil),
-		"dies":   child(t, testkit.ModeLegacyDie, nil),
-		"novel":  child(t, testkit.ModeLegacyNovel, nil),
+		"silent": marked(testkit.ModeLegacySilent, mark),
+		"dies":   marked(testkit.ModeLegacyDie, mark),
+		"novel":  marked(testkit.ModeLegacyNovel, mark),
 	}, nil), &host.Options{ProbeTimeout: time.Second, StopTimeout: 500 * time.Millisecond})
 	for _, name := range []string{"silent", "dies", "novel"} {
 		st := status(h, name)
 		if st.State != host.StateReady || st.ProtocolVersion != "2025-11-25" {
 			t.Errorf("%s: %s %s %s", name, st.State, st.ProtocolVersion, st.LastError)
 		}
+	}
+	if b, _ := os.ReadFile(mark); len(b) > 0 {
+		t.Errorf("the legacy servers were sent server/discover, a message they do not expect: %q", b)
 	}
 	res := call(t, h, "novel__novel", `{}`)
 	if !strings.Contains(string(res.Raw), `"hologram"`) || !strings.Contains(string(res.Raw), `"futureField"`) {
@@ -356,6 +376,91 @@ func TestLegacyFallback(t *testing.T) {
 	want := "before\n[unsupported content type \"hologram\", 30 B of JSON]\n[switchboard: image rejected from server novel: bad_header: no complete header in the first 8 bytes]"
 	if res.Text != want {
 		t.Errorf("text = %q, want %q", res.Text, want)
+	}
+}
+
+// TestProtocolEras: which era a stdio server speaks, by configuration. The
+// test server speaks both; unpinned, it gets the legacy handshake. A
+// server that refuses initialize is restarted on the 2026-07-28 handshake;
+// a pinned version is spoken or the server fails, with no fallback.
+func TestProtocolEras(t *testing.T) {
+	pin := func(v string) map[string]any { return map[string]any{"protocolVersion": v} }
+	h := openWith(t, parse(t, map[string]any{
+		"default":       child(t, testkit.ModeServer, nil),
+		"modern":        child(t, testkit.ModeServer, pin("2026-07-28")),
+		"old":           child(t, testkit.ModeServer, pin("2025-06-18")),
+		"modernonly":    child(t, testkit.ModeModernOnly, nil),
+		"pinnedonly":    child(t, testkit.ModeModernOnly, pin("2026-07-28")),
+		"nodiscover":    child(t, testkit.ModeLegacyNovel, map[string]any{"protocolVersion": "2026-07-28", "startupAttempts": 1}),
+		"refusedlegacy": child(t, testkit.ModeModernOnly, map[string]any{"protocolVersion": "2025-11-25", "startupAttempts": 1}),
+	}, nil), &host.Options{ProbeTimeout: time.Second, StopTimeout: 500 * time.Millisecond})
+	for name, want := range map[string]string{
+		"default":    "2025-11-25",
+		"modern":     "2026-07-28",
+		"old":        "2025-06-18",
+		"modernonly": "2026-07-28",
+		"pinnedonly": "2026-07-28",
+	} {
+		st := status(h, name)
+		if st.State != host.StateReady || st.ProtocolVersion != want {
+			t.Errorf("%s: %s %q %s, want ready on %s", name, st.State, st.ProtocolVersion, st.LastError, want)
+			continue
+		}
+		if got := call(t, h, name+"__echo", `{"text":"via `+name+`"}`).Text; got != "via "+name {
+			t.Errorf("%s echo = %q", name, got)
+		}
+	}
+	// Pinned to 2026-07-28, a server that refuses server/discover is not
+	// offered initialize.
+	if st := status(h, "nodiscover"); st.State == host.StateReady || !strings.Contains(st.LastError, "server/discover") || !strings.Contains(st.LastError, "Method not found") {
+		t.Errorf("nodiscover: %s %q, want a failure naming its refusal of server/discover", st.State, st.LastError)
+	}
+	// Pinned to a legacy version, a refusal of initialize is final.
+	if st := status(h, "refusedlegacy"); st.State == host.StateReady || !strings.Contains(st.LastError, "initialize is not supported") {
+		t.Errorf("refusedlegacy: %s %q, want the refusal of initialize", st.State, st.LastError)
+	}
+}
+
+// TestCrashIsNotRetriedOnTheOtherEra: a server that exits during the
+// legacy handshake is not restarted on the modern one: it started once.
+func TestCrashIsNotRetriedOnTheOtherEra(t *testing.T) {
+	mark := filepath.Join(t.TempDir(), "starts")
+	env := testkit.ChildEnv(testkit.ModeExit)
+	env[testkit.MarkVar] = mark
+	h := openWith(t, parse(t, map[string]any{
+		"exits": map[string]any{"command": self(t), "env": env, "startupAttempts": 1, "startupTimeoutMs": 3000},
+	}, nil), &host.Options{ProbeTimeout: time.Second, StopTimeout: 500 * time.Millisecond})
+	if st := status(h, "exits"); st.State == host.StateReady {
+		t.Fatalf("exits: ready")
+	}
+	b, _ := os.ReadFile(mark)
+	if n := strings.Count(string(b), "start"); n != 1 {
+		t.Errorf("the server started %d times, want 1", n)
+	}
+}
+
+// TestHTTPProtocolVersion: a pinned version reaches HTTP and SSE servers:
+// a stateless server, which would negotiate 2026-07-28, speaks the legacy
+// version it is pinned to, or 2026-07-28 when pinned to it; an SSE server
+// speaks its pinned legacy version.
+func TestHTTPProtocolVersion(t *testing.T) {
+	get := func(*http.Request) *mcp.Server { return testkit.NewServer() }
+	stateless := httptest.NewServer(mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Stateless: true}))
+	t.Cleanup(stateless.Close)
+	sse := httptest.NewServer(mcp.NewSSEHandler(get, nil))
+	t.Cleanup(sse.Close)
+	h := open(t, parse(t, map[string]any{
+		"http-legacy": map[string]any{"url": stateless.URL, "protocolVersion": "2025-06-18", "trust": "trusted"},
+		"http-modern": map[string]any{"url": stateless.URL, "protocolVersion": "2026-07-28", "trust": "trusted"},
+		"sse":         map[string]any{"type": "sse", "url": sse.URL, "protocolVersion": "2025-03-26", "trust": "trusted"},
+	}, nil))
+	for name, want := range map[string]string{"http-legacy": "2025-06-18", "http-modern": "2026-07-28", "sse": "2025-03-26"} {
+		if st := status(h, name); st.State != host.StateReady || st.ProtocolVersion != want {
+			t.Errorf("%s: %s %q %s, want ready on %s", name, st.State, st.ProtocolVersion, st.LastError, want)
+		}
+		if got := call(t, h, name+"__echo", `{"text":"via `+name+`"}`).Text; got != "via "+name {
+			t.Errorf("%s echo = %q", name, got)
+		}
 	}
 }
 

@@ -105,6 +105,29 @@ func newFixtureWith(t *testing.T, extra, top map[string]any) *fixture {
 	return &fixture{url: "http://" + ln.Addr().String() + "/mcp", host: h}
 }
 
+// modernStdio is the stdio test server pinned to 2026-07-28 (a stdio
+// upstream speaks the legacy era unless pinned), for the tests of a modern
+// stdio upstream; "s" of the fixture is the default, legacy one.
+func modernStdio(t *testing.T) map[string]any {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]any{"command": exe, "env": testkit.ChildEnv(testkit.ModeServer), "trust": "trusted", "protocolVersion": "2026-07-28"}
+}
+
+// upstreamVersions fails the test unless each named upstream speaks the
+// given protocol version.
+func upstreamVersions(t *testing.T, h *host.Host, want map[string]string) {
+	t.Helper()
+	for _, s := range h.Servers() {
+		if v, ok := want[s.Name]; ok && s.ProtocolVersion != v {
+			t.Fatalf("upstream %s speaks %q, want %s", s.Name, s.ProtocolVersion, v)
+		}
+	}
+}
+
 type bearer struct{ next http.RoundTripper }
 
 func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -391,12 +414,15 @@ func TestInMemoryGateway(t *testing.T) {
 
 // TestForwardingToLegacyClients: requests an upstream makes mid-call
 // (elicitation, sampling, roots) reach the downstream client that made the
-// call, with the server named in the elicitation, and the answers go back.
+// call, with the server named in the elicitation, and the answers go back:
+// from a legacy stdio upstream (server-to-client requests) and from
+// 2026-07-28 stdio and HTTP upstreams (input-required results).
 func TestForwardingToLegacyClients(t *testing.T) {
-	f := newFixture(t, nil)
+	f := newFixture(t, map[string]any{"sm": modernStdio(t)})
+	upstreamVersions(t, f.host, map[string]string{"s": "2025-11-25", "sm": "2026-07-28", "web": "2026-07-28"})
 	cs, asked := f.answering(t, "2025-11-25", "Ada", "Paris", "file:///work")
 	ctx := context.Background()
-	for _, server := range []string{"s", "web"} {
+	for _, server := range []string{"s", "sm", "web"} {
 		for tool, want := range map[string]string{"ask": "accept: Ada", "sample": "model said: Paris", "roots": "roots: file:///work"} {
 			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: server + "__" + tool, Arguments: map[string]any{}})
 			if err != nil || res.IsError || text(t, res) != want {
@@ -404,7 +430,7 @@ func TestForwardingToLegacyClients(t *testing.T) {
 			}
 		}
 	}
-	if shown := asked(); len(shown) != 2 || !strings.Contains(shown[0], `"s"`) && !strings.Contains(shown[0], `"web"`) {
+	if shown := asked(); len(shown) != 3 || !strings.Contains(shown[0], `"s"`) && !strings.Contains(shown[0], `"sm"`) && !strings.Contains(shown[0], `"web"`) {
 		t.Errorf("elicitations shown: %q; each must name the server that asked", shown)
 	}
 }
@@ -414,13 +440,14 @@ func TestForwardingToLegacyClients(t *testing.T) {
 // gateway signs: the upstream's questions reach the client (naming the
 // server), the answers reach the upstream, and a tampered state is refused.
 func TestInputRequiredForModernClients(t *testing.T) {
-	f := newFixture(t, nil)
+	f := newFixture(t, map[string]any{"sm": modernStdio(t)})
+	upstreamVersions(t, f.host, map[string]string{"sm": "2026-07-28", "web": "2026-07-28"})
 	cs, asked := f.answering(t, "", "Ada", "Paris", "file:///modern")
 	ctx := context.Background()
 	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
 		t.Fatalf("negotiated %s", v)
 	}
-	for _, server := range []string{"s", "web"} {
+	for _, server := range []string{"sm", "web"} {
 		for tool, want := range map[string]string{"ask": "accept: Ada", "sample": "model said: Paris", "roots": "roots: file:///modern"} {
 			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: server + "__" + tool, Arguments: map[string]any{}})
 			if err != nil || res.IsError || text(t, res) != want {
@@ -432,7 +459,7 @@ func TestInputRequiredForModernClients(t *testing.T) {
 		t.Errorf("elicitations shown: %q; each must name the server that asked", shown)
 	}
 	// A forged retry: go-sdk's client sends what it is given.
-	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "s__ask", Arguments: map[string]any{},
+	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "sm__ask", Arguments: map[string]any{},
 		InputResponses: mcp.InputResponseMap{"name": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Eve"}}},
 		RequestState:   "sb1.forged.state"})
 	var rpc *jsonrpc.Error
@@ -478,34 +505,75 @@ func TestListChangedReachesClients(t *testing.T) {
 	}
 }
 
-// TestParkingForModernClients: a legacy upstream asks mid-call with a
-// server-to-client request; a 2026-07-28 client, which has none, gets an
-// input-required result naming a parked call, answers it on retry, and the
-// upstream receives the answer and finishes.
+// TestParkingForModernClients: a legacy upstream (stdio, as every stdio
+// upstream is unless pinned, and Streamable HTTP with sessions) asks
+// mid-call with a server-to-client request; a 2026-07-28 client, which has
+// none, gets an input-required result naming a parked call, answers it on
+// retry, and the upstream receives the answer and finishes. A retry with a
+// forged requestState is refused.
 func TestParkingForModernClients(t *testing.T) {
 	old := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return testkit.NewServer() }, nil))
 	t.Cleanup(old.Close)
 	f := newFixture(t, map[string]any{"old": map[string]any{"url": old.URL, "trust": "trusted"}})
-	for _, s := range f.host.Servers() {
-		if s.Name == "old" && s.ProtocolVersion != "2025-11-25" {
-			t.Fatalf("upstream old speaks %s, want the legacy era", s.ProtocolVersion)
-		}
-	}
+	upstreamVersions(t, f.host, map[string]string{"old": "2025-11-25", "s": "2025-11-25"})
 	cs, asked := f.answering(t, "", "Grace", "Rome", "file:///parked")
 	ctx := context.Background()
-	for tool, want := range map[string]string{"ask": "accept: Grace", "sample": "model said: Rome", "roots": "roots: file:///parked"} {
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "old__" + tool, Arguments: map[string]any{}})
-		if err != nil || res.IsError || text(t, res) != want {
-			t.Errorf("old__%s: %q, %v; want %q", tool, text(t, res), err, want)
+	for _, server := range []string{"old", "s"} {
+		for tool, want := range map[string]string{"ask": "accept: Grace", "sample": "model said: Rome", "roots": "roots: file:///parked"} {
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: server + "__" + tool, Arguments: map[string]any{}})
+			if err != nil || res.IsError || text(t, res) != want {
+				t.Errorf("%s__%s: %q, %v; want %q", server, tool, text(t, res), err, want)
+			}
+		}
+		// The upstream and the gateway are free for the next call.
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: server + "__echo", Arguments: map[string]any{"text": "still fine"}})
+		if err != nil || text(t, res) != "still fine" {
+			t.Errorf("%s: echo after parking: %v, %v", server, res, err)
 		}
 	}
-	if shown := asked(); len(shown) != 1 || !strings.Contains(shown[0], `"old"`) {
-		t.Errorf("elicitation shown: %q; it must name the server", shown)
+	if shown := asked(); len(shown) != 2 || !strings.Contains(shown[0], `"old"`) || !strings.Contains(shown[1], `"s"`) {
+		t.Errorf("elicitations shown: %q; each must name its server", shown)
 	}
-	// The upstream and the gateway are free for the next call.
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "old__echo", Arguments: map[string]any{"text": "still fine"}})
-	if err != nil || text(t, res) != "still fine" {
-		t.Errorf("echo after parking: %v, %v", res, err)
+	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "s__ask", Arguments: map[string]any{},
+		InputResponses: mcp.InputResponseMap{"name": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Eve"}}},
+		RequestState:   "sb1.forged.state"})
+	var rpc *jsonrpc.Error
+	if !errors.As(err, &rpc) || rpc.Code != jsonrpc.CodeInvalidParams {
+		t.Errorf("tampered requestState on a parked call: %v, want -32602", err)
+	}
+}
+
+// TestSeveralQuestionsAtOnce: an upstream asks three questions in one
+// round (a legacy stdio upstream sends three server-to-client requests at
+// once). Every client gets them all and the upstream its answers: a legacy
+// client as requests, a 2026-07-28 client as parked questions, one
+// input-required result after another; and likewise from a 2026-07-28
+// upstream.
+func TestSeveralQuestionsAtOnce(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	survey := func(pin string) map[string]any {
+		s := map[string]any{"command": exe, "env": testkit.ChildEnv(testkit.ModeSurvey), "trust": "trusted"}
+		if pin != "" {
+			s["protocolVersion"] = pin
+		}
+		return s
+	}
+	f := newFixture(t, map[string]any{"old": survey(""), "new": survey("2026-07-28")})
+	upstreamVersions(t, f.host, map[string]string{"old": "2025-11-25", "new": "2026-07-28"})
+	for _, client := range []string{"2025-11-25", ""} {
+		cs, asked := f.answering(t, client, "Ada", "Paris", "file:///survey")
+		for _, server := range []string{"old", "new"} {
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: server + "__survey", Arguments: map[string]any{}})
+			if want := "Ada / Paris / file:///survey"; err != nil || res.IsError || text(t, res) != want {
+				t.Errorf("client %q, %s__survey: %q, %v; want %q", client, server, text(t, res), err, want)
+			}
+		}
+		if shown := asked(); len(shown) != 2 {
+			t.Errorf("client %q: elicitations shown %q, want one per upstream", client, shown)
+		}
 	}
 }
 

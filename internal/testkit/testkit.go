@@ -1,8 +1,8 @@
 // Package testkit provides real MCP servers for Switchboard's tests: a
 // go-sdk server with tools that misbehave on request (slow, crashing,
-// failing, oversized), and a hand-rolled legacy stdio server that
-// mistreats the 2026-07-28 server/discover probe the way some deployed
-// servers do (go-sdk issue #1177).
+// failing, oversized), the same server refusing initialize (2026-07-28
+// only), and a hand-rolled legacy stdio server that mistreats the
+// 2026-07-28 server/discover probe the way some deployed servers do.
 //
 // Tests re-execute their own binary as the server: TestMain calls
 // MaybeRunChild, which serves and exits when the environment asks for a
@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -33,7 +34,8 @@ import (
 const ModeVar = "SWITCHBOARD_TESTKIT_MODE"
 
 // MarkVar names a file to which the crash tool appends a line each time it
-// runs, so that tests can count its runs.
+// runs, ModeExit and ModeSleeper each time they start and the legacy modes
+// each time they are sent server/discover, so that tests can count them.
 const MarkVar = "SWITCHBOARD_TESTKIT_MARK"
 
 // Child modes.
@@ -48,6 +50,8 @@ const (
 	ModeLegacyNovel   = "legacy-novel"   // legacy server whose results use unknown content types
 	ModeBigFrameAfter = "bigframe-after" // ModeServer whose "bigframe" tool writes 64 MiB with no newline
 	ModeSleeper       = "sleeper"        // ModeServer that counts its starts in MarkVar's file; from the second, echo's description changes
+	ModeModernOnly    = "modern-only"    // ModeServer that refuses initialize with a JSON-RPC error: 2026-07-28 only
+	ModeSurvey        = "survey"         // ModeServer with a "survey" tool that asks three questions at once
 )
 
 // ChildEnv returns the env entries that make a re-executed test binary
@@ -69,7 +73,7 @@ func MaybeRunChild() {
 func runChild(mode string) int {
 	ctx := context.Background()
 	switch mode {
-	case ModeServer, ModeBigFrameAfter:
+	case ModeServer, ModeBigFrameAfter, ModeModernOnly, ModeSurvey:
 	case ModeSleeper:
 		// A rug pull: behave on the first start, change the description
 		// of a trusted tool afterwards.
@@ -95,6 +99,10 @@ func runChild(mode string) int {
 		io.Copy(io.Discard, os.Stdin)
 		select {} // stdin closed: still never answer; the launcher must signal
 	case ModeExit:
+		if mark := os.Getenv(MarkVar); mark != "" {
+			prev, _ := os.ReadFile(mark)
+			os.WriteFile(mark, append(prev, "start\n"...), 0o600)
+		}
 		fmt.Fprintln(os.Stderr, "fatal: cannot open database \x1b[1mnow\x1b[0m")
 		return 3
 	case ModeLegacySilent, ModeLegacyDie, ModeLegacyNovel:
@@ -103,11 +111,67 @@ func runChild(mode string) int {
 		fmt.Fprintln(os.Stderr, "testkit: unknown mode", mode)
 		return 2
 	}
-	if err := NewServer().Run(ctx, &mcp.StdioTransport{}); err != nil {
+	s := NewServer()
+	switch mode {
+	case ModeModernOnly:
+		s.AddReceivingMiddleware(refuseInitialize)
+	case ModeSurvey:
+		addSurvey(s)
+	}
+	if err := s.Run(ctx, &mcp.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, "testkit server:", err)
 		return 1
 	}
 	return 0
+}
+
+// addSurvey adds the "survey" tool to s: it asks the user's name
+// (elicitation), the client's model (sampling) and the client's roots in
+// one round, so a legacy client gets three server-to-client requests at
+// once, and answers "Ada / Paris / file:///x" from the three answers.
+func addSurvey(s *mcp.Server) {
+	mcp.AddTool(s, &mcp.Tool{Name: "survey", Description: "Asks three questions at once."}, func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		in := req.Params.InputResponses
+		e, _ := in["name"].(*mcp.ElicitResult)
+		m, _ := in["q"].(*mcp.CreateMessageWithToolsResult)
+		r, _ := in["roots"].(*mcp.ListRootsResult)
+		if e == nil || m == nil || r == nil {
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{
+				"name": &mcp.ElicitParams{
+					Message:         "Who is answering the survey?",
+					RequestedSchema: &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{"name": {Type: "string"}}, Required: []string{"name"}},
+				},
+				"q": &mcp.CreateMessageParams{
+					Messages:  []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "What is the capital of France?"}}},
+					MaxTokens: 20,
+				},
+				"roots": &mcp.ListRootsParams{},
+			}}, nil, nil
+		}
+		name, _ := e.Content["name"].(string)
+		var said string
+		if len(m.Content) > 0 {
+			if tc, ok := m.Content[0].(*mcp.TextContent); ok {
+				said = tc.Text
+			}
+		}
+		var uris []string
+		for _, root := range r.Roots {
+			uris = append(uris, root.URI)
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: name + " / " + said + " / " + strings.Join(uris, ",")}}}, nil, nil
+	})
+}
+
+// refuseInitialize answers initialize with a JSON-RPC error, as a server
+// of the 2026-07-28 era alone does.
+func refuseInitialize(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "initialize" {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "initialize is not supported: send server/discover (2026-07-28)"}
+		}
+		return next(ctx, method, req)
+	}
 }
 
 // echoDescription is the echo tool's description (ModeSleeper changes it).
@@ -291,6 +355,10 @@ func legacy(mode string) int {
 		}
 		switch msg.Method {
 		case "server/discover":
+			if mark := os.Getenv(MarkVar); mark != "" {
+				prev, _ := os.ReadFile(mark)
+				os.WriteFile(mark, append(prev, "discover\n"...), 0o600)
+			}
 			if mode == ModeLegacyDie {
 				fmt.Fprintln(os.Stderr, "unexpected first message: server/discover")
 				return 4

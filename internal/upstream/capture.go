@@ -188,11 +188,16 @@ func inputRequired(raw json.RawMessage) bool {
 // is closed before established is true: go-sdk closes the connection itself
 // when a handshake fails, and a server that never completed one has
 // nothing to finish (the launcher's Abort skips the grace period).
+//
+// modernOnly keeps the handshake to server/discover: go-sdk falls back to
+// initialize when discover fails, and the connection refuses to send that
+// initialize, failing the handshake with the server's answer to discover.
 type captureTransport struct {
 	mcp.Transport
 	probe       time.Duration
 	established *atomic.Bool
 	abort       func()
+	modernOnly  bool
 	// onLog, when set, is offered each notifications/message in wire order
 	// (before the responses that follow it); it reports whether it
 	// delivered the message, which go-sdk then does not see.
@@ -209,6 +214,7 @@ func (t captureTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		probe:       t.probe,
 		established: t.established,
 		abort:       t.abort,
+		modernOnly:  t.modernOnly,
 		onLog:       t.onLog,
 		pending:     map[jsonrpc.ID]*slot{},
 		tokens:      map[string]*slot{},
@@ -230,6 +236,7 @@ type captureConn struct {
 	probe       time.Duration
 	established *atomic.Bool                         // may be nil
 	abort       func()                               // may be nil
+	modernOnly  bool                                 // refuse to send initialize
 	onLog       func(*mcp.LoggingMessageParams) bool // may be nil
 	injected    chan jsonrpc.Message                 // synthetic answers to unanswered probes
 	reads       chan readResult                      // the pump's output (probe > 0 only)
@@ -242,6 +249,25 @@ type captureConn struct {
 	tokens  map[string]*slot           // their progress tokens
 	probes  map[jsonrpc.ID]*time.Timer // unanswered server/discover requests
 	dropped map[jsonrpc.ID]bool        // probes answered synthetically
+	// discover and refused are the last server/discover request and the
+	// server's error answer to it (modernOnly only).
+	discover jsonrpc.ID
+	refused  *jsonrpc.Error
+}
+
+// errModernOnly fails a handshake whose server/discover failed when the
+// connection may not fall back to initialize.
+var errModernOnly = errors.New("the server did not accept server/discover, and its protocolVersion pins the 2026-07-28 era (no initialize fallback)")
+
+// refuseInitialize returns the error that replaces sending initialize on a
+// modernOnly connection: the server's refusal of discover, when it gave one.
+func (c *captureConn) refuseInitialize() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.refused != nil {
+		return fmt.Errorf("%w: %w", errModernOnly, c.refused)
+	}
+	return errModernOnly
 }
 
 type readResult struct {
@@ -336,6 +362,19 @@ func (c *captureConn) Close() error {
 	return c.Connection.Close()
 }
 
+// noteRefusal keeps the server's error answer to server/discover.
+func (c *captureConn) noteRefusal(m *jsonrpc.Response) {
+	var we *jsonrpc.Error
+	if !errors.As(m.Error, &we) {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.discover.IsValid() && m.ID == c.discover {
+		c.refused = we
+	}
+}
+
 // settleProbe reports whether a response belongs to a probe that was
 // already answered synthetically (and must be dropped).
 func (c *captureConn) settleProbe(id jsonrpc.ID) (drop bool) {
@@ -353,6 +392,16 @@ func (c *captureConn) settleProbe(id jsonrpc.ID) (drop bool) {
 }
 
 func (c *captureConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && c.modernOnly {
+		switch req.Method {
+		case "initialize":
+			return c.refuseInitialize()
+		case "server/discover":
+			c.mu.Lock()
+			c.discover = req.ID
+			c.mu.Unlock()
+		}
+	}
 	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && req.Method == "server/discover" && c.probe > 0 {
 		c.armProbe(req.ID)
 	}
@@ -400,6 +449,9 @@ func (c *captureConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		case *jsonrpc.Response:
 			if c.probe > 0 && c.settleProbe(m.ID) {
 				continue // the late answer to a probe already given up on
+			}
+			if c.modernOnly && m.Error != nil {
+				c.noteRefusal(m)
 			}
 			if s := c.forget(m.ID); s != nil && m.Error == nil && m.Result != nil {
 				m.Result = s.take(m.Result)

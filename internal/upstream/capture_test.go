@@ -2409,3 +2409,57 @@ func FuzzRewriteResponse(f *testing.F) {
 		}
 	})
 }
+
+// TestCaptureConnModernOnly: a connection pinned to the modern era never
+// sends initialize; the refusal carries the server's answer to discover,
+// when it refused one.
+func TestCaptureConnModernOnly(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		answer  *jsonrpc.Error // the server's answer to discover; nil: a result
+		wantMsg string
+	}{
+		{"discover refused", &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found"}, "Method not found"},
+		{"discover answered", nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeConn()
+			conn, err := captureTransport{Transport: fakeTransport{f}, modernOnly: true}.Connect(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := conn.(*captureConn)
+			t.Cleanup(func() { c.Close() })
+			id := mustID(t, float64(1))
+			if err := c.Write(context.Background(), &jsonrpc.Request{ID: id, Method: "server/discover"}); err != nil {
+				t.Fatal(err)
+			}
+			resp := &jsonrpc.Response{ID: id, Result: json.RawMessage(`{}`)}
+			if tc.answer != nil {
+				resp = &jsonrpc.Response{ID: id, Error: tc.answer}
+			}
+			done := serve(t, f, resp)
+			if _, err := readMsg(t, c, 5*time.Second); err != nil {
+				t.Fatal(err)
+			}
+			<-done
+			err = c.Write(context.Background(), &jsonrpc.Request{ID: mustID(t, float64(2)), Method: "initialize", Params: json.RawMessage(`{}`)})
+			if !errors.Is(err, errModernOnly) || !strings.Contains(err.Error(), tc.wantMsg) {
+				t.Fatalf("initialize written: %v, want the modern-only refusal naming %q", err, tc.wantMsg)
+			}
+			var we *jsonrpc.Error
+			if got := errors.As(err, &we); got != (tc.answer != nil) {
+				t.Errorf("refusal wraps the server's error: %v, want %v", got, tc.answer != nil)
+			}
+			for len(f.written) > 0 {
+				if m := <-f.written; m.(*jsonrpc.Request).Method == "initialize" {
+					t.Errorf("initialize reached the server")
+				}
+			}
+			// Other messages still go through.
+			if err := c.Write(context.Background(), &jsonrpc.Request{ID: mustID(t, float64(3)), Method: "ping"}); err != nil {
+				t.Errorf("ping: %v", err)
+			}
+		})
+	}
+}

@@ -2,9 +2,10 @@
 // over go-sdk's client: stdio (through the launcher), Streamable HTTP and
 // legacy HTTP+SSE, in both protocol eras.
 //
-// It fills go-sdk's gaps for a host: a bounded start-up that falls back to
-// the legacy initialize handshake when a stdio server ignores or dies on
-// the 2026-07-28 server/discover probe (go-sdk issue #1177), a default
+// It fills go-sdk's gaps for a host: a stdio handshake chosen by era (the
+// legacy initialize unless the server refuses it or is pinned to
+// 2026-07-28; a server/discover probe that goes unanswered falls back to
+// initialize on the same process, see captureTransport), a default
 // timeout on every request, progress routed to the call that asked for it
 // (go-sdk routes progress per client, not per call), lossless tool results
 // (see capture.go), bounded HTTP responses, and failures classified as
@@ -28,6 +29,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/config"
@@ -45,9 +47,9 @@ type Options struct {
 	// {Name: "switchboard", Version: "dev"}.
 	ClientInfo *mcp.Implementation
 	// ProbeTimeout bounds the 2026-07-28 server/discover probe of a stdio
-	// server: without an answer by then, the connection falls back to the
-	// legacy initialize handshake. Zero means 5 s, and never more than half
-	// the server's startup timeout.
+	// server that refused initialize: without an answer by then, the
+	// connection falls back to initialize on the same process. Zero means
+	// 5 s, and never more than half the server's startup timeout.
 	ProbeTimeout time.Duration
 	// MaxFrame caps one stdout frame, HTTP response body or SSE event.
 	// Zero means 16 MiB.
@@ -230,40 +232,69 @@ func (c *Conn) connect(ctx context.Context) error {
 		if err := c.checkURL(); err != nil {
 			return err
 		}
-		return c.connectHTTP(ctx, c.streamableTransport(), "")
+		return c.connectHTTP(ctx, c.streamableTransport(), c.server.ProtocolVersion)
 	case config.TransportSSE:
 		if err := c.checkURL(); err != nil {
 			return err
 		}
 		// Legacy HTTP+SSE servers predate server/discover: go straight to
-		// initialize (the server negotiates down to its version).
+		// initialize (the server negotiates down to its version), with the
+		// pinned version if there is one (config allows only legacy ones).
+		version := c.server.ProtocolVersion
+		if version == "" {
+			version = era.LatestLegacy
+		}
 		return c.connectHTTP(ctx, captureTransport{onLog: c.wireLog, Transport: &mcp.SSEClientTransport{
 			Endpoint:     c.server.URL,
 			HTTPClient:   c.httpClient(),
 			MaxEventSize: c.opts.MaxFrame,
-		}}, era.LatestLegacy)
+		}}, version)
 	}
 	return fmt.Errorf("unknown transport %q", c.server.Transport)
 }
 
-// connectStdio starts the process and probes the modern era. A server that
-// does not answer the probe in time falls back to initialize on the same
-// process (see captureTransport); one that dies on it is restarted on the
-// legacy handshake.
+// connectStdio starts the process on the handshake of the server's era.
+// Pinned to a modern version, it sends server/discover and nothing else;
+// pinned to a legacy version, initialize with it. Unpinned, it sends
+// initialize with era.LatestLegacy, which never surprises a server with an
+// unexpected first message and costs less per call than the modern era's
+// per-request _meta; a server that refuses initialize with a JSON-RPC
+// error (one that speaks only the modern era) is restarted once on the
+// modern handshake: the server/discover probe, answered synthetically if
+// the server stays silent (see captureTransport), so that go-sdk falls
+// back to initialize on the same process. A crash or a timeout is not
+// retried on the other era.
 func (c *Conn) connectStdio(ctx context.Context) error {
+	switch v := c.server.ProtocolVersion; {
+	case era.Modern(v):
+		return c.startStdio(ctx, handshake{version: v, modernOnly: true})
+	case v != "":
+		return c.startStdio(ctx, handshake{version: v})
+	}
+	err := c.startStdio(ctx, handshake{version: era.LatestLegacy})
+	var refused *jsonrpc.Error
+	if err == nil || ctx.Err() != nil || !errors.As(err, &refused) {
+		return err
+	}
+	c.log.Debug("initialize refused; restarting on the 2026-07-28 handshake", "err", err)
 	probe := c.opts.ProbeTimeout
 	if half := c.server.StartupTimeout / 2; probe > half {
 		probe = half
 	}
-	err := c.startStdio(ctx, probe, "")
-	if err == nil || ctx.Err() != nil || errors.Is(err, launcher.ErrProgramNotFound) {
-		return err
-	}
-	c.log.Debug("modern handshake failed; restarting on the legacy handshake", "err", err)
-	return c.startStdio(ctx, 0, era.LatestLegacy)
+	return c.startStdio(ctx, handshake{probe: probe})
 }
 
-func (c *Conn) startStdio(ctx context.Context, probe time.Duration, version string) error {
+// handshake says how startStdio connects: version is the protocol version
+// asked for ("" means go-sdk's latest, the modern one); probe, when
+// positive, bounds the server/discover probe; modernOnly forbids the
+// fallback to initialize.
+type handshake struct {
+	version    string
+	probe      time.Duration
+	modernOnly bool
+}
+
+func (c *Conn) startStdio(ctx context.Context, h handshake) error {
 	p, err := launcher.Start(launcher.Spec{
 		Server:      c.server.Name,
 		Command:     c.server.Command,
@@ -279,11 +310,11 @@ func (c *Conn) startStdio(ctx context.Context, probe time.Duration, version stri
 		return err
 	}
 	var sessOpts *mcp.ClientSessionOptions
-	if version != "" {
-		sessOpts = &mcp.ClientSessionOptions{ProtocolVersion: version}
+	if h.version != "" {
+		sessOpts = &mcp.ClientSessionOptions{ProtocolVersion: h.version}
 	}
 	var established atomic.Bool
-	t := captureTransport{Transport: p.Transport(), probe: probe, established: &established, abort: func() { p.Abort() }, onLog: c.wireLog}
+	t := captureTransport{Transport: p.Transport(), probe: h.probe, modernOnly: h.modernOnly, established: &established, abort: func() { p.Abort() }, onLog: c.wireLog}
 	cs, err := c.newClient().Connect(ctx, t, sessOpts)
 	established.Store(err == nil)
 	if err != nil {

@@ -61,6 +61,10 @@ const (
 // fixture is a gateway over HTTP (with a bearer token) in front of "s", a
 // stdio upstream (this binary), and "web", a Streamable HTTP upstream
 // served in this process, whose handlers testkit.SlowCancelled observes.
+// Both speak 2026-07-28 ("s" is pinned to it): the scripts ask from
+// concurrent calls, which only the modern era ties to their calls (a
+// legacy stdio server's question is refused when several calls are in
+// flight); internal/gateway's own tests cover legacy stdio upstreams.
 type fixture struct {
 	url   string
 	probe string // answers testkit.SlowCancelled, for the scripts
@@ -76,7 +80,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	data, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
-		"s":   map[string]any{"command": exe, "env": testkit.ChildEnv(testkit.ModeServer), "trust": "trusted"},
+		"s":   map[string]any{"command": exe, "env": testkit.ChildEnv(testkit.ModeServer), "trust": "trusted", "protocolVersion": "2026-07-28"},
 		"web": map[string]any{"url": web.URL, "trust": "trusted"},
 	}})
 	cfg, err := config.Parse(data, "tsclient.json", nil)
@@ -89,8 +93,8 @@ func newFixture(t *testing.T) *fixture {
 	}
 	t.Cleanup(func() { h.Close() })
 	for _, s := range h.Servers() {
-		if s.State != host.StateReady {
-			t.Fatalf("upstream %q is %v: %v", s.Name, s.State, s.LastError)
+		if s.State != host.StateReady || s.ProtocolVersion != "2026-07-28" {
+			t.Fatalf("upstream %q is %v on %q: %v", s.Name, s.State, s.ProtocolVersion, s.LastError)
 		}
 	}
 
