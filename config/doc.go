@@ -60,9 +60,9 @@
 //   - protocolVersion: pins the MCP protocol version spoken to the server:
 //     "2026-07-28" (the sessionless era; stdio and http only) or a legacy
 //     one, "2025-11-25", "2025-06-18", "2025-03-26" or "2024-11-05".
-//     Without it Switchboard chooses: a stdio server gets the legacy
-//     initialize handshake, and the 2026-07-28 one only if it refuses
-//     initialize; an http server negotiates; an sse server is legacy.
+//     Without it Switchboard chooses: a stdio server is probed for
+//     2026-07-28 and falls back to initialize; an http server negotiates;
+//     an sse server is legacy.
 //   - prefix: the namespace of the server's tools in model-facing names;
 //     default the server name. "" means pass-through (tool names are not
 //     prefixed). Otherwise 1 to 32 characters from [A-Za-z0-9_-], unique

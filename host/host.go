@@ -91,10 +91,9 @@ type Options struct {
 	// Defaults: "switchboard", "dev".
 	ClientName, ClientVersion string
 	// ProbeTimeout bounds the 2026-07-28 server/discover probe of a stdio
-	// server that refused initialize (an unpinned server starts on the
-	// legacy handshake); without an answer by then, the same process is
-	// asked for initialize again. Zero means 5 s (at most half the
-	// server's startupTimeoutMs).
+	// server whose era is not pinned; without an answer by then, the same
+	// process is asked for the legacy initialize handshake. Zero means 5 s
+	// (at most half the server's startupTimeoutMs).
 	ProbeTimeout time.Duration
 	// StopTimeout bounds each stage of stopping a stdio server (close
 	// stdin, SIGTERM, SIGKILL). Zero means 5 s.

@@ -168,9 +168,9 @@ func TestOneBadServerDoesNotStopTheOthers(t *testing.T) {
 }
 
 // TestDiscoveryDrainsPages drains every list of a stdio server in both
-// eras: the default (the legacy handshake) and pinned to 2026-07-28.
+// eras: the default (2026-07-28) and pinned to 2025-11-25.
 func TestDiscoveryDrainsPages(t *testing.T) {
-	for _, tc := range []struct{ pin, want string }{{"", "2025-11-25"}, {"2026-07-28", "2026-07-28"}} {
+	for _, tc := range []struct{ pin, want string }{{"", "2026-07-28"}, {"2025-11-25", "2025-11-25"}} {
 		t.Run("version "+tc.want, func(t *testing.T) {
 			var extra map[string]any
 			if tc.pin != "" {
@@ -342,30 +342,20 @@ func TestOversizedFrame(t *testing.T) {
 	}
 }
 
-// TestLegacyFallback: servers that ignore or die on server/discover
-// connect on the legacy handshake, which is a stdio server's first: they
-// are never sent server/discover; results with content types unknown to
+// TestLegacyFallback: servers that ignore or die on server/discover still
+// connect on the legacy handshake; results with content types unknown to
 // go-sdk arrive whole, with a diagnostic line in the text.
 func TestLegacyFallback(t *testing.T) {
-	marked := func(mode, mark string) map[string]any {
-		env := testkit.ChildEnv(mode)
-		env[testkit.MarkVar] = mark
-		return map[string]any{"command": self(t), "env": env}
-	}
-	mark := filepath.Join(t.TempDir(), "discover")
 	h := openWith(t, parse(t, map[string]any{
-		"silent": marked(testkit.ModeLegacySilent, mark),
-		"dies":   marked(testkit.ModeLegacyDie, mark),
-		"novel":  marked(testkit.ModeLegacyNovel, mark),
+		"silent": child(t, testkit.ModeLegacySilent, nil),
+		"dies":   child(t, testkit.ModeLegacyDie, nil),
+		"novel":  child(t, testkit.ModeLegacyNovel, nil),
 	}, nil), &host.Options{ProbeTimeout: time.Second, StopTimeout: 500 * time.Millisecond})
 	for _, name := range []string{"silent", "dies", "novel"} {
 		st := status(h, name)
 		if st.State != host.StateReady || st.ProtocolVersion != "2025-11-25" {
 			t.Errorf("%s: %s %s %s", name, st.State, st.ProtocolVersion, st.LastError)
 		}
-	}
-	if b, _ := os.ReadFile(mark); len(b) > 0 {
-		t.Errorf("the legacy servers were sent server/discover, a message they do not expect: %q", b)
 	}
 	res := call(t, h, "novel__novel", `{}`)
 	if !strings.Contains(string(res.Raw), `"hologram"`) || !strings.Contains(string(res.Raw), `"futureField"`) {
@@ -380,9 +370,9 @@ func TestLegacyFallback(t *testing.T) {
 }
 
 // TestProtocolEras: which era a stdio server speaks, by configuration. The
-// test server speaks both; unpinned, it gets the legacy handshake. A
-// server that refuses initialize is restarted on the 2026-07-28 handshake;
-// a pinned version is spoken or the server fails, with no fallback.
+// test server speaks both; unpinned, it gets 2026-07-28, and so does a
+// server that refuses initialize. A pinned version is spoken or the server
+// fails, with no fallback.
 func TestProtocolEras(t *testing.T) {
 	pin := func(v string) map[string]any { return map[string]any{"protocolVersion": v} }
 	h := openWith(t, parse(t, map[string]any{
@@ -395,7 +385,7 @@ func TestProtocolEras(t *testing.T) {
 		"refusedlegacy": child(t, testkit.ModeModernOnly, map[string]any{"protocolVersion": "2025-11-25", "startupAttempts": 1}),
 	}, nil), &host.Options{ProbeTimeout: time.Second, StopTimeout: 500 * time.Millisecond})
 	for name, want := range map[string]string{
-		"default":    "2025-11-25",
+		"default":    "2026-07-28",
 		"modern":     "2026-07-28",
 		"old":        "2025-06-18",
 		"modernonly": "2026-07-28",
@@ -418,24 +408,6 @@ func TestProtocolEras(t *testing.T) {
 	// Pinned to a legacy version, a refusal of initialize is final.
 	if st := status(h, "refusedlegacy"); st.State == host.StateReady || !strings.Contains(st.LastError, "initialize is not supported") {
 		t.Errorf("refusedlegacy: %s %q, want the refusal of initialize", st.State, st.LastError)
-	}
-}
-
-// TestCrashIsNotRetriedOnTheOtherEra: a server that exits during the
-// legacy handshake is not restarted on the modern one: it started once.
-func TestCrashIsNotRetriedOnTheOtherEra(t *testing.T) {
-	mark := filepath.Join(t.TempDir(), "starts")
-	env := testkit.ChildEnv(testkit.ModeExit)
-	env[testkit.MarkVar] = mark
-	h := openWith(t, parse(t, map[string]any{
-		"exits": map[string]any{"command": self(t), "env": env, "startupAttempts": 1, "startupTimeoutMs": 3000},
-	}, nil), &host.Options{ProbeTimeout: time.Second, StopTimeout: 500 * time.Millisecond})
-	if st := status(h, "exits"); st.State == host.StateReady {
-		t.Fatalf("exits: ready")
-	}
-	b, _ := os.ReadFile(mark)
-	if n := strings.Count(string(b), "start"); n != 1 {
-		t.Errorf("the server started %d times, want 1", n)
 	}
 }
 

@@ -109,7 +109,7 @@ func TestCommands(t *testing.T) {
 		{"names are escaped", []string{"call", "demo__\x1b[31mecho"}, 2, "", `demo__\x1b[31mecho`, ""},
 		{"bad argument", []string{"call", "demo__echo", "text"}, 2, "", "not key=value", ""},
 		{"bad JSON", []string{"call", "demo__echo", "{nope"}, 2, "", "one JSON object", ""},
-		{"servers", []string{"servers"}, 0, "2025-11-25", "", ""},
+		{"servers", []string{"servers"}, 0, "2026-07-28", "", ""},
 		{"servers json", []string{"servers", "--json"}, 0, `"state": "ready"`, "", ""},
 		{"resources", []string{"resources"}, 0, "demo:demo://readme", "", ""},
 		{"templates", []string{"templates"}, 0, "demo:demo://notes/{id}", "", ""},

@@ -58,7 +58,9 @@ func newFixtureWith(t *testing.T, extra, top map[string]any) *fixture {
 		t.Fatal(err)
 	}
 	servers := map[string]any{
-		"s":   map[string]any{"command": exe, "env": testkit.ChildEnv(testkit.ModeServer), "trust": "trusted"},
+		// Pinned to the legacy era, so that the gateway's tests meet a
+		// legacy stdio upstream ("sm", modernStdio, is the other era).
+		"s":   map[string]any{"command": exe, "env": testkit.ChildEnv(testkit.ModeServer), "trust": "trusted", "protocolVersion": "2025-11-25"},
 		"web": map[string]any{"url": web.URL, "trust": "trusted"},
 	}
 	for k, v := range extra {
@@ -105,9 +107,10 @@ func newFixtureWith(t *testing.T, extra, top map[string]any) *fixture {
 	return &fixture{url: "http://" + ln.Addr().String() + "/mcp", host: h}
 }
 
-// modernStdio is the stdio test server pinned to 2026-07-28 (a stdio
-// upstream speaks the legacy era unless pinned), for the tests of a modern
-// stdio upstream; "s" of the fixture is the default, legacy one.
+// modernStdio is the stdio test server on 2026-07-28, the era a stdio
+// upstream is probed for first (pinned here, so that a test fails rather
+// than fall back), for the tests of a modern stdio upstream; the fixture's
+// "s" is pinned to the legacy era.
 func modernStdio(t *testing.T) map[string]any {
 	t.Helper()
 	exe, err := os.Executable()
@@ -505,8 +508,8 @@ func TestListChangedReachesClients(t *testing.T) {
 	}
 }
 
-// TestParkingForModernClients: a legacy upstream (stdio, as every stdio
-// upstream is unless pinned, and Streamable HTTP with sessions) asks
+// TestParkingForModernClients: a legacy upstream (stdio, and Streamable
+// HTTP with sessions) asks
 // mid-call with a server-to-client request; a 2026-07-28 client, which has
 // none, gets an input-required result naming a parked call, answers it on
 // retry, and the upstream receives the answer and finishes. A retry with a
@@ -561,7 +564,7 @@ func TestSeveralQuestionsAtOnce(t *testing.T) {
 		}
 		return s
 	}
-	f := newFixture(t, map[string]any{"old": survey(""), "new": survey("2026-07-28")})
+	f := newFixture(t, map[string]any{"old": survey("2025-11-25"), "new": survey("2026-07-28")})
 	upstreamVersions(t, f.host, map[string]string{"old": "2025-11-25", "new": "2026-07-28"})
 	for _, client := range []string{"2025-11-25", ""} {
 		cs, asked := f.answering(t, client, "Ada", "Paris", "file:///survey")

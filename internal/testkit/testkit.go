@@ -34,8 +34,7 @@ import (
 const ModeVar = "SWITCHBOARD_TESTKIT_MODE"
 
 // MarkVar names a file to which the crash tool appends a line each time it
-// runs, ModeExit and ModeSleeper each time they start and the legacy modes
-// each time they are sent server/discover, so that tests can count them.
+// runs, and ModeSleeper each time it starts, so that tests can count them.
 const MarkVar = "SWITCHBOARD_TESTKIT_MARK"
 
 // Child modes.
@@ -99,10 +98,6 @@ func runChild(mode string) int {
 		io.Copy(io.Discard, os.Stdin)
 		select {} // stdin closed: still never answer; the launcher must signal
 	case ModeExit:
-		if mark := os.Getenv(MarkVar); mark != "" {
-			prev, _ := os.ReadFile(mark)
-			os.WriteFile(mark, append(prev, "start\n"...), 0o600)
-		}
 		fmt.Fprintln(os.Stderr, "fatal: cannot open database \x1b[1mnow\x1b[0m")
 		return 3
 	case ModeLegacySilent, ModeLegacyDie, ModeLegacyNovel:
@@ -355,10 +350,6 @@ func legacy(mode string) int {
 		}
 		switch msg.Method {
 		case "server/discover":
-			if mark := os.Getenv(MarkVar); mark != "" {
-				prev, _ := os.ReadFile(mark)
-				os.WriteFile(mark, append(prev, "discover\n"...), 0o600)
-			}
 			if mode == ModeLegacyDie {
 				fmt.Fprintln(os.Stderr, "unexpected first message: server/discover")
 				return 4

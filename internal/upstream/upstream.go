@@ -29,7 +29,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/config"
@@ -47,7 +46,7 @@ type Options struct {
 	// {Name: "switchboard", Version: "dev"}.
 	ClientInfo *mcp.Implementation
 	// ProbeTimeout bounds the 2026-07-28 server/discover probe of a stdio
-	// server that refused initialize: without an answer by then, the
+	// server whose era is not pinned: without an answer by then, the
 	// connection falls back to initialize on the same process. Zero means
 	// 5 s, and never more than half the server's startup timeout.
 	ProbeTimeout time.Duration
@@ -255,15 +254,16 @@ func (c *Conn) connect(ctx context.Context) error {
 
 // connectStdio starts the process on the handshake of the server's era.
 // Pinned to a modern version, it sends server/discover and nothing else;
-// pinned to a legacy version, initialize with it. Unpinned, it sends
-// initialize with era.LatestLegacy, which never surprises a server with an
-// unexpected first message and costs less per call than the modern era's
-// per-request _meta; a server that refuses initialize with a JSON-RPC
-// error (one that speaks only the modern era) is restarted once on the
-// modern handshake: the server/discover probe, answered synthetically if
-// the server stays silent (see captureTransport), so that go-sdk falls
-// back to initialize on the same process. A crash or a timeout is not
-// retried on the other era.
+// pinned to a legacy version, initialize with it. Unpinned, it probes the
+// 2026-07-28 era first, which ties a server's questions to the call that
+// asks them and carries multi-round-trip input requests through to
+// 2026-07-28 clients (a legacy stdio server's questions name no call). A
+// server that does not answer the probe in time falls back to initialize
+// on the same process (captureTransport answers the probe itself); one
+// that dies on it, or refuses it, is restarted on the legacy handshake.
+// The legacy era costs less per call (no per-request _meta): pin it with
+// "protocolVersion" where that matters more, or where a server asks its
+// questions only the legacy way.
 func (c *Conn) connectStdio(ctx context.Context) error {
 	switch v := c.server.ProtocolVersion; {
 	case era.Modern(v):
@@ -271,17 +271,16 @@ func (c *Conn) connectStdio(ctx context.Context) error {
 	case v != "":
 		return c.startStdio(ctx, handshake{version: v})
 	}
-	err := c.startStdio(ctx, handshake{version: era.LatestLegacy})
-	var refused *jsonrpc.Error
-	if err == nil || ctx.Err() != nil || !errors.As(err, &refused) {
-		return err
-	}
-	c.log.Debug("initialize refused; restarting on the 2026-07-28 handshake", "err", err)
 	probe := c.opts.ProbeTimeout
 	if half := c.server.StartupTimeout / 2; probe > half {
 		probe = half
 	}
-	return c.startStdio(ctx, handshake{probe: probe})
+	err := c.startStdio(ctx, handshake{probe: probe})
+	if err == nil || ctx.Err() != nil || errors.Is(err, launcher.ErrProgramNotFound) {
+		return err
+	}
+	c.log.Debug("modern handshake failed; restarting on the legacy handshake", "err", err)
+	return c.startStdio(ctx, handshake{version: era.LatestLegacy})
 }
 
 // handshake says how startStdio connects: version is the protocol version

@@ -61,10 +61,11 @@ const (
 // fixture is a gateway over HTTP (with a bearer token) in front of "s", a
 // stdio upstream (this binary), and "web", a Streamable HTTP upstream
 // served in this process, whose handlers testkit.SlowCancelled observes.
-// Both speak 2026-07-28 ("s" is pinned to it): the scripts ask from
-// concurrent calls, which only the modern era ties to their calls (a
-// legacy stdio server's question is refused when several calls are in
-// flight); internal/gateway's own tests cover legacy stdio upstreams.
+// Both speak 2026-07-28 ("s" is pinned to it, so that a fallback fails the
+// test): the scripts ask from concurrent calls, which only the modern era
+// ties to their calls (a legacy stdio server's question is refused when
+// several calls are in flight); internal/gateway's own tests cover legacy
+// stdio upstreams.
 type fixture struct {
 	url   string
 	probe string // answers testkit.SlowCancelled, for the scripts
