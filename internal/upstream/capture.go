@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"sort"
 	"strings"
@@ -496,6 +497,12 @@ type captureRoundTripper struct {
 var ErrResponseTooLarge = errors.New("response exceeds size cap")
 
 func (rt *captureRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	s := slotFrom(req.Context())
+	var life *requestLife
+	if s != nil && req.Method == http.MethodPost {
+		life = newRequestLife(req.Context())
+		req = req.WithContext(life.ctx)
+	}
 	if len(rt.headers) > 0 {
 		req = req.Clone(req.Context())
 		for k, vs := range rt.headers {
@@ -507,13 +514,14 @@ func (rt *captureRoundTripper) RoundTrip(req *http.Request) (*http.Response, err
 		recordStatus(req.Context(), resp.StatusCode)
 	}
 	if err != nil || req.Method != http.MethodPost {
+		life.release()
 		return resp, err
 	}
-	s := slotFrom(req.Context())
 	switch mediaType(resp.Header.Get("Content-Type")) {
 	case "application/json":
 		body, err := io.ReadAll(io.LimitReader(resp.Body, rt.maxBody+1))
 		resp.Body.Close()
+		life.release()
 		if err != nil {
 			return nil, err
 		}
@@ -535,11 +543,82 @@ func (rt *captureRoundTripper) RoundTrip(req *http.Request) (*http.Response, err
 		resp.Header.Del("Content-Length")
 	case "text/event-stream":
 		if s != nil {
-			resp.Body = &sseRewriter{src: bufio.NewReaderSize(resp.Body, 64<<10), body: resp.Body, slot: s, max: rt.maxBody, prune: rt.prune}
+			r := &sseRewriter{src: sseReaders.Get().(*bufio.Reader), body: resp.Body, slot: s, max: rt.maxBody, prune: rt.prune, life: life}
+			r.src.Reset(resp.Body)
+			resp.Body = r
+		}
+	default:
+		if life != nil {
+			resp.Body = releasing{resp.Body, life}
 		}
 	}
 	return resp, nil
 }
+
+// requestLife is the context of a POST that carries a call, and the
+// response stream's: it ends when the call's context ends, unless the
+// call's response has already been read from the stream. go-sdk then
+// reads the stream to its end, so that the connection can carry the next
+// request, while the call's caller, which has its answer, ends the call's
+// context; ending the stream's context with it would close the
+// connection instead (a new TCP connection for a few percent of calls).
+// What follows a response on its stream is short; drainGrace bounds it.
+type requestLife struct {
+	ctx      context.Context
+	cancel   context.CancelFunc
+	stop     func() bool
+	answered atomic.Bool
+}
+
+// drainGrace bounds the reading of a response stream after its call's
+// context ended.
+const drainGrace = time.Second
+
+func newRequestLife(call context.Context) *requestLife {
+	l := &requestLife{}
+	l.ctx, l.cancel = context.WithCancel(context.WithoutCancel(call))
+	l.stop = context.AfterFunc(call, func() {
+		if l.answered.Load() {
+			time.AfterFunc(drainGrace, l.cancel)
+			return
+		}
+		l.cancel()
+	})
+	return l
+}
+
+// answer records that the call's response has been read from the
+// stream; nil is a no-op.
+func (l *requestLife) answer() {
+	if l != nil {
+		l.answered.Store(true)
+	}
+}
+
+// release ends the stream's context; nil is a no-op.
+func (l *requestLife) release() {
+	if l != nil {
+		l.stop()
+		l.cancel()
+	}
+}
+
+// releasing is a response body that releases its request's life when
+// closed.
+type releasing struct {
+	io.ReadCloser
+	life *requestLife
+}
+
+func (b releasing) Close() error {
+	err := b.ReadCloser.Close()
+	b.life.release()
+	return err
+}
+
+// sseReaders holds the buffered readers of response streams: one per
+// call, and 64 KiB each.
+var sseReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 64<<10) }}
 
 func mediaType(ct string) string {
 	if i := strings.IndexByte(ct, ';'); i >= 0 {
@@ -629,14 +708,32 @@ type sseRewriter struct {
 	slot  *slot
 	max   int64
 	prune func([]byte) []byte // see Conn.pruneFrame; may be nil
+	life  *requestLife        // ended by Close
 	out   bytes.Buffer        // bytes ready for the reader
 	err   error
 	done  bool // the response was captured: copy the rest verbatim
 }
 
-func (r *sseRewriter) Close() error { return r.body.Close() }
+// Close closes the stream and gives its buffered reader back to the pool.
+func (r *sseRewriter) Close() error {
+	err := r.body.Close()
+	r.life.release()
+	if r.src != nil {
+		r.src.Reset(nil)
+		sseReaders.Put(r.src)
+		r.src = nil
+		if r.err == nil {
+			r.err = net.ErrClosed
+		}
+	}
+	return err
+}
 
 func (r *sseRewriter) Read(p []byte) (int, error) {
+	if r.done && r.out.Len() == 0 && r.err == nil {
+		// The response is captured: the rest passes as it is.
+		return r.src.Read(p)
+	}
 	for r.out.Len() == 0 && r.err == nil {
 		r.err = r.fill()
 		if errors.Is(r.err, ErrResponseTooLarge) {
@@ -651,12 +748,6 @@ func (r *sseRewriter) Read(p []byte) (int, error) {
 
 // fill moves one event (or, once done, one chunk) into out.
 func (r *sseRewriter) fill() error {
-	if r.done {
-		buf := make([]byte, 32<<10)
-		n, err := r.src.Read(buf)
-		r.out.Write(buf[:n])
-		return err
-	}
 	var event [][]byte // the event's lines, each with its line ending
 	var size int64
 	for {
@@ -735,6 +826,7 @@ func (r *sseRewriter) emit(event [][]byte) {
 				nl := l[len(t):]
 				event[dataAt] = append(append([]byte("data: "), out...), nl...)
 				r.done = true
+				r.life.answer()
 			}
 		}
 	}

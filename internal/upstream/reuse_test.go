@@ -1,0 +1,58 @@
+package upstream
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/testkit"
+)
+
+// TestHTTPConnectionReuse: calls one after another to a Streamable HTTP
+// server that answers with event streams travel on the connections
+// already open. go-sdk reads a call's stream to its end after handing
+// over the answer, while the call's caller ends the call's context; the
+// stream must outlive that, or its connection is closed and the next call
+// dials a new one.
+func TestHTTPConnectionReuse(t *testing.T) {
+	for _, json := range []bool{false, true} {
+		name := map[bool]string{false: "event stream", true: "json"}[json]
+		t.Run(name, func(t *testing.T) {
+			var conns atomic.Int64
+			srv := httptest.NewUnstartedServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return testkit.NewServer() },
+				&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: json}))
+			srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+				if s == http.StateNew {
+					conns.Add(1)
+				}
+			}
+			srv.Start()
+			defer srv.Close()
+			cfg, err := config.Parse([]byte(`{"mcpServers":{"s":{"url":"`+srv.URL+`","trust":"trusted"}}}`), "t.json", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := Dial(context.Background(), cfg.Servers[0], nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			before := conns.Load()
+			const calls = 400
+			for range calls {
+				if _, err := c.CallTool(context.Background(), "echo", []byte(`{"text":"x"}`), nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if n := conns.Load() - before; n > 1 {
+				t.Errorf("%d calls one after another opened %d new connections, want at most 1", calls, n)
+			}
+		})
+	}
+}
