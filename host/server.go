@@ -110,6 +110,18 @@ func (s *server) ensure(ctx context.Context) (*upstream.Conn, error) {
 		}
 		s.mu.Lock()
 		switch {
+		case s.conn != nil && s.idling:
+			// Being closed for idleness: a call must not start on it.
+			// Wait for the close, then dial afresh.
+			c, a := s.conn, s.attempt
+			s.mu.Unlock()
+			select {
+			case <-c.Done():
+				s.dropped(c, a, nil)
+				continue
+			case <-ctx.Done():
+				return nil, fault.New(fault.CodeTimeout, s.name, "connect", ctx.Err())
+			}
 		case s.conn != nil:
 			c, a := s.conn, s.attempt
 			s.mu.Unlock()
@@ -305,14 +317,21 @@ func (s *server) retryStartup() {
 
 // idleConn marks the connection for an idle stop and returns it, when the
 // server has had no request in progress for its idleTimeoutMs.
+//
+// A call counts itself in flight before it asks ensure for the connection,
+// and ensure, under s.mu, never hands out a connection marked idling; so
+// checking again under s.mu leaves no call on a connection being closed.
 func (s *server) idleConn(now time.Time) *upstream.Conn {
-	it := s.cfg.Load().Lifecycle.IdleTimeout
-	if it <= 0 || s.inflight.Load() > 0 || now.Sub(time.Unix(0, s.lastUse.Load())) < it {
+	idle := func() bool {
+		it := s.cfg.Load().Lifecycle.IdleTimeout
+		return it > 0 && s.inflight.Load() == 0 && now.Sub(time.Unix(0, s.lastUse.Load())) >= it
+	}
+	if !idle() {
 		return nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.conn == nil || s.idling {
+	if s.conn == nil || s.idling || !idle() {
 		return nil
 	}
 	s.idling = true

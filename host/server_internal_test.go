@@ -9,6 +9,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/testkit"
+	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
 // TestCallTakesNoHostLock: a tool call reads the Host's snapshots and
@@ -65,5 +66,65 @@ func TestCallTakesNoHostLock(t *testing.T) {
 		h.mu.Unlock()
 		<-done
 		t.Fatal("the call waited for Host.mu or another server's lock")
+	}
+}
+
+// TestIdleStopTakesNoCall: once the idle reaper has marked a connection
+// for closing, ensure does not hand it to a call; it waits for the close
+// and dials afresh. (A call on it would fail as if never sent and be sent
+// again, though it may have run.)
+func TestIdleStopTakesNoCall(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"a": map[string]any{"command": exe, "env": testkit.ChildEnv(testkit.ModeServer), "idleTimeoutMs": 3_600_000},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse(data, "test.json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	h, err := Open(ctx, cfg, &Options{StopTimeout: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	s := h.comp.Load().servers["a"]
+	first, err := s.ensure(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.lastUse.Store(0) // idle since 1970
+	c := s.idleConn(time.Now())
+	if c != first {
+		t.Fatalf("idleConn = %p, want the live connection %p", c, first)
+	}
+	got := make(chan *upstream.Conn, 1)
+	go func() {
+		conn, err := s.ensure(ctx)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- conn
+	}()
+	select {
+	case conn := <-got:
+		t.Fatalf("ensure handed out a connection (%p; the closing one is %p) before the idle close finished", conn, c)
+	case <-time.After(200 * time.Millisecond):
+	}
+	c.Close() // what the reaper does
+	select {
+	case conn := <-got:
+		if conn == nil || conn == c {
+			t.Errorf("after the idle close, ensure = %p, want a new connection", conn)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("ensure did not dial afresh after the idle close")
 	}
 }
