@@ -53,10 +53,16 @@ func newAuditLog(st store.Store, log *slog.Logger) *auditLog {
 func (a *auditLog) on() bool { return a != nil }
 
 // record queues a row; it never blocks. A row recorded after close is
-// dropped.
+// dropped and counted.
 func (a *auditLog) record(c *store.Call) {
 	if a == nil {
 		return
+	}
+	select {
+	case <-a.quit:
+		a.dropped.Add(1)
+		return
+	default:
 	}
 	select {
 	case a.queue <- c:

@@ -948,8 +948,13 @@ func (h *Host) Close() error {
 		servers = append(servers, s)
 	}
 	err := h.stopAll(servers)
-	// Calls have ended (their connections are closed); a row recorded
-	// after this is dropped.
+	// A Reload past its swap finishes (it sees the host closed and stops
+	// what it started) before the watchers are waited for: it may start
+	// some.
+	h.reloadMu.Lock()
+	h.reloadMu.Unlock()
+	// Calls in flight on the closed connections end with an error; their
+	// rows, recorded after this, are dropped and counted.
 	h.audit.close()
 	h.watchers.Wait()
 	h.saveScores()

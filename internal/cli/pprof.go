@@ -11,10 +11,11 @@ import (
 	"time"
 )
 
-// servePprof serves Go's runtime profiles on addr (checked to be loopback)
-// (the address it bound is returned) until stop is called or ctx ends, with mutex and blocking profiles on:
+// servePprof serves Go's runtime profiles on addr (checked to be loopback
+// by the caller) until stop is called, and returns the address it bound.
+// Mutex and blocking profiles are on meanwhile; stop turns them off again.
 // `go tool pprof http://ADDR/debug/pprof/profile` profiles the gateway
-// alone, as it runs. stop also turns those profiles off again.
+// alone, as it runs.
 func servePprof(ctx context.Context, addr string, log *slog.Logger) (bound string, stop func(), err error) {
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", addr)

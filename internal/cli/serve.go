@@ -156,11 +156,13 @@ func runServe(r *run) int {
 // hundred times a second under load and spends half the gateway's CPU
 // doing it. With 400 the heap may grow to five times what is live before a
 // collection, which halves the gateway's CPU per call at 16 callers
-// (docs/PERFORMANCE.md); the soft limit bounds that growth should the live
-// heap ever be large.
+// (docs/PERFORMANCE.md). The soft limit caps that growth for a large live
+// heap; it is set far above what a gateway keeps live, because a live heap
+// above it would have the collector running almost without pause (at up to
+// half the CPU).
 const (
 	gcPercent     = 400
-	gcMemoryLimit = 512 << 20
+	gcMemoryLimit = 2 << 30
 )
 
 // tuneGC applies gcPercent and gcMemoryLimit, unless the environment sets

@@ -77,9 +77,6 @@ func (s *slot) deliver(p Progress) {
 	}
 }
 
-// finish ends the call's use of the slot. It waits for a delivery under
-// way, and forgets the call in the connection's tables, so a call that was
-// cancelled and never answered leaves nothing behind.
 // deliverLog passes a log message sent on the call's own stream, unless
 // the call has returned.
 func (s *slot) deliverLog(p *mcp.LoggingMessageParams) {
@@ -90,6 +87,9 @@ func (s *slot) deliverLog(p *mcp.LoggingMessageParams) {
 	}
 }
 
+// finish ends the call's use of the slot. It waits for a delivery under
+// way, and forgets the call in the connection's tables, so a call that was
+// cancelled and never answered leaves nothing behind.
 func (s *slot) finish() {
 	s.mu.Lock()
 	s.done = true
@@ -123,7 +123,7 @@ type wireProgress struct {
 	Message       string  `json:"message"`
 }
 
-// progressToken reads the params of a notifications/progress message and
+// parseProgress reads the params of a notifications/progress message and
 // returns its string token (Switchboard's tokens are strings).
 func parseProgress(params json.RawMessage) (string, Progress, bool) {
 	var p wireProgress
