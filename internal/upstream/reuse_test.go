@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -54,5 +55,52 @@ func TestHTTPConnectionReuse(t *testing.T) {
 				t.Errorf("%d calls one after another opened %d new connections, want at most 1", calls, n)
 			}
 		})
+	}
+}
+
+// TestHTTPCancelledCallEndsItsRequest: a call cancelled before its answer
+// ends its HTTP request at once, even when the server ignores the
+// cancellation: a response stream outlives its call's context only once
+// the answer has been read from it.
+func TestHTTPCancelledCallEndsItsRequest(t *testing.T) {
+	stubborn := mcp.NewServer(&mcp.Implementation{Name: "stubborn", Version: "1"}, nil)
+	mcp.AddTool(stubborn, &mcp.Tool{Name: "sleep"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		time.Sleep(3 * time.Second) // ignores cancellation
+		return &mcp.CallToolResult{}, nil, nil
+	})
+	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return stubborn }, &mcp.StreamableHTTPOptions{Stateless: true})
+	ended := make(chan time.Time, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Mcp-Method") == "tools/call" {
+			go func() {
+				<-r.Context().Done()
+				ended <- time.Now()
+			}()
+		}
+		handler.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	cfg, err := config.Parse([]byte(`{"mcpServers":{"s":{"url":"`+srv.URL+`","trust":"trusted"}}}`), "t.json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Dial(context.Background(), cfg.Servers[0], nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if _, err := c.CallTool(ctx, "sleep", nil, nil); err == nil {
+		t.Fatal("a call cancelled after 200 ms of a 3 s tool succeeded")
+	}
+	select {
+	case at := <-ended:
+		if d := at.Sub(start); d > 2*time.Second {
+			t.Errorf("the call's HTTP request ended %v after it started, want soon after the cancellation at 200 ms", d)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call's HTTP request never ended")
 	}
 }
