@@ -23,14 +23,15 @@ const defaultServeAddr = "127.0.0.1:8939"
 
 // serveFlags are the flags of `switchboard serve`.
 type serveFlags struct {
-	stdio      bool
-	path       string
-	tokenEnv   string
-	noAuth     bool
-	allowHosts []string
-	pageSize   int
-	watch      bool
-	pprof      string
+	stdio       bool
+	path        string
+	tokenEnv    string
+	noAuth      bool
+	allowHosts  []string
+	allowRemote bool
+	pageSize    int
+	watch       bool
+	pprof       string
 }
 
 func (f *serveFlags) register(fs *flag.FlagSet) {
@@ -38,7 +39,8 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.watch, "watch", false, "reload the configuration when its file changes (SIGHUP always reloads)")
 	fs.StringVar(&f.path, "path", frontdoor.DefaultPath, "HTTP `path` of the MCP endpoint")
 	fs.StringVar(&f.tokenEnv, "token-env", "", "read the bearer token from environment `variable` VAR (default: generate one)")
-	fs.BoolVar(&f.noAuth, "no-auth", false, "accept requests without a token (dangerous)")
+	fs.BoolVar(&f.noAuth, "no-auth", false, "accept requests without a token (dangerous; loopback only unless --allow-remote)")
+	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow --no-auth on a non-loopback address or with --allow-host")
 	fs.Func("allow-host", "also accept this `hostname` in Host and Origin (repeatable)", func(h string) error {
 		f.allowHosts = append(f.allowHosts, h)
 		return nil
@@ -60,9 +62,12 @@ func checkServe(r *run) error {
 		return errors.New("serve: --page-size must be positive")
 	case f.noAuth && f.tokenEnv != "":
 		return errors.New("serve: --no-auth and --token-env contradict each other")
-	case f.noAuth && len(f.allowHosts) > 0:
-		return errors.New("serve: --no-auth with --allow-host would open every tool to the network; refusing")
-	case f.tokenEnv != "":
+	case f.noAuth && !f.allowRemote:
+		if exposed := exposure(serveAddr(r.http), f.allowHosts); exposed != "" {
+			return fmt.Errorf("serve: --no-auth %s: anyone who can reach it could call every tool without a token; refusing (use a token, or add --allow-remote if that is what you want)", exposed)
+		}
+	}
+	if f.tokenEnv != "" {
 		if tok, ok := r.env.LookupEnv(f.tokenEnv); !ok || tok == "" {
 			return fmt.Errorf("serve: --token-env %s: the variable is not set", f.tokenEnv)
 		}
@@ -109,10 +114,7 @@ func runServe(r *run) int {
 		}
 		return ExitOK
 	}
-	addr := r.http
-	if addr == "" {
-		addr = defaultServeAddr
-	}
+	addr := serveAddr(r.http)
 	front := frontdoor.Options{Path: f.path, NoAuth: f.noAuth, AllowedHosts: f.allowHosts, Logger: log}
 	tokenSource := ""
 	switch { // checkServe has rejected the contradictions
@@ -248,6 +250,36 @@ func summary(h *host.Host) string {
 		out += fmt.Sprintf(", %d built-in", builtin)
 	}
 	return out
+}
+
+// serveAddr is the address `serve --http` listens on: the default without
+// the flag, and a bare port on 127.0.0.1 (so "--http 9000" never listens on
+// every interface by accident; ":9000" does, on purpose).
+func serveAddr(flag string) string {
+	switch {
+	case flag == "":
+		return defaultServeAddr
+	case strings.Trim(flag, "0123456789") == "":
+		return net.JoinHostPort("127.0.0.1", flag)
+	}
+	return flag
+}
+
+// exposure says how a gateway listening on addr and accepting allowHosts
+// in Host and Origin can be reached from beyond this machine, e.g. "on
+// :9000 (every interface)", or "" when only loopback clients can reach it.
+func exposure(addr string, allowHosts []string) string {
+	if !loopback(addr) {
+		h, _, _ := net.SplitHostPort(addr)
+		if h == "" || h == "0.0.0.0" || h == "::" {
+			return fmt.Sprintf("on %s (every interface)", addr)
+		}
+		return fmt.Sprintf("on %s (not a loopback address)", addr)
+	}
+	if len(allowHosts) > 0 {
+		return fmt.Sprintf("with --allow-host %s", strings.Join(allowHosts, ", "))
+	}
+	return ""
 }
 
 // loopback reports whether addr's host is a loopback name or address.
