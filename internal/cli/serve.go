@@ -68,8 +68,16 @@ func checkServe(r *run) error {
 		}
 	}
 	if f.tokenEnv != "" {
-		if tok, ok := r.env.LookupEnv(f.tokenEnv); !ok || tok == "" {
+		tok, ok := r.env.LookupEnv(f.tokenEnv)
+		switch {
+		case !ok || tok == "":
 			return fmt.Errorf("serve: --token-env %s: the variable is not set", f.tokenEnv)
+		case len(tok) < frontdoor.MinTokenLen:
+			return fmt.Errorf("serve: --token-env %s: the token is shorter than %d bytes, short enough to guess; "+
+				"make a good one with 'export %s=$(openssl rand -hex 32)', or omit --token-env to have one generated", f.tokenEnv, frontdoor.MinTokenLen, f.tokenEnv)
+		}
+		if err := frontdoor.ValidateToken(tok); err != nil {
+			return fmt.Errorf("serve: --token-env %s: %v", f.tokenEnv, err)
 		}
 	}
 	return nil

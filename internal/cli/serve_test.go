@@ -86,6 +86,12 @@ func TestServeFlags(t *testing.T) {
 			[]string{"--allow-host example.com", "--allow-remote"}, nil},
 		{"no-auth with allow-host and allow-remote", nil, []string{"--http", "127.0.0.1:0", "--no-auth", "--allow-host", "example.com", "--allow-remote", "--config", empty}, 0,
 			[]string{"token:    none"}, nil},
+		{"short token refused", map[string]string{"TOK": "0123456789abcde"}, []string{"--http", "127.0.0.1:0", "--token-env", "TOK", "--config", empty}, 2,
+			[]string{"--token-env TOK", "shorter than 16 bytes", "openssl rand -hex 32", "omit --token-env"}, []string{"0123456789abcde"}},
+		{"token with a space refused", map[string]string{"TOK": "0123456789abcdef 0123"}, []string{"--http", "127.0.0.1:0", "--token-env", "TOK", "--config", empty}, 2,
+			[]string{"--token-env TOK", "not allowed in a bearer token"}, []string{"0123456789abcdef"}},
+		{"16-byte token accepted", map[string]string{"TOK": "0123456789abcdef"}, []string{"--http", "127.0.0.1:0", "--token-env", "TOK", "--config", empty}, 0,
+			[]string{"token:    from $TOK"}, []string{"0123456789abcdef"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
