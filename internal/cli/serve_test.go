@@ -3,6 +3,8 @@ package cli_test
 import (
 	"context"
 	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -108,4 +110,96 @@ func TestServeFlags(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestServeTokenKept: the generated token is kept in the home (mode 0600)
+// and served again by the next start, so pasted configurations survive a
+// restart; --token-env still wins; a token file that others may read is
+// refused with what to do.
+func TestServeTokenKept(t *testing.T) {
+	empty := writeConfig(t, map[string]any{"mcpServers": map[string]any{}})
+	home := t.TempDir()
+	file := filepath.Join(home, "token")
+	args := []string{"--http", "127.0.0.1:0", "--home", home, "--config", empty}
+	re := regexp.MustCompile(`token:\s+(.*) kept in (\S+) (?:since|for) .*: (\S+)\n`)
+	token := func(r result, how string) string {
+		t.Helper()
+		m := re.FindStringSubmatch(r.stderr)
+		if r.code != 0 || m == nil || m[1] != how || m[2] != file {
+			t.Fatalf("exit %d, want a token %s kept in %s:\n%s", r.code, how, file, r.stderr)
+		}
+		return m[3]
+	}
+	first := token(serve(t, nil, args...), "generated and")
+	fi, err := os.Stat(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("%s: mode %04o, want 0600", file, fi.Mode().Perm())
+	}
+	if b, _ := os.ReadFile(file); strings.TrimSpace(string(b)) != first {
+		t.Errorf("%s holds %q, the banner said %q", file, b, first)
+	}
+	if second := token(serve(t, nil, args...), ""); second != first {
+		t.Errorf("the second start served %q, the first %q", second, first)
+	}
+	if left := mustGlob(t, filepath.Join(home, ".token-*")); len(left) > 0 {
+		t.Errorf("temporary token files left behind: %q", left)
+	}
+
+	env := map[string]string{"TOK": "0123456789abcdef0123"}
+	r := serve(t, env, append(args, "--token-env", "TOK")...)
+	if r.code != 0 || !strings.Contains(r.stderr, "token:    from $TOK") || strings.Contains(r.stderr, first) {
+		t.Errorf("--token-env with a kept token: exit %d:\n%s", r.code, r.stderr)
+	}
+}
+
+// TestServeTokenFileRefused: a token file that group or others may read or
+// change, or that holds no usable token, is refused before anything starts,
+// with what to do, and never shown.
+func TestServeTokenFileRefused(t *testing.T) {
+	empty := writeConfig(t, map[string]any{"mcpServers": map[string]any{}})
+	const good = "Vq3sM0xk8yQ2pT7wZ1cR5nL9bF4dH6gJ0aE2iK8oU3s"
+	tests := []struct {
+		name    string
+		content string
+		mode    os.FileMode
+		want    []string
+	}{
+		{"world-readable", good, 0o644, []string{"group or others may read", "mode 0644", "chmod 600"}},
+		{"group-readable", good, 0o640, []string{"group or others may read", "mode 0640", "chmod 600"}},
+		{"world-writable", good, 0o602, []string{"group or others may read", "mode 0602"}},
+		{"too short", "tooshort", 0o600, []string{"shorter than 16 bytes", "remove the file"}},
+		{"not a bearer token", "has spaces in the middle of it", 0o600, []string{"not allowed in a bearer token", "remove the file"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			home := t.TempDir()
+			file := filepath.Join(home, "token")
+			if err := os.WriteFile(file, []byte(tt.content+"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(file, tt.mode); err != nil {
+				t.Fatal(err)
+			}
+			r := serve(t, nil, "--http", "127.0.0.1:0", "--home", home, "--config", empty)
+			ok := r.code == 2 && strings.Contains(r.stderr, file) && !strings.Contains(r.stderr, tt.content) && !strings.Contains(r.stderr, "endpoint:")
+			for _, w := range tt.want {
+				ok = ok && strings.Contains(r.stderr, w)
+			}
+			if !ok {
+				t.Errorf("exit %d, want 2 and %q:\n%s", r.code, tt.want, r.stderr)
+			}
+		})
+	}
+}
+
+func mustGlob(t *testing.T, pattern string) []string {
+	t.Helper()
+	m, err := filepath.Glob(pattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
