@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -10,10 +11,10 @@ import (
 	"net/netip"
 	"path/filepath"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/frontdoor"
 	"github.com/switchboard-mcp/switchboard/internal/gateway"
@@ -206,20 +207,22 @@ func (r *run) banner(addr, path string) {
 	w, f := r.env.Stderr, r.serve
 	url := "http://" + addr + path
 	fmt.Fprintf(w, "switchboard: serving %s\n  endpoint: %s   (health: http://%s%s)\n", summary(r.host), url, addr, frontdoor.HealthPath)
-	auth := ""
+	// auth is the Authorization header for a shell command; cursorAuth
+	// for mcp.json, where Cursor substitutes ${env:VAR} itself.
+	auth, cursorAuth := "", ""
 	switch {
 	case f.noAuth:
 		fmt.Fprintf(w, "  token:    none (--no-auth)\n")
 	case f.tokenEnv != "":
 		fmt.Fprintf(w, "  token:    from $%s\n", f.tokenEnv)
-		auth = "Bearer $" + f.tokenEnv
+		auth, cursorAuth = "Bearer $"+f.tokenEnv, "Bearer ${env:"+f.tokenEnv+"}"
 	default:
 		how := "kept in %s since an earlier start"
 		if f.tokenCreated {
 			how = "generated and kept in %s for the next starts"
 		}
 		fmt.Fprintf(w, "  token:    "+how+" (remove the file for a new one; --token-env VAR chooses one): %s\n", f.tokenFile, f.token)
-		auth = "Bearer " + f.token
+		auth, cursorAuth = "Bearer "+f.token, "Bearer "+f.token
 	}
 	fmt.Fprintf(w, "\nClaude Code:\n  claude mcp add --transport http switchboard %s", url)
 	if auth != "" {
@@ -227,16 +230,66 @@ func (r *run) banner(addr, path string) {
 	}
 	fmt.Fprintln(w)
 	headers := ""
-	if auth != "" {
-		headers = fmt.Sprintf(`, "headers": {"Authorization": %q}`, auth)
+	if cursorAuth != "" {
+		headers = fmt.Sprintf(`, "headers": {"Authorization": %s}`, jsonString(cursorAuth))
 	}
-	fmt.Fprintf(w, "\nCursor and other clients (mcp.json):\n  {\"mcpServers\": {\"switchboard\": {\"url\": %q%s}}}\n", url, headers)
+	fmt.Fprintf(w, "\nCursor and other clients (mcp.json):\n  {\"mcpServers\": {\"switchboard\": {\"url\": %s%s}}}\n", jsonString(url), headers)
 	exe := r.env.Executable
 	if exe == "" {
 		exe = "switchboard"
 	}
-	fmt.Fprintf(w, "\nClaude Desktop (claude_desktop_config.json) launches it over stdio instead:\n  {\"mcpServers\": {\"switchboard\": {\"command\": %s, \"args\": [\"serve\", \"--stdio\"]}}}\n\n",
-		strconv.Quote(exe))
+	args := make([]string, 0, 6)
+	for _, a := range r.stdioArgs() {
+		args = append(args, jsonString(a))
+	}
+	fmt.Fprintf(w, "\nClaude Desktop (claude_desktop_config.json) launches it over stdio instead:\n  {\"mcpServers\": {\"switchboard\": {\"command\": %s, \"args\": [%s]}}}\n\n",
+		jsonString(exe), strings.Join(args, ", "))
+}
+
+// stdioArgs are the arguments that serve this configuration on stdio to a
+// client that launches its servers. That client's environment has no
+// SWITCHBOARD_HOME and another working directory, so --home and --config
+// are given, as absolute paths, when they are not what ~/.switchboard
+// would give.
+func (r *run) stdioArgs() []string {
+	args := []string{"serve", "--stdio"}
+	home, err := r.homeDir()
+	if err != nil {
+		return args // serve could not have opened its store: not reached
+	}
+	home = absPath(home)
+	if r.cfgFile != "" {
+		if cfg := absPath(r.cfgFile); cfg != filepath.Join(home, config.FileName) {
+			args = append(args, "--config", cfg)
+		}
+	}
+	def, err := config.Home(func(k string) (string, bool) {
+		if k == config.HomeEnv {
+			return "", false
+		}
+		return r.env.LookupEnv(k)
+	})
+	if err != nil || absPath(def) != home {
+		args = append(args, "--home", home)
+	}
+	return args
+}
+
+// absPath is path made absolute, or path when that fails.
+func absPath(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return path
+}
+
+// jsonString is s as a JSON string, for a snippet to paste into a JSON file.
+func jsonString(s string) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(s) // a string always encodes
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // summary says what the gateway serves, e.g. "2 servers (1 ready), 13

@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -70,6 +71,26 @@ func withEnv(env map[string]string, k, v string) map[string]string {
 // before anything listens).
 func TestServeFlags(t *testing.T) {
 	empty := writeConfig(t, map[string]any{"mcpServers": map[string]any{}})
+	cwd, _ := os.Getwd()
+	relEmpty, err := filepath.Rel(cwd, empty)
+	if err != nil {
+		t.Fatal(err)
+	}
+	desktopHome := t.TempDir()
+	// Homes holding a configuration, so that no --config is needed.
+	homeWith := func(dir string) string {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(`{"mcpServers": {}}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	userHome := t.TempDir()
+	homeWith(filepath.Join(userHome, ".switchboard"))
+	envHome := homeWith(t.TempDir())
+	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
 	tests := []struct {
 		name     string
 		env      map[string]string
@@ -94,6 +115,16 @@ func TestServeFlags(t *testing.T) {
 			[]string{"--token-env TOK", "not allowed in a bearer token"}, []string{"0123456789abcdef"}},
 		{"16-byte token accepted", map[string]string{"TOK": "0123456789abcdef"}, []string{"--http", "127.0.0.1:0", "--token-env", "TOK", "--config", empty}, 0,
 			[]string{"token:    from $TOK"}, []string{"0123456789abcdef"}},
+		{"Cursor takes the variable", map[string]string{"TOK": "0123456789abcdef0123"}, []string{"--http", "127.0.0.1:0", "--token-env", "TOK", "--config", empty}, 0,
+			[]string{`"headers": {"Authorization": "Bearer ${env:TOK}"}`, `--header "Authorization: Bearer $TOK"`}, []string{"0123456789abcdef0123"}},
+		{"Claude Desktop gets --config and --home", nil, []string{"--http", "127.0.0.1:0", "--home", desktopHome, "--config", relEmpty}, 0,
+			[]string{`"args": ["serve", "--stdio", "--config", ` + q(empty) + `, "--home", ` + q(desktopHome) + `]}`}, nil},
+		{"Claude Desktop gets SWITCHBOARD_HOME", map[string]string{"HOME": userHome, "SWITCHBOARD_HOME": envHome}, []string{"--http", "127.0.0.1:0"}, 0,
+			[]string{`"args": ["serve", "--stdio", "--home", ` + q(envHome) + `]}`}, nil},
+		{"Claude Desktop defaults", map[string]string{"HOME": userHome}, []string{"--http", "127.0.0.1:0"}, 0,
+			[]string{`"args": ["serve", "--stdio"]}`, "0 servers"}, nil},
+		{"Claude Desktop default home, its config", map[string]string{"HOME": userHome}, []string{"--http", "127.0.0.1:0", "--config", filepath.Join(userHome, ".switchboard", "config.json")}, 0,
+			[]string{`"args": ["serve", "--stdio"]}`}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
