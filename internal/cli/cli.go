@@ -80,7 +80,7 @@ func init() {
 		{"diff", "SERVER[:TOOL]", "show what changed in held tool definitions since they were approved", false, runDiff, false},
 		{"log", "[SERVER[:TOOL]] [-n N]", "show recent tool calls from the audit log (argument shapes only, never values)", false, runLog, false},
 		{"version", "", "print the version", false, runVersion, false},
-		{"serve", "[--http ADDR | --stdio] [--token-env VAR | --no-auth]", "serve every configured server as one MCP server (the gateway); default --http 127.0.0.1:8939", true, runServe, false},
+		{"serve", "[--http ADDR | --stdio] [--token-env VAR | --no-auth [--allow-remote]]", "serve every configured server as one MCP server (the gateway); default --http 127.0.0.1:8939 (a bare port is on 127.0.0.1); a generated token is kept in the home", true, runServe, false},
 		{"demo-server", "[--http ADDR]", "serve the demo MCP server on stdio, or Streamable HTTP at ADDR", false, runDemoServer, false},
 		{name: "conformance-fixture", args: "[--http ADDR]", summary: "serve the MCP conformance-suite fixture (for scripts/conformance-all.sh)", run: runFixture, hidden: true},
 		{name: "conformance-client", args: "SERVER-URL", summary: "the client side of the MCP conformance suite, on the host package", run: runConformanceClient, hidden: true},
@@ -207,7 +207,7 @@ func (r *run) parse(args []string) (int, bool) {
 	case "demo-server", "conformance-fixture":
 		fs.StringVar(&r.http, "http", "", "serve Streamable HTTP at `addr` instead of stdio")
 	case "serve":
-		fs.StringVar(&r.http, "http", "", "serve Streamable HTTP at `addr` (default 127.0.0.1:8939)")
+		fs.StringVar(&r.http, "http", "", "serve Streamable HTTP at `addr` (default 127.0.0.1:8939; a bare port means 127.0.0.1:PORT, :PORT every interface)")
 		r.serve.register(fs)
 	case "call":
 		fs.BoolVar(&r.yes, "yes", false, "confirm the call if the policy asks for confirmation (policy.confirm)")

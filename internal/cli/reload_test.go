@@ -41,7 +41,7 @@ func TestServeWatchReloads(t *testing.T) {
 			LookupEnv: func(string) (string, bool) { return "", false },
 		})
 	}()
-	re := regexp.MustCompile(`endpoint: (http://\S+)[\s\S]*generated for this run.*: (\S+)`)
+	re := regexp.MustCompile(`endpoint: (http://\S+)[\s\S]*token: .*kept in .*: (\S+)`)
 	var m []string
 	if !proc.Eventually(20*time.Second, func() bool { m = re.FindStringSubmatch(stderr.String()); return m != nil }) {
 		t.Fatalf("no banner:\n%s", stderr.String())

@@ -16,15 +16,20 @@ import (
 // StateFile is the store's file name in Switchboard's home.
 const StateFile = "state.db"
 
+// homeDir is Switchboard's home: --home, else $SWITCHBOARD_HOME, else
+// ~/.switchboard.
+func (r *run) homeDir() (string, error) {
+	if r.home != "" {
+		return r.home, nil
+	}
+	return config.Home(r.env.LookupEnv)
+}
+
 // openStore opens $SWITCHBOARD_HOME/state.db (or --home's).
 func (r *run) openStore() (*sqlite.DB, error) {
-	home := r.home
-	if home == "" {
-		h, err := config.Home(r.env.LookupEnv)
-		if err != nil {
-			return nil, err
-		}
-		home = h
+	home, err := r.homeDir()
+	if err != nil {
+		return nil, err
 	}
 	return sqlite.Open(filepath.Join(home, StateFile), nil)
 }

@@ -58,10 +58,10 @@ func Caller(ctx context.Context) (string, bool) {
 	return c, ok
 }
 
-// validateToken rejects a configured token that no client could present in
-// an Authorization header or that is short enough to guess. The error never
-// contains the token.
-func validateToken(tok string) error {
+// ValidateToken rejects a token that no client could present in an
+// Authorization header or that is short enough to guess, as [New] does. The
+// error never contains the token.
+func ValidateToken(tok string) error {
 	if len(tok) < MinTokenLen {
 		return fmt.Errorf("frontdoor: token is shorter than %d bytes; use GenerateToken or a longer secret", MinTokenLen)
 	}

@@ -107,7 +107,7 @@ func New(inner http.Handler, opts Options) (http.Handler, error) {
 	case opts.Token == "":
 		return nil, errors.New("frontdoor: a Token is required unless NoAuth is set")
 	default:
-		if err := validateToken(opts.Token); err != nil {
+		if err := ValidateToken(opts.Token); err != nil {
 			return nil, err
 		}
 		h.tokenSum = sha256.Sum256([]byte(opts.Token))
