@@ -4,13 +4,16 @@
 //
 // Exit codes: 0 success, 1 the tool returned an error result, 2 usage or
 // configuration error (an unknown name included), 3 upstream failure.
-// Messages go to stderr and say what to do next.
+// Messages go to stderr and say what to do next. Everything a server wrote
+// is printed through launcher.Escape, or launcher.EscapeJSON for JSON, so
+// no character a terminal would hide or obey reaches it.
 //
 // It may import config, host, fault and internal/demo; nothing imports it
 // but cmd/switchboard.
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -355,12 +358,20 @@ func (r *run) fail(err error) int {
 	return ExitUpstream
 }
 
+// printJSON writes v as indented JSON on stdout. Characters encoding/json
+// leaves as they are but a terminal would hide or obey (bidi controls,
+// zero-width and tag characters, C1 controls) are written as \u escapes.
 func (r *run) printJSON(v any) int {
-	enc := json.NewEncoder(r.env.Stdout)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		r.errorf("writing JSON: %v", err)
+	err := enc.Encode(v)
+	if err == nil {
+		_, err = r.env.Stdout.Write(launcher.EscapeJSON(b.Bytes()))
+	}
+	if err != nil {
+		fmt.Fprintf(r.env.Stderr, "switchboard: writing JSON: %s\n", launcher.Escape(err.Error()))
 		return ExitUpstream
 	}
 	return ExitOK

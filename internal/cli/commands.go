@@ -97,7 +97,7 @@ func runServers(r *run) int {
 				fmt.Fprintf(r.env.Stdout, "finding: %s\n", launcher.Escape(f.String()))
 			}
 			if s.Stderr != "" {
-				fmt.Fprintf(r.env.Stdout, "stderr (tail):\n%s\n", s.Stderr) // already escaped by the launcher
+				fmt.Fprintf(r.env.Stdout, "stderr (tail):\n%s\n", launcher.Escape(s.Stderr)) // escaped by the launcher too; Escape is idempotent
 			}
 		}
 	}
@@ -131,6 +131,9 @@ func runTools(r *run) int {
 			return r.fail(err)
 		}
 		// Escaped: the point is to see what the server hid.
+		if r.json {
+			return r.printJSON(raw)
+		}
 		fmt.Fprintln(r.env.Stdout, launcher.Escape(string(raw)))
 		return ExitOK
 	}
@@ -142,7 +145,7 @@ func runTools(r *run) int {
 		if r.json {
 			return r.printJSON(t)
 		}
-		fmt.Fprintf(r.env.Stdout, "name:        %s\nid:          %s\n", t.Name, launcher.Escape(t.ID))
+		fmt.Fprintf(r.env.Stdout, "name:        %s\nid:          %s\n", launcher.Escape(t.Name), launcher.Escape(t.ID))
 		if t.Title != "" {
 			fmt.Fprintf(r.env.Stdout, "title:       %s\n", launcher.Escape(t.Title))
 		}
@@ -208,7 +211,7 @@ func runCall(r *run) int {
 		fmt.Fprintln(r.env.Stdout, launcher.Escape(res.Text))
 	}
 	if res.IsError {
-		fmt.Fprintf(r.env.Stderr, "switchboard: tool %s returned an error result\n", tool.Name)
+		fmt.Fprintf(r.env.Stderr, "switchboard: tool %s returned an error result\n", launcher.Escape(tool.Name))
 		return ExitToolError
 	}
 	return ExitOK

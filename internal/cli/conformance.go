@@ -13,6 +13,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/launcher"
 )
 
 // runConformanceClient is the client side of the official MCP conformance
@@ -182,5 +183,5 @@ func (p *conformancePeer) ListRoots(context.Context, string) (*mcp.ListRootsResu
 }
 
 func (p *conformancePeer) Log(_ context.Context, server string, params *mcp.LoggingMessageParams) {
-	fmt.Fprintf(os.Stderr, "log from %s: %s %v\n", server, params.Level, params.Data)
+	fmt.Fprintf(os.Stderr, "log from %s: %s %s\n", launcher.Escape(server), launcher.Escape(string(params.Level)), launcher.Escape(fmt.Sprint(params.Data)))
 }

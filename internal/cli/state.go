@@ -95,7 +95,10 @@ func runDiff(r *run) int {
 			if one && d.Tool != tool {
 				continue
 			}
-			fmt.Fprintf(r.env.Stdout, "== %s\n%s\n", launcher.Escape(label(d.Server, d.Tool)), drift.Diff(drift.Change{Tool: d.Tool, Old: old[d.Tool], New: d.Definition}))
+			// drift.Diff escapes what it shows (reversibly, and more than
+			// Escape does); Escape leaves its output as it is.
+			diff := drift.Diff(drift.Change{Tool: d.Tool, Old: old[d.Tool], New: d.Definition})
+			fmt.Fprintf(r.env.Stdout, "== %s\n%s\n", launcher.Escape(label(d.Server, d.Tool)), launcher.Escape(diff))
 			shown++
 		}
 		if shown == 0 {

@@ -1,0 +1,100 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/switchboard-mcp/switchboard/internal/testkit/hostile"
+)
+
+// hiddenRune reports whether a terminal would hide or obey r: C0 controls
+// but newline and tab, DEL, C1 controls, tag characters, bidi controls,
+// zero-width characters and the BOM.
+func hiddenRune(r rune) bool {
+	switch {
+	case r < 0x20:
+		return r != '\n' && r != '\t'
+	case r >= 0x7f && r <= 0x9f,
+		r >= 0xe0000 && r <= 0xe007f,
+		r >= 0x200b && r <= 0x200f,
+		r >= 0x202a && r <= 0x202e,
+		r >= 0x2060 && r <= 0x2064,
+		r >= 0x2066 && r <= 0x2069,
+		r == 0xfeff:
+		return true
+	}
+	return false
+}
+
+// checkVisible fails t if s is not UTF-8 or holds a hidden character.
+func checkVisible(t *testing.T, what, s string) {
+	t.Helper()
+	if !utf8.ValidString(s) {
+		t.Errorf("%s is not valid UTF-8: %q", what, s)
+		return
+	}
+	for i, r := range s {
+		if hiddenRune(r) {
+			t.Errorf("%s holds %U at byte %d: %q", what, r, i, s[max(0, i-40):min(len(s), i+40)])
+			return
+		}
+	}
+}
+
+// TestHiddenCharactersEscaped runs the commands that print what a hostile
+// server sent (its smuggler tool's description and result hold tag
+// characters, zero-width and bidi characters, ESC, C0 and C1 controls) and
+// checks that none of those characters reaches stdout or stderr, in text
+// and in --json, which stays valid JSON.
+func TestHiddenCharactersEscaped(t *testing.T) {
+	exe, _ := os.Executable()
+	path := writeConfig(t, map[string]any{"mcpServers": map[string]any{
+		"h": map[string]any{"command": exe, "env": hostile.ChildEnv(hostile.ModeUnicode)},
+	}})
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		wantOut  []string // substrings of stdout
+	}{
+		{"tools --raw", []string{"tools", "h:smuggler", "--raw"}, 0, []string{`\u{e0041}\u{e0054}\u{e0054}`, `\u200b\u200c\u200d\u2060`, `\u202e`, `\u001b[31mRED`}},
+		{"tools --raw --json", []string{"tools", "h:smuggler", "--raw", "--json"}, 0, []string{`\udb40\udc41\udb40\udc54`, `\u200b\u200c\u200d\u2060`, `\u001b[31mRED`}},
+		{"tools describe", []string{"tools", "h:smuggler"}, 0, []string{"Formats text."}},
+		{"tools describe --json", []string{"tools", "h:smuggler", "--json"}, 0, []string{"Formats text."}},
+		{"tools", []string{"tools"}, 0, []string{"smuggler"}},
+		{"tools --json", []string{"tools", "--json"}, 0, []string{"smuggler"}},
+		{"tools --format", []string{"tools", "--format", "openai"}, 0, []string{"smuggler"}},
+		{"call", []string{"call", "h:smuggler"}, 0, []string{`\u{e0041}\u{e0054}`, `\x1b[31mRED`, `\u202e`, `safe\x0dEVIL`}},
+		{"call --json", []string{"call", "h:smuggler", "--json"}, 0, []string{`\udb40\udc41\udb40\udc54`, `\u001b[31mRED`, `\u202e`}},
+		{"prompt", []string{"prompt", "h:greet"}, 0, []string{"Hello!"}},
+		{"prompt --json", []string{"prompt", "h:greet", "--json"}, 0, []string{"Hello!"}},
+		{"prompts", []string{"prompts"}, 0, []string{"h:greet"}},
+		{"servers -v", []string{"servers", "-v"}, 0, []string{"Hostile test server"}},
+		{"servers --json", []string{"servers", "--json", "-v"}, 0, []string{"Hostile test server"}},
+		{"unknown name", []string{"tools", "h:evil\u200btool"}, 2, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := run(t, append(tt.args, "--config", path)...)
+			if r.code != tt.wantCode {
+				t.Errorf("exit %d, want %d\nstdout: %q\nstderr: %q", r.code, tt.wantCode, r.stdout, r.stderr)
+			}
+			for _, want := range tt.wantOut {
+				if !strings.Contains(r.stdout, want) {
+					t.Errorf("stdout lacks %s: %q", want, r.stdout)
+				}
+			}
+			checkVisible(t, "stdout", r.stdout)
+			checkVisible(t, "stderr", r.stderr)
+			if slices.Contains(tt.args, "--json") || slices.Contains(tt.args, "--format") {
+				if !json.Valid([]byte(r.stdout)) {
+					t.Errorf("stdout is not JSON: %q", r.stdout)
+				}
+			}
+		})
+	}
+}
