@@ -3,11 +3,13 @@ package cli_test
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/switchboard-mcp/switchboard/internal/testkit"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/hostile"
 )
 
@@ -76,6 +78,7 @@ func TestHiddenCharactersEscaped(t *testing.T) {
 		{"servers -v", []string{"servers", "-v"}, 0, []string{"Hostile test server"}},
 		{"servers --json", []string{"servers", "--json", "-v"}, 0, []string{"Hostile test server"}},
 		{"unknown name", []string{"tools", "h:evil\u200btool"}, 2, nil},
+		{"unknown name --json", []string{"tools", "h:evil\u200btool", "--json"}, 2, []string{`evil\\u200btool`}}, // quoted by the message, then as JSON
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -94,6 +97,72 @@ func TestHiddenCharactersEscaped(t *testing.T) {
 				if !json.Valid([]byte(r.stdout)) {
 					t.Errorf("stdout is not JSON: %q", r.stdout)
 				}
+			}
+		})
+	}
+}
+
+// TestJSONErrors: with --json a failure is one JSON object on stdout with
+// the fault code (or usage, config), the message, the server and whether
+// to retry, and the exit code is the one without --json.
+func TestJSONErrors(t *testing.T) {
+	exe, _ := os.Executable()
+	path := writeConfig(t, map[string]any{"mcpServers": map[string]any{
+		"good":   map[string]any{"command": exe, "env": testkit.ChildEnv(testkit.ModeServer)},
+		"broken": map[string]any{"command": exe, "env": testkit.ChildEnv(testkit.ModeExit)},
+	}})
+	bad := writeConfig(t, map[string]any{"mcpServers": map[string]any{"x": map[string]any{"comand": "y"}}})
+	type failure struct {
+		Code      string `json:"code"`
+		Message   string `json:"message"`
+		Server    string `json:"server"`
+		Retryable bool   `json:"retryable"`
+	}
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		want     failure // Message: a substring
+	}{
+		{"unknown tool", []string{"call", "good__ecoh", "--config", path}, 2, failure{"not_found", `did you mean "good__echo"`, "", false}},
+		{"unknown tool, described", []string{"tools", "good__ecoh", "--config", path}, 2, failure{"not_found", `good__ecoh`, "", false}},
+		{"unavailable server", []string{"call", "broken:echo", "--config", path}, 3, failure{"unavailable", "unavailable", "broken", true}},
+		{"crash mid-call", []string{"call", "good__crash", "--config", path}, 3, failure{"unknown_outcome", "unknown_outcome", "good", false}},
+		{"config error", []string{"tools", "--config", bad}, 2, failure{"config", `$.mcpServers.x.comand`, "", false}},
+		{"missing config file", []string{"servers", "--config", filepath.Join(t.TempDir(), "missing.json")}, 2, failure{"config", "missing.json", "", false}},
+		{"unknown command", []string{"tool"}, 2, failure{"usage", `did you mean "tools"`, "", false}},
+		{"bad flag", []string{"tools", "--bogus"}, 2, failure{"usage", "bogus", "", false}},
+		{"too many args", []string{"read", "a", "b"}, 2, failure{"usage", "usage: switchboard read", "", false}},
+		{"bad argument", []string{"call", "demo__echo", "text"}, 2, failure{"usage", "not key=value", "", false}},
+		{"nothing to approve", []string{"approve", "demo:echo"}, 2, failure{"not_found", "nothing to approve", "", false}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := run(t, append(tt.args, "--json")...)
+			if r.code != tt.wantCode {
+				t.Errorf("exit %d, want %d", r.code, tt.wantCode)
+			}
+			var got struct {
+				Error *failure `json:"error"`
+			}
+			dec := json.NewDecoder(strings.NewReader(r.stdout))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&got); err != nil || got.Error == nil || dec.More() {
+				t.Fatalf("stdout is not one {\"error\":{...}} object (%v)\nstdout: %q\nstderr: %q", err, r.stdout, r.stderr)
+			}
+			var keys map[string]map[string]any
+			json.Unmarshal([]byte(r.stdout), &keys)
+			for _, k := range []string{"code", "message", "server", "retryable"} {
+				if _, ok := keys["error"][k]; !ok {
+					t.Errorf("error lacks %q: %s", k, r.stdout)
+				}
+			}
+			e := *got.Error
+			if e.Code != tt.want.Code || !strings.Contains(e.Message, tt.want.Message) || e.Server != tt.want.Server || e.Retryable != tt.want.Retryable {
+				t.Errorf("error = %+v, want %+v (message a substring)", e, tt.want)
+			}
+			if strings.Contains(r.stderr, "switchboard: ") {
+				t.Errorf("stderr repeats the failure as text: %q", r.stderr)
 			}
 		})
 	}

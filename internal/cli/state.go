@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/internal/drift"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
 	"github.com/switchboard-mcp/switchboard/internal/store"
@@ -33,8 +34,7 @@ func (r *run) openStore() (*sqlite.DB, error) {
 func (r *run) withStore(f func(st store.Store) int) int {
 	st, err := r.openStore()
 	if err != nil {
-		r.errorf("%v", err)
-		return ExitUsage
+		return r.configError(err)
 	}
 	defer st.Close()
 	return f(st)
@@ -63,8 +63,7 @@ func runApprove(r *run) int {
 			n++
 		}
 		if n == 0 {
-			r.errorf("nothing to approve for %s: no held definition (switchboard servers -v lists held tools)", launcher.Escape(r.args[0]))
-			return ExitUsage
+			return r.failf(ExitUsage, string(fault.CodeNotFound), "nothing to approve for %s: no held definition (switchboard servers -v lists held tools)", r.args[0])
 		}
 		return ExitOK
 	})
