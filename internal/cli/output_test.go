@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -165,5 +166,42 @@ func TestJSONErrors(t *testing.T) {
 				t.Errorf("stderr repeats the failure as text: %q", r.stderr)
 			}
 		})
+	}
+}
+
+// TestLogJSON: log --json uses the keys and units of the other commands'
+// JSON: camelCase, durations in milliseconds.
+func TestLogJSON(t *testing.T) {
+	home := t.TempDir()
+	if r := run(t, "call", "demo__echo", "text=hi", "--home", home); r.code != 0 {
+		t.Fatalf("call: exit %d, stderr %s", r.code, r.stderr)
+	}
+	r := run(t, "log", "--json", "--home", home)
+	var rows []map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &rows); r.code != 0 || err != nil || len(rows) != 1 {
+		t.Fatalf("log --json: exit %d, %v, %d rows\nstdout: %s\nstderr: %s", r.code, err, len(rows), r.stdout, r.stderr)
+	}
+	row := rows[0]
+	var keys []string
+	for k := range row {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	want := []string{"argShape", "bytesIn", "bytesOut", "id", "latencyMs", "outcome", "server", "time", "tool"}
+	if !slices.Equal(keys, want) {
+		t.Errorf("keys %q, want %q", keys, want)
+	}
+	if ms, ok := row["latencyMs"].(float64); !ok || ms < 0 || ms > 60_000 {
+		t.Errorf("latencyMs = %v, want milliseconds", row["latencyMs"])
+	}
+	if row["tool"] != "demo:echo" || row["outcome"] != "ok" {
+		t.Errorf("row = %v", row)
+	}
+	r = run(t, "log", "--json", "--home", t.TempDir())
+	if r.code != 0 || strings.TrimSpace(r.stdout) != "[]" {
+		t.Errorf("empty log --json: exit %d, stdout %q", r.code, r.stdout)
+	}
+	if bytes.Contains([]byte(r.stderr), []byte("switchboard:")) {
+		t.Errorf("stderr: %s", r.stderr)
 	}
 }

@@ -126,7 +126,11 @@ func runLog(r *run) int {
 			return r.fail(err)
 		}
 		if r.json {
-			return r.printJSON(calls)
+			entries := make([]logEntry, 0, len(calls))
+			for _, c := range calls {
+				entries = append(entries, logEntryOf(c))
+			}
+			return r.printJSON(entries)
 		}
 		var rows [][]string
 		for _, c := range calls {
@@ -140,6 +144,31 @@ func runLog(r *run) int {
 		r.table("TIME\tTOOL\tOUTCOME\tCODE\tLATENCY\tCALLER\tARGUMENTS", rows)
 		return ExitOK
 	})
+}
+
+// logEntry is a call of the audit log in log --json, with the keys and
+// units of the other commands' JSON: camelCase, durations in milliseconds
+// (as the configuration's callTimeoutMs).
+type logEntry struct {
+	ID        int64     `json:"id"`
+	Time      time.Time `json:"time"`
+	Tool      string    `json:"tool"` // canonical ID "server:tool"
+	Server    string    `json:"server"`
+	Caller    string    `json:"caller,omitempty"`
+	ArgShape  string    `json:"argShape"` // argument keys and types, never values
+	Outcome   string    `json:"outcome"`  // "ok", "tool_error" or "error"
+	Code      string    `json:"code,omitempty"`
+	LatencyMs float64   `json:"latencyMs"` // to the microsecond
+	BytesIn   int       `json:"bytesIn"`
+	BytesOut  int       `json:"bytesOut"`
+}
+
+func logEntryOf(c store.Call) logEntry {
+	return logEntry{
+		ID: c.ID, Time: c.Time, Tool: c.Tool, Server: c.Server, Caller: c.Caller, ArgShape: c.ArgShape,
+		Outcome: c.Outcome, Code: c.Code, LatencyMs: float64(c.Latency.Microseconds()) / 1000,
+		BytesIn: c.BytesIn, BytesOut: c.BytesOut,
+	}
 }
 
 // cut splits "server:tool" at the last colon; a bare server has no tool.
