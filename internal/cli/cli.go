@@ -4,13 +4,17 @@
 //
 // Exit codes: 0 success, 1 the tool returned an error result, 2 usage or
 // configuration error (an unknown name included), 3 upstream failure.
-// Messages go to stderr and say what to do next.
+// Messages go to stderr and say what to do next; with --json a failure is
+// one JSON object on stdout instead (see failure). Everything a server
+// wrote is printed through launcher.Escape, or launcher.EscapeJSON for
+// JSON, so no character a terminal would hide or obey reaches it.
 //
 // It may import config, host, fault and internal/demo; nothing imports it
 // but cmd/switchboard.
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -138,8 +142,8 @@ func Run(ctx context.Context, env Env) int {
 		}
 	}
 	if r.cmd == nil {
-		r.errorf("unknown command %q%s; run 'switchboard help'", name, suggestCommand(name))
-		return ExitUsage
+		r.json = wantsJSON(env.Args)
+		return r.usagef("unknown command %q%s; run 'switchboard help'", name, suggestCommand(name))
 	}
 	if code, ok := r.parse(env.Args[1:]); !ok {
 		return code
@@ -153,8 +157,7 @@ func Run(ctx context.Context, env Env) int {
 	defer stop()
 	if r.cmd.name == "serve" {
 		if err := checkServe(r); err != nil {
-			r.errorf("%v", err)
-			return ExitUsage
+			return r.usagef("%v", err)
 		}
 	}
 	if r.cmd.needsHost {
@@ -167,6 +170,20 @@ func Run(ctx context.Context, env Env) int {
 		}()
 	}
 	return r.cmd.run(r)
+}
+
+// wantsJSON reports whether --json is among args, so that a failure to
+// parse them is reported as JSON too.
+func wantsJSON(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "--json", "-json", "--json=true", "-json=true":
+			return true
+		}
+	}
+	return false
 }
 
 // commandFirst moves global flags given before the command after it, so
@@ -227,9 +244,12 @@ func (r *run) parse(args []string) (int, bool) {
 				r.commandUsage(r.env.Stdout, fs)
 				return ExitOK, false
 			}
-			r.errorf("%v", err)
-			r.commandUsage(r.env.Stderr, fs)
-			return ExitUsage, false
+			r.json = wantsJSON(args) // parsing stopped at err
+			code := r.usagef("%v", err)
+			if !r.json {
+				r.commandUsage(r.env.Stderr, fs)
+			}
+			return code, false
 		}
 		args = fs.Args()
 		if len(args) == 0 {
@@ -261,8 +281,67 @@ func (r *run) commandUsage(w io.Writer, fs *flag.FlagSet) {
 	fs.PrintDefaults()
 }
 
-func (r *run) errorf(format string, args ...any) {
-	fmt.Fprintf(r.env.Stderr, "switchboard: "+format+"\n", args...)
+// Codes of the failures that carry no fault code: a usage error, a
+// configuration error (the file, or the home directory's state store), a
+// run interrupted by a signal, and any other failure (a store that could
+// not be read, an address that could not be bound).
+const (
+	codeUsage       = "usage"
+	codeConfig      = "config"
+	codeInterrupted = "interrupted"
+	codeError       = "error"
+)
+
+// failure is how a command reports that it could not do what was asked:
+// "switchboard: MESSAGE" on stderr, with advice on the lines below, or with
+// --json {"error": failure} on stdout.
+type failure struct {
+	Code      string `json:"code"`      // a fault code, or one of the codes above
+	Message   string `json:"message"`   // what went wrong, in words
+	Server    string `json:"server"`    // the server involved, "" when none
+	Retryable bool   `json:"retryable"` // whether the same request may succeed later
+}
+
+// failureOf describes err: its fault code, server and retryability, or
+// code when err carries no fault code.
+func failureOf(err error, code string) failure {
+	f := failure{Code: code, Message: err.Error()}
+	var fe *fault.Error
+	if errors.As(err, &fe) {
+		f.Code, f.Server, f.Retryable = string(fe.Code), fe.Server, fe.Code.Retryable()
+	}
+	return f
+}
+
+// report prints f (and, without --json, the advice) and returns exit.
+func (r *run) report(exit int, f failure, advice ...string) int {
+	if r.json {
+		if r.printJSON(map[string]failure{"error": f}) == ExitOK {
+			return exit
+		}
+	}
+	// The message may quote a server's (or a file's) words.
+	fmt.Fprintf(r.env.Stderr, "switchboard: %s\n", launcher.Escape(f.Message))
+	for _, a := range advice {
+		fmt.Fprintf(r.env.Stderr, "  %s\n", a)
+	}
+	return exit
+}
+
+// usagef reports a usage error: exit 2, code "usage".
+func (r *run) usagef(format string, args ...any) int {
+	return r.report(ExitUsage, failure{Code: codeUsage, Message: fmt.Sprintf(format, args...)})
+}
+
+// failf reports a failure with exit code exit and code code.
+func (r *run) failf(exit int, code, format string, args ...any) int {
+	return r.report(exit, failure{Code: code, Message: fmt.Sprintf(format, args...)})
+}
+
+// configError reports a configuration that cannot be loaded: exit 2, code
+// "config".
+func (r *run) configError(err error) int {
+	return r.report(ExitUsage, failure{Code: codeConfig, Message: err.Error()})
 }
 
 // loadConfig finds and loads the configuration, or the embedded default.
@@ -290,8 +369,7 @@ func (r *run) loadConfig() (*config.Config, error) {
 func (r *run) open() int {
 	cfg, err := r.loadConfig()
 	if err != nil {
-		r.errorf("%v", err)
-		return ExitUsage
+		return r.configError(err)
 	}
 	// The gateway forwards servers' requests (sampling, elicitation,
 	// roots) to its clients; the other commands have no one to ask.
@@ -313,16 +391,14 @@ func (r *run) open() int {
 	}
 	st, err := r.openStore()
 	if err != nil {
-		r.errorf("%v", err)
-		return ExitUsage
+		return r.configError(err)
 	}
 	r.store = st
 	opts.Store = st
 	h, err := host.Open(r.ctx, cfg, opts)
 	if err != nil {
 		st.Close()
-		r.errorf("%v", err)
-		return ExitUpstream
+		return r.report(ExitUpstream, failureOf(err, codeError))
 	}
 	r.cfg, r.host = cfg, h
 	if r.cmd.name != "servers" {
@@ -335,32 +411,40 @@ func (r *run) open() int {
 	return ExitOK
 }
 
-// fail prints err and returns the exit code for it.
+// fail reports err with the exit code for its fault code: 2 for a name
+// not found or arguments refused, 3 for the rest.
 func (r *run) fail(err error) int {
 	if errors.Is(err, context.Canceled) {
-		r.errorf("interrupted")
-		return ExitUpstream
+		return r.report(ExitUpstream, failure{Code: codeInterrupted, Message: "interrupted"})
 	}
-	r.errorf("%s", launcher.Escape(err.Error())) // may quote a server's words
-	switch fault.CodeOf(err) {
+	f := failureOf(err, codeError)
+	switch fault.Code(f.Code) {
 	case fault.CodeNotFound, fault.CodeInvalidInput:
-		return ExitUsage
+		return r.report(ExitUsage, f)
 	case fault.CodeUnavailable:
-		fmt.Fprintln(r.env.Stderr, "  'switchboard servers -v' shows the server's state and stderr")
+		return r.report(ExitUpstream, f, "'switchboard servers -v' shows the server's state and stderr")
 	case fault.CodeTimeout:
-		fmt.Fprintln(r.env.Stderr, "  raise the server's callTimeoutMs in the configuration if it needs longer")
+		return r.report(ExitUpstream, f, "raise the server's callTimeoutMs in the configuration if it needs longer")
 	case fault.CodeUnknownOutcome:
-		fmt.Fprintln(r.env.Stderr, "  the connection broke mid-call: the tool may or may not have run; check before calling again")
+		return r.report(ExitUpstream, f, "the connection broke mid-call: the tool may or may not have run; check before calling again")
 	}
-	return ExitUpstream
+	return r.report(ExitUpstream, f)
 }
 
+// printJSON writes v as indented JSON on stdout. Characters encoding/json
+// leaves as they are but a terminal would hide or obey (bidi controls,
+// zero-width and tag characters, C1 controls) are written as \u escapes.
 func (r *run) printJSON(v any) int {
-	enc := json.NewEncoder(r.env.Stdout)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		r.errorf("writing JSON: %v", err)
+	err := enc.Encode(v)
+	if err == nil {
+		_, err = r.env.Stdout.Write(launcher.EscapeJSON(b.Bytes()))
+	}
+	if err != nil {
+		fmt.Fprintf(r.env.Stderr, "switchboard: writing JSON: %s\n", launcher.Escape(err.Error()))
 		return ExitUpstream
 	}
 	return ExitOK
@@ -368,7 +452,7 @@ func (r *run) printJSON(v any) int {
 
 func (r *run) wantArgs(min, max int) bool {
 	if len(r.args) < min || (max >= 0 && len(r.args) > max) {
-		r.errorf("usage: switchboard %s %s", r.cmd.name, r.cmd.args)
+		r.usagef("usage: switchboard %s %s", r.cmd.name, r.cmd.args)
 		return false
 	}
 	return true

@@ -20,11 +20,13 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/cli"
 	"github.com/switchboard-mcp/switchboard/internal/demo"
 	"github.com/switchboard-mcp/switchboard/internal/testkit"
+	"github.com/switchboard-mcp/switchboard/internal/testkit/hostile"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/proc"
 )
 
 func TestMain(m *testing.M) {
 	testkit.MaybeRunChild()
+	hostile.MaybeRunChild()
 	if os.Getenv("SWITCHBOARD_CLI_RUN") == "1" {
 		// Run as the switchboard binary (for `serve --stdio`).
 		exe, _ := os.Executable()

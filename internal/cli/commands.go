@@ -97,7 +97,7 @@ func runServers(r *run) int {
 				fmt.Fprintf(r.env.Stdout, "finding: %s\n", launcher.Escape(f.String()))
 			}
 			if s.Stderr != "" {
-				fmt.Fprintf(r.env.Stdout, "stderr (tail):\n%s\n", s.Stderr) // already escaped by the launcher
+				fmt.Fprintf(r.env.Stdout, "stderr (tail):\n%s\n", launcher.Escape(s.Stderr)) // escaped by the launcher too; Escape is idempotent
 			}
 		}
 	}
@@ -110,27 +110,27 @@ func runTools(r *run) int {
 	}
 	if r.format != "" {
 		if len(r.args) != 0 || r.raw {
-			r.errorf("tools --format lists every tool a model is given: no NAME, no --raw")
-			return ExitUsage
+			return r.usagef("tools --format lists every tool a model is given: no NAME, no --raw")
 		}
 		p, err := r.host.ProviderTools(r.format)
 		if err != nil {
-			r.errorf("%v", err)
-			return ExitUsage
+			return r.usagef("%v", err)
 		}
 		var out any = json.RawMessage(p.JSON())
 		return r.printJSON(out)
 	}
 	if r.raw {
 		if len(r.args) != 1 {
-			r.errorf("tools --raw needs a NAME (a model-facing name or <server>:<tool>)")
-			return ExitUsage
+			return r.usagef("tools --raw needs a NAME (a model-facing name or <server>:<tool>)")
 		}
 		raw, err := r.host.RawTool(r.args[0])
 		if err != nil {
 			return r.fail(err)
 		}
 		// Escaped: the point is to see what the server hid.
+		if r.json {
+			return r.printJSON(raw)
+		}
 		fmt.Fprintln(r.env.Stdout, launcher.Escape(string(raw)))
 		return ExitOK
 	}
@@ -142,7 +142,7 @@ func runTools(r *run) int {
 		if r.json {
 			return r.printJSON(t)
 		}
-		fmt.Fprintf(r.env.Stdout, "name:        %s\nid:          %s\n", t.Name, launcher.Escape(t.ID))
+		fmt.Fprintf(r.env.Stdout, "name:        %s\nid:          %s\n", launcher.Escape(t.Name), launcher.Escape(t.ID))
 		if t.Title != "" {
 			fmt.Fprintf(r.env.Stdout, "title:       %s\n", launcher.Escape(t.Title))
 		}
@@ -180,8 +180,7 @@ func runCall(r *run) int {
 	}
 	args, err := callArgs(r.args[1:], tool.InputSchema, r.env.Stdin)
 	if err != nil {
-		r.errorf("%v", err)
-		return ExitUsage
+		return r.usagef("%v", err)
 	}
 	// A person reads the result: it is printed whole, never spilled.
 	opts := &host.CallOptions{Confirm: r.confirm, KeepWhole: true}
@@ -208,7 +207,7 @@ func runCall(r *run) int {
 		fmt.Fprintln(r.env.Stdout, launcher.Escape(res.Text))
 	}
 	if res.IsError {
-		fmt.Fprintf(r.env.Stderr, "switchboard: tool %s returned an error result\n", tool.Name)
+		fmt.Fprintf(r.env.Stderr, "switchboard: tool %s returned an error result\n", launcher.Escape(tool.Name))
 		return ExitToolError
 	}
 	return ExitOK
@@ -365,8 +364,7 @@ func runPrompt(r *run) int {
 	for _, a := range r.args[1:] {
 		k, v, ok := strings.Cut(a, "=")
 		if !ok || k == "" {
-			r.errorf("argument %q is not key=value", a)
-			return ExitUsage
+			return r.usagef("argument %q is not key=value", a)
 		}
 		args[k] = v
 	}
@@ -407,8 +405,7 @@ func runFixture(r *run) int {
 		var lc net.ListenConfig
 		ln, lerr := lc.Listen(r.ctx, "tcp", r.http)
 		if lerr != nil {
-			r.errorf("conformance-fixture: %v", lerr)
-			return ExitUsage
+			return r.usagef("conformance-fixture: %v", lerr)
 		}
 		err = fixture.Serve(r.ctx, ln, nil, func(a net.Addr) {
 			fmt.Fprintf(r.env.Stderr, "conformance fixture: http://%s/mcp\n", a)
@@ -417,8 +414,7 @@ func runFixture(r *run) int {
 		err = fixture.ServeStdio(r.ctx, nil)
 	}
 	if err != nil && r.ctx.Err() == nil && !errors.Is(err, mcp.ErrConnectionClosed) {
-		r.errorf("conformance-fixture: %v", err)
-		return ExitUpstream
+		return r.failf(ExitUpstream, codeError, "conformance-fixture: %v", err)
 	}
 	return ExitOK
 }
@@ -437,8 +433,7 @@ func runDemoServer(r *run) int {
 		err = demo.ServeStdio(ctx, r.env.Version)
 	}
 	if err != nil && ctx.Err() == nil {
-		r.errorf("demo server: %v", err)
-		return ExitUpstream
+		return r.failf(ExitUpstream, codeError, "demo server: %v", err)
 	}
 	return ExitOK
 }

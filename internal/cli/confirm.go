@@ -23,7 +23,7 @@ func (r *run) confirm(_ context.Context, c host.Confirmation) (bool, error) {
 		return false, errors.New("the policy asks for confirmation (policy.confirm): run it at a terminal, or pass --yes")
 	}
 	fmt.Fprintf(r.env.Stderr, "Allow server %s to run its tool %s (%s)?\n  arguments: %s\n[y/N] ",
-		launcher.Escape(c.Server), launcher.Escape(c.Tool), c.Reason, launcher.Escape(string(c.Arguments)))
+		launcher.Escape(c.Server), launcher.Escape(c.Tool), launcher.Escape(c.Reason), launcher.Escape(string(c.Arguments)))
 	line, _ := bufio.NewReader(f).ReadString('\n')
 	switch strings.ToLower(strings.TrimSpace(line)) {
 	case "y", "yes":

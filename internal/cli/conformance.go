@@ -13,6 +13,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/launcher"
 )
 
 // runConformanceClient is the client side of the official MCP conformance
@@ -29,8 +30,7 @@ func runConformanceClient(r *run) int {
 	var cctx map[string]any
 	if raw, ok := r.env.LookupEnv("MCP_CONFORMANCE_CONTEXT"); ok && raw != "" {
 		if err := json.Unmarshal([]byte(raw), &cctx); err != nil {
-			r.errorf("conformance-client: MCP_CONFORMANCE_CONTEXT: %v", err)
-			return ExitUsage
+			return r.usagef("conformance-client: MCP_CONFORMANCE_CONTEXT: %v", err)
 		}
 	}
 	data, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
@@ -40,24 +40,20 @@ func runConformanceClient(r *run) int {
 	}})
 	cfg, err := config.Parse(data, "conformance", nil)
 	if err != nil {
-		r.errorf("conformance-client: %v", err)
-		return ExitUsage
+		return r.failf(ExitUsage, codeConfig, "conformance-client: %v", err)
 	}
 	ctx, cancel := context.WithTimeout(r.ctx, 25*time.Second)
 	defer cancel()
 	h, err := host.Open(ctx, cfg, &host.Options{Forward: true, ClientName: "switchboard-conformance-client", ClientVersion: r.env.Version})
 	if err != nil {
-		r.errorf("conformance-client: %v", err)
-		return ExitUpstream
+		return r.report(ExitUpstream, failureOf(fmt.Errorf("conformance-client: %w", err), codeError))
 	}
 	defer h.Close()
 	if st := h.Servers()[0]; st.State != host.StateReady {
-		r.errorf("conformance-client: %s", st.LastError)
-		return ExitUpstream
+		return r.failf(ExitUpstream, codeError, "conformance-client: %s", st.LastError)
 	}
 	if err := conformanceScenario(ctx, h, scenario, cctx); err != nil {
-		r.errorf("conformance-client: %s: %v", scenario, err)
-		return ExitUpstream
+		return r.failf(ExitUpstream, codeError, "conformance-client: %s: %v", scenario, err)
 	}
 	return ExitOK
 }
@@ -182,5 +178,5 @@ func (p *conformancePeer) ListRoots(context.Context, string) (*mcp.ListRootsResu
 }
 
 func (p *conformancePeer) Log(_ context.Context, server string, params *mcp.LoggingMessageParams) {
-	fmt.Fprintf(os.Stderr, "log from %s: %s %v\n", server, params.Level, params.Data)
+	fmt.Fprintf(os.Stderr, "log from %s: %s %s\n", launcher.Escape(server), launcher.Escape(string(params.Level)), launcher.Escape(fmt.Sprint(params.Data)))
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // TestPolicyAndRaw: the policy reaches the CLI (a denied tool exits 3 with
-// the stable code; a call needing confirmation needs --yes when no terminal
+// the stable code, in the JSON error with --json; a call needing confirmation needs --yes when no terminal
 // can ask) and tools --raw shows what a server sent, escaped.
 func TestPolicyAndRaw(t *testing.T) {
 	exe, _ := os.Executable()
@@ -20,8 +20,8 @@ func TestPolicyAndRaw(t *testing.T) {
 		},
 	})
 	r := run(t, "call", "good__crash", "--config", path, "--json")
-	if r.code != 3 || !strings.Contains(r.stderr, "policy_blocked") || !strings.Contains(r.stderr, `denied by rule 0`) {
-		t.Errorf("denied call: exit %d, stderr %s", r.code, r.stderr)
+	if r.code != 3 || !strings.Contains(r.stdout, `"code": "policy_blocked"`) || !strings.Contains(r.stdout, `denied by rule 0`) {
+		t.Errorf("denied call: exit %d, stdout %s", r.code, r.stdout)
 	}
 	r = run(t, "call", "good__echo", "text=hi", "--config", path)
 	if r.code != 3 || !strings.Contains(r.stderr, "pass --yes") {

@@ -122,8 +122,7 @@ func runServe(r *run) int {
 	if f.pprof != "" {
 		bound, stop, err := servePprof(r.ctx, f.pprof, log)
 		if err != nil {
-			r.errorf("serve: --pprof: %v", err)
-			return ExitUsage
+			return r.usagef("serve: --pprof: %v", err)
 		}
 		defer stop()
 		fmt.Fprintf(r.env.Stderr, "switchboard: runtime profiles at http://%s/debug/pprof/\n", bound)
@@ -141,8 +140,7 @@ func runServe(r *run) int {
 		// stdout carries the protocol: everything else goes to stderr.
 		fmt.Fprintf(r.env.Stderr, "switchboard: serving %s on stdio\n", summary(r.host))
 		if err := g.ServeStdio(r.ctx); err != nil {
-			r.errorf("serve: %v", err)
-			return ExitUpstream
+			return r.failf(ExitUpstream, codeError, "serve: %v", err)
 		}
 		return ExitOK
 	}
@@ -159,15 +157,13 @@ func runServe(r *run) int {
 	var lc net.ListenConfig
 	ln, err := lc.Listen(r.ctx, "tcp", addr)
 	if err != nil {
-		r.errorf("serve: %v (is another switchboard running? choose another port with --http)", err)
-		return ExitUsage
+		return r.usagef("serve: %v (is another switchboard running? choose another port with --http)", err)
 	}
 	ready := func(a net.Addr) {
 		r.banner(a.String(), f.path)
 	}
 	if err := g.ServeHTTP(r.ctx, ln, gateway.HTTPOptions{Front: front, Ready: ready}); err != nil {
-		r.errorf("serve: %v", err)
-		return ExitUpstream
+		return r.failf(ExitUpstream, codeError, "serve: %v", err)
 	}
 	fmt.Fprintln(r.env.Stderr, "switchboard: stopped")
 	return ExitOK

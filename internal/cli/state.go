@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/internal/drift"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
 	"github.com/switchboard-mcp/switchboard/internal/store"
@@ -38,8 +39,7 @@ func (r *run) openStore() (*sqlite.DB, error) {
 func (r *run) withStore(f func(st store.Store) int) int {
 	st, err := r.openStore()
 	if err != nil {
-		r.errorf("%v", err)
-		return ExitUsage
+		return r.configError(err)
 	}
 	defer st.Close()
 	return f(st)
@@ -68,8 +68,7 @@ func runApprove(r *run) int {
 			n++
 		}
 		if n == 0 {
-			r.errorf("nothing to approve for %s: no held definition (switchboard servers -v lists held tools)", launcher.Escape(r.args[0]))
-			return ExitUsage
+			return r.failf(ExitUsage, string(fault.CodeNotFound), "nothing to approve for %s: no held definition (switchboard servers -v lists held tools)", r.args[0])
 		}
 		return ExitOK
 	})
@@ -100,7 +99,10 @@ func runDiff(r *run) int {
 			if one && d.Tool != tool {
 				continue
 			}
-			fmt.Fprintf(r.env.Stdout, "== %s\n%s\n", launcher.Escape(label(d.Server, d.Tool)), drift.Diff(drift.Change{Tool: d.Tool, Old: old[d.Tool], New: d.Definition}))
+			// drift.Diff escapes what it shows (reversibly, and more than
+			// Escape does); Escape leaves its output as it is.
+			diff := drift.Diff(drift.Change{Tool: d.Tool, Old: old[d.Tool], New: d.Definition})
+			fmt.Fprintf(r.env.Stdout, "== %s\n%s\n", launcher.Escape(label(d.Server, d.Tool)), launcher.Escape(diff))
 			shown++
 		}
 		if shown == 0 {
@@ -129,7 +131,11 @@ func runLog(r *run) int {
 			return r.fail(err)
 		}
 		if r.json {
-			return r.printJSON(calls)
+			entries := make([]logEntry, 0, len(calls))
+			for _, c := range calls {
+				entries = append(entries, logEntryOf(c))
+			}
+			return r.printJSON(entries)
 		}
 		var rows [][]string
 		for _, c := range calls {
@@ -143,6 +149,31 @@ func runLog(r *run) int {
 		r.table("TIME\tTOOL\tOUTCOME\tCODE\tLATENCY\tCALLER\tARGUMENTS", rows)
 		return ExitOK
 	})
+}
+
+// logEntry is a call of the audit log in log --json, with the keys and
+// units of the other commands' JSON: camelCase, durations in milliseconds
+// (as the configuration's callTimeoutMs).
+type logEntry struct {
+	ID        int64     `json:"id"`
+	Time      time.Time `json:"time"`
+	Tool      string    `json:"tool"` // canonical ID "server:tool"
+	Server    string    `json:"server"`
+	Caller    string    `json:"caller,omitempty"`
+	ArgShape  string    `json:"argShape"` // argument keys and types, never values
+	Outcome   string    `json:"outcome"`  // "ok", "tool_error" or "error"
+	Code      string    `json:"code,omitempty"`
+	LatencyMs float64   `json:"latencyMs"` // to the microsecond
+	BytesIn   int       `json:"bytesIn"`
+	BytesOut  int       `json:"bytesOut"`
+}
+
+func logEntryOf(c store.Call) logEntry {
+	return logEntry{
+		ID: c.ID, Time: c.Time, Tool: c.Tool, Server: c.Server, Caller: c.Caller, ArgShape: c.ArgShape,
+		Outcome: c.Outcome, Code: c.Code, LatencyMs: float64(c.Latency.Microseconds()) / 1000,
+		BytesIn: c.BytesIn, BytesOut: c.BytesOut,
+	}
 }
 
 // cut splits "server:tool" at the last colon; a bare server has no tool.
