@@ -16,28 +16,9 @@ import (
 // touches only its own server, so it completes while Host.mu is held (as a
 // rebuild holds it) and while another server's lock is held.
 func TestCallTakesNoHostLock(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := json.Marshal(map[string]any{"mcpServers": map[string]any{
-		"a": map[string]any{"command": exe, "env": testkit.ChildEnv(testkit.ModeServer)},
-		"b": map[string]any{"command": exe, "env": testkit.ChildEnv(testkit.ModeServer)},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Parse(data, "test.json", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	h, err := Open(ctx, cfg, &Options{StopTimeout: 500 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
+	h := openTestServers(t, ctx, map[string]map[string]any{"a": nil, "b": nil})
 
 	call := func() <-chan error {
 		done := make(chan error, 1)
@@ -74,27 +55,9 @@ func TestCallTakesNoHostLock(t *testing.T) {
 // and dials afresh. (A call on it would fail as if never sent and be sent
 // again, though it may have run.)
 func TestIdleStopTakesNoCall(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := json.Marshal(map[string]any{"mcpServers": map[string]any{
-		"a": map[string]any{"command": exe, "env": testkit.ChildEnv(testkit.ModeServer), "idleTimeoutMs": 3_600_000},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Parse(data, "test.json", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	h, err := Open(ctx, cfg, &Options{StopTimeout: 500 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
+	h := openTestServers(t, ctx, map[string]map[string]any{"a": {"idleTimeoutMs": 3_600_000}})
 	s := h.comp.Load().servers["a"]
 	first, err := s.ensure(ctx)
 	if err != nil {
@@ -127,4 +90,36 @@ func TestIdleStopTakesNoCall(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("ensure did not dial afresh after the idle close")
 	}
+}
+
+// openTestServers opens a Host over test kit servers (ModeServer), each
+// with the extra configuration members given; it closes with the test.
+func openTestServers(t *testing.T, ctx context.Context, servers map[string]map[string]any) *Host {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := map[string]any{}
+	for name, extra := range servers {
+		s := map[string]any{"command": exe, "env": testkit.ChildEnv(testkit.ModeServer)}
+		for k, v := range extra {
+			s[k] = v
+		}
+		doc[name] = s
+	}
+	data, err := json.Marshal(map[string]any{"mcpServers": doc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse(data, "test.json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := Open(ctx, cfg, &Options{StopTimeout: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	return h
 }

@@ -35,15 +35,7 @@ func TestHTTPConnectionReuse(t *testing.T) {
 			}
 			srv.Start()
 			defer srv.Close()
-			cfg, err := config.Parse([]byte(`{"mcpServers":{"s":{"url":"`+srv.URL+`","trust":"trusted"}}}`), "t.json", nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			c, err := Dial(context.Background(), cfg.Servers[0], nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			c := dialTrusted(t, srv.URL)
 			before := conns.Load()
 			const calls = 400
 			for range calls {
@@ -80,15 +72,7 @@ func TestHTTPCancelledCallEndsItsRequest(t *testing.T) {
 		handler.ServeHTTP(w, r)
 	}))
 	defer srv.Close()
-	cfg, err := config.Parse([]byte(`{"mcpServers":{"s":{"url":"`+srv.URL+`","trust":"trusted"}}}`), "t.json", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := Dial(context.Background(), cfg.Servers[0], nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialTrusted(t, srv.URL)
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	start := time.Now()
@@ -103,4 +87,20 @@ func TestHTTPCancelledCallEndsItsRequest(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the call's HTTP request never ended")
 	}
+}
+
+// dialTrusted connects to the Streamable HTTP server at url as a trusted
+// server "s"; the connection closes with the test.
+func dialTrusted(t *testing.T, url string) *Conn {
+	t.Helper()
+	cfg, err := config.Parse([]byte(`{"mcpServers":{"s":{"url":"`+url+`","trust":"trusted"}}}`), "t.json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Dial(context.Background(), cfg.Servers[0], nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
 }
