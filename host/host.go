@@ -617,7 +617,16 @@ func (h *Host) serverUnavailable(name string) error {
 	case v.err == nil:
 		return fault.New(fault.CodeUnavailable, name, "", errors.New("the server has not started yet"))
 	}
-	return fault.New(fault.CodeUnavailable, name, "", fmt.Errorf("the server failed to start: %s", withoutServer(v.err, name)))
+	return fault.New(fault.CodeUnavailable, name, "", privateAs(v.err, fmt.Errorf("the server failed to start: %s", withoutServer(v.err, name))))
+}
+
+// privateAs returns err, marked fault.Private when src is: a message that
+// quotes a private error is private too.
+func privateAs(src, err error) error {
+	if fault.IsPrivate(src) {
+		return &fault.Private{Err: err}
+	}
+	return err
 }
 
 // withoutServer renders err without a leading `server "name": `, for
