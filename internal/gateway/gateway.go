@@ -22,8 +22,9 @@
 // unknown tool or bad arguments is JSON-RPC -32602; an upstream that is
 // unavailable, times out or breaks the protocol is a tool result with
 // isError naming the server, so the model can adapt, with the stable code
-// in _meta["io.switchboard/error"]. A server's stderr never reaches a
-// client. Never code 0.
+// in _meta["io.switchboard/error"]; so is a call of a tool held back
+// because its definition changed (definition_changed). A server's stderr
+// never reaches a client. Never code 0.
 //
 // go-sdk serves both protocol eras over stdio itself; over HTTP the
 // mcphttp package routes each request to the right handler and the
@@ -133,7 +134,7 @@ func New(h *host.Host, opts *Options) *Gateway {
 		SubscribeHandler:   g.subscribe,
 		UnsubscribeHandler: g.unsubscribe,
 	})
-	g.server.AddReceivingMiddleware(g.currentInstructions, g.splice)
+	g.server.AddReceivingMiddleware(g.currentInstructions, g.splice, g.heldBack)
 	g.Sync()
 	return g
 }
@@ -204,6 +205,31 @@ func (g *Gateway) currentInstructions(next mcp.MethodHandler) mcp.MethodHandler 
 			r.Instructions = instructions(g.host)
 		}
 		return res, err
+	}
+}
+
+// heldBack is receiving middleware that answers a call of a tool held
+// back because its definition changed since it was approved. Such a tool
+// is not registered (it is not listed), so go-sdk answers "unknown tool";
+// the host knows better: the call is a definition_changed failure, an
+// isError result naming the tool and the command that approves it.
+func (g *Gateway) heldBack(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		var rpc *jsonrpc.Error
+		if method != "tools/call" || !errors.As(err, &rpc) || rpc.Code != jsonrpc.CodeInvalidParams {
+			return res, err
+		}
+		call, ok := req.(*mcp.CallToolRequest)
+		if !ok || call.Params == nil {
+			return res, err
+		}
+		_, herr := g.host.Tool(call.Params.Name)
+		var fe *fault.Error
+		if !errors.As(herr, &fe) || fe.Code != fault.CodeDefinitionChanged {
+			return res, err
+		}
+		return g.toClient(ctx, failed{kind: toolCall, name: call.Params.Name, id: call.Params.Name, server: fe.Server}, herr)
 	}
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/store/sqlite"
 	"github.com/switchboard-mcp/switchboard/internal/testkit"
+	"github.com/switchboard-mcp/switchboard/internal/testkit/proc"
 )
 
 // syncBuffer is a log destination safe for the gateway's goroutines.
@@ -100,6 +101,56 @@ func openStore(t *testing.T) *sqlite.DB {
 	}
 	t.Cleanup(func() { st.Close() })
 	return st
+}
+
+// TestHeldToolThroughTheGateway: a call of a tool held back because its
+// definition changed (the sleeper changes echo's description on its
+// second start) is an isError result with definition_changed that names
+// the tool and the command that approves it, not "unknown tool".
+func TestHeldToolThroughTheGateway(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := openStore(t)
+	env := testkit.ChildEnv(testkit.ModeSleeper)
+	env[testkit.MarkVar] = filepath.Join(t.TempDir(), "starts")
+	servers := map[string]any{"sleeper": map[string]any{"command": exe, "env": env}}
+
+	// The first start pins echo's definition.
+	cfg := parseServers(t, servers)
+	h, err := host.Open(context.Background(), cfg, &host.Options{StopTimeout: 500 * time.Millisecond, Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Call(context.Background(), "sleeper__echo", json.RawMessage(`{"text":"first"}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	h.Close()
+
+	cs, h, _ := serveStored(t, servers, st)
+	ctx := context.Background()
+	// The second start (on first use) shows the changed echo.
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "sleeper__slow", Arguments: map[string]any{"steps": 1, "delay_ms": 1}}); err != nil || res.IsError {
+		t.Fatalf("slow: %+v, %v", res, err)
+	}
+	if !proc.Eventually(5*time.Second, func() bool { _, err := h.Tool("sleeper__echo"); return err != nil }) {
+		t.Fatal("echo is not held back")
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "sleeper__echo", Arguments: map[string]any{"text": "x"}})
+	if err != nil {
+		t.Fatalf("call of the held tool: %v, want an isError result", err)
+	}
+	if got := text(t, res); !res.IsError || !strings.Contains(got, "switchboard approve sleeper:echo") || !strings.Contains(got, "sleeper__echo") {
+		t.Errorf("call of the held tool: isError %v, %q; want the tool and the approve command named", res.IsError, got)
+	}
+	if code := errorCode(res); code != "definition_changed" {
+		t.Errorf("code %q, want definition_changed", code)
+	}
+	// A name that is nobody's is still unknown.
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "sleeper__nothing", Arguments: map[string]any{}}); err == nil || !strings.Contains(err.Error(), "unknown tool") {
+		t.Errorf("unknown tool: %v, want unknown tool", err)
+	}
 }
 
 // TestStderrNeverReachesTheClient: a server that fails to start on first
