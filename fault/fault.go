@@ -138,6 +138,23 @@ func (e *Error) Is(target error) bool {
 	return ok && t.Server == "" && t.Op == "" && t.Err == nil && t.Code == e.Code
 }
 
+// Private marks an error whose text carries what only the operator may
+// see: a server's own output (its stderr), which may hold local paths,
+// stack traces or whatever a hostile server chose to write. Its text is
+// its cause's, so logs and status show it whole; an edge that answers a
+// client (the gateway) sends a neutral message in its place.
+type Private struct{ Err error }
+
+func (p *Private) Error() string { return p.Err.Error() }
+
+func (p *Private) Unwrap() error { return p.Err }
+
+// IsPrivate reports whether err's chain holds a *Private.
+func IsPrivate(err error) bool {
+	var p *Private
+	return errors.As(err, &p)
+}
+
 // New returns an *Error.
 func New(code Code, server, op string, err error) *Error {
 	return &Error{Code: code, Server: server, Op: op, Err: err}

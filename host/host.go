@@ -617,7 +617,16 @@ func (h *Host) serverUnavailable(name string) error {
 	case v.err == nil:
 		return fault.New(fault.CodeUnavailable, name, "", errors.New("the server has not started yet"))
 	}
-	return fault.New(fault.CodeUnavailable, name, "", fmt.Errorf("the server failed to start: %s", withoutServer(v.err, name)))
+	return fault.New(fault.CodeUnavailable, name, "", privateAs(v.err, fmt.Errorf("the server failed to start: %s", withoutServer(v.err, name))))
+}
+
+// privateAs returns err, marked fault.Private when src is: a message that
+// quotes a private error is private too.
+func privateAs(src, err error) error {
+	if fault.IsPrivate(src) {
+		return &fault.Private{Err: err}
+	}
+	return err
 }
 
 // withoutServer renders err without a leading `server "name": `, for
@@ -649,6 +658,11 @@ func (h *Host) Call(ctx context.Context, name string, args json.RawMessage, opts
 	}
 	t, err := h.lookupTool(h.snapshot(), name)
 	if err != nil {
+		if fault.CodeOf(err) == fault.CodeDefinitionChanged {
+			if id, held := h.heldID(name); held {
+				h.auditRefusal(id, args, opts, err)
+			}
+		}
 		return nil, err
 	}
 	if len(args) > 0 && !isObject(args) {
@@ -662,6 +676,7 @@ func (h *Host) Call(ctx context.Context, name string, args json.RawMessage, opts
 	}
 	sc := s.cfg.Load() // this call's settings, whatever a reload swaps in meanwhile
 	if err := h.authorize(ctx, comp.pol, t, sc, args, opts); err != nil {
+		h.auditRefusal(t.ID, args, opts, err)
 		return nil, err
 	}
 	start := time.Now()
@@ -684,6 +699,21 @@ func (h *Host) Call(ctx context.Context, name string, args json.RawMessage, opts
 		s.trust.add(outcomeOK)
 	}
 	return out, err
+}
+
+// auditRefusal records a call that was refused before it went out (by
+// policy, confirmation, quota or a held definition): a row with the
+// refusal's code, so that the audit log shows what was asked as well as
+// what ran.
+func (h *Host) auditRefusal(id names.ID, args json.RawMessage, opts *CallOptions, err error) {
+	if !h.audit.on() {
+		return
+	}
+	client := ""
+	if opts != nil {
+		client = opts.Client
+	}
+	h.audit.record(auditCall(id, client, args, time.Now(), nil, err))
 }
 
 // call makes an authorized call: it dials the server if need be, calls,

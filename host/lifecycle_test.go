@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/store"
@@ -144,6 +145,15 @@ func TestSleeperIsHeld(t *testing.T) {
 	_, err = h.Call(context.Background(), "sleeper__echo", json.RawMessage(`{"text":"x"}`), nil)
 	if !errors.Is(err, fault.DefinitionChanged) || !strings.Contains(err.Error(), "switchboard approve sleeper:echo") {
 		t.Errorf("call of the held tool: %v, want definition_changed with the approve command", err)
+	}
+	// The refusal is audited.
+	if !proc.Eventually(5*time.Second, func() bool {
+		calls, err := st.Calls(context.Background(), store.CallFilter{Server: "sleeper"})
+		return err == nil && slices.ContainsFunc(calls, func(c store.Call) bool {
+			return c.Tool == "sleeper:echo" && c.Outcome == "error" && c.Code == "definition_changed" && c.ArgShape == `{"text":"string"}`
+		})
+	}) {
+		t.Error("no audit row for the call of the held tool")
 	}
 	if s := status(h, "sleeper"); !slices.Contains(s.Held, "echo") {
 		t.Errorf("status held = %v", s.Held)
@@ -326,4 +336,57 @@ func (s *syncBuf) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestAuditRefusals: a call refused before it went out, by a deny rule or
+// a spent quota, leaves a row with its code and the argument shape only.
+func TestAuditRefusals(t *testing.T) {
+	st := openStore(t)
+	data, err := json.Marshal(map[string]any{
+		"mcpServers": map[string]any{"s": child(t, testkit.ModeServer, nil)},
+		"policy": map[string]any{
+			"rules": []any{map[string]any{"deny": "s:fail"}},
+			"quota": map[string]any{"calls": 1, "perMs": 60000},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse(data, "test.json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := openWith(t, cfg, &host.Options{StopTimeout: 500 * time.Millisecond, Store: st})
+	ctx := context.Background()
+	if _, err := h.Call(ctx, "s__fail", json.RawMessage(`{"why":"secret value"}`), nil); fault.CodeOf(err) != fault.CodePolicyBlocked {
+		t.Fatalf("denied call: %v, want policy_blocked", err)
+	}
+	call(t, h, "s__echo", `{"text":"first"}`)
+	if _, err := h.Call(ctx, "s__echo", json.RawMessage(`{"text":"secret value"}`), nil); fault.CodeOf(err) != fault.CodeRateLimited {
+		t.Fatalf("call over quota: %v, want rate_limited", err)
+	}
+	h.Close() // flushes the queue
+	calls, err := st.Calls(ctx, store.CallFilter{Server: "s"})
+	if err != nil || len(calls) != 3 {
+		t.Fatalf("calls = %+v, %v; want 3 rows", calls, err)
+	}
+	type row struct{ tool, outcome, code, shape string }
+	want := map[row]bool{
+		{"s:fail", "error", "policy_blocked", `{"why":"string"}`}: true,
+		{"s:echo", "ok", "", `{"text":"string"}`}:                 true,
+		{"s:echo", "error", "rate_limited", `{"text":"string"}`}:  true,
+	}
+	for _, c := range calls {
+		r := row{c.Tool, c.Outcome, c.Code, c.ArgShape}
+		if !want[r] {
+			t.Errorf("unexpected row %+v", c)
+		}
+		delete(want, r)
+		if strings.Contains(fmt.Sprintf("%+v", c), "secret value") {
+			t.Errorf("an argument value reached the audit log: %+v", c)
+		}
+	}
+	for r := range want {
+		t.Errorf("no row %+v", r)
+	}
 }

@@ -152,6 +152,17 @@ func (h *Host) refreshPins() bool {
 // heldTool reports a call to a tool held back for drift, by model-facing
 // name or canonical ID.
 func (h *Host) heldTool(name string) error {
+	id, held := h.heldID(name)
+	if !held {
+		return nil
+	}
+	return fault.New(fault.CodeDefinitionChanged, id.Server, fmt.Sprintf("call tool %q", id.Name),
+		fmt.Errorf("its definition changed since it was approved; review with `switchboard diff %s` and approve with `switchboard approve %s`", id.Server, id))
+}
+
+// heldID returns the canonical ID of a tool held back for drift, by
+// model-facing name or canonical ID.
+func (h *Host) heldID(name string) (names.ID, bool) {
 	comp := h.comp.Load()
 	for _, sc := range comp.cfg.Servers {
 		v := comp.servers[sc.Name].view()
@@ -161,12 +172,11 @@ func (h *Host) heldTool(name string) error {
 			}
 			id := names.ID{Server: sc.Name, Name: tool}
 			if name == id.String() || name == names.ModelName(names.Prefix(sc.Prefix), tool) {
-				return fault.New(fault.CodeDefinitionChanged, sc.Name, fmt.Sprintf("call tool %q", tool),
-					fmt.Errorf("its definition changed since it was approved; review with `switchboard diff %s` and approve with `switchboard approve %s`", sc.Name, id))
+				return id, true
 			}
 		}
 	}
-	return nil
+	return names.ID{}, false
 }
 
 // isHeldLocked reports whether a tool is held back (not merely warned

@@ -176,7 +176,7 @@ func (s *server) leftOutLocked(wait time.Duration) error {
 	if wait > 0 {
 		msg += fmt.Sprintf("; next attempt in %v", wait.Round(time.Second))
 	}
-	return fault.New(fault.CodeUnavailable, s.name, "", errors.New(msg))
+	return fault.New(fault.CodeUnavailable, s.name, "", privateAs(s.err, errors.New(msg)))
 }
 
 // dial connects and discovers the server under an Attempt, and records the

@@ -22,7 +22,9 @@
 // unknown tool or bad arguments is JSON-RPC -32602; an upstream that is
 // unavailable, times out or breaks the protocol is a tool result with
 // isError naming the server, so the model can adapt, with the stable code
-// in _meta["io.switchboard/error"]. Never code 0.
+// in _meta["io.switchboard/error"]; so is a call of a tool held back
+// because its definition changed (definition_changed). A server's stderr
+// never reaches a client. Never code 0.
 //
 // go-sdk serves both protocol eras over stdio itself; over HTTP the
 // mcphttp package routes each request to the right handler and the
@@ -132,7 +134,7 @@ func New(h *host.Host, opts *Options) *Gateway {
 		SubscribeHandler:   g.subscribe,
 		UnsubscribeHandler: g.unsubscribe,
 	})
-	g.server.AddReceivingMiddleware(g.currentInstructions, g.splice)
+	g.server.AddReceivingMiddleware(g.currentInstructions, g.splice, g.heldBack)
 	g.Sync()
 	return g
 }
@@ -203,6 +205,31 @@ func (g *Gateway) currentInstructions(next mcp.MethodHandler) mcp.MethodHandler 
 			r.Instructions = instructions(g.host)
 		}
 		return res, err
+	}
+}
+
+// heldBack is receiving middleware that answers a call of a tool held
+// back because its definition changed since it was approved. Such a tool
+// is not registered (it is not listed), so go-sdk answers "unknown tool";
+// the host knows better: the call is a definition_changed failure, an
+// isError result naming the tool and the command that approves it.
+func (g *Gateway) heldBack(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		var rpc *jsonrpc.Error
+		if method != "tools/call" || !errors.As(err, &rpc) || rpc.Code != jsonrpc.CodeInvalidParams {
+			return res, err
+		}
+		call, ok := req.(*mcp.CallToolRequest)
+		if !ok || call.Params == nil {
+			return res, err
+		}
+		_, herr := g.host.Tool(call.Params.Name)
+		var fe *fault.Error
+		if !errors.As(herr, &fe) || fe.Code != fault.CodeDefinitionChanged {
+			return res, err
+		}
+		return g.toClient(ctx, failed{kind: toolCall, name: call.Params.Name, id: call.Params.Name, server: fe.Server}, herr)
 	}
 }
 
@@ -408,6 +435,10 @@ const (
 //   - Any other failure of a tool call is a result with isError: the text
 //     names the code, and _meta[ErrorMetaKey] carries the code, the server
 //     and whether a retry may help. Of any other request: -32603.
+//   - A failure that quotes a server's own output (fault.Private: the
+//     stderr of a server that failed to start) is sent as a neutral
+//     message naming the server; the whole of it goes to the log, and the
+//     host's status keeps it (`switchboard servers -v`).
 func (g *Gateway) toClient(ctx context.Context, r failed, err error) (*mcp.CallToolResult, error) {
 	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 		return nil, errCancelled
@@ -427,17 +458,36 @@ func (g *Gateway) toClient(ctx context.Context, r failed, err error) (*mcp.CallT
 	case "":
 		code = fault.CodeServerError
 	}
+	msg := err.Error()
+	if fault.IsPrivate(err) {
+		// The server's own output (its stderr) is the operator's: it is in
+		// the log and in `switchboard servers -v`, never sent to a client.
+		msg = fmt.Sprintf("server %q failed; the reason is in the gateway's log and in `switchboard servers -v`", serverOf(r, err))
+	}
 	if r.kind != toolCall {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+		if fault.IsPrivate(err) {
+			g.log.Warn("upstream request failed", "request", r.id, "code", code, "err", err)
+		}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msg}
 	}
 	g.log.Warn("upstream call failed", "tool", r.id, "code", code, "err", err)
 	return &mcp.CallToolResult{
 		IsError: true,
-		Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("Switchboard could not complete %s (%s): %v", r.name, code, err)}},
+		Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("Switchboard could not complete %s (%s): %s", r.name, code, msg)}},
 		Meta: mcp.Meta{ErrorMetaKey: map[string]any{
 			"code": string(code), "server": r.server, "retryable": code.Retryable(),
 		}},
 	}, nil
+}
+
+// serverOf names the server a failed request went to: the request's, or
+// the failure's when the request did not say.
+func serverOf(r failed, err error) string {
+	var fe *fault.Error
+	if r.server == "" && errors.As(err, &fe) {
+		return fe.Server
+	}
+	return r.server
 }
 
 // protocolError maps the failure of a request that has no result-level

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -68,5 +69,25 @@ func TestToClient(t *testing.T) {
 				t.Fatalf("got %v, %v; want JSON-RPC error %d", res, err, tt.rpc)
 			}
 		})
+	}
+}
+
+// TestToClientPrivate: what a failure quotes of a server's own output
+// (fault.Private) reaches no client, whatever the request.
+func TestToClientPrivate(t *testing.T) {
+	g := &Gateway{log: slog.New(slog.DiscardHandler)}
+	err := fault.New(fault.CodeUnavailable, "s", "connect", &fault.Private{Err: errors.New("EOF\nstderr:\nsecret stack trace")})
+	for _, kind := range []requestKind{toolCall, promptGet, resourceRead, completion} {
+		res, rpcErr := g.toClient(context.Background(), failed{kind: kind, name: "x", id: "s:x", server: "s"}, err)
+		var got string
+		switch {
+		case res != nil:
+			got = res.Content[0].(*mcp.TextContent).Text
+		case rpcErr != nil:
+			got = rpcErr.Error()
+		}
+		if strings.Contains(got, "secret") || !strings.Contains(got, `server "s"`) {
+			t.Errorf("kind %d: %q; want the server named, its output left out", kind, got)
+		}
 	}
 }

@@ -723,7 +723,8 @@ func (c *Conn) onProgress(_ context.Context, req *mcp.ProgressNotificationClient
 }
 
 // withStderr appends the server's stderr tail to a start-up error, since
-// a server that failed to start usually said why there.
+// a server that failed to start usually said why there. The result is
+// fault.Private: the tail is for the operator, never for a client.
 func withStderr(err error, tail string) error {
 	tail = strings.TrimSpace(tail)
 	if tail == "" {
@@ -732,5 +733,5 @@ func withStderr(err error, tail string) error {
 	if len(tail) > 2048 {
 		tail = "…" + tail[len(tail)-2048:]
 	}
-	return fmt.Errorf("%w\nstderr:\n%s", err, tail)
+	return &fault.Private{Err: fmt.Errorf("%w\nstderr:\n%s", err, tail)}
 }

@@ -1,0 +1,195 @@
+package gateway_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/catalog"
+	"github.com/switchboard-mcp/switchboard/internal/gateway"
+	"github.com/switchboard-mcp/switchboard/internal/store"
+	"github.com/switchboard-mcp/switchboard/internal/store/sqlite"
+	"github.com/switchboard-mcp/switchboard/internal/testkit"
+	"github.com/switchboard-mcp/switchboard/internal/testkit/proc"
+)
+
+// syncBuffer is a log destination safe for the gateway's goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex // guards buf
+	buf bytes.Buffer
+}
+
+func newSyncBuffer() *syncBuffer { return &syncBuffer{} }
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// serveStored opens a host on servers with the state database st, and a
+// gateway over it, and returns a client connected in memory (as over
+// stdio), the host and the gateway's log.
+func serveStored(t *testing.T, servers map[string]any, st store.Store) (*mcp.ClientSession, *host.Host, *syncBuffer) {
+	t.Helper()
+	cfg := parseServers(t, servers)
+	var gw atomic.Pointer[gateway.Gateway]
+	h, err := host.Open(context.Background(), cfg, &host.Options{StopTimeout: 500 * time.Millisecond, Store: st,
+		OnChange: func() {
+			if g := gw.Load(); g != nil {
+				g.Sync()
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	logs := newSyncBuffer()
+	g := gateway.New(h, &gateway.Options{Version: "test", Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	gw.Store(g)
+	ct, sst := mcp.NewInMemoryTransports()
+	ctx := context.Background()
+	ss, err := g.Server().Connect(ctx, sst, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs, h, logs
+}
+
+func parseServers(t *testing.T, servers map[string]any) *config.Config {
+	t.Helper()
+	data, err := json.Marshal(map[string]any{"mcpServers": servers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse(data, "test.json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func openStore(t *testing.T) *sqlite.DB {
+	t.Helper()
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// TestHeldToolThroughTheGateway: a call of a tool held back because its
+// definition changed (the sleeper changes echo's description on its
+// second start) is an isError result with definition_changed that names
+// the tool and the command that approves it, not "unknown tool".
+func TestHeldToolThroughTheGateway(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := openStore(t)
+	env := testkit.ChildEnv(testkit.ModeSleeper)
+	env[testkit.MarkVar] = filepath.Join(t.TempDir(), "starts")
+	servers := map[string]any{"sleeper": map[string]any{"command": exe, "env": env}}
+
+	// The first start pins echo's definition.
+	cfg := parseServers(t, servers)
+	h, err := host.Open(context.Background(), cfg, &host.Options{StopTimeout: 500 * time.Millisecond, Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Call(context.Background(), "sleeper__echo", json.RawMessage(`{"text":"first"}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	h.Close()
+
+	cs, h, _ := serveStored(t, servers, st)
+	ctx := context.Background()
+	// The second start (on first use) shows the changed echo.
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "sleeper__slow", Arguments: map[string]any{"steps": 1, "delay_ms": 1}}); err != nil || res.IsError {
+		t.Fatalf("slow: %+v, %v", res, err)
+	}
+	if !proc.Eventually(5*time.Second, func() bool { _, err := h.Tool("sleeper__echo"); return err != nil }) {
+		t.Fatal("echo is not held back")
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "sleeper__echo", Arguments: map[string]any{"text": "x"}})
+	if err != nil {
+		t.Fatalf("call of the held tool: %v, want an isError result", err)
+	}
+	if got := text(t, res); !res.IsError || !strings.Contains(got, "switchboard approve sleeper:echo") || !strings.Contains(got, "sleeper__echo") {
+		t.Errorf("call of the held tool: isError %v, %q; want the tool and the approve command named", res.IsError, got)
+	}
+	if code := errorCode(res); code != "definition_changed" {
+		t.Errorf("code %q, want definition_changed", code)
+	}
+	// A name that is nobody's is still unknown.
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "sleeper__nothing", Arguments: map[string]any{}}); err == nil || !strings.Contains(err.Error(), "unknown tool") {
+		t.Errorf("unknown tool: %v, want unknown tool", err)
+	}
+}
+
+// TestStderrNeverReachesTheClient: a server that fails to start on first
+// use (advertised from its saved catalogue) and says why on stderr: the
+// client gets the code and a message naming the server, not the stderr;
+// the host's status and the gateway's log keep it for the operator.
+func TestStderrNeverReachesTheClient(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := openStore(t)
+	servers := map[string]any{"e": map[string]any{"command": exe, "env": testkit.ChildEnv(testkit.ModeExit), "startupAttempts": 1}}
+	cfg := parseServers(t, servers)
+	cat, err := json.Marshal(&catalog.Catalog{Tools: []*mcp.Tool{{Name: "echo", InputSchema: map[string]any{"type": "object"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SaveCatalog(context.Background(), &store.Catalog{Server: "e", Fingerprint: cfg.Servers[0].Fingerprint(), Data: cat}); err != nil {
+		t.Fatal(err)
+	}
+	cs, h, logs := serveStored(t, servers, st)
+	const secret = "cannot open database"
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "e__echo", Arguments: map[string]any{"text": "x"}})
+	if err != nil || !res.IsError {
+		t.Fatalf("call of the failing server: %+v, %v; want an isError result", res, err)
+	}
+	if got := text(t, res); strings.Contains(got, secret) || strings.Contains(got, "stderr") || !strings.Contains(got, `server "e"`) {
+		t.Errorf("isError text %q: want the server named and its stderr left out", got)
+	}
+	if code := errorCode(res); code == "" {
+		t.Error("no code in the result's _meta")
+	}
+	if !strings.Contains(logs.String(), secret) {
+		t.Errorf("the gateway's log lacks the stderr: %s", logs.String())
+	}
+	for _, s := range h.Servers() {
+		if s.Name == "e" && !strings.Contains(s.LastError, secret) {
+			t.Errorf("status of e: last error %q lacks the stderr", s.LastError)
+		}
+	}
+}
