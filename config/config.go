@@ -148,7 +148,10 @@ type Server struct {
 
 	// Prefix namespaces this server's tools in model-facing names. It is the
 	// server name when "prefix" is absent, and "" (pass-through: tool names
-	// are not prefixed) when the configuration says "prefix": "".
+	// are not prefixed) when the configuration says "prefix": "". A name
+	// that is not a valid prefix ("gh:sub") gives a derived one ("gh_sub",
+	// with '_' and eight hex digits of a hash of the name appended when
+	// another server has that prefix).
 	// A non-empty prefix is 1 to MaxPrefixLen bytes of A-Z a-z 0-9 _ -.
 	Prefix string
 

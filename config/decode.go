@@ -81,6 +81,9 @@ type decoder struct {
 	// prefixes maps each non-empty prefix, lower-cased, to the server
 	// that claimed it first.
 	prefixes map[string]string
+	// derive holds the servers whose prefix is derived from their name
+	// once every other prefix is known (see derivePrefixes).
+	derive []*Server
 	// security is the decoded "security" object, for server defaults.
 	security Security
 }
@@ -483,6 +486,7 @@ func (d *decoder) decodeRoot(root *node) *Config {
 			cfg.Servers = append(cfg.Servers, s)
 		}
 	}
+	d.derivePrefixes()
 	return cfg
 }
 
@@ -867,6 +871,7 @@ func checkProtocolVersion(v string, tr Transport) string {
 }
 
 // resolvePrefix sets s.Prefix: the explicit prefix, or the server name.
+// A server whose name is not a valid prefix is left to derivePrefixes.
 func (d *decoder) resolvePrefix(s *Server, f *rawServer, p *jsonPath) {
 	switch {
 	case f.prefix.set:
@@ -874,12 +879,7 @@ func (d *decoder) resolvePrefix(s *Server, f *rawServer, p *jsonPath) {
 	case validPrefix(s.Name):
 		s.Prefix = s.Name
 	default:
-		msg := fmt.Sprintf(`the server name cannot serve as the tool-name prefix (%s): set "prefix"`, prefixRule)
-		if sug := sanitizePrefix(s.Name); sug != "" {
-			msg += fmt.Sprintf(`, e.g. "prefix": %q,`, sug)
-		}
-		msg += ` or "prefix": "" for unprefixed tool names`
-		d.add(p, s.Name, msg, nil)
+		d.derive = append(d.derive, s)
 		return
 	}
 	if s.Prefix == "" {
@@ -895,6 +895,44 @@ func (d *decoder) resolvePrefix(s *Server, f *rawServer, p *jsonPath) {
 		return
 	}
 	d.prefixes[fold] = s.Name
+}
+
+// derivePrefixes gives each server whose name is not a valid prefix (it
+// contains ':' or '.', or is long) and that sets none a prefix derived from
+// its name: derivePrefix's form when no other server has that prefix
+// (ignoring case), and otherwise that form cut short and followed by '_'
+// and eight hex digits of a SHA-256 over the server name. Explicit and
+// name prefixes are never displaced, and servers deriving the same form
+// all take the hashed one, so the result depends only on the set of
+// servers, not on their order.
+func (d *decoder) derivePrefixes() {
+	slices.SortFunc(d.derive, func(a, b *Server) int { return strings.Compare(a.Name, b.Name) })
+	wanted := map[string]int{}
+	for _, s := range d.derive {
+		wanted[strings.ToLower(derivePrefix(s.Name))]++
+	}
+	var hashed []*Server
+	for _, s := range d.derive {
+		base := derivePrefix(s.Name)
+		fold := strings.ToLower(base)
+		if _, taken := d.prefixes[fold]; taken || wanted[fold] > 1 {
+			hashed = append(hashed, s)
+			continue
+		}
+		s.Prefix = base
+		d.prefixes[fold] = s.Name
+	}
+	for _, s := range hashed {
+		for n := 8; ; n += 4 {
+			p := hashedPrefix(s.Name, n)
+			if _, taken := d.prefixes[strings.ToLower(p)]; !taken || n >= 24 {
+				s.Prefix = p
+				d.prefixes[strings.ToLower(p)] = s.Name
+				break
+			}
+		}
+	}
+	d.derive = nil
 }
 
 // expandServer expands references in the expandable fields and checks the

@@ -67,7 +67,11 @@
 //     default the server name. "" means pass-through (tool names are not
 //     prefixed). Otherwise 1 to 32 characters from [A-Za-z0-9_-], unique
 //     among servers ignoring case. A server whose name is not a valid
-//     prefix (it contains ':' or '.', or is long) must set prefix.
+//     prefix (it contains ':' or '.', or is long) and that sets none gets
+//     one derived from its name: other characters become '_' ("gh:sub"
+//     gives "gh_sub"), and if another server has that prefix, '_' and
+//     eight hex digits of a SHA-256 of the name follow. The result depends
+//     only on the set of servers, not on their order.
 //
 // Server names are 1 to 64 bytes of printable characters without whitespace;
 // colons are allowed ("gh:sub"). Names must be unique ignoring case.

@@ -69,8 +69,7 @@ func TestParseErrors(t *testing.T) {
 		{"name with control", `{"mcpServers": {"a\u0000b": {"command": "x", "prefix": "p"}}}`, []string{F + `$.mcpServers["a\x00b"]: invalid server name: contains a control or non-printable character`}},
 		{"name with zero-width space", `{"mcpServers": {"a\u200bb": {"command": "x", "prefix": "p"}}}`, []string{F + `$.mcpServers["a\u200bb"]: invalid server name: contains a control or non-printable character`}},
 		{"name too long", `{"mcpServers": {"` + strings.Repeat("n", 65) + `": {"command": "x", "prefix": "p"}}}`, []string{F + `$.mcpServers.` + strings.Repeat("n", 65) + `: invalid server name: longer than 64 bytes`}},
-		{"name is not a prefix", `{"mcpServers": {"gh:sub": {"command": "x"}}}`, []string{F + `$.mcpServers["gh:sub"]: the server name cannot serve as the tool-name prefix (a prefix is 1 to 32 characters from A-Z, a-z, 0-9, '_' and '-'): set "prefix", e.g. "prefix": "gh_sub", or "prefix": "" for unprefixed tool names`}},
-		{"long name is not a prefix", `{"mcpServers": {"` + strings.Repeat("n", 33) + `": {"command": "x"}}}`, []string{F + `$.mcpServers.` + strings.Repeat("n", 33) + `: the server name cannot serve as the tool-name prefix (a prefix is 1 to 32 characters from A-Z, a-z, 0-9, '_' and '-'): set "prefix", e.g. "prefix": "` + strings.Repeat("n", 32) + `", or "prefix": "" for unprefixed tool names`}},
+		{"explicit prefixes clash on servers with colons", `{"mcpServers": {"gh:a": {"command": "x", "prefix": "gh"}, "gh:b": {"command": "x", "prefix": "gh"}}}`, []string{F + `$.mcpServers["gh:b"].prefix: prefix "gh" is already used by server "gh:a" (prefixes must be unique ignoring case)`}},
 
 		// Unknown fields and types.
 		{"unknown field", `{"mcpServers": {"github": {"comand": "npx"}}}`, []string{F + `$.mcpServers.github.comand: unknown field "comand" (did you mean "command"?)`}},

@@ -2,6 +2,7 @@ package config
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -324,6 +325,61 @@ func TestPrefix(t *testing.T) {
 	}
 	// Several servers may pass names through.
 	mustParse(t, `{"mcpServers": {"a": {"command": "x", "prefix": ""}, "b": {"command": "x", "prefix": ""}}}`, nil)
+}
+
+// TestDerivedPrefix checks the prefix of a server whose name is not a valid
+// prefix and that sets none: derived from the name, hashed on a collision
+// with any other prefix, and the same whatever the document order.
+func TestDerivedPrefix(t *testing.T) {
+	type srv struct{ name, fields string }
+	tests := []struct {
+		name    string
+		servers []srv
+		want    map[string]string // server name -> prefix
+	}{
+		{"colon", []srv{{"gh", ""}, {"gh:sub", ""}}, map[string]string{"gh": "gh", "gh:sub": "gh_sub"}},
+		{"dots and slashes", []srv{{"github.com/x", ""}}, map[string]string{"github.com/x": "github_com_x"}},
+		{"runs and ends trimmed", []srv{{":a::b.", ""}}, map[string]string{":a::b.": "a_b"}},
+		{"nothing left", []srv{{"::", ""}}, map[string]string{"::": "server"}},
+		{"long", []srv{{strings.Repeat("n", 40), ""}}, map[string]string{strings.Repeat("n", 40): strings.Repeat("n", 32)}},
+		{"non-ASCII", []srv{{"ünï:x", ""}}, map[string]string{"ünï:x": "n_x"}},
+		{"collides with a name", []srv{{"gh_sub", ""}, {"gh:sub", ""}}, map[string]string{"gh_sub": "gh_sub", "gh:sub": "gh_sub_57e27fd3"}},
+		{"collides with a name ignoring case", []srv{{"GH_SUB", ""}, {"gh:sub", ""}}, map[string]string{"GH_SUB": "GH_SUB", "gh:sub": "gh_sub_57e27fd3"}},
+		{"collides with an explicit prefix", []srv{{"a", `, "prefix": "gh_sub"`}, {"gh:sub", ""}}, map[string]string{"a": "gh_sub", "gh:sub": "gh_sub_57e27fd3"}},
+		{"two derive the same", []srv{{"gh:sub", ""}, {"gh.sub", ""}}, map[string]string{"gh:sub": "gh_sub_57e27fd3", "gh.sub": "gh_sub_e0d7aaf5"}},
+		{"long hashed", []srv{{strings.Repeat("n", 32), ""}, {strings.Repeat("n", 33), ""}}, map[string]string{strings.Repeat("n", 32): strings.Repeat("n", 32), strings.Repeat("n", 33): strings.Repeat("n", 23) + "_835cfa26"}},
+		{"explicit wins", []srv{{"gh", ""}, {"gh:sub", `, "prefix": "sub"`}}, map[string]string{"gh": "gh", "gh:sub": "sub"}},
+		{"explicit pass-through", []srv{{"gh:sub", `, "prefix": ""`}}, map[string]string{"gh:sub": ""}},
+	}
+	doc := func(servers []srv) string {
+		var b strings.Builder
+		for i, s := range servers {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(jsonString(s.name) + `: {"command": "x"` + s.fields + `}`)
+		}
+		return `{"mcpServers": {` + b.String() + `}}`
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reversed := slices.Clone(tt.servers)
+			slices.Reverse(reversed)
+			for _, order := range [][]srv{tt.servers, reversed} {
+				cfg := mustParse(t, doc(order), nil)
+				got := map[string]string{}
+				for _, s := range cfg.Servers {
+					got[s.Name] = s.Prefix
+				}
+				if diff := cmp.Diff(tt.want, got); diff != "" {
+					t.Errorf("prefixes mismatch (-want +got):\n%s", diff)
+				}
+				if err := cfg.Validate(); err != nil {
+					t.Errorf("Validate: %v", err)
+				}
+			}
+		})
+	}
 }
 
 func TestServerNames(t *testing.T) {

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"maps"
 	"net/url"
@@ -202,21 +204,46 @@ func prefixByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
 }
 
-// sanitizePrefix suggests a prefix for a name that is not one: each other
-// character becomes '_', and the result is cut to MaxPrefixLen.
-func sanitizePrefix(name string) string {
+// derivePrefix derives a prefix from a server name: each character
+// outside [A-Za-z0-9_-] becomes '_', runs of '_' shrink to one, leading and
+// trailing '_' go, and the result is cut to MaxPrefixLen ("gh:sub" gives
+// "gh_sub"). The result never contains "__", so model-facing names keep
+// their "<prefix>__<tool>" shape. A name with nothing left gives "server".
+func derivePrefix(name string) string {
 	var b strings.Builder
 	for _, r := range name {
+		c := byte('_')
 		if r < utf8.RuneSelf && prefixByte(byte(r)) {
-			b.WriteRune(r)
-		} else {
-			b.WriteByte('_')
+			c = byte(r)
 		}
-		if b.Len() == MaxPrefixLen {
-			break
+		if c == '_' && (b.Len() == 0 || strings.HasSuffix(b.String(), "_")) {
+			continue
 		}
+		b.WriteByte(c)
 	}
-	return b.String()
+	s := b.String()
+	if len(s) > MaxPrefixLen {
+		s = s[:MaxPrefixLen]
+	}
+	if s = strings.TrimRight(s, "_"); s == "" {
+		s = "server"
+	}
+	return s
+}
+
+// hashedPrefix is derivePrefix(name) cut short and followed by '_' and n
+// (at most 24) hex digits of a SHA-256 over name.
+func hashedPrefix(name string, n int) string {
+	sum := sha256.Sum256([]byte(name))
+	h := hex.EncodeToString(sum[:])[:n]
+	base := derivePrefix(name)
+	if room := MaxPrefixLen - 1 - n; len(base) > room {
+		base = strings.TrimRight(base[:room], "_")
+	}
+	if base == "" {
+		return h
+	}
+	return base + "_" + h
 }
 
 // checkGlob returns what is wrong with a tool glob, or "".

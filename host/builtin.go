@@ -507,7 +507,7 @@ func (h *Host) runReadResource(ctx context.Context, args json.RawMessage, opts *
 	if a.Cursor != "" {
 		return nil, fault.New(fault.CodeInvalidInput, "", ReadResourceTool, errors.New(`"cursor" is only for the pages of a stored large result or of a long resource: pass nextCursor back with the id it came with`))
 	}
-	rid, ok := h.snapshot().Resolve(a.ID)
+	rid, ok := resolveResource(h.snapshot(), a.ID)
 	if !ok {
 		return nil, h.unknownServer(a.ID)
 	}

@@ -774,7 +774,7 @@ func isObject(raw json.RawMessage) bool {
 	return false
 }
 
-// Resources returns every resource, sorted by canonical ID.
+// Resources returns every resource, sorted by server name, then URI.
 func (h *Host) Resources() []Resource {
 	snap := h.snapshot()
 	out := make([]Resource, 0, len(snap.Resources()))
@@ -787,7 +787,8 @@ func (h *Host) Resources() []Resource {
 	return out
 }
 
-// Templates returns every resource template, sorted by canonical ID.
+// Templates returns every resource template, sorted by server name,
+// then URI template.
 func (h *Host) Templates() []Template {
 	snap := h.snapshot()
 	out := make([]Template, 0, len(snap.Templates()))
@@ -800,11 +801,15 @@ func (h *Host) Templates() []Template {
 	return out
 }
 
-// ReadResource reads "<server>:<uri>". The URI need not be listed: a URI
-// filled in from one of the server's templates is read the same way.
+// ReadResource reads a resource by canonical ID ("<server>:<uri>") or by
+// bare URI. A string equal to a listed resource URI, or matching a
+// resource template, is a URI, read from the first server in server-name
+// order that offers it (so "memory://x" is a URI even with a server named
+// "memory"); anything else is parsed as a canonical ID. The URI of an ID
+// need not be listed: a URI filled in from one of the server's templates
+// is read the same way.
 func (h *Host) ReadResource(ctx context.Context, id string) (*ResourceResult, error) {
-	snap := h.snapshot()
-	rid, ok := snap.Resolve(id)
+	rid, ok := resolveResource(h.snapshot(), id)
 	if !ok {
 		return nil, h.unknownServer(id)
 	}
@@ -819,9 +824,18 @@ func (h *Host) ReadResource(ctx context.Context, id string) (*ResourceResult, er
 	return &ResourceResult{ID: rid.String(), Result: res, Text: content.ResourceText(res)}, nil
 }
 
+// resolveResource resolves a resource ID or bare URI as ReadResource
+// describes.
+func resolveResource(snap *registry.Snapshot, id string) (names.ID, bool) {
+	if server, ok := uriServer(snap, id); ok {
+		return names.ID{Server: server, Name: id}, true
+	}
+	return snap.Resolve(id)
+}
+
 // unknownServer reports a resource ID that names no configured server.
 func (h *Host) unknownServer(id string) error {
-	msg := fmt.Sprintf("resource ID %q names no configured server; resource IDs are \"<server>:<uri>\"", id)
+	msg := fmt.Sprintf("resource ID %q names no configured server and no server offers it as a URI; resource IDs are \"<server>:<uri>\"", id)
 	server, _, _ := strings.Cut(id, ":")
 	if s := registry.Suggest(server, h.config().Names()); s != "" {
 		msg += fmt.Sprintf("; did you mean server %q?", s)
@@ -939,18 +953,26 @@ func (h *Host) Unsubscribe(ctx context.Context, server, uri string) error {
 
 // resourceServer finds the server of a resource URI.
 func (h *Host) resourceServer(uri string) (string, error) {
-	snap := h.snapshot()
+	if server, ok := uriServer(h.snapshot(), uri); ok {
+		return server, nil
+	}
+	return "", fault.New(fault.CodeNotFound, "", "", fmt.Errorf("no server offers resource %q", uri))
+}
+
+// uriServer finds the first server, in server-name order, that lists uri
+// or, failing that, offers a template it matches.
+func uriServer(snap *registry.Snapshot, uri string) (string, bool) {
 	for _, r := range snap.Resources() {
 		if r.Resource.URI == uri {
-			return r.ID.Server, nil
+			return r.ID.Server, true
 		}
 	}
 	for _, t := range snap.Templates() {
 		if templatePrefixMatch(t.Template.URITemplate, uri) {
-			return t.ID.Server, nil
+			return t.ID.Server, true
 		}
 	}
-	return "", fault.New(fault.CodeNotFound, "", "", fmt.Errorf("no server offers resource %q", uri))
+	return "", false
 }
 
 // templatePrefixMatch is a conservative match of a URI against an RFC 6570

@@ -77,7 +77,7 @@ func init() {
 		{"call", "NAME [JSON | key=value ... | -] [--yes]", "call a tool; arguments as one JSON object, key=value pairs, or - for JSON on stdin", true, runCall, false},
 		{"resources", "", "list resources by ID (<server>:<uri>)", true, runResources, false},
 		{"templates", "", "list resource templates", true, runTemplates, false},
-		{"read", "ID", "read a resource: <server>:<uri>, also a URI filled in from a template", true, runRead, false},
+		{"read", "ID", "read a resource: <server>:<uri> or a listed URI, also a URI filled in from a template", true, runRead, false},
 		{"prompts", "", "list prompts by ID (<server>:<prompt>)", true, runPrompts, false},
 		{"prompt", "ID [key=value ...]", "render a prompt with arguments", true, runPrompt, false},
 		{"approve", "SERVER[:TOOL]", "approve the held (changed or new) tool definitions of a server, or one tool", false, runApprove, false},

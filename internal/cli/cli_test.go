@@ -116,6 +116,8 @@ func TestCommands(t *testing.T) {
 		{"resources", []string{"resources"}, 0, "demo:demo://readme", "", ""},
 		{"templates", []string{"templates"}, 0, "demo:demo://notes/{id}", "", ""},
 		{"read", []string{"read", "demo:demo://notes/welcome"}, 0, "welcome", "", ""},
+		{"read bare URI", []string{"read", "demo://notes/welcome"}, 0, "welcome", "", ""},
+		{"read bare listed URI", []string{"read", "demo://readme"}, 0, "demo", "", ""},
 		{"read unknown server", []string{"read", "dmo:x://y"}, 2, "", `did you mean server "demo"`, ""},
 		{"prompts", []string{"prompts"}, 0, "code [language]", "", ""},
 		{"prompt", []string{"prompt", "demo:review", "code=x := 1", "language=go"}, 0, "user: ", "", ""},

@@ -153,8 +153,12 @@ func Build(servers []string, sources []Source) *Snapshot {
 		s.byID[id] = t
 	}
 	sort.Slice(s.tools, func(i, j int) bool { return s.tools[i].Name < s.tools[j].Name })
-	sort.Slice(s.resources, func(i, j int) bool { return s.resources[i].ID.String() < s.resources[j].ID.String() })
-	sort.Slice(s.templates, func(i, j int) bool { return s.templates[i].ID.String() < s.templates[j].ID.String() })
+	// Resources and templates go by server name, then URI: a URI several
+	// servers offer belongs to the first in server-name order, which the
+	// canonical ID strings would not give ("memory2:…" sorts before
+	// "memory:…" because '2' < ':').
+	sort.Slice(s.resources, func(i, j int) bool { return idLess(s.resources[i].ID, s.resources[j].ID) })
+	sort.Slice(s.templates, func(i, j int) bool { return idLess(s.templates[i].ID, s.templates[j].ID) })
 	sort.Slice(s.prompts, func(i, j int) bool { return s.prompts[i].ID.String() < s.prompts[j].ID.String() })
 	return s
 }
@@ -179,10 +183,19 @@ func matchAny(patterns []string, name string) bool {
 // Tools returns every tool, sorted by model-facing name.
 func (s *Snapshot) Tools() []*Tool { return s.tools }
 
-// Resources returns every resource, sorted by canonical ID.
+// idLess orders IDs by server name, then name.
+func idLess(a, b names.ID) bool {
+	if a.Server != b.Server {
+		return a.Server < b.Server
+	}
+	return a.Name < b.Name
+}
+
+// Resources returns every resource, sorted by server name, then URI.
 func (s *Snapshot) Resources() []*Resource { return s.resources }
 
-// Templates returns every resource template, sorted by canonical ID.
+// Templates returns every resource template, sorted by server name, then
+// URI template.
 func (s *Snapshot) Templates() []*Template { return s.templates }
 
 // Prompts returns every prompt, sorted by canonical ID.

@@ -116,3 +116,32 @@ func TestSuggest(t *testing.T) {
 		}
 	}
 }
+
+// TestResourceOrder checks that resources and templates go by server name,
+// then URI, not by canonical ID string ("memory2:…" < "memory:…").
+func TestResourceOrder(t *testing.T) {
+	src := func(server string) Source {
+		return Source{
+			Server:    server,
+			Resources: []*mcp.Resource{{URI: "memory://b"}, {URI: "memory://a"}},
+			Templates: []*mcp.ResourceTemplate{{URITemplate: "memory://{x}"}},
+		}
+	}
+	s := Build(nil, []Source{src("memory2"), src("memory:x"), src("memory")})
+	var got []string
+	for _, r := range s.Resources() {
+		got = append(got, r.ID.String())
+	}
+	for _, tm := range s.Templates() {
+		got = append(got, tm.ID.String())
+	}
+	want := []string{
+		"memory:memory://a", "memory:memory://b",
+		"memory2:memory://a", "memory2:memory://b",
+		"memory:x:memory://a", "memory:x:memory://b",
+		"memory:memory://{x}", "memory2:memory://{x}", "memory:x:memory://{x}",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("order mismatch (-want +got):\n%s", diff)
+	}
+}
