@@ -1,6 +1,7 @@
 package host_test
 
 import (
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -24,6 +25,61 @@ func floodServer(t *testing.T) (entry map[string]any, lists func() int) {
 	return map[string]any{"command": self(t), "env": env}, func() int {
 		data, _ := os.ReadFile(mark)
 		return strings.Count(string(data), "list\n")
+	}
+}
+
+// TestListChangedFloodIsDamped: a server that announces list_changed 100
+// times in 6 s without changing anything is re-listed at most 3 times
+// (a re-listing that finds nothing new makes the next one wait longer, up
+// to 5 s), and the notifications that arrive during a wait are still
+// followed by one re-listing.
+func TestListChangedFloodIsDamped(t *testing.T) {
+	entry, lists := floodServer(t)
+	h := open(t, parse(t, map[string]any{"s": entry}, nil))
+	before := lists()
+	if before == 0 {
+		t.Fatal("the server was never listed")
+	}
+	start := time.Now()
+	call(t, h, "s__flood", `{"count":100,"over_ms":6000}`)
+	flood := time.Since(start)
+	// The longest wait between two re-listings, and some slack: the
+	// notifications of the last wait have been followed by a re-listing.
+	time.Sleep(6 * time.Second)
+	got := lists() - before
+	t.Logf("%d re-listings for 100 notifications over %v", got, flood.Round(time.Millisecond))
+	if got > 3 {
+		t.Errorf("%d re-listings for a flood of 100 list_changed that changed nothing; want at most 3", got)
+	}
+	if got < 2 {
+		t.Errorf("%d re-listings: the flood's first notification and the ones during the wait each need one", got)
+	}
+}
+
+// TestListChangedFloodCarriesAChange: a real change during a flood, or in
+// its last notification, is listed within 6 s of it.
+func TestListChangedFloodCarriesAChange(t *testing.T) {
+	for _, at := range []int{40, 100} {
+		t.Run(fmt.Sprint("change_at=", at), func(t *testing.T) {
+			entry, _ := floodServer(t)
+			h := open(t, parse(t, map[string]any{"s": entry}, nil))
+			start := time.Now()
+			done := make(chan *host.Result, 1)
+			go func() {
+				res, _ := h.Call(t.Context(), "s__flood", []byte(fmt.Sprintf(`{"count":100,"over_ms":6000,"change_at":%d}`, at)), nil)
+				done <- res
+			}()
+			changed := start.Add(time.Duration(at) * 60 * time.Millisecond)
+			if !proc.Eventually(20*time.Second, func() bool { _, err := h.Tool("s__flooded"); return err == nil }) {
+				t.Fatal("the tool added during the flood never showed up")
+			}
+			late := time.Since(changed)
+			t.Logf("listed %v after the change", late.Round(time.Millisecond))
+			if late > 6*time.Second {
+				t.Errorf("the tool added during the flood showed up %v after it; want within 6s", late)
+			}
+			<-done
+		})
 	}
 }
 
