@@ -24,12 +24,19 @@ const (
 	relistSlowest = 5 * time.Second
 )
 
-// listChanged queues a server for re-listing; it never blocks the
-// connection's notification handler.
-func (h *Host) listChanged(server string) {
+// listChanged marks a server for re-listing and wakes the relister; it
+// never blocks the connection's notification handler. The mark is what
+// counts: when h.relists is full, an entry already queued wakes the
+// relister, which then finds every marked server. The name also travels
+// in the queue, for a server that a reload is adding and comp does not
+// hold yet.
+func (h *Host) listChanged(name string) {
+	if s := h.comp.Load().servers[name]; s != nil {
+		s.relistAsked.Store(true)
+	}
 	select {
-	case h.relists <- server:
-	default: // a burst: the queued re-listing covers it
+	case h.relists <- name:
+	default:
 	}
 }
 

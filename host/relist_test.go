@@ -83,6 +83,28 @@ func TestListChangedFloodCarriesAChange(t *testing.T) {
 	}
 }
 
+// TestListChangedNotLostWhileAnotherServerRelists: while one server's
+// re-listing is slow and it floods list_changed, another server's single
+// list_changed is still followed by a re-listing.
+func TestListChangedNotLostWhileAnotherServerRelists(t *testing.T) {
+	slow, slowLists := floodServer(t)
+	quiet, _ := floodServer(t)
+	h := open(t, parse(t, map[string]any{"a": slow, "b": quiet}, nil))
+	before := slowLists()
+	call(t, h, "a__stall", `{"delay_ms":4000}`)
+	if !proc.Eventually(5*time.Second, func() bool { return slowLists() > before }) {
+		t.Fatal("the stalling server was not re-listed")
+	}
+	// a's re-listing is under way and takes 4 s: flood meanwhile (each
+	// notification 20 ms apart, beyond the server's own 10 ms merging), then
+	// change b.
+	call(t, h, "a__flood", `{"count":100,"over_ms":2000}`)
+	call(t, h, "b__flood", `{"count":1,"over_ms":1,"change_at":1}`)
+	if !proc.Eventually(10*time.Second, func() bool { _, err := h.Tool("b__flooded"); return err == nil }) {
+		t.Fatal("b's change was never listed: its list_changed was lost")
+	}
+}
+
 // TestFailedRelistKeepsTheLists: a re-listing that fails leaves the
 // server's tools as they were, and they still work.
 func TestFailedRelistKeepsTheLists(t *testing.T) {
