@@ -11,42 +11,73 @@ import (
 
 // relistDelay gathers a burst of list_changed notifications into one
 // re-listing (servers often announce several changes at once, as
-// server-everything does right after initialize); relistEvery is the least
-// time between two re-listings of one server.
+// server-everything does right after initialize). relistEvery is the least
+// time between two re-listings of one server after a re-listing that found
+// a change; each re-listing that finds nothing new multiplies it by
+// relistBackoff, up to relistSlowest, so a server that floods list_changed
+// is re-listed at most once per relistSlowest, and a real change during
+// the flood is still listed within about relistSlowest.
 const (
-	relistDelay = 200 * time.Millisecond
-	relistEvery = time.Second
+	relistDelay   = 200 * time.Millisecond
+	relistEvery   = time.Second
+	relistBackoff = 4
+	relistSlowest = 5 * time.Second
 )
 
-// listChanged queues a server for re-listing; it never blocks the
-// connection's notification handler.
-func (h *Host) listChanged(server string) {
+// listChanged marks a server for re-listing and wakes the relister; it
+// never blocks the connection's notification handler. The mark is what
+// counts: when h.relists is full, an entry already queued wakes the
+// relister, which then finds every marked server. The name also travels
+// in the queue, for a server that a reload is adding and comp does not
+// hold yet.
+func (h *Host) listChanged(name string) {
+	if s := h.comp.Load().servers[name]; s != nil {
+		s.relistAsked.Store(true)
+	}
 	select {
-	case h.relists <- server:
-	default: // a burst: the queued re-listing covers it
+	case h.relists <- name:
+	default:
 	}
 }
 
-// relister re-lists servers whose lists changed (at most one re-listing
-// per server per relistEvery), rebuilds the snapshot and tells OnChange. A
-// failed re-listing keeps the previous catalogue. Every second it also
-// stops idle servers, picks up approvals made elsewhere (switchboard
-// approve) and saves trust scores. It ends when the host closes.
+// relistPace is the relister's record of one server: whether a re-listing
+// is pending and when it may run.
+type relistPace struct {
+	pending bool          // a list_changed not yet followed by a re-listing
+	due     time.Time     // when the pending re-listing runs
+	next    time.Time     // the earliest time for the next re-listing
+	gap     time.Duration // the least time between the last re-listing and the next
+}
+
+// ran records a re-listing that started at t and whether it found a
+// change.
+func (p *relistPace) ran(t time.Time, changed bool) {
+	if changed {
+		p.gap = relistEvery
+	} else {
+		p.gap = min(max(p.gap, relistEvery)*relistBackoff, relistSlowest)
+	}
+	p.next = t.Add(p.gap)
+}
+
+// relister re-lists servers whose lists changed (paced by relistPace),
+// rebuilds the snapshot and tells OnChange. A failed re-listing keeps the
+// previous catalogue. Every second it also stops idle servers, picks up
+// approvals made elsewhere (switchboard approve) and saves trust scores.
+// It alone owns the paces. It ends when the host closes.
 func (h *Host) relister() {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	pending := map[string]bool{}
-	var timer <-chan time.Time
+	paces := map[*server]*relistPace{}
+	var wake <-chan time.Time
 	for {
 		select {
 		case <-h.stop:
 			return
-		case s := <-h.relists:
-			pending[s] = true
-			if timer == nil {
-				timer = time.After(relistDelay)
+		case name := <-h.relists:
+			if s := h.comp.Load().servers[name]; s != nil {
+				s.relistAsked.Store(true)
 			}
-			continue
 		case <-tick.C:
 			h.reapIdle()
 			if h.refreshPins() {
@@ -54,37 +85,64 @@ func (h *Host) relister() {
 				h.changed()
 			}
 			h.saveScores()
-			continue
-		case <-timer:
-			timer = nil
+		case <-wake:
 		}
-		changed := false
-		for name := range pending {
-			s := h.comp.Load().servers[name]
-			if s == nil {
-				delete(pending, name) // a reload removed it
-				continue
-			}
-			if wait := s.relistWait(); wait > 0 {
-				// Too soon: keep it pending for the next pass.
-				timer = time.After(wait)
-				continue
-			}
-			delete(pending, name)
-			changed = s.relist() || changed
-		}
-		if changed {
+		if h.relistDue(paces) {
 			h.rebuild()
 			h.changed()
+		}
+		wake = nil
+		var first time.Time
+		for _, p := range paces {
+			if p.pending && (first.IsZero() || p.due.Before(first)) {
+				first = p.due
+			}
+		}
+		if !first.IsZero() {
+			wake = time.After(time.Until(first))
 		}
 	}
 }
 
-// relistWait is how long until the server may be re-listed.
-func (s *server) relistWait() time.Duration {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return relistEvery - time.Since(s.relisted)
+// relistDue takes the servers marked by listChanged into paces, re-lists
+// those whose time has come and reports whether any list changed.
+func (h *Host) relistDue(paces map[*server]*relistPace) bool {
+	now := time.Now()
+	servers := h.comp.Load().servers
+	for s := range paces {
+		if servers[s.name] != s {
+			delete(paces, s) // a reload removed or replaced it
+		}
+	}
+	for _, s := range servers {
+		if !s.relistAsked.Swap(false) {
+			continue
+		}
+		p := paces[s]
+		if p == nil {
+			p = &relistPace{}
+			paces[s] = p
+		}
+		if !p.pending {
+			p.pending = true
+			p.due = now.Add(relistDelay)
+			if p.next.After(p.due) {
+				p.due = p.next
+			}
+		}
+	}
+	changed := false
+	for s, p := range paces {
+		if !p.pending || p.due.After(now) {
+			continue
+		}
+		p.pending = false
+		start := time.Now()
+		c := s.relist()
+		p.ran(start, c)
+		changed = changed || c
+	}
+	return changed
 }
 
 // relist discovers the server's lists again; it reports whether they
@@ -93,7 +151,6 @@ func (s *server) relist() bool {
 	h, sc := s.h, s.cfg.Load()
 	s.mu.Lock()
 	conn := s.conn
-	s.relisted = time.Now()
 	s.mu.Unlock()
 	if conn == nil {
 		return false

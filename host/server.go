@@ -43,26 +43,27 @@ type server struct {
 	inflight atomic.Int64 // requests in progress, for the idle timeout
 	lastUse  atomic.Int64 // UnixNano of the last request's start or end
 
+	relistAsked atomic.Bool // the server said its lists changed; the relister clears it when it takes note (relist.go)
+
 	// mu guards state, err, conn, attempt, caps, dialing, idling, stopped
 	// (the connection and its lifecycle), raw, catalog, vetted, cached,
-	// flags (the lists), pins, held (drift) and relisted.
-	mu       sync.Mutex
-	state    State // changed only by setState
-	err      error // why the last dial or connection failed; nil after a dial succeeds
-	conn     *upstream.Conn
-	attempt  supervise.Attempt       // the Attempt that made conn
-	caps     *mcp.ServerCapabilities // declared at the last handshake; kept when the connection ends
-	dialing  chan struct{}           // closed when the dial in progress ends; nil when none
-	idling   bool                    // conn is being closed for idleness
-	stopped  bool                    // removed by Reload or closed with the Host: no connection is kept
-	raw      *catalog.Catalog        // as discovered (or saved), before vetting
-	catalog  *catalog.Catalog        // vetted: what the registry is built from
-	vetted   *ingest.Result          // the vetting that produced catalog
-	cached   bool                    // catalog came from the store and no live discovery confirmed it yet
-	flags    []Finding               // injection-pattern findings of the last rebuild; replaced whole
-	pins     map[string]string       // approved definition hashes by tool ("" = instructions)
-	held     map[string]string       // tools held back because their definition changed: tool → hash seen
-	relisted time.Time               // the last re-listing, for the one-per-second limit
+	// flags (the lists), pins and held (drift).
+	mu      sync.Mutex
+	state   State // changed only by setState
+	err     error // why the last dial or connection failed; nil after a dial succeeds
+	conn    *upstream.Conn
+	attempt supervise.Attempt       // the Attempt that made conn
+	caps    *mcp.ServerCapabilities // declared at the last handshake; kept when the connection ends
+	dialing chan struct{}           // closed when the dial in progress ends; nil when none
+	idling  bool                    // conn is being closed for idleness
+	stopped bool                    // removed by Reload or closed with the Host: no connection is kept
+	raw     *catalog.Catalog        // as discovered (or saved), before vetting
+	catalog *catalog.Catalog        // vetted: what the registry is built from
+	vetted  *ingest.Result          // the vetting that produced catalog
+	cached  bool                    // catalog came from the store and no live discovery confirmed it yet
+	flags   []Finding               // injection-pattern findings of the last rebuild; replaced whole
+	pins    map[string]string       // approved definition hashes by tool ("" = instructions)
+	held    map[string]string       // tools held back because their definition changed: tool → hash seen
 }
 
 // setState is the one way a server's state changes. Called with s.mu held.

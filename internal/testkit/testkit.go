@@ -34,7 +34,9 @@ import (
 const ModeVar = "SWITCHBOARD_TESTKIT_MODE"
 
 // MarkVar names a file to which the crash tool appends a line each time it
-// runs, and ModeSleeper each time it starts, so that tests can count them.
+// runs, ModeSleeper each time it starts and ModeFlood each time it is asked
+// for its tools (the first page of tools/list), so that tests can count
+// them.
 const MarkVar = "SWITCHBOARD_TESTKIT_MARK"
 
 // Child modes.
@@ -51,6 +53,7 @@ const (
 	ModeSleeper       = "sleeper"        // ModeServer that counts its starts in MarkVar's file; from the second, echo's description changes
 	ModeModernOnly    = "modern-only"    // ModeServer that refuses initialize with a JSON-RPC error: 2026-07-28 only
 	ModeSurvey        = "survey"         // ModeServer with a "survey" tool that asks three questions at once
+	ModeFlood         = "flood"          // ModeServer with "flood" and "break" tools (see addFlood); counts its tools/list requests in MarkVar's file
 )
 
 // ChildEnv returns the env entries that make a re-executed test binary
@@ -72,7 +75,7 @@ func MaybeRunChild() {
 func runChild(mode string) int {
 	ctx := context.Background()
 	switch mode {
-	case ModeServer, ModeBigFrameAfter, ModeModernOnly, ModeSurvey:
+	case ModeServer, ModeBigFrameAfter, ModeModernOnly, ModeSurvey, ModeFlood:
 	case ModeSleeper:
 		// A rug pull: behave on the first start, change the description
 		// of a trusted tool afterwards.
@@ -112,6 +115,8 @@ func runChild(mode string) int {
 		s.AddReceivingMiddleware(refuseInitialize)
 	case ModeSurvey:
 		addSurvey(s)
+	case ModeFlood:
+		addFlood(s)
 	}
 	if err := s.Run(ctx, &mcp.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, "testkit server:", err)
@@ -156,6 +161,95 @@ func addSurvey(s *mcp.Server) {
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: name + " / " + said + " / " + strings.Join(uris, ",")}}}, nil, nil
 	})
+}
+
+// FloodIn is the input of the flood tool.
+type FloodIn struct {
+	Count    int `json:"count" jsonschema:"how many tools/list_changed notifications to send"`
+	OverMs   int `json:"over_ms" jsonschema:"spread them evenly over this many milliseconds, then return"`
+	ChangeAt int `json:"change_at,omitempty" jsonschema:"the notification (from 1) that comes from a real change: the tool flooded appears; 0 for none"`
+}
+
+// addFlood adds to s the tools of ModeFlood, and counts each tools/list
+// request for a first page in MarkVar's file:
+//   - flood sends count tools/list_changed notifications over over_ms by
+//     registering the tool beat again, unchanged; notification change_at
+//     comes from adding the tool flooded instead;
+//   - break makes every later tools/list fail, then announces
+//     tools/list_changed;
+//   - stall makes the next tools/list take delay_ms, then announces
+//     tools/list_changed.
+func addFlood(s *mcp.Server) {
+	mark := os.Getenv(MarkVar)
+	var broken atomic.Bool
+	var stall atomic.Int64 // milliseconds the next tools/list takes
+	beat := func() {
+		mcp.AddTool(s, &mcp.Tool{Name: "beat", Description: "Does nothing; flood registers it again."}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "beat"}}}, nil, nil
+		})
+	}
+	beat()
+	mcp.AddTool(s, &mcp.Tool{Name: "flood", Description: "Floods tools/list_changed."}, func(ctx context.Context, _ *mcp.CallToolRequest, in FloodIn) (*mcp.CallToolResult, any, error) {
+		start := time.Now()
+		for i := 1; i <= in.Count; i++ {
+			// Against the clock, not a sum of sleeps: the flood ends on time.
+			at := start.Add(time.Duration(i) * time.Duration(in.OverMs) * time.Millisecond / time.Duration(in.Count))
+			select {
+			case <-ctx.Done():
+				return nil, nil, ctx.Err()
+			case <-time.After(time.Until(at)):
+			}
+			if i == in.ChangeAt {
+				mcp.AddTool(s, &mcp.Tool{Name: "flooded", Description: "Added in the middle of a flood."}, func(_ context.Context, _ *mcp.CallToolRequest, in EchoIn) (*mcp.CallToolResult, any, error) {
+					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
+				})
+				continue
+			}
+			beat()
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("sent %d", in.Count)}}}, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "break", Description: "Makes tools/list fail from now on."}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		broken.Store(true)
+		beat()
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "broken"}}}, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "stall", Description: "Makes the next tools/list slow."}, func(_ context.Context, _ *mcp.CallToolRequest, in StubbornIn) (*mcp.CallToolResult, any, error) {
+		stall.Store(int64(in.DelayMs))
+		beat()
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "stalled"}}}, nil, nil
+	})
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if r, ok := req.(*mcp.ListToolsRequest); ok && method == "tools/list" {
+				if r.Params == nil || r.Params.Cursor == "" {
+					appendMark(mark, "list")
+				}
+				if ms := stall.Swap(0); ms > 0 {
+					select {
+					case <-ctx.Done():
+						return nil, ctx.Err()
+					case <-time.After(time.Duration(ms) * time.Millisecond):
+					}
+				}
+				if broken.Load() {
+					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "tools/list fails on purpose"}
+				}
+			}
+			return next(ctx, method, req)
+		}
+	})
+}
+
+// appendMark appends line to the file mark names, when it names one.
+func appendMark(mark, line string) {
+	if mark == "" {
+		return
+	}
+	if f, err := os.OpenFile(mark, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
+		f.WriteString(line + "\n")
+		f.Close()
+	}
 }
 
 // refuseInitialize answers initialize with a JSON-RPC error, as a server
@@ -297,12 +391,7 @@ func NewServer() *mcp.Server {
 	mcp.AddTool(s, &mcp.Tool{Name: "crash", Description: "Exits the server mid-call."}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		// A test can count how often the tool ran (it must never be
 		// retried behind the caller's back).
-		if mark := os.Getenv(MarkVar); mark != "" {
-			if f, err := os.OpenFile(mark, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
-				f.WriteString("crash\n")
-				f.Close()
-			}
-		}
+		appendMark(os.Getenv(MarkVar), "crash")
 		fmt.Fprintln(os.Stderr, "crashing on purpose")
 		os.Exit(7)
 		return nil, nil, nil
