@@ -14,59 +14,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/switchboard-mcp/switchboard/internal/testkit"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/proc"
 )
-
-// journalVar names a file to which a journalled server (see journalled)
-// appends "call" when a tool call arrives and "cancelled" when a
-// notifications/cancelled does.
-const journalVar = "SWITCHBOARD_CLI_TEST_JOURNAL"
-
-// journalled is the test kit's server, noting in the file at path the calls
-// and cancellations it receives.
-func journalled(path string) *mcp.Server {
-	s := testkit.NewServer()
-	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			switch method {
-			case "tools/call":
-				appendLine(path, "call")
-			case "notifications/cancelled":
-				appendLine(path, "cancelled")
-			}
-			return next(ctx, method, req)
-		}
-	})
-	return s
-}
-
-func appendLine(path, line string) {
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
-	if err != nil {
-		return
-	}
-	f.WriteString(line + "\n")
-	f.Close()
-}
-
-// serveJournalled serves journalled on stdio when journalVar is set (the
-// re-executed test binary as an upstream server).
-func serveJournalled() {
-	path := os.Getenv(journalVar)
-	if path == "" {
-		return
-	}
-	if err := journalled(path).Run(context.Background(), &mcp.StdioTransport{}); err != nil {
-		os.Exit(1)
-	}
-	os.Exit(0)
-}
-
-func journal(path string) string {
-	b, _ := os.ReadFile(path)
-	return string(b)
-}
 
 // TestCallInterrupted runs `switchboard call` as a real process, sends it
 // SIGINT once the upstream has the call, and checks that it exits 130 at
