@@ -3,7 +3,8 @@
 // text) or for programs (--json).
 //
 // Exit codes: 0 success, 1 the tool returned an error result, 2 usage or
-// configuration error (an unknown name included), 3 upstream failure.
+// configuration error (an unknown name included), 3 upstream failure,
+// 128+N interrupted by signal N (130 for Ctrl-C, 143 for SIGTERM).
 // Messages go to stderr and say what to do next; with --json a failure is
 // one JSON object on stdout instead (see failure). Everything a server
 // wrote is printed through launcher.Escape, or launcher.EscapeJSON for
@@ -43,7 +44,18 @@ const (
 	ExitToolError = 1
 	ExitUsage     = 2
 	ExitUpstream  = 3
+	// ExitInterrupted is the exit code of a run ended by Ctrl-C (128 +
+	// SIGINT); SIGTERM ends one with 128 + 15.
+	ExitInterrupted = 130
 )
+
+// oneShotStop bounds each stage of stopping a stdio server when a command
+// other than serve ends (host.Options.StopTimeout). The servers were
+// started for that one command, which has its answer or was interrupted,
+// and a person waits for the prompt: a server still running that long
+// after its stdin closed (busy with a call it ignores the cancellation
+// of) is sent SIGTERM, and SIGKILL as long after that.
+const oneShotStop = 400 * time.Millisecond
 
 // Env is what a run of the CLI sees of the world; tests fill it in.
 type Env struct {
@@ -103,6 +115,7 @@ type run struct {
 	cfgFile string
 	serve   serveFlags
 	gateway atomic.Pointer[gateway.Gateway] // set by serve, for notifications the host receives
+	signal  atomic.Value                    // the syscall.Signal that ended ctx, if one did
 	home    string
 	cfg     *config.Config // the loaded configuration (commands that need the host)
 	host    *host.Host
@@ -152,8 +165,7 @@ func Run(ctx context.Context, env Env) int {
 	// upstream) and still runs Close, which stops every server's process
 	// group: servers are in their own groups, so the terminal's signal
 	// reaches only us.
-	var stop context.CancelFunc
-	r.ctx, stop = signal.NotifyContext(r.ctx, syscall.SIGINT, syscall.SIGTERM)
+	stop := r.notifySignals()
 	defer stop()
 	if r.cmd.name == "serve" {
 		if err := checkServe(r); err != nil {
@@ -170,6 +182,41 @@ func Run(ctx context.Context, env Env) int {
 		}()
 	}
 	return r.cmd.run(r)
+}
+
+// notifySignals makes SIGINT and SIGTERM cancel r.ctx and records which
+// one did, for the exit code. The returned function stops the
+// notification and waits for the goroutine it starts.
+func (r *run) notifySignals() (stop func()) {
+	ctx, cancel := context.WithCancel(r.ctx)
+	r.ctx = ctx
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		select {
+		case sig := <-ch:
+			r.signal.Store(sig)
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return func() {
+		signal.Stop(ch)
+		cancel()
+		<-done
+	}
+}
+
+// interrupted returns the exit code of a run ended by a signal, and
+// whether it was.
+func (r *run) interrupted() (int, bool) {
+	sig, ok := r.signal.Load().(syscall.Signal)
+	if !ok {
+		return 0, false
+	}
+	return 128 + int(sig), true
 }
 
 // wantsJSON reports whether --json is among args, so that a failure to
@@ -374,6 +421,9 @@ func (r *run) open() int {
 	// The gateway forwards servers' requests (sampling, elicitation,
 	// roots) to its clients; the other commands have no one to ask.
 	opts := &host.Options{ClientVersion: r.env.Version, Forward: r.cmd.name == "serve"}
+	if r.cmd.name != "serve" {
+		opts.StopTimeout = oneShotStop
+	}
 	if r.cmd.name == "serve" {
 		opts.OnResourceUpdated = func(server, uri string) {
 			if g := r.gateway.Load(); g != nil {
@@ -398,6 +448,9 @@ func (r *run) open() int {
 	h, err := host.Open(r.ctx, cfg, opts)
 	if err != nil {
 		st.Close()
+		if code, ok := r.interrupted(); ok {
+			return r.report(code, failure{Code: codeInterrupted, Message: "interrupted"})
+		}
 		return r.report(ExitUpstream, failureOf(err, codeError))
 	}
 	r.cfg, r.host = cfg, h
@@ -412,8 +465,12 @@ func (r *run) open() int {
 }
 
 // fail reports err with the exit code for its fault code: 2 for a name
-// not found or arguments refused, 3 for the rest.
+// not found or arguments refused, 3 for the rest; 128+N, code
+// "interrupted", when signal N ended the run, whatever err says.
 func (r *run) fail(err error) int {
+	if code, ok := r.interrupted(); ok {
+		return r.report(code, failure{Code: codeInterrupted, Message: "interrupted"})
+	}
 	if errors.Is(err, context.Canceled) {
 		return r.report(ExitUpstream, failure{Code: codeInterrupted, Message: "interrupted"})
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/demo"
 	"github.com/switchboard-mcp/switchboard/internal/fixture"
@@ -181,6 +182,14 @@ func runCall(r *run) int {
 	args, err := callArgs(r.args[1:], tool.InputSchema, r.env.Stdin)
 	if err != nil {
 		return r.usagef("%v", err)
+	}
+	check := checkArgs(args, tool.InputSchema)
+	for _, w := range check.warnings {
+		fmt.Fprintf(r.env.Stderr, "warning: %s: %s\n", launcher.Escape(tool.Name), launcher.Escape(w))
+	}
+	if len(check.problems) > 0 {
+		return r.report(ExitUsage, failure{Code: string(fault.CodeInvalidInput), Server: tool.Server, Message: fmt.Sprintf("arguments of %s do not match its input schema: %s", tool.Name, strings.Join(check.problems, "; "))},
+			fmt.Sprintf("'switchboard tools %s' shows the schema", tool.Name))
 	}
 	// A person reads the result: it is printed whole, never spilled.
 	opts := &host.CallOptions{Confirm: r.confirm, KeepWhole: true}
