@@ -11,12 +11,14 @@ import (
 
 // relistDelay gathers a burst of list_changed notifications into one
 // re-listing (servers often announce several changes at once, as
-// server-everything does right after initialize). relistEvery is the least
-// time between two re-listings of one server after a re-listing that found
-// a change; each re-listing that finds nothing new multiplies it by
-// relistBackoff, up to relistSlowest, so a server that floods list_changed
-// is re-listed at most once per relistSlowest, and a real change during
-// the flood is still listed within about relistSlowest.
+// server-everything does right after initialize). A lone notification is
+// followed by a re-listing relistDelay later, whatever came before. During
+// a flood (more notifications while a re-listing is pending, or within the
+// gap after one) the gap between re-listings is relistEvery after one that
+// found a change, and each that finds nothing new multiplies it by
+// relistBackoff, up to relistSlowest: a flooding server is re-listed at
+// most once per relistSlowest, and a real change during the flood is still
+// listed within about relistSlowest.
 const (
 	relistDelay   = 200 * time.Millisecond
 	relistEvery   = time.Second
@@ -44,6 +46,7 @@ func (h *Host) listChanged(name string) {
 // is pending and when it may run.
 type relistPace struct {
 	pending bool          // a list_changed not yet followed by a re-listing
+	flooded bool          // more list_changed came while pending or within gap
 	due     time.Time     // when the pending re-listing runs
 	next    time.Time     // the earliest time for the next re-listing
 	gap     time.Duration // the least time between the last re-listing and the next
@@ -52,11 +55,15 @@ type relistPace struct {
 // ran records a re-listing that started at t and whether it found a
 // change.
 func (p *relistPace) ran(t time.Time, changed bool) {
-	if changed {
+	switch {
+	case !p.flooded:
+		p.gap = 0
+	case changed:
 		p.gap = relistEvery
-	} else {
+	default:
 		p.gap = min(max(p.gap, relistEvery)*relistBackoff, relistSlowest)
 	}
+	p.flooded = false
 	p.next = t.Add(p.gap)
 }
 
@@ -122,6 +129,9 @@ func (h *Host) relistDue(paces map[*server]*relistPace) bool {
 		if p == nil {
 			p = &relistPace{}
 			paces[s] = p
+		}
+		if p.pending || now.Before(p.next) {
+			p.flooded = true
 		}
 		if !p.pending {
 			p.pending = true
