@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -224,31 +223,13 @@ func TestServeStdio(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestServeHTTP is the main job end to end: `switchboard serve --http` on
 // the embedded default prints how to connect, a client connects with the
 // printed token and calls a tool, and a cancel stops it cleanly.
 func TestServeHTTP(t *testing.T) {
 	exe, _ := os.Executable()
 	home := t.TempDir()
-	var stderr syncBuffer
+	var stderr testkit.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	code := make(chan int, 1)

@@ -30,7 +30,7 @@ func TestServeWatchReloads(t *testing.T) {
 	}
 	a := map[string]any{"command": exe, "env": testkit.ChildEnv(testkit.ModeServer)}
 	path := writeConfig(t, map[string]any{"mcpServers": map[string]any{"a": a}})
-	var stderr syncBuffer
+	var stderr testkit.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	code := make(chan int, 1)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/internal/cli"
+	"github.com/switchboard-mcp/switchboard/internal/testkit"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/proc"
 )
 
@@ -24,7 +25,7 @@ func serve(t *testing.T, env map[string]string, args ...string) result {
 	if _, ok := env["HOME"]; !ok && env["SWITCHBOARD_HOME"] == "" {
 		env = withEnv(env, "SWITCHBOARD_HOME", t.TempDir())
 	}
-	var stderr syncBuffer
+	var stderr testkit.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	code := make(chan int, 1)

@@ -1,7 +1,6 @@
 package frontdoor
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -12,10 +11,11 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboard-mcp/switchboard/internal/testkit"
 )
 
 // testToken is the configured token in tests; wrongToken is a well-formed
@@ -460,28 +460,10 @@ func TestCheckBearer(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for the server's goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // TestLogsNeverContainTokens drives every rejection and the query-token
 // path with a debug logger and checks the log has reasons but no tokens.
 func TestLogsNeverContainTokens(t *testing.T) {
-	var logs syncBuffer
+	var logs testkit.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	base := newServer(t, Options{Token: testToken, Logger: logger, MaxBodyBytes: 8})
 	reqs := []request{

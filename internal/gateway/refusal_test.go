@@ -1,14 +1,12 @@
 package gateway_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -25,30 +23,10 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/testkit/proc"
 )
 
-// syncBuffer is a log destination safe for the gateway's goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex // guards buf
-	buf bytes.Buffer
-}
-
-func newSyncBuffer() *syncBuffer { return &syncBuffer{} }
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // serveStored opens a host on servers with the state database st, and a
 // gateway over it, and returns a client connected in memory (as over
 // stdio), the host and the gateway's log.
-func serveStored(t *testing.T, servers map[string]any, st store.Store) (*mcp.ClientSession, *host.Host, *syncBuffer) {
+func serveStored(t *testing.T, servers map[string]any, st store.Store) (*mcp.ClientSession, *host.Host, *testkit.Buffer) {
 	t.Helper()
 	cfg := parseServers(t, servers)
 	var gw atomic.Pointer[gateway.Gateway]
@@ -62,7 +40,7 @@ func serveStored(t *testing.T, servers map[string]any, st store.Store) (*mcp.Cli
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { h.Close() })
-	logs := newSyncBuffer()
+	logs := new(testkit.Buffer)
 	g := gateway.New(h, &gateway.Options{Version: "test", Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	gw.Store(g)
 	ct, sst := mcp.NewInMemoryTransports()

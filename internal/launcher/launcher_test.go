@@ -3,7 +3,6 @@
 package launcher
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,6 +23,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-mcp/switchboard/internal/testkit"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/proc"
 )
 
@@ -578,7 +578,7 @@ const utf8Max = 4
 
 func TestStderrLogged(t *testing.T) {
 	t.Parallel()
-	var buf syncBuffer
+	var buf testkit.Buffer
 	spec := childSpec(t, "stderr-log")
 	spec.Logger = slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	p := start(t, spec)
@@ -595,23 +595,6 @@ func TestStderrLogged(t *testing.T) {
 	if strings.Contains(log, "\x1b") {
 		t.Errorf("log contains a raw ESC:\n%s", log)
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
 
 // TestGiantFrame: a 64 MiB line with a 1 MiB cap fails the server with
