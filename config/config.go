@@ -123,6 +123,13 @@ type Server struct {
 	// them.
 	Enabled bool
 
+	// Unusable, when not nil, is why the server cannot be started although
+	// its configuration is valid: an environment variable it references is
+	// not set. Loading goes on with the other servers. An unusable server's
+	// Command, Args, Env, Cwd, URL and Headers are empty (Redacted shows
+	// them as written); it must never be launched.
+	Unusable *UnusableError
+
 	// EnabledTools and DisabledTools are path.Match globs over the server's
 	// tool names (as the server reports them, before prefixing). nil
 	// EnabledTools means every tool; an empty, non-nil EnabledTools (the
@@ -327,8 +334,11 @@ func redactValues(m map[string]string) map[string]string {
 // `server "github": http, enabled, prefix "github"`.
 func (s Server) String() string {
 	state := "enabled"
-	if !s.Enabled {
+	switch {
+	case !s.Enabled:
 		state = "disabled"
+	case s.Unusable != nil:
+		state = "unusable"
 	}
 	return fmt.Sprintf("server %q: %s, %s, prefix %q", s.Name, s.Transport, state, s.Prefix)
 }

@@ -936,20 +936,27 @@ func (d *decoder) derivePrefixes() {
 }
 
 // expandServer expands references in the expandable fields and checks the
-// resulting values. Messages name fields and variables, never values.
+// resulting values. Messages name fields and variables, never values. A
+// variable that is not set is not an error: it makes the server unusable
+// (see Server.Unusable), and its resolved values are dropped.
 func (d *decoder) expandServer(s *Server, f *rawServer, p *jsonPath) {
 	refs := map[string]bool{}
+	unusable := &UnusableError{Code: CodeMissingEnv, File: d.file, Server: s.Name}
+	serverPath := p.String()
+	missing := func(name string, fp *jsonPath) {
+		unusable.missing(name, strings.TrimPrefix(strings.TrimPrefix(fp.String(), serverPath), "."))
+	}
 	expandOne := func(tmpl string, fp *jsonPath) (string, bool) {
 		out, names, errs := expand(tmpl, d.lookup)
 		for _, n := range names {
 			refs[n] = true
 		}
 		for _, e := range errs {
-			var cause error
 			if e.missing != "" {
-				cause = ErrMissingVar
+				missing(e.missing, fp)
+				continue
 			}
-			d.add(fp, s.Name, e.msg, cause)
+			d.add(fp, s.Name, e.msg, nil)
 		}
 		return out, errs == nil
 	}
@@ -1030,7 +1037,7 @@ func (d *decoder) expandServer(s *Server, f *rawServer, p *jsonPath) {
 		v, ok := d.lookup(name)
 		switch {
 		case !ok:
-			d.add(fp, s.Name, fmt.Sprintf("environment variable %q is not set", name), ErrMissingVar)
+			missing(name, fp)
 		case v == "":
 			d.add(fp, s.Name, fmt.Sprintf("environment variable %q is empty", name), nil)
 		case checkHeaderValue(v) != "":
@@ -1041,5 +1048,9 @@ func (d *decoder) expandServer(s *Server, f *rawServer, p *jsonPath) {
 	}
 	if len(refs) > 0 {
 		s.SecretRefs = slices.Sorted(maps.Keys(refs))
+	}
+	if unusable.Missing != nil {
+		s.Unusable = unusable
+		s.Command, s.Args, s.Env, s.Cwd, s.URL, s.Headers = "", nil, nil, "", "", nil
 	}
 }

@@ -90,7 +90,7 @@
 // Secrets are named, never inlined. command, args, cwd, url and the values
 // of env and headers may reference the process environment:
 //
-//	${VAR}           the value of VAR; loading fails if VAR is not set
+//	${VAR}           the value of VAR; the server is unusable if VAR is not set
 //	${VAR:-default}  the value of VAR, or default if VAR is unset or empty;
 //	                 default is literal text (possibly empty) without "}"
 //	$${              a literal "${"
@@ -100,6 +100,14 @@
 // "${1X}") is an error, and so is VS Code's "${input:id}" (inputs are not
 // supported) and "${env:VAR}" (write "${VAR}"). Values are substituted
 // once, never rescanned. [LoadOptions].LookupEnv resolves variables.
+//
+// A variable that is not set (through ${VAR} or bearerTokenEnvVar) does not
+// fail loading: the server that references it is kept with
+// [Server.Unusable] saying which variables and fields, e.g.
+//
+//	server "gh": ${GITHUB_TOKEN} is not set (env.GITHUB_TOKEN)
+//
+// and the other servers load. Only server fields reference variables.
 //
 // Errors name variables, never their values, and so do String, GoString,
 // LogValue and MarshalJSON of [Config] and [Server]; [Server.Redacted] shows

@@ -2,12 +2,13 @@ package config
 
 import (
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 )
 
-// ErrMissingVar is wrapped by every [Error] that reports a referenced
-// environment variable which is not set (a ${VAR} without a default, or a
+// ErrMissingVar is wrapped by every [UnusableError]: a referenced
+// environment variable is not set (a ${VAR} without a default, or a
 // bearerTokenEnvVar). Test for it with errors.Is.
 var ErrMissingVar = errors.New("environment variable not set")
 
@@ -123,4 +124,77 @@ func pathKey(k string) string {
 		return "." + k
 	}
 	return "[" + strconv.Quote(k) + "]"
+}
+
+// CodeMissingEnv is the [UnusableError] code of a server that references an
+// environment variable which is not set.
+const CodeMissingEnv = "missing_env"
+
+// UnusableError says why a server that parsed cannot be started: today,
+// that environment variables it references (through ${VAR} or
+// bearerTokenEnvVar) are not set. The other servers of the configuration
+// are unaffected. Its message names each variable and the fields that
+// reference it, never a value:
+//
+//	server "gh": ${GITHUB_TOKEN} is not set (env.GITHUB_TOKEN)
+//
+// It wraps [ErrMissingVar].
+type UnusableError struct {
+	// Code is a stable identifier of the reason: CodeMissingEnv.
+	Code string
+	// File is the configuration file ([Config.Source]); empty if unknown.
+	File string
+	// Server is the server's name.
+	Server string
+	// Missing are the variables that are not set, in the order the
+	// configuration first references them, each with the fields that
+	// reference it.
+	Missing []MissingVar
+}
+
+// MissingVar is one environment variable a server references that is not
+// set.
+type MissingVar struct {
+	// Name is the variable's name.
+	Name string
+	// Fields are the JSON paths, relative to the server, of the values
+	// that reference it, in document order: "env.GITHUB_TOKEN",
+	// "args[1]", "bearerTokenEnvVar".
+	Fields []string
+}
+
+// Error formats the reason, e.g. `server "gh": ${GITHUB_TOKEN} is not set
+// (env.GITHUB_TOKEN)`; several variables are separated by "; ".
+func (e *UnusableError) Error() string {
+	var b strings.Builder
+	b.WriteString("server ")
+	b.WriteString(strconv.Quote(e.Server))
+	b.WriteString(": ")
+	for i, m := range e.Missing {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString("${" + m.Name + "} is not set (" + strings.Join(m.Fields, ", ") + ")")
+		if vscodeVars[m.Name] {
+			b.WriteString(": it is a VS Code variable, and only environment variables are expanded")
+		}
+	}
+	return b.String()
+}
+
+// Unwrap returns [ErrMissingVar].
+func (e *UnusableError) Unwrap() error { return ErrMissingVar }
+
+// missing records that field, a path relative to the server, references
+// the unset variable name.
+func (e *UnusableError) missing(name, f string) {
+	for i := range e.Missing {
+		if e.Missing[i].Name == name {
+			if !slices.Contains(e.Missing[i].Fields, f) {
+				e.Missing[i].Fields = append(e.Missing[i].Fields, f)
+			}
+			return
+		}
+	}
+	e.Missing = append(e.Missing, MissingVar{Name: name, Fields: []string{f}})
 }

@@ -114,8 +114,26 @@ func (l Lifecycle) withDefaults(t Trust) Lifecycle {
 // protocol version, which decides what the server offers) and the settings
 // that change what it advertises. A saved catalogue is reused only under
 // the same fingerprint. It is a SHA-256, so it reveals no secret; it
-// changes when a referenced environment variable's value does.
+// changes when a referenced environment variable's value does. An
+// Unusable server's fingerprint covers its fields as written (the Redacted
+// view) and never matches a usable server's.
 func (s *Server) Fingerprint() string {
+	if s.Unusable != nil {
+		r := s.Redacted()
+		v := struct {
+			Unusable  bool
+			Transport Transport
+			Command   string
+			Args      []string
+			Env       map[string]string
+			Cwd       string
+			URL       string
+			Headers   map[string]string
+		}{true, r.Transport, r.Command, r.Args, r.Env, r.Cwd, r.URL, r.Headers}
+		b, _ := json.Marshal(v)
+		sum := sha256.Sum256(b)
+		return "sha256:" + hex.EncodeToString(sum[:])
+	}
 	v := struct {
 		Transport Transport
 		Command   string

@@ -19,7 +19,8 @@ import (
 // http(s) URLs with a host and neither credentials nor a fragment; valid
 // globs, timeouts in (0, MaxTimeout], a known protocol version (if pinned)
 // that the transport can speak, valid and unique (ignoring case) non-empty
-// prefixes.
+// prefixes. The command or URL of a server that is Unusable is not
+// checked: it has none.
 //
 // Load and Parse return configurations that pass Validate. Validate is for
 // configurations built or modified in code; it does not require Servers to
@@ -97,14 +98,20 @@ func validateServer(s *Server, p *jsonPath, add func(*jsonPath, string)) {
 			add(p.k(field), fmt.Sprintf("%q is only for %s servers; this server is %s", field, kind, s.Transport))
 		}
 	}
+	// An unusable server has no resolved command or URL to check.
+	usable := s.Unusable == nil
 	switch s.Transport {
 	case TransportStdio:
-		check(p.k("command"), checkCommand(s.Command))
+		if usable {
+			check(p.k("command"), checkCommand(s.Command))
+		}
 		onlyFor("url", s.URL != "", "http and sse")
 		onlyFor("headers", s.Headers != nil, "http and sse")
 		onlyFor("bearerTokenEnvVar", s.BearerTokenEnvVar != "", "http and sse")
 	case TransportHTTP, TransportSSE:
-		check(p.k("url"), checkURL(s.URL))
+		if usable {
+			check(p.k("url"), checkURL(s.URL))
+		}
 		onlyFor("command", s.Command != "", "stdio")
 		onlyFor("args", s.Args != nil, "stdio")
 		onlyFor("env", s.Env != nil, "stdio")
