@@ -138,6 +138,11 @@ const (
 	StateFailed   State = "failed"   // could not connect or discover; see LastError. Probed again on activity
 	StateDisabled State = "disabled" // "enabled": false in the configuration
 	StateClosed   State = "closed"   // Close was called
+
+	// StateMisconfigured: the configuration references an environment
+	// variable that is not set (config.Server.Unusable, in LastError); the
+	// server is never started.
+	StateMisconfigured State = "misconfigured"
 )
 
 // ServerStatus describes one configured server.
@@ -377,7 +382,7 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 	var later []*server // advertised from the store, connected in the background
 	for _, sc := range cfg.Servers {
 		s := comp.servers[sc.Name]
-		if !sc.Enabled {
+		if !runnable(sc) {
 			continue
 		}
 		if s.cached {
@@ -612,6 +617,8 @@ func (h *Host) serverUnavailable(name string) error {
 		return fault.New(fault.CodeUnavailable, name, "", errors.New("the host is closed"))
 	case v.state == StateDisabled:
 		return fault.New(fault.CodeUnavailable, name, "", errors.New(`the server is disabled ("enabled": false in the configuration)`))
+	case v.state == StateMisconfigured:
+		return fault.New(fault.CodeUnavailable, name, "", v.err)
 	case v.catalog != nil:
 		return nil // its tools are known; a call dials it
 	case v.err == nil:

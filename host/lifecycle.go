@@ -25,15 +25,25 @@ func newSupervisor(sc *config.Server) *supervise.Supervisor {
 	return supervise.New(sc.Name, supervise.Policy{Attempts: sc.Lifecycle.StartupAttempts, RetryAfter: sc.Lifecycle.RetryAfter}, nil)
 }
 
-// newServer makes the record of a configured server: disabled, or
-// supervised with its pins and trust score loaded and, when its saved
-// catalogue matches its fingerprint, advertised at once (cached, idle)
-// without being dialled, its lists vetted under cfg (the configuration sc
-// belongs to). Nothing else sees it until it is returned.
+// runnable reports whether a server may be started: it is enabled and
+// its configuration is usable.
+func runnable(sc *config.Server) bool { return sc.Enabled && sc.Unusable == nil }
+
+// newServer makes the record of a configured server: disabled;
+// misconfigured (never started, its reason logged once and kept as its
+// error); or supervised with its pins and trust score loaded and, when its
+// saved catalogue matches its fingerprint, advertised at once (cached,
+// idle) without being dialled, its lists vetted under cfg (the
+// configuration sc belongs to). Nothing else sees it until it is returned.
 func (h *Host) newServer(ctx context.Context, cfg *config.Config, sc *config.Server) *server {
 	s := &server{name: sc.Name, h: h, trust: newTrustScore(), state: StateDisabled}
 	s.cfg.Store(sc)
 	if !sc.Enabled {
+		return s
+	}
+	if sc.Unusable != nil {
+		s.state, s.err = StateMisconfigured, sc.Unusable
+		h.log.Warn("server misconfigured; not started, the others are unaffected", "server", sc.Name, "err", sc.Unusable)
 		return s
 	}
 	s.sup = newSupervisor(sc)

@@ -44,7 +44,7 @@ func (h *Host) Reload(ctx context.Context, cfg *config.Config) error {
 		}
 		s := h.newServer(ctx, cfg, sc)
 		next.servers[sc.Name] = s
-		if sc.Enabled && !s.cached {
+		if runnable(sc) && !s.cached {
 			fresh = append(fresh, s)
 		}
 	}
@@ -118,7 +118,7 @@ func (h *Host) stopAll(servers []*server) error {
 // settings the connection was made with (trust decides the SSRF guard and
 // which client abilities are advertised; timeouts bound it).
 func sameConnection(a, b *config.Server) bool {
-	return a.Enabled && b.Enabled && a.Fingerprint() == b.Fingerprint() &&
+	return runnable(a) && runnable(b) && a.Fingerprint() == b.Fingerprint() &&
 		a.Trust.Level() == b.Trust.Level() && a.Sampling == b.Sampling && a.Elicitation == b.Elicitation && a.Roots == b.Roots &&
 		a.StartupTimeout == b.StartupTimeout && a.CallTimeout == b.CallTimeout &&
 		reflect.DeepEqual(a.Lifecycle, b.Lifecycle)

@@ -108,6 +108,8 @@ func (s *server) ensure(ctx context.Context) (*upstream.Conn, error) {
 			return nil, fault.New(fault.CodeUnavailable, s.name, "", errors.New("the host is closed"))
 		case !sc.Enabled:
 			return nil, fault.New(fault.CodeUnavailable, s.name, "", errors.New(`the server is disabled ("enabled": false in the configuration)`))
+		case sc.Unusable != nil:
+			return nil, fault.New(fault.CodeUnavailable, s.name, "", sc.Unusable)
 		}
 		s.mu.Lock()
 		switch {
