@@ -456,7 +456,11 @@ func (r *run) open() int {
 	r.cfg, r.host = cfg, h
 	if r.cmd.name != "servers" {
 		for _, s := range h.Servers() {
-			if (s.State == host.StateFailed || s.State == host.StateBackoff) && s.LastError != "" {
+			switch {
+			case s.State == host.StateMisconfigured:
+				reason, _ := strings.CutPrefix(s.LastError, fmt.Sprintf("server %q: ", s.Name))
+				fmt.Fprintf(r.env.Stderr, "warning: server %q is misconfigured and not started: %s\n  (the others work)\n", s.Name, launcher.Escape(firstLine(reason)))
+			case (s.State == host.StateFailed || s.State == host.StateBackoff) && s.LastError != "":
 				fmt.Fprintf(r.env.Stderr, "warning: server %q is unavailable: %s\n  (the others work; 'switchboard servers -v' shows its stderr)\n", s.Name, launcher.Escape(firstLine(s.LastError)))
 			}
 		}
