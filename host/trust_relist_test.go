@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/ingest"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/testkit"
+	"github.com/switchboard-mcp/switchboard/internal/testkit/hostile"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/proc"
 )
 
@@ -250,5 +252,38 @@ func TestTrustScoreDecays(t *testing.T) {
 	call(t, h, "good__echo", `{"text":"x"}`)
 	if got, want := status(h, "good").TrustScore, afterOK(0.7); math.Abs(got-want) > 1e-4 {
 		t.Errorf("good after a success: score %.6f, want %.6f (from the decayed value)", got, want)
+	}
+}
+
+// TestTrustScoreFlaggedMetadata: a server whose metadata matches injection
+// patterns loses a step per flagged item, once, not at every rebuild.
+func TestTrustScoreFlaggedMetadata(t *testing.T) {
+	h := open(t, parse(t, map[string]any{"hostile": hostileServer(t, hostile.ModePoison, nil, nil)}, nil))
+	st := status(h, "hostile")
+	if st.State != host.StateReady {
+		t.Fatalf("state %s: %s", st.State, st.LastError)
+	}
+	flagged := 0
+	for _, f := range st.Findings {
+		if f.Kind == ingest.KindFlagged {
+			flagged++
+		}
+	}
+	if flagged == 0 {
+		t.Fatalf("no flagged findings: %v", st.Findings)
+	}
+	want := 0.5
+	for range flagged {
+		want -= 0.1 * want
+	}
+	if math.Abs(st.TrustScore-want) > 1e-6 {
+		t.Errorf("score %.6f with %d flagged items, want %.6f", st.TrustScore, flagged, want)
+	}
+	// Another rebuild (a reload) flags nothing new.
+	if err := h.Reload(context.Background(), parse(t, map[string]any{"hostile": hostileServer(t, hostile.ModePoison, nil, nil)}, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if got := status(h, "hostile").TrustScore; math.Abs(got-want) > 1e-6 {
+		t.Errorf("score after a reload %.6f, want %.6f", got, want)
 	}
 }

@@ -41,7 +41,8 @@ func (h *Host) vetUnder(sec config.Security, sc *config.Server, cat *catalog.Cat
 // flagAndHold scans every server's cleaned metadata for injection patterns,
 // against the names of the other servers and their tools, and returns the
 // tools to hold back (strict servers that are not trusted) by server. New
-// findings are logged; all are kept for Findings. cats are the servers'
+// findings are logged, and each newly flagged item costs its server a trust
+// score step; all are kept for Findings. cats are the servers'
 // vetted catalogues by name. Called with h.mu held (by rebuild).
 func (h *Host) flagAndHold(comp *composition, cats map[string]*catalog.Catalog) map[string]map[string]bool {
 	// Every server's names, to spot a description that talks about
@@ -110,8 +111,12 @@ func (h *Host) flagAndHold(comp *composition, cats map[string]*catalog.Catalog) 
 			}
 		}
 		slices.SortFunc(findings, func(a, b Finding) int { return strings.Compare(a.String(), b.String()) })
-		for _, f := range comp.servers[sc.Name].setFlags(findings) {
+		s := comp.servers[sc.Name]
+		for _, f := range s.setFlags(findings) {
 			h.log.Warn("server metadata: "+f.Kind, "server", f.Server, "item", f.Item, "detail", f.Detail)
+			if f.Kind == ingest.KindFlagged {
+				s.trust.add(outcomeFlagged) // each newly flagged item costs a step
+			}
 		}
 	}
 	return held
