@@ -118,11 +118,3 @@ func (c *Conn) closeTwin() error {
 	t.conn = nil
 	return err
 }
-
-// Twin reports whether a legacy twin is connected (for tests and status).
-func (c *Conn) Twin() bool {
-	t := &c.twin
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.conn != nil && t.conn.Err() == nil
-}
