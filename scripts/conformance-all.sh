@@ -10,6 +10,12 @@
 #   next     0.2.0-alpha.12 default (the 2025-11-25 requirements)
 #   modern   0.2.0-alpha.12 --requirements 2026-07-28 (scored set; the
 #            tasks extension is reported as not scored)
+# Then, against the gateway fronting go-sdk's own conformance server
+# (conformance/everything-server of the go-sdk version in go.mod) over
+# stdio, trusted, pass-through names: stable, and modern. Its tools ask the
+# legacy way for the legacy suite and the multi-round-trip way for the
+# 2026-07-28 one, so both eras of client must be served by both eras of
+# upstream (see "Eras" in docs/ARCHITECTURE.md).
 # Then the client side (stable and next, --suite all) against
 # `switchboard conformance-client`, a client built on the host package.
 # Targets: 0 failures everywhere. Exits non-zero on any failure and prints
@@ -22,6 +28,7 @@ export PEERS="${PEERS:-$root/.cache/peers}"
 
 mkdir -p bin
 go build -o bin/switchboard ./cmd/switchboard || exit 1
+go build -o bin/go-sdk-everything github.com/modelcontextprotocol/go-sdk/conformance/everything-server || exit 1
 sb="$root/bin/switchboard"
 
 work="$(mktemp -d)"
@@ -58,8 +65,15 @@ gport="$(free_port)"
 # The suite sends no token; the run is on loopback only.
 "$sb" serve --config "$work/config.json" --http "127.0.0.1:$gport" --no-auth 2>"$work/gateway.log" &
 pids+=($!)
+cat > "$work/gosdk.json" <<JSON
+{"mcpServers": {"everything": {"command": "$root/bin/go-sdk-everything", "prefix": "", "trust": "trusted"}}}
+JSON
+eport="$(free_port)"
+"$sb" serve --config "$work/gosdk.json" --http "127.0.0.1:$eport" --no-auth 2>"$work/gosdk-gateway.log" &
+pids+=($!)
 wait_ready "http://127.0.0.1:$fport" || exit 1
 wait_ready "http://127.0.0.1:$gport" || { cat "$work/gateway.log" >&2; exit 1; }
+wait_ready "http://127.0.0.1:$eport" || { cat "$work/gosdk-gateway.log" >&2; exit 1; }
 
 total_pass=0; total_fail=0; status=0
 run() { # label target-url line args...
@@ -86,6 +100,8 @@ for target in fixture gateway; do
   run "$target-next" "$url" next
   run "$target-modern" "$url" next --requirements 2026-07-28
 done
+run "go-sdk-stable" "http://127.0.0.1:$eport/mcp" stable
+run "go-sdk-modern" "http://127.0.0.1:$eport/mcp" next --requirements 2026-07-28
 # Client side: the suite's mock servers against a client built on the host
 # package. OAuth scenarios are baselined (conformance/client-baseline-*.yml)
 # until Switchboard has an OAuth client; the suite fails on stale entries.

@@ -134,7 +134,7 @@ func New(h *host.Host, opts *Options) *Gateway {
 		SubscribeHandler:   g.subscribe,
 		UnsubscribeHandler: g.unsubscribe,
 	})
-	g.server.AddReceivingMiddleware(g.currentInstructions, g.splice, g.heldBack)
+	g.server.AddReceivingMiddleware(g.legacyResults, g.currentInstructions, g.splice, g.heldBack)
 	g.Sync()
 	return g
 }

@@ -28,6 +28,7 @@ import (
 func TestMain(m *testing.M) {
 	testkit.MaybeRunChild()
 	maybeRunBenchRole()
+	maybeRunAsker()
 	os.Exit(m.Run())
 }
 

@@ -36,6 +36,12 @@ func (g *Gateway) newPeer(ctx context.Context, ss *mcp.ServerSession, caps *mcp.
 // ClientCapabilities reports what the downstream client declared.
 func (p *peer) ClientCapabilities() *mcp.ClientCapabilities { return p.caps }
 
+// ProtocolVersion reports the version the downstream client speaks: a
+// legacy client's calls run on a legacy connection to a server that
+// speaks both eras (upstream.VersionReporter), where the server can ask
+// it the legacy way.
+func (p *peer) ProtocolVersion() string { return p.version }
+
 // errModern is returned when a 2026-07-28 client would have to be asked
 // outside a tool call (the only place parking applies).
 var errModern = errors.New("the client is connected to Switchboard with protocol 2026-07-28, " +

@@ -156,21 +156,30 @@ func (c *Conn) onElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Elici
 	return p.Elicit(ctx, c.server.Name, req.Params)
 }
 
-// rootsMiddleware answers roots/list from the call's peer instead of
-// go-sdk's static root list.
-func (c *Conn) rootsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+// askMiddleware answers a legacy server's roots/list from the call's peer
+// instead of go-sdk's static root list, and hands its elicitation/create
+// to the peer before go-sdk's client checks the requested schema: the
+// client that answers checks it, and go-sdk's check refuses schemas the
+// specification allows (a titled multi-select whose items also say
+// "type": "string", as go-sdk's own conformance server sends).
+func (c *Conn) askMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method != "roots/list" {
-			return next(ctx, method, req)
+		switch method {
+		case "roots/list":
+			if !c.allows("roots") {
+				return nil, c.refused("roots")
+			}
+			p, err := c.peerFor(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return p.ListRoots(ctx, c.server.Name)
+		case "elicitation/create":
+			if r, ok := req.(*mcp.ElicitRequest); ok && r.Params != nil {
+				return c.onElicit(ctx, r)
+			}
 		}
-		if !c.allows("roots") {
-			return nil, c.refused("roots")
-		}
-		p, err := c.peerFor(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return p.ListRoots(ctx, c.server.Name)
+		return next(ctx, method, req)
 	}
 }
 

@@ -5,7 +5,8 @@
 // It fills go-sdk's gaps for a host: a stdio handshake chosen by era (the
 // legacy initialize unless the server refuses it or is pinned to
 // 2026-07-28; a server/discover probe that goes unanswered falls back to
-// initialize on the same process, see captureTransport), a default
+// initialize on the same process, see captureTransport), a legacy twin
+// connection for the calls of legacy clients (twin.go), a default
 // timeout on every request, progress routed to the call that asked for it
 // (go-sdk routes progress per client, not per call), lossless tool results
 // (see capture.go), bounded HTTP responses, and failures classified as
@@ -147,6 +148,8 @@ type Conn struct {
 	mu    sync.Mutex
 	err   error        // why the session ended, set before done closes
 	peers map[Peer]int // peers of the calls in flight, with their counts
+
+	twin twin // the legacy connection for legacy clients (twin.go); its own lock
 }
 
 // Dial connects to s and performs the handshake, within s.StartupTimeout.
@@ -160,6 +163,10 @@ func Dial(ctx context.Context, s *config.Server, opts *Options) (*Conn, error) {
 	}
 	c.life, c.cancel = context.WithCancel(context.Background())
 	parent := ctx
+	// go-sdk hands the connect context's values to the server's requests
+	// on stdio: a dial made for a call must not leave that call's peer
+	// where a later request of the server would find it (peerFor).
+	ctx = context.WithValue(ctx, peerKey{}, nil)
 	ctx, cancel := context.WithTimeout(withStatus(ctx), s.StartupTimeout)
 	defer cancel()
 	start := time.Now()
@@ -218,7 +225,7 @@ func (c *Conn) newClient() *mcp.Client {
 	}
 	client := mcp.NewClient(c.opts.ClientInfo, opts)
 	if c.opts.Forward {
-		client.AddReceivingMiddleware(c.rootsMiddleware)
+		client.AddReceivingMiddleware(c.askMiddleware)
 	}
 	return client
 }
@@ -411,6 +418,7 @@ func (c *Conn) watch() {
 	if err == nil {
 		err = errors.New("connection closed")
 	}
+	c.closeTwin()
 	c.mu.Lock()
 	c.err = err
 	c.mu.Unlock()
@@ -485,6 +493,7 @@ func (c *Conn) StderrTail() string {
 // launcher's stop stages.
 func (c *Conn) Close() error {
 	c.cancel()
+	c.closeTwin()
 	err := c.session.Close()
 	if c.proc != nil {
 		c.proc.Stop()
@@ -561,6 +570,9 @@ type CallOptions struct {
 // CallTool calls a tool. args is the arguments object as JSON (nil means
 // {}). A tool that fails returns a result with IsError, not an error.
 func (c *Conn) CallTool(ctx context.Context, name string, args json.RawMessage, opts *CallOptions) (*ToolResult, error) {
+	if t := c.legacyFor(ctx, peerFrom(ctx)); t != c {
+		return t.CallTool(ctx, name, args, opts)
+	}
 	if opts == nil {
 		opts = &CallOptions{}
 	}
@@ -643,6 +655,9 @@ func (c *Conn) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceR
 // server's input requests through the context's peer, or returns
 // *InputRequired when the peer passes them on.
 func (c *Conn) GetPrompt(ctx context.Context, name string, args map[string]string, opts *CallOptions) (*mcp.GetPromptResult, error) {
+	if t := c.legacyFor(ctx, peerFrom(ctx)); t != c {
+		return t.GetPrompt(ctx, name, args, opts)
+	}
 	if opts == nil {
 		opts = &CallOptions{}
 	}
