@@ -2,10 +2,11 @@
 // over go-sdk's client: stdio (through the launcher), Streamable HTTP and
 // legacy HTTP+SSE, in both protocol eras.
 //
-// It fills go-sdk's gaps for a host: a stdio handshake chosen by era (the
-// legacy initialize unless the server refuses it or is pinned to
-// 2026-07-28; a server/discover probe that goes unanswered falls back to
-// initialize on the same process, see captureTransport), a legacy twin
+// It fills go-sdk's gaps for a host: a stdio handshake chosen by era (a
+// server/discover probe for 2026-07-28 unless the server is pinned; a
+// probe that goes unanswered falls back to initialize on the same
+// process, see captureTransport, and one refused restarts on the legacy
+// handshake), a legacy twin
 // connection for the calls of legacy clients (twin.go), a default
 // timeout on every request, progress routed to the call that asked for it
 // (go-sdk routes progress per client, not per call), lossless tool results
