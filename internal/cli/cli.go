@@ -454,6 +454,14 @@ func (r *run) open() int {
 		return r.report(ExitUpstream, failureOf(err, codeError))
 	}
 	r.cfg, r.host = cfg, h
+	switch r.cmd.name {
+	case "tools", "call":
+		r.warnFindings()
+	case "servers":
+		if r.json || !r.verbose { // servers -v lists every finding on stdout
+			r.warnFindings()
+		}
+	}
 	if r.cmd.name != "servers" {
 		for _, s := range h.Servers() {
 			if (s.State == host.StateFailed || s.State == host.StateBackoff) && s.LastError != "" {
