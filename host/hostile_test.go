@@ -351,11 +351,13 @@ func TestHostilePoison(t *testing.T) {
 					t.Errorf("calling a held-back tool: %v, want not found", err)
 				}
 			case ingest.KindHeld:
-				// Refused by either name, naming the command that releases it.
+				// Refused by either name, saying how to release it: this
+				// host has no store to keep an approval (see
+				// TestHostileInjectionApproval), so by trust or onInjection.
 				for _, name := range []string{"hostile:add_numbers", "hostile__add_numbers"} {
 					_, err := r.Call(context.Background(), name, json.RawMessage(`{"a":1,"b":2}`), nil)
-					if fault.CodeOf(err) != fault.CodeHeldInjection || !strings.Contains(err.Error(), "switchboard approve hostile:add_numbers") {
-						t.Errorf("calling %s: %v, want held_injection naming switchboard approve hostile:add_numbers", name, err)
+					if fault.CodeOf(err) != fault.CodeHeldInjection || !strings.Contains(err.Error(), `"onInjection": "flag"`) {
+						t.Errorf("calling %s: %v, want held_injection naming onInjection", name, err)
 					}
 				}
 			default:
@@ -427,6 +429,9 @@ func TestHostileInjectionApproval(t *testing.T) {
 	}
 	if got := r.call(t, "hostile__add_numbers", `{"a":1,"b":2}`).Text; got != "3" {
 		t.Errorf("add_numbers = %q", got)
+	}
+	if _, err := r.Call(ctx, "hostile__summarize", nil, nil); !strings.Contains(fmt.Sprint(err), "switchboard approve hostile:summarize") {
+		t.Errorf("summarize: %v, want the approve command named", err)
 	}
 	check := func(h *host.Host) {
 		t.Helper()

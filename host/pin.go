@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -159,7 +160,7 @@ func (h *Host) heldTool(name string) error {
 	}
 	if h.injectionHeld(id) {
 		return fault.New(fault.CodeHeldInjection, id.Server, fmt.Sprintf("call tool %q", id.Name),
-			fmt.Errorf("held back: its description or schema matches an injection pattern and the server is not trusted; review it with `switchboard diff %s` and approve it with `switchboard approve %s`", id, id))
+			errors.New("held back: its description or schema matches an injection pattern and the server is not trusted; "+h.releaseHint(id)))
 	}
 	return fault.New(fault.CodeDefinitionChanged, id.Server, fmt.Sprintf("call tool %q", id.Name),
 		fmt.Errorf("its definition changed since it was approved; review with `switchboard diff %s` and approve with `switchboard approve %s`", id.Server, id))

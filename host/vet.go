@@ -154,7 +154,7 @@ func (h *Host) flagAndHold(comp *composition, cats map[string]*catalog.Catalog) 
 			writes = append(writes, w...)
 			for tool := range hold {
 				findings = append(findings, ingest.NewFinding(sc.Name, ingest.KindHeld, fmt.Sprintf("tool %q", tool),
-					fmt.Sprintf("held back: its metadata matches an injection pattern and the server is not trusted; review it with `switchboard diff %s:%s`, release it with `switchboard approve %s:%s`", sc.Name, tool, sc.Name, tool)))
+					"held back: its metadata matches an injection pattern and the server is not trusted; "+h.releaseHint(names.ID{Server: sc.Name, Name: tool})))
 			}
 		default:
 			s.mu.Lock()
@@ -214,6 +214,15 @@ func (h *Host) holdInjectionsLocked(s *server, sc *config.Server, cat *catalog.C
 	}
 	s.injHeld = heldNow
 	return hold, writes
+}
+
+// releaseHint says how a person releases a tool held for an injection
+// pattern.
+func (h *Host) releaseHint(id names.ID) string {
+	if h.store == nil {
+		return `no state store keeps approvals here: trust the server, or set "security": {"onInjection": "flag"}`
+	}
+	return fmt.Sprintf("review it with `switchboard diff %s`, release it with `switchboard approve %s`", id, id)
 }
 
 // logFinding logs a finding at the level its severity calls for.

@@ -455,10 +455,8 @@ func (r *run) open() int {
 	}
 	r.cfg, r.host = cfg, h
 	switch r.cmd.name {
-	case "tools", "call":
-		r.warnFindings()
-	case "servers":
-		if r.json || !r.verbose { // servers -v lists every finding on stdout
+	case "tools", "call", "servers":
+		if !r.verbose { // -v: the host's log has them, and servers -v lists them
 			r.warnFindings()
 		}
 	}

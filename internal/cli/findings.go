@@ -9,8 +9,9 @@ import (
 )
 
 // warnFindings prints the servers' findings of severity warn or above on
-// stderr, once per command (tools, call, servers), escaped: they quote
-// what servers sent. Info findings wait for servers -v and --json.
+// stderr, once per command (tools, call, servers, without -v: then the
+// host logs them), escaped: they quote what servers sent. Info findings
+// wait for servers -v and --json.
 func (r *run) warnFindings() {
 	for _, f := range r.host.Findings() {
 		if f.Severity.AtLeast(host.SeverityWarn) {

@@ -37,6 +37,12 @@ func TestInjectionHeldAndApproved(t *testing.T) {
 		t.Errorf("tools: an info finding is printed without -v:\n%s", r.stderr)
 	}
 
+	// With -v the host's log says it, once; the warnings are not repeated.
+	r = run(t, with("tools", "-v")...)
+	if n := strings.Count(r.stderr, `msg="server metadata: held" server=hostile item="tool \"add_numbers\""`); n != 1 || strings.Contains(r.stderr, "warning: [") {
+		t.Errorf("tools -v: the hold is logged %d times (want once), warnings not repeated:\n%s", n, r.stderr)
+	}
+
 	r = run(t, with("call", "hostile__add_numbers", "a=1", "b=2")...)
 	if r.code != 3 || !strings.Contains(r.stderr, "held_injection") || !strings.Contains(r.stderr, "switchboard approve hostile:add_numbers") {
 		t.Errorf("call of the held tool: exit %d, stdout %s, stderr %s; want held_injection naming the approve command", r.code, r.stdout, r.stderr)
