@@ -67,6 +67,10 @@ func TestInjectionHeldAndApproved(t *testing.T) {
 		t.Errorf("servers --json lacks severities or heldInjection:\n%s", r.stdout)
 	}
 
+	r = run(t, with("tools", "hostile:add_numbers", "--raw")...)
+	if r.code != 0 || !strings.Contains(r.stdout, "id_rsa") {
+		t.Errorf("tools --raw of the held tool: exit %d, stdout %s, stderr %s", r.code, r.stdout, r.stderr)
+	}
 	r = run(t, with("diff", "hostile:add_numbers")...)
 	if r.code != 0 || !strings.Contains(r.stdout, "== hostile:add_numbers (held: its metadata matches an injection pattern)") || !strings.Contains(r.stdout, "id_rsa") {
 		t.Errorf("diff: exit %d, stdout %s, stderr %s", r.code, r.stdout, r.stderr)
