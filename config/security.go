@@ -24,8 +24,9 @@ const (
 	TrustTrusted Trust = "trusted"
 	// TrustUntrusted (the default): a remote URL must resolve to a public
 	// address, annotations never relax a rule, sampling is refused unless
-	// the server says "sampling": true, flagged tools are held back in
-	// strict mode, unexpected tools (see ExpectedTools) are withheld.
+	// the server says "sampling": true, flagged tools are held back until
+	// approved (see Security.OnInjection), unexpected tools (see
+	// ExpectedTools) are withheld.
 	TrustUntrusted Trust = "untrusted"
 	// TrustSandboxed: untrusted, and also: only EnabledTools are exposed
 	// (which must be given), no sampling, elicitation or roots, no images.
@@ -54,9 +55,17 @@ func parseTrust(s string) (Trust, bool) {
 // field.
 type Security struct {
 	// Strict holds back the tools of untrusted and sandboxed servers whose
-	// metadata matches an injection pattern, instead of only warning.
-	// A server's own "strict" overrides it. Default false.
+	// metadata matches an injection pattern, whatever OnInjection says, and
+	// no approval releases them: only trusting the server does. A server's
+	// own "strict" overrides it. Default false.
 	Strict bool
+	// OnInjection ("onInjection") is what happens to a tool of an
+	// untrusted or sandboxed server whose metadata matches an injection
+	// pattern: InjectionHold (the default) holds it back — not listed,
+	// calls refused — until `switchboard approve server:tool` approves
+	// that definition (a later change holds it again); InjectionFlag only
+	// reports it. A trusted server's tools are only reported.
+	OnInjection string
 	// WrapUntrustedResults wraps each text block of an untrusted or
 	// sandboxed server's tool results in per-call nonce delimiters that mark
 	// it as data. Default false.
@@ -94,8 +103,18 @@ const (
 	DefaultImagesPerResult      = 4
 )
 
-// WithDefaults returns s with every zero limit set to its default.
+// Security.OnInjection values.
+const (
+	InjectionHold = "hold"
+	InjectionFlag = "flag"
+)
+
+// WithDefaults returns s with every zero limit set to its default, and an
+// empty OnInjection set to InjectionHold.
 func (s Security) WithDefaults() Security {
+	if s.OnInjection == "" {
+		s.OnInjection = InjectionHold
+	}
 	for _, f := range s.limits() {
 		if *f.v == 0 {
 			*f.v = f.def
@@ -231,7 +250,7 @@ func (d *decoder) decodeSecurity(n *node, p *jsonPath) Security {
 		return s.WithDefaults()
 	}
 	fields := s.limits()
-	known := []string{"strict", "wrapUntrustedResults"}
+	known := []string{"strict", "wrapUntrustedResults", "onInjection"}
 	for _, f := range fields {
 		known = append(known, f.key)
 	}
@@ -243,6 +262,15 @@ func (d *decoder) decodeSecurity(n *node, p *jsonPath) Security {
 			continue
 		case "wrapUntrustedResults":
 			s.WrapUntrustedResults, _ = d.boolean(m.val, fp, "")
+			continue
+		case "onInjection":
+			if v, ok := d.str(m.val, fp, ""); ok {
+				if v == InjectionHold || v == InjectionFlag {
+					s.OnInjection = v
+				} else {
+					d.add(fp, "", fmt.Sprintf("unknown value %s: want %s", quote(v), quoteList([]string{InjectionHold, InjectionFlag})), nil)
+				}
+			}
 			continue
 		}
 		found := false
@@ -484,6 +512,9 @@ func (c *Config) validateSecurity(add func(p *jsonPath, msg string)) {
 		if *f.v < 0 || *f.v > f.max {
 			add(sp.k(f.key), fmt.Sprintf("must be between 1 and %d (0 means the default)", f.max))
 		}
+	}
+	if o := sec.OnInjection; o != "" && o != InjectionHold && o != InjectionFlag {
+		add(sp.k("onInjection"), fmt.Sprintf("unknown value %s: want %s", quote(o), quoteList([]string{InjectionHold, InjectionFlag})))
 	}
 	pp := (*jsonPath)(nil).k("policy")
 	for i, r := range c.Policy.Rules {

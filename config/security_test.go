@@ -62,6 +62,9 @@ func TestSecurityParseErrors(t *testing.T) {
 		{"unknown confirm", `{"mcpServers": {}, "policy": {"confirm": "sometimes"}}`, []string{
 			F + `$.policy.confirm: unknown value "sometimes": want "never", "destructive" or "always"`,
 		}},
+		{"unknown onInjection", `{"mcpServers": {}, "security": {"onInjection": "warn"}}`, []string{
+			F + `$.security.onInjection: unknown value "warn": want "hold" or "flag"`,
+		}},
 		{"quota without window", `{"mcpServers": {}, "policy": {"quota": {"calls": 10}}}`, []string{
 			F + `$.policy.quota: "calls" needs "perMs", the window the calls are counted in`,
 		}},
@@ -125,6 +128,26 @@ func TestSecurityParse(t *testing.T) {
 	}
 	if err := cfg.Validate(); err != nil {
 		t.Errorf("Validate: %v", err)
+	}
+	// onInjection: "flag" is kept; absent, it is "hold"; a hand-made
+	// unknown value is caught by Validate.
+	for src, want := range map[string]string{
+		`{"mcpServers": {}}`: InjectionHold,
+		`{"mcpServers": {}, "security": {"onInjection": "flag"}}`: InjectionFlag,
+		`{"mcpServers": {}, "security": {"onInjection": "hold"}}`: InjectionHold,
+	} {
+		c, err := Parse([]byte(src), testFile, fakeEnv{}.opts())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.Security.OnInjection; got != want {
+			t.Errorf("%s: onInjection = %q, want %q", src, got, want)
+		}
+	}
+	bad := *cfg
+	bad.Security.OnInjection = "ignore"
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), `$.security.onInjection: unknown value "ignore"`) {
+		t.Errorf("Validate with onInjection ignore = %v", err)
 	}
 	// A hand-made loader variable is caught by Validate too.
 	cfg.Server("t").Env = map[string]string{"BASH_ENV": "/x"}

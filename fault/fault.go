@@ -62,12 +62,17 @@ const (
 	// CodeDefinitionChanged: the tool's definition changed since a person
 	// approved it; it is held back until `switchboard approve`.
 	CodeDefinitionChanged Code = "definition_changed"
+	// CodeHeldInjection: the tool's metadata matches an injection pattern
+	// and its server is not trusted; it is held back until `switchboard
+	// approve` approves that definition.
+	CodeHeldInjection Code = "held_injection"
 )
 
 // Codes lists every code, for documentation and tests.
 var Codes = []Code{
 	CodeTransient, CodeRateLimited, CodeInvalidInput, CodeAuthFailure, CodeServerError, CodeNotFound,
 	CodePolicyBlocked, CodeUnknownOutcome, CodeTooLarge, CodeTimeout, CodeUnavailable, CodeDefinitionChanged,
+	CodeHeldInjection,
 }
 
 // Retryable reports whether an identical request may reasonably be sent
@@ -96,6 +101,7 @@ var (
 	TooLarge          = &Error{Code: CodeTooLarge}
 	UnknownOutcome    = &Error{Code: CodeUnknownOutcome}
 	DefinitionChanged = &Error{Code: CodeDefinitionChanged}
+	HeldInjection     = &Error{Code: CodeHeldInjection}
 )
 
 // Error is a failure talking to, or finding something on, an upstream server.

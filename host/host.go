@@ -172,6 +172,9 @@ type ServerStatus struct {
 	// Held lists tools held back because their definition changed since
 	// it was approved ("" is the server's instructions).
 	Held []string `json:"held,omitempty"`
+	// HeldInjection lists tools held back because their metadata matches
+	// an injection pattern (security.onInjection), until approved.
+	HeldInjection []string `json:"heldInjection,omitempty"`
 }
 
 // Tool describes one tool.
@@ -433,8 +436,7 @@ func (h *Host) rebuild() {
 	}
 	var all []string
 	var sources []registry.Source
-	held := h.flagAndHold(comp, cats)
-	var writes []driftWrite
+	held, writes := h.flagAndHold(comp, cats)
 	for _, sc := range comp.cfg.Servers {
 		all = append(all, sc.Name)
 		cat := cats[sc.Name]
@@ -500,6 +502,7 @@ func (h *Host) Servers() []ServerStatus {
 			st.Findings = append(st.Findings, v.vetted.Findings...)
 		}
 		st.Held = v.held
+		st.HeldInjection = v.injHeld
 		st.Findings = append(st.Findings, v.flags...)
 		st.TrustScore = s.trust.current()
 		if v.catalog != nil && !v.isHeld("") {
@@ -665,7 +668,7 @@ func (h *Host) Call(ctx context.Context, name string, args json.RawMessage, opts
 	}
 	t, err := h.lookupTool(h.snapshot(), name)
 	if err != nil {
-		if fault.CodeOf(err) == fault.CodeDefinitionChanged {
+		if c := fault.CodeOf(err); c == fault.CodeDefinitionChanged || c == fault.CodeHeldInjection {
 			if id, held := h.heldID(name); held {
 				h.auditRefusal(id, args, opts, err)
 			}

@@ -34,6 +34,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/ingest"
+	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/testkit"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/hostile"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/proc"
@@ -275,10 +276,12 @@ func newCanary(t *testing.T) *canary {
 	return c
 }
 
-// TestHostilePoison: poisoned descriptions are registered but flagged; in
-// strict mode an untrusted server's flagged tools are held back (the
-// benign one stays), a trusted server's are not; instructions are capped;
-// the icon on the canary is never fetched.
+// TestHostilePoison: poisoned descriptions are flagged; an untrusted
+// server's flagged tools are held back until approved (the benign one
+// stays; a call is refused with held_injection), or only flagged under
+// "onInjection": "flag"; in strict mode they are held back for good; a
+// trusted server's are only flagged; instructions are capped; the icon on
+// the canary is never fetched.
 func TestHostilePoison(t *testing.T) {
 	t.Parallel()
 	poisoned := []string{"add_numbers", "summarize", "mail_helper"}
@@ -286,10 +289,13 @@ func TestHostilePoison(t *testing.T) {
 		name     string
 		security map[string]any
 		trust    string
-		held     bool
+		held     string // the finding kind of a held tool; "" when listed
 	}{
-		{name: "warn only"},
-		{name: "strict", security: map[string]any{"strict": true}, held: true},
+		{name: "default", held: ingest.KindHeld},
+		{name: "default trusted", trust: "trusted"},
+		{name: "flag only", security: map[string]any{"onInjection": "flag"}},
+		{name: "strict", security: map[string]any{"strict": true}, held: ingest.KindWithheld},
+		{name: "strict flag only", security: map[string]any{"strict": true, "onInjection": "flag"}, held: ingest.KindWithheld},
 		{name: "strict trusted", security: map[string]any{"strict": true}, trust: "trusted"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -308,17 +314,23 @@ func TestHostilePoison(t *testing.T) {
 			}, top, nil)
 			r.mustReady(t, "hostile")
 			tools := r.tools("hostile")
+			held := tc.held != ""
 			for _, name := range poisoned {
 				if !r.hasFinding("hostile", ingest.KindFlagged, toolItem(name)) {
 					t.Errorf("tool %s not flagged; findings: %v", name, r.Findings())
 				}
 				_, listed := tools["hostile__"+name]
-				if listed == tc.held {
-					t.Errorf("tool %s listed = %v, want %v (held back: %v)", name, listed, !tc.held, tc.held)
+				if listed == held {
+					t.Errorf("tool %s listed = %v, want %v (held back: %v)", name, listed, !held, held)
 				}
-				if withheld := r.hasFinding("hostile", ingest.KindWithheld, toolItem(name)); withheld != tc.held {
-					t.Errorf("tool %s withheld finding = %v, want %v", name, withheld, tc.held)
+				for _, kind := range []string{ingest.KindWithheld, ingest.KindHeld} {
+					if got := r.hasFinding("hostile", kind, toolItem(name)); got != (kind == tc.held) {
+						t.Errorf("tool %s %s finding = %v, want %v", name, kind, got, kind == tc.held)
+					}
 				}
+			}
+			if got, want := status(r.Host, "hostile").HeldInjection, map[bool][]string{true: {"add_numbers", "mail_helper", "summarize"}}[tc.held == ingest.KindHeld]; !slices.Equal(got, want) {
+				t.Errorf("HeldInjection = %v, want %v", got, want)
 			}
 			// ok_echo carries no injection. (Its parameter says "the text to
 			// echo", and "echo" is the control server's tool: the
@@ -329,17 +341,28 @@ func TestHostilePoison(t *testing.T) {
 					t.Errorf("the benign ok_echo is flagged: %v", f)
 				}
 			}
-			if tc.held {
+			if got := r.call(t, "hostile__ok_echo", `{"text":"benign"}`).Text; got != "benign" {
+				t.Errorf("ok_echo = %q", got)
+			}
+			switch tc.held {
+			case ingest.KindWithheld:
 				// A held-back tool cannot be called by either name.
 				if _, err := r.Call(context.Background(), "hostile:add_numbers", json.RawMessage(`{"a":1,"b":2}`), nil); !errors.Is(err, host.ErrNotFound) {
 					t.Errorf("calling a held-back tool: %v, want not found", err)
 				}
-			} else {
+			case ingest.KindHeld:
+				// Refused by either name, saying how to release it: this
+				// host has no store to keep an approval (see
+				// TestHostileInjectionApproval), so by trust or onInjection.
+				for _, name := range []string{"hostile:add_numbers", "hostile__add_numbers"} {
+					_, err := r.Call(context.Background(), name, json.RawMessage(`{"a":1,"b":2}`), nil)
+					if fault.CodeOf(err) != fault.CodeHeldInjection || !strings.Contains(err.Error(), `"onInjection": "flag"`) {
+						t.Errorf("calling %s: %v, want held_injection naming onInjection", name, err)
+					}
+				}
+			default:
 				if got := r.call(t, "hostile__add_numbers", `{"a":1,"b":2}`).Text; got != "3" {
 					t.Errorf("add_numbers = %q", got)
-				}
-				if got := r.call(t, "hostile__ok_echo", `{"text":"benign"}`).Text; got != "benign" {
-					t.Errorf("ok_echo = %q", got)
 				}
 			}
 			st := status(r.Host, "hostile")
@@ -359,6 +382,82 @@ func TestHostilePoison(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestHostileInjectionApproval: a held poisoned tool's definition is saved
+// as a drift under its approval key; pinning another hash releases
+// nothing; pinning the saved definition (what `switchboard approve
+// hostile:add_numbers` does) releases that tool alone, its flagged
+// findings become info, and the approval outlives the host.
+func TestHostileInjectionApproval(t *testing.T) {
+	t.Parallel()
+	st := openStore(t)
+	ctx := context.Background()
+	servers := map[string]any{"hostile": hostileServer(t, hostile.ModePoison, nil, nil)}
+	opts := &host.Options{StopTimeout: 500 * time.Millisecond, Store: st}
+	r := openHostile(t, servers, nil, opts)
+	r.mustReady(t, "hostile")
+	key := ingest.ApprovalKey("add_numbers")
+	var d store.Drift
+	if !proc.Eventually(5*time.Second, func() bool {
+		drifts, err := st.Drifts(ctx, "hostile")
+		i := slices.IndexFunc(drifts, func(d store.Drift) bool { return d.Tool == key })
+		if err != nil || i < 0 {
+			return false
+		}
+		d = drifts[i]
+		return true
+	}) {
+		t.Fatal("the held definition of add_numbers was not saved as a drift")
+	}
+	if !strings.Contains(string(d.Definition), "id_rsa") {
+		t.Errorf("the saved definition lacks the poison: %s", d.Definition)
+	}
+	// An approval of some other definition (an earlier one) releases nothing.
+	if err := st.Pin(ctx, store.Pin{Server: "hostile", Tool: key, Hash: "0" + d.Hash[1:], Definition: []byte(`"older"`)}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond) // past a refresh of the pins
+	if _, err := r.Tool("hostile__add_numbers"); fault.CodeOf(err) != fault.CodeHeldInjection {
+		t.Fatalf("add_numbers with a stale approval: %v, want held_injection", err)
+	}
+	if err := st.Pin(ctx, store.Pin{Server: "hostile", Tool: d.Tool, Hash: d.Hash, Definition: d.Definition}); err != nil {
+		t.Fatal(err)
+	}
+	if !proc.Eventually(5*time.Second, func() bool { _, err := r.Tool("hostile__add_numbers"); return err == nil }) {
+		t.Fatal("the approved tool did not come back")
+	}
+	if got := r.call(t, "hostile__add_numbers", `{"a":1,"b":2}`).Text; got != "3" {
+		t.Errorf("add_numbers = %q", got)
+	}
+	if _, err := r.Call(ctx, "hostile__summarize", nil, nil); !strings.Contains(fmt.Sprint(err), "switchboard approve hostile:summarize") {
+		t.Errorf("summarize: %v, want the approve command named", err)
+	}
+	check := func(h *host.Host) {
+		t.Helper()
+		if _, err := h.Tool("hostile__summarize"); fault.CodeOf(err) != fault.CodeHeldInjection {
+			t.Errorf("summarize: %v, want held_injection (approving one tool releases only that one)", err)
+		}
+		for _, f := range h.Findings() {
+			if f.Server != "hostile" || f.Item != toolItem("add_numbers") {
+				continue
+			}
+			if f.Kind == ingest.KindHeld {
+				t.Errorf("the approved tool is still reported held: %v", f)
+			}
+			if f.Kind == ingest.KindFlagged && (f.Severity != ingest.SeverityInfo || !strings.HasSuffix(f.Detail, "(approved)")) {
+				t.Errorf("a finding of the approved tool: %+v, want severity info and (approved)", f)
+			}
+		}
+	}
+	check(r.Host)
+	// The approval is the store's: a new host honours it.
+	r2 := openHostile(t, servers, nil, opts)
+	r2.mustReady(t, "hostile")
+	if got := r2.call(t, "hostile__add_numbers", `{"a":2,"b":2}`).Text; got != "4" {
+		t.Errorf("add_numbers after a restart = %q", got)
+	}
+	check(r2.Host)
 }
 
 // TestHostileStrictKeepsBenignTool: strict mode must hold back only the

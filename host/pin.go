@@ -2,8 +2,10 @@ package host
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
+	"slices"
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/fault"
@@ -127,7 +129,7 @@ func (h *Host) refreshPins() bool {
 	changed := false
 	for _, s := range h.comp.Load().servers {
 		s.mu.Lock()
-		holds := len(s.held) > 0
+		holds := len(s.held) > 0 || len(s.injHeld) > 0
 		s.mu.Unlock()
 		if !holds {
 			continue
@@ -149,24 +151,40 @@ func (h *Host) refreshPins() bool {
 	return changed
 }
 
-// heldTool reports a call to a tool held back for drift, by model-facing
-// name or canonical ID.
+// heldTool reports a call to a tool held back for drift or for an
+// injection pattern (held_injection), by model-facing name or canonical ID.
 func (h *Host) heldTool(name string) error {
 	id, held := h.heldID(name)
 	if !held {
 		return nil
 	}
+	if h.injectionHeld(id) {
+		return fault.New(fault.CodeHeldInjection, id.Server, fmt.Sprintf("call tool %q", id.Name),
+			errors.New("held back: its description or schema matches an injection pattern and the server is not trusted; "+h.releaseHint(id)))
+	}
 	return fault.New(fault.CodeDefinitionChanged, id.Server, fmt.Sprintf("call tool %q", id.Name),
 		fmt.Errorf("its definition changed since it was approved; review with `switchboard diff %s` and approve with `switchboard approve %s`", id.Server, id))
 }
 
-// heldID returns the canonical ID of a tool held back for drift, by
-// model-facing name or canonical ID.
+// injectionHeld reports whether a tool is held back for an injection
+// pattern (and is not also held for drift, which comes first: approving
+// it approves both).
+func (h *Host) injectionHeld(id names.ID) bool {
+	s := h.comp.Load().servers[id.Server]
+	if s == nil {
+		return false
+	}
+	v := s.view()
+	return !v.isHeld(id.Name) && slices.Contains(v.injHeld, id.Name)
+}
+
+// heldID returns the canonical ID of a tool held back for drift or for an
+// injection pattern, by model-facing name or canonical ID.
 func (h *Host) heldID(name string) (names.ID, bool) {
 	comp := h.comp.Load()
 	for _, sc := range comp.cfg.Servers {
 		v := comp.servers[sc.Name].view()
-		for _, tool := range v.held {
+		for _, tool := range slices.Concat(v.held, v.injHeld) {
 			if tool == "" {
 				continue
 			}

@@ -47,7 +47,7 @@ type server struct {
 
 	// mu guards state, err, conn, attempt, caps, dialing, idling, stopped
 	// (the connection and its lifecycle), raw, catalog, vetted, cached,
-	// flags (the lists), pins and held (drift).
+	// flags (the lists), pins and held (drift), injHeld (injection holds).
 	mu      sync.Mutex
 	state   State // changed only by setState
 	err     error // why the last dial or connection failed; nil after a dial succeeds
@@ -64,6 +64,7 @@ type server struct {
 	flags   []Finding               // injection-pattern findings of the last rebuild; replaced whole
 	pins    map[string]string       // approved definition hashes by tool ("" = instructions)
 	held    map[string]string       // tools held back because their definition changed: tool → hash seen
+	injHeld map[string]string       // tools held back because their metadata matches an injection pattern: tool → hash seen (vet.go)
 }
 
 // setState is the one way a server's state changes. Called with s.mu held.
@@ -388,6 +389,7 @@ type serverView struct {
 	vetted  *ingest.Result
 	flags   []Finding
 	held    []string // tools held back (see isHeldLocked), sorted; "" is the instructions
+	injHeld []string // tools held back for an injection pattern until approved, sorted
 }
 
 // view returns the server's status snapshot.
@@ -404,6 +406,10 @@ func (s *server) view() serverView {
 		}
 	}
 	slices.Sort(v.held)
+	for tool := range s.injHeld {
+		v.injHeld = append(v.injHeld, tool)
+	}
+	slices.Sort(v.injHeld)
 	return v
 }
 

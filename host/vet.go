@@ -1,8 +1,10 @@
 package host
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 
@@ -11,9 +13,12 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
+	"github.com/switchboard-mcp/switchboard/internal/drift"
 	"github.com/switchboard-mcp/switchboard/internal/ingest"
 	"github.com/switchboard-mcp/switchboard/internal/names"
 	"github.com/switchboard-mcp/switchboard/internal/registry"
+	"github.com/switchboard-mcp/switchboard/internal/sanitize"
+	"github.com/switchboard-mcp/switchboard/internal/store"
 )
 
 // Finding is one thing Switchboard changed, refused or noticed in what a
@@ -21,6 +26,26 @@ import (
 // held-back tool, a description that matches an injection pattern. Kind is
 // stable (see internal/ingest).
 type Finding = ingest.Finding
+
+// Severity says how much a Finding matters: SeverityInfo findings are
+// shown on request, SeverityWarn and SeverityHigh ones without asking.
+type Severity = ingest.Severity
+
+// The severities, lowest first (see internal/ingest).
+const (
+	SeverityInfo = ingest.SeverityInfo
+	SeverityWarn = ingest.SeverityWarn
+	SeverityHigh = ingest.SeverityHigh
+)
+
+// InjectionApprovalKey is the store key (a Pin's or a Drift's Tool) under
+// which a person's approval of a tool held for an injection pattern is
+// kept; InjectionApprovalTool reverses it. See holdInjectionsLocked.
+func InjectionApprovalKey(tool string) string { return ingest.ApprovalKey(tool) }
+
+// InjectionApprovalTool returns the tool an InjectionApprovalKey names,
+// and whether key is one.
+func InjectionApprovalTool(key string) (string, bool) { return ingest.ApprovalTool(key) }
 
 // vet checks a freshly listed catalogue under the security settings in
 // force and logs what it found. It returns the vetted catalogue; the
@@ -33,18 +58,22 @@ func (h *Host) vet(sc *config.Server, cat *catalog.Catalog) *ingest.Result {
 func (h *Host) vetUnder(sec config.Security, sc *config.Server, cat *catalog.Catalog) *ingest.Result {
 	res := ingest.Vet(sc, sec, cat)
 	for _, f := range res.Findings {
-		h.log.Warn("server metadata: "+f.Kind, "server", f.Server, "item", f.Item, "detail", f.Detail)
+		h.logFinding(f)
 	}
 	return res
 }
 
 // flagAndHold scans every server's cleaned metadata for injection patterns,
 // against the names of the other servers and their tools, and returns the
-// tools to hold back (strict servers that are not trusted) by server. New
-// findings are logged, and each newly flagged item costs its server a trust
-// score step; all are kept for Findings. cats are the servers'
-// vetted catalogues by name. Called with h.mu held (by rebuild).
-func (h *Host) flagAndHold(comp *composition, cats map[string]*catalog.Catalog) map[string]map[string]bool {
+// tools to hold back by server, and the store writes to make (the held
+// definitions, for `switchboard diff` and `approve`). A flagged tool of a
+// server that is not trusted is held back in strict mode (no approval
+// releases it), and under security.onInjection "hold" until a person
+// approves its definition (see holdInjectionsLocked). New findings are
+// logged, and each newly flagged item of a freshly discovered catalogue
+// costs its server a trust score step; all are kept for Findings. cats are the servers' vetted
+// catalogues by name. Called with h.mu held (by rebuild).
+func (h *Host) flagAndHold(comp *composition, cats map[string]*catalog.Catalog) (map[string]map[string]bool, []driftWrite) {
 	// Every server's names, to spot a description that talks about
 	// another server's tools (shadowing).
 	owners := map[string][]string{} // lower-cased name → servers using it
@@ -72,8 +101,11 @@ func (h *Host) flagAndHold(comp *composition, cats map[string]*catalog.Catalog) 
 			}
 		}
 	}
+	onInjection := comp.cfg.Security.WithDefaults().OnInjection
 	held := map[string]map[string]bool{}
+	var writes []driftWrite
 	for _, sc := range comp.cfg.Servers {
+		s := comp.servers[sc.Name]
 		cat := cats[sc.Name]
 		if cat == nil {
 			continue
@@ -96,30 +128,117 @@ func (h *Host) flagAndHold(comp *composition, cats map[string]*catalog.Catalog) 
 						rest = append(rest, o)
 					}
 				}
-				findings = append(findings, Finding{Server: sc.Name, Kind: ingest.KindShadowing, Item: fmt.Sprintf("tool %q", t.Name),
-					Detail: fmt.Sprintf("server(s) %s offer a tool of the same name", strings.Join(rest, ", "))})
+				findings = append(findings, ingest.NewFinding(sc.Name, ingest.KindShadowing, fmt.Sprintf("tool %q", t.Name),
+					fmt.Sprintf("server(s) %s offer a tool of the same name", strings.Join(rest, ", "))))
 			}
 		}
-		if sc.Strict && sc.Trust.Level() != config.TrustTrusted {
+		untrusted := sc.Trust.Level() != config.TrustTrusted
+		var hold map[string]bool
+		switch {
+		case untrusted && sc.Strict:
 			for tool := range byTool {
-				if held[sc.Name] == nil {
-					held[sc.Name] = map[string]bool{}
+				if hold == nil {
+					hold = map[string]bool{}
 				}
-				held[sc.Name][tool] = true
-				findings = append(findings, Finding{Server: sc.Name, Kind: ingest.KindWithheld, Item: fmt.Sprintf("tool %q", tool),
-					Detail: "held back: its metadata matches an injection pattern and the server is not trusted (strict mode)"})
+				hold[tool] = true
+				findings = append(findings, ingest.NewFinding(sc.Name, ingest.KindWithheld, fmt.Sprintf("tool %q", tool),
+					"held back: its metadata matches an injection pattern and the server is not trusted (strict mode)"))
 			}
+			s.mu.Lock()
+			s.injHeld = nil
+			s.mu.Unlock()
+		case untrusted && onInjection == config.InjectionHold:
+			var w []driftWrite
+			s.mu.Lock()
+			hold, w = h.holdInjectionsLocked(s, sc, cat, byTool, findings)
+			s.mu.Unlock()
+			writes = append(writes, w...)
+			for tool := range hold {
+				findings = append(findings, ingest.NewFinding(sc.Name, ingest.KindHeld, fmt.Sprintf("tool %q", tool),
+					"held back: its metadata matches an injection pattern and the server is not trusted; "+h.releaseHint(names.ID{Server: sc.Name, Name: tool})))
+			}
+		default:
+			s.mu.Lock()
+			s.injHeld = nil
+			s.mu.Unlock()
+		}
+		if len(hold) > 0 {
+			held[sc.Name] = hold
 		}
 		slices.SortFunc(findings, func(a, b Finding) int { return strings.Compare(a.String(), b.String()) })
-		s := comp.servers[sc.Name]
+		s.mu.Lock()
+		live := !s.cached // a catalogue read back from the store was charged when it was discovered
+		s.mu.Unlock()
 		for _, f := range s.setFlags(findings) {
-			h.log.Warn("server metadata: "+f.Kind, "server", f.Server, "item", f.Item, "detail", f.Detail)
-			if f.Kind == ingest.KindFlagged {
-				s.trust.add(outcomeFlagged) // each newly flagged item costs a step
+			h.logFinding(f)
+			if live && f.Kind == ingest.KindFlagged {
+				s.trust.add(outcomeFlagged) // each newly flagged item costs a step, once
 			}
 		}
 	}
-	return held
+	return held, writes
+}
+
+// holdInjectionsLocked decides which of a server's flagged tools (byTool)
+// are held back under security.onInjection "hold": every one whose current
+// definition has not been approved. An approval is a pin under
+// ingest.ApprovalKey(tool) with the hash of the definition approved, so a
+// later change holds the tool again; the first sight of a tool, which pins
+// it for drift automatically, approves nothing here. A held definition is
+// saved as a drift under the same key, which `switchboard diff` shows and
+// `switchboard approve server:tool` pins. The flagged findings of an
+// approved tool become SeverityInfo: a person has read them. Called with
+// s.mu held.
+func (h *Host) holdInjectionsLocked(s *server, sc *config.Server, cat *catalog.Catalog, byTool map[string][]sanitize.Flag, findings []Finding) (map[string]bool, []driftWrite) {
+	hold := map[string]bool{}
+	heldNow := map[string]string{}
+	var writes []driftWrite
+	for _, t := range cat.Tools {
+		if _, flagged := byTool[t.Name]; !flagged {
+			continue
+		}
+		def, err := drift.Definition(t)
+		if err != nil {
+			def = []byte(fmt.Sprintf("%q", "unpinnable: "+err.Error()))
+		}
+		hash := drift.Hash(def)
+		key := ingest.ApprovalKey(t.Name)
+		if s.pins != nil && s.pins[key] == hash {
+			item := fmt.Sprintf("tool %q", t.Name)
+			for i := range findings {
+				if findings[i].Item == item && findings[i].Kind == ingest.KindFlagged {
+					findings[i].Severity = ingest.SeverityInfo
+					findings[i].Detail += " (approved)"
+				}
+			}
+			continue
+		}
+		hold[t.Name] = true
+		heldNow[t.Name] = hash
+		if s.injHeld[t.Name] != hash && h.store != nil {
+			writes = append(writes, driftWrite{drift: &store.Drift{Server: sc.Name, Tool: key, Hash: hash, Definition: def}})
+		}
+	}
+	s.injHeld = heldNow
+	return hold, writes
+}
+
+// releaseHint says how a person releases a tool held for an injection
+// pattern.
+func (h *Host) releaseHint(id names.ID) string {
+	if h.store == nil {
+		return `no state store keeps approvals here: trust the server, or set "security": {"onInjection": "flag"}`
+	}
+	return fmt.Sprintf("review it with `switchboard diff %s`, release it with `switchboard approve %s`", id, id)
+}
+
+// logFinding logs a finding at the level its severity calls for.
+func (h *Host) logFinding(f Finding) {
+	level := slog.LevelWarn
+	if !f.Severity.AtLeast(ingest.SeverityWarn) {
+		level = slog.LevelInfo
+	}
+	h.log.Log(context.Background(), level, "server metadata: "+f.Kind, "server", f.Server, "item", f.Item, "detail", f.Detail, "severity", f.Severity)
 }
 
 // setFlags records the injection-pattern findings of a rebuild and returns

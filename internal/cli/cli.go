@@ -454,6 +454,12 @@ func (r *run) open() int {
 		return r.report(ExitUpstream, failureOf(err, codeError))
 	}
 	r.cfg, r.host = cfg, h
+	switch r.cmd.name {
+	case "tools", "call", "servers":
+		if !r.verbose { // -v: the host's log has them, and servers -v lists them
+			r.warnFindings()
+		}
+	}
 	if r.cmd.name != "servers" {
 		for _, s := range h.Servers() {
 			switch {

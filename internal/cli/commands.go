@@ -77,6 +77,10 @@ func runServers(r *run) int {
 			fmt.Fprintf(r.env.Stdout, "%s: %d definition(s) changed since approved and held back: switchboard diff %s, then switchboard approve %s\n",
 				launcher.Escape(s.Name), len(s.Held), launcher.Escape(s.Name), launcher.Escape(s.Name))
 		}
+		for _, t := range s.HeldInjection {
+			id := launcher.Escape(s.Name + ":" + t)
+			fmt.Fprintf(r.env.Stdout, "%s: held back, its metadata matches an injection pattern: switchboard diff %s, then switchboard approve %s\n", id, id, id)
+		}
 	}
 	if r.verbose {
 		for _, s := range servers {
@@ -94,8 +98,11 @@ func runServers(r *run) int {
 			for _, t := range s.Held {
 				fmt.Fprintf(r.env.Stdout, "held: %s\n", launcher.Escape(t))
 			}
+			for _, t := range s.HeldInjection {
+				fmt.Fprintf(r.env.Stdout, "held (injection pattern): %s\n", launcher.Escape(t))
+			}
 			for _, f := range s.Findings {
-				fmt.Fprintf(r.env.Stdout, "finding: %s\n", launcher.Escape(f.String()))
+				fmt.Fprintf(r.env.Stdout, "finding: %s\n", launcher.Escape(findingLine(f)))
 			}
 			if s.Stderr != "" {
 				fmt.Fprintf(r.env.Stdout, "stderr (tail):\n%s\n", launcher.Escape(s.Stderr)) // escaped by the launcher too; Escape is idempotent

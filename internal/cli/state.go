@@ -8,6 +8,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/fault"
+	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/drift"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
 	"github.com/switchboard-mcp/switchboard/internal/store"
@@ -58,7 +59,7 @@ func runApprove(r *run) int {
 		}
 		n := 0
 		for _, d := range drifts {
-			if one && d.Tool != tool {
+			if one && !heldAs(d.Tool, tool) {
 				continue
 			}
 			if err := st.Pin(r.ctx, store.Pin{Server: d.Server, Tool: d.Tool, Hash: d.Hash, Definition: d.Definition}); err != nil {
@@ -96,12 +97,16 @@ func runDiff(r *run) int {
 		}
 		shown := 0
 		for _, d := range drifts {
-			if one && d.Tool != tool {
+			if one && !heldAs(d.Tool, tool) {
 				continue
 			}
 			// drift.Diff escapes what it shows (reversibly, and more than
 			// Escape does); Escape leaves its output as it is.
-			diff := drift.Diff(drift.Change{Tool: d.Tool, Old: old[d.Tool], New: d.Definition})
+			name := d.Tool
+			if t, ok := host.InjectionApprovalTool(d.Tool); ok {
+				name = t
+			}
+			diff := drift.Diff(drift.Change{Tool: name, Old: old[d.Tool], New: d.Definition})
 			fmt.Fprintf(r.env.Stdout, "== %s\n%s\n", launcher.Escape(label(d.Server, d.Tool)), launcher.Escape(diff))
 			shown++
 		}
@@ -187,8 +192,20 @@ func cut(arg string) (server, tool string, one bool) {
 }
 
 func label(server, tool string) string {
+	if t, ok := host.InjectionApprovalTool(tool); ok {
+		return server + ":" + t + " (held: its metadata matches an injection pattern)"
+	}
 	if tool == "" {
 		return server + " (instructions)"
 	}
 	return server + ":" + tool
+}
+
+// heldAs reports whether a held definition stored under key is tool's: its
+// drift, or its hold for an injection pattern.
+func heldAs(key, tool string) bool {
+	if t, ok := host.InjectionApprovalTool(key); ok {
+		return t == tool
+	}
+	return key == tool
 }

@@ -23,7 +23,8 @@
 // unavailable, times out or breaks the protocol is a tool result with
 // isError naming the server, so the model can adapt, with the stable code
 // in _meta["io.switchboard/error"]; so is a call of a tool held back
-// because its definition changed (definition_changed). A server's stderr
+// because its definition changed (definition_changed) or its metadata
+// matches an injection pattern (held_injection). A server's stderr
 // never reaches a client. Never code 0.
 //
 // go-sdk serves both protocol eras over stdio itself; over HTTP the
@@ -209,10 +210,12 @@ func (g *Gateway) currentInstructions(next mcp.MethodHandler) mcp.MethodHandler 
 }
 
 // heldBack is receiving middleware that answers a call of a tool held
-// back because its definition changed since it was approved. Such a tool
-// is not registered (it is not listed), so go-sdk answers "unknown tool";
-// the host knows better: the call is a definition_changed failure, an
-// isError result naming the tool and the command that approves it.
+// back because its definition changed since it was approved, or because
+// its metadata matches an injection pattern and its server is not
+// trusted. Such a tool is not registered (it is not listed), so go-sdk
+// answers "unknown tool"; the host knows better: the call is a
+// definition_changed or held_injection failure, an isError result naming
+// the tool and the command that approves it.
 func (g *Gateway) heldBack(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
@@ -226,7 +229,7 @@ func (g *Gateway) heldBack(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		_, herr := g.host.Tool(call.Params.Name)
 		var fe *fault.Error
-		if !errors.As(herr, &fe) || fe.Code != fault.CodeDefinitionChanged {
+		if !errors.As(herr, &fe) || (fe.Code != fault.CodeDefinitionChanged && fe.Code != fault.CodeHeldInjection) {
 			return res, err
 		}
 		return g.toClient(ctx, failed{kind: toolCall, name: call.Params.Name, id: call.Params.Name, server: fe.Server}, herr)

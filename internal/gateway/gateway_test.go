@@ -22,11 +22,13 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/frontdoor"
 	"github.com/switchboard-mcp/switchboard/internal/gateway"
 	"github.com/switchboard-mcp/switchboard/internal/testkit"
+	"github.com/switchboard-mcp/switchboard/internal/testkit/hostile"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/proc"
 )
 
 func TestMain(m *testing.M) {
 	testkit.MaybeRunChild()
+	hostile.MaybeRunChild()
 	maybeRunBenchRole()
 	maybeRunAsker()
 	os.Exit(m.Run())

@@ -20,6 +20,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/store/sqlite"
 	"github.com/switchboard-mcp/switchboard/internal/testkit"
+	"github.com/switchboard-mcp/switchboard/internal/testkit/hostile"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/proc"
 )
 
@@ -128,6 +129,43 @@ func TestHeldToolThroughTheGateway(t *testing.T) {
 	// A name that is nobody's is still unknown.
 	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "sleeper__nothing", Arguments: map[string]any{}}); err == nil || !strings.Contains(err.Error(), "unknown tool") {
 		t.Errorf("unknown tool: %v, want unknown tool", err)
+	}
+}
+
+// TestInjectionHeldThroughTheGateway: the poisoned tools of an untrusted
+// server are not listed to the client, and a call of one is an isError
+// result with held_injection naming the approve command; the server's
+// benign tool is listed and works.
+func TestInjectionHeldThroughTheGateway(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	servers := map[string]any{"hostile": map[string]any{"command": exe, "env": hostile.ChildEnv(hostile.ModePoison)}}
+	cs, _, _ := serveStored(t, servers, openStore(t))
+	ctx := context.Background()
+	listed := map[string]bool{}
+	for tool, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		listed[tool.Name] = true
+	}
+	if listed["hostile__add_numbers"] || !listed["hostile__ok_echo"] {
+		t.Errorf("tools/list = %v: want hostile__ok_echo and not the poisoned hostile__add_numbers", listed)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "hostile__add_numbers", Arguments: map[string]any{"a": 1, "b": 2}})
+	if err != nil {
+		t.Fatalf("call of the held tool: %v, want an isError result", err)
+	}
+	if got := text(t, res); !res.IsError || !strings.Contains(got, "switchboard approve hostile:add_numbers") {
+		t.Errorf("call of the held tool: isError %v, %q; want the approve command named", res.IsError, got)
+	}
+	if code := errorCode(res); code != "held_injection" {
+		t.Errorf("code %q, want held_injection", code)
+	}
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "hostile__ok_echo", Arguments: map[string]any{"text": "benign"}}); err != nil || res.IsError || text(t, res) != "benign" {
+		t.Errorf("ok_echo: %+v, %v", res, err)
 	}
 }
 

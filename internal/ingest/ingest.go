@@ -10,8 +10,8 @@
 // tools; withholds tools outside the server's expectedTools attestation
 // unless the server is trusted; and, for servers that are not trusted,
 // drops the behavioural annotations a client might use to relax its own
-// checks. Each thing it changed or refused is a Finding, and one bad entry
-// never costs the others.
+// checks. Each thing it changed or refused is a Finding with a Severity
+// (info, warn or high, by kind), and one bad entry never costs the others.
 //
 // Vet works on one server at a time; findings that need every server's
 // names (a description that mentions another server's tools) are the
@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"path"
 	"strconv"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -48,7 +49,67 @@ const (
 	KindFlagged      = "flagged"             // text matches an injection pattern
 	KindAnnotations  = "annotations_dropped" // behavioural hints of a server that is not trusted
 	KindShadowing    = "shadowing"           // another server offers a tool of the same name
+	KindHeld         = "held"                // held back until approved: its metadata matches an injection pattern
 )
+
+// Severity says how much a finding matters to an operator. Findings of
+// SeverityWarn and above are shown without asking (the CLI prints them,
+// the gateway logs them); SeverityInfo ones only on request (servers -v,
+// --json).
+type Severity string
+
+// The severities, lowest first.
+const (
+	// SeverityInfo: Switchboard changed something as it always does for
+	// a server that is not trusted, or harmlessly (hints dropped, emoji
+	// variation selectors stripped, a long text cut, a duplicate skipped).
+	SeverityInfo Severity = "info"
+	// SeverityWarn: something was refused or looks suspicious; the rest
+	// of the server works.
+	SeverityWarn Severity = "warn"
+	// SeverityHigh: a tool is held back until a person decides.
+	SeverityHigh Severity = "high"
+)
+
+// severities is the severity of each kind of finding.
+var severities = map[string]Severity{
+	KindListSkipped:  SeverityWarn,
+	KindNameRejected: SeverityWarn,
+	KindDuplicate:    SeverityInfo,
+	KindSchema:       SeverityWarn,
+	KindSanitised:    SeverityInfo,
+	KindTruncated:    SeverityInfo,
+	KindTooMany:      SeverityWarn,
+	KindUnexpected:   SeverityWarn,
+	KindWithheld:     SeverityWarn,
+	KindFlagged:      SeverityWarn,
+	KindAnnotations:  SeverityInfo,
+	KindShadowing:    SeverityWarn,
+	KindHeld:         SeverityHigh,
+}
+
+// SeverityOf returns the severity of a kind of finding; an unknown kind is
+// SeverityWarn.
+func SeverityOf(kind string) Severity {
+	if s, ok := severities[kind]; ok {
+		return s
+	}
+	return SeverityWarn
+}
+
+func (s Severity) rank() int {
+	switch s {
+	case SeverityInfo:
+		return 0
+	case SeverityHigh:
+		return 2
+	}
+	return 1
+}
+
+// AtLeast reports whether s is min or above. An unknown severity counts as
+// SeverityWarn.
+func (s Severity) AtLeast(min Severity) bool { return s.rank() >= min.rank() }
 
 // Finding is one thing Vet (or Flags) changed, refused or noticed.
 type Finding struct {
@@ -58,6 +119,14 @@ type Finding struct {
 	// escaped; "" for the server itself (its instructions).
 	Item   string `json:"item,omitempty"`
 	Detail string `json:"detail"`
+	// Severity is SeverityOf(Kind) unless the finder knew better (a
+	// flagged tool that a person approved is SeverityInfo).
+	Severity Severity `json:"severity"`
+}
+
+// NewFinding returns a finding with its kind's severity.
+func NewFinding(server, kind, item, detail string) Finding {
+	return Finding{Server: server, Kind: kind, Item: item, Detail: detail, Severity: SeverityOf(kind)}
 }
 
 func (f Finding) String() string {
@@ -178,7 +247,7 @@ type vetter struct {
 }
 
 func (v *vetter) add(kind, item, detail string) {
-	v.findings = append(v.findings, Finding{Server: v.server.Name, Kind: kind, Item: item, Detail: detail})
+	v.findings = append(v.findings, NewFinding(v.server.Name, kind, item, detail))
 }
 
 // text strips and caps one text field, noting what changed.
@@ -301,8 +370,7 @@ func Flags(server string, cat *catalog.Catalog, others []string) (map[string][]s
 	var findings []Finding
 	report := func(item string, flags []sanitize.Flag) {
 		for _, f := range flags {
-			findings = append(findings, Finding{Server: server, Kind: KindFlagged, Item: item,
-				Detail: fmt.Sprintf("%s: %q", f.Rule, f.Match)})
+			findings = append(findings, NewFinding(server, KindFlagged, item, fmt.Sprintf("%s: %q", f.Rule, f.Match)))
 		}
 	}
 	for _, t := range cat.Tools {
@@ -320,6 +388,21 @@ func Flags(server string, cat *catalog.Catalog, others []string) (map[string][]s
 	}
 	return byTool, findings
 }
+
+// approvalPrefix starts the store key of an approved injection finding.
+// Tool names never hold control characters (sanitize.CheckName rejects
+// them), so the key cannot be a tool's.
+const approvalPrefix = "\x1einjection:"
+
+// ApprovalKey is the key under which a person's approval of tool's flagged
+// definition is pinned, beside the tool's own drift pin (whose key is the
+// tool's name): the two are kept apart because the first sight of a tool
+// pins it automatically, which must not count as approving an injection.
+func ApprovalKey(tool string) string { return approvalPrefix + tool }
+
+// ApprovalTool returns the tool an ApprovalKey names, and whether key is
+// one.
+func ApprovalTool(key string) (string, bool) { return strings.CutPrefix(key, approvalPrefix) }
 
 // paramText collects the descriptions in a (normalised) input schema's
 // top-level properties, where poisoned tools hide text too.
