@@ -156,6 +156,11 @@ func (h *Host) heldTool(name string) error {
 	if !held {
 		return nil
 	}
+	return heldError(id)
+}
+
+// heldError refuses a call to id, whose definition is held back.
+func heldError(id names.ID) error {
 	return fault.New(fault.CodeDefinitionChanged, id.Server, fmt.Sprintf("call tool %q", id.Name),
 		fmt.Errorf("its definition changed since it was approved; review with `switchboard diff %s` and approve with `switchboard approve %s`", id.Server, id))
 }
