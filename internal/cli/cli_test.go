@@ -27,6 +27,7 @@ func TestMain(m *testing.M) {
 	testkit.MaybeRunChild()
 	hostile.MaybeRunChild()
 	serveJournalled()
+	serveDrifting()
 	if os.Getenv("SWITCHBOARD_CLI_RUN") == "1" {
 		// Run as the switchboard binary (for `serve --stdio`).
 		exe, _ := os.Executable()

@@ -176,6 +176,12 @@ func runCall(r *run) int {
 		return ExitUsage
 	}
 	tool, err := r.host.Tool(r.args[0])
+	if fault.CodeOf(err) == fault.CodeDefinitionChanged {
+		// Asked for all the same, without the schema that is held back
+		// with it: the host refuses the call and logs the refusal, as it
+		// does for the gateway's clients.
+		tool, err = host.Tool{Name: r.args[0]}, nil
+	}
 	if err != nil {
 		return r.fail(err)
 	}
