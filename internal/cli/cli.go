@@ -36,6 +36,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/gateway"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
 	"github.com/switchboard-mcp/switchboard/internal/store/sqlite"
+	"github.com/switchboard-mcp/switchboard/internal/suggest"
 )
 
 // Exit codes.
@@ -103,6 +104,26 @@ func init() {
 	}
 }
 
+// examples are each command's examples, shown by `switchboard help
+// COMMAND` and `switchboard COMMAND --help`.
+var examples = map[string][]string{
+	"servers":     {"switchboard servers", "switchboard servers -v", "switchboard servers --tokens"},
+	"tools":       {"switchboard tools", "switchboard tools demo__echo", "switchboard tools --format openai"},
+	"search":      {"switchboard search add two numbers"},
+	"call":        {"switchboard call demo__echo text=hello", `switchboard call demo__add '{"a": 2, "b": 40}'`},
+	"resources":   {"switchboard resources"},
+	"templates":   {"switchboard templates"},
+	"read":        {"switchboard read demo:demo://readme"},
+	"prompts":     {"switchboard prompts"},
+	"prompt":      {"switchboard prompt demo:review code='x := 1' language=go"},
+	"approve":     {"switchboard approve demo:echo", "switchboard approve demo"},
+	"diff":        {"switchboard diff demo", "switchboard diff demo:echo"},
+	"log":         {"switchboard log", "switchboard log demo:echo -n 10", "switchboard log --json"},
+	"version":     {"switchboard version"},
+	"serve":       {"switchboard serve", "switchboard serve --http 9000", "switchboard serve --stdio"},
+	"demo-server": {"switchboard demo-server", "switchboard demo-server --http 127.0.0.1:9001"},
+}
+
 // run is the state of one invocation.
 type run struct {
 	ctx     context.Context
@@ -144,8 +165,7 @@ func Run(ctx context.Context, env Env) int {
 	name := env.Args[0]
 	switch name {
 	case "help", "-h", "--help", "-help":
-		r.usage(env.Stdout)
-		return ExitOK
+		return r.help(env.Args[1:])
 	case "--version", "-version":
 		name = "version"
 	}
@@ -250,17 +270,56 @@ func commandFirst(args []string) []string {
 	return args
 }
 
+// suggestCommand is " (did you mean X?)" for the command name most likely
+// meant: one it is a prefix of (or that is a prefix of it), else one at
+// most two edits away; "" when none is.
 func suggestCommand(name string) string {
 	for _, c := range commands {
-		if strings.HasPrefix(c.name, name) || strings.HasPrefix(name, c.name) {
+		if !c.hidden && (strings.HasPrefix(c.name, name) || strings.HasPrefix(name, c.name)) {
 			return fmt.Sprintf(" (did you mean %q?)", c.name)
 		}
 	}
-	return ""
+	best, dist := "", 3
+	for _, c := range commands {
+		if d := suggest.Distance(name, c.name); !c.hidden && d < dist {
+			best, dist = c.name, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
 }
 
-// parse reads flags anywhere among the arguments.
-func (r *run) parse(args []string) (int, bool) {
+// help prints the usage of the command args names, or the general usage
+// without one: `switchboard help [COMMAND]`.
+func (r *run) help(args []string) int {
+	var name string
+	for _, a := range args {
+		if !strings.HasPrefix(a, "-") {
+			name = a
+			break
+		}
+	}
+	if name == "" || name == "help" {
+		r.usage(r.env.Stdout)
+		return ExitOK
+	}
+	for _, c := range commands {
+		if c.name == name {
+			r.cmd = c
+		}
+	}
+	if r.cmd == nil {
+		r.json = wantsJSON(args)
+		return r.usagef("unknown command %q%s; run 'switchboard help'", name, suggestCommand(name))
+	}
+	r.commandUsage(r.env.Stdout, r.flags())
+	return ExitOK
+}
+
+// flags returns the flags of r's command, bound to r's fields.
+func (r *run) flags() *flag.FlagSet {
 	fs := flag.NewFlagSet("switchboard "+r.cmd.name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.BoolVar(&r.json, "json", false, "print JSON for programs")
@@ -285,6 +344,12 @@ func (r *run) parse(args []string) (int, bool) {
 	case "search":
 		fs.IntVar(&r.limit, "k", 5, "show the best `N` matches")
 	}
+	return fs
+}
+
+// parse reads flags anywhere among the arguments.
+func (r *run) parse(args []string) (int, bool) {
+	fs := r.flags()
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
@@ -319,11 +384,18 @@ func (r *run) usage(w io.Writer) {
 		}
 	}
 	fmt.Fprintf(w, "\nFlags (any command): --json, -v, --config FILE, --home DIR\n")
+	fmt.Fprintf(w, "'switchboard help COMMAND' shows a command's flags and examples.\n")
 	fmt.Fprintf(w, "With no config file, the embedded default serves the demo server: try 'switchboard tools'.\n")
 }
 
+// commandUsage prints the usage of r's command: its arguments, what it
+// does, examples and its flags.
 func (r *run) commandUsage(w io.Writer, fs *flag.FlagSet) {
-	fmt.Fprintf(w, "Usage: switchboard %s [flags] %s\n\n%s\n\nFlags:\n", r.cmd.name, r.cmd.args, r.cmd.summary)
+	fmt.Fprintf(w, "Usage: switchboard %s [flags] %s\n\n%s\n", r.cmd.name, r.cmd.args, r.cmd.summary)
+	if ex := examples[r.cmd.name]; len(ex) > 0 {
+		fmt.Fprintf(w, "\nExamples:\n  %s\n", strings.Join(ex, "\n  "))
+	}
+	fmt.Fprintf(w, "\nFlags:\n")
 	fs.SetOutput(w)
 	fs.PrintDefaults()
 }
