@@ -25,6 +25,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -85,7 +86,7 @@ var commands []*command
 func init() {
 	commands = []*command{
 		{"servers", "[--tokens]", "list configured servers with state, protocol version and counts (-v: stderr tail; --tokens: what their tool definitions cost)", true, runServers, false},
-		{"tools", "[NAME] [--raw] [--format FMT]", "list tools by model-facing name, or describe one (--raw: as its server sent it; --format: the model's tools for an LLM provider's API)", true, runTools, false},
+		{"tools", "[NAME | SERVER] [--raw] [--format FMT]", "list tools by model-facing name (SERVER: that server's only), or describe one (--raw: as its server sent it; --format: the model's tools for an LLM provider's API)", true, runTools, false},
 		{"search", "QUERY... [-k N]", "find tools by what they do, in plain words (offline index)", true, runSearch, false},
 		{"call", "NAME [JSON | key=value ... | -] [--yes]", "call a tool; arguments as one JSON object, key=value pairs, or - for JSON on stdin", true, runCall, false},
 		{"resources", "", "list resources by ID (<server>:<uri>)", true, runResources, false},
@@ -108,7 +109,7 @@ func init() {
 // COMMAND` and `switchboard COMMAND --help`.
 var examples = map[string][]string{
 	"servers":     {"switchboard servers", "switchboard servers -v", "switchboard servers --tokens"},
-	"tools":       {"switchboard tools", "switchboard tools demo__echo", "switchboard tools --format openai"},
+	"tools":       {"switchboard tools", "switchboard tools demo", "switchboard tools demo__echo", "switchboard tools --format openai"},
 	"search":      {"switchboard search add two numbers"},
 	"call":        {"switchboard call demo__echo text=hello", `switchboard call demo__add '{"a": 2, "b": 40}'`},
 	"resources":   {"switchboard resources"},
@@ -481,6 +482,21 @@ func (r *run) loadConfig() (*config.Config, error) {
 		return config.Default(r.env.Executable), nil
 	}
 	return config.Load(path, &config.LoadOptions{LookupEnv: r.env.LookupEnv})
+}
+
+// configInUse names the configuration file in use (absolute), or says
+// that the embedded default is in use for want of one: "embedded default
+// (no /home/me/.switchboard/config.json)". The configuration must be
+// loaded.
+func (r *run) configInUse() string {
+	if r.cfg.Source != config.DefaultSource {
+		return absPath(r.cfg.Source)
+	}
+	home, err := r.homeDir()
+	if err != nil {
+		return config.DefaultSource // not reached: the default was chosen in the home
+	}
+	return fmt.Sprintf("%s (no %s)", config.DefaultSource, filepath.Join(absPath(home), config.FileName))
 }
 
 // open loads the configuration and connects every server. Servers that

@@ -218,7 +218,7 @@ func TestServeStdio(t *testing.T) {
 		if err := cs.Close(); err != nil {
 			t.Logf("close: %v", err)
 		}
-		if !strings.Contains(stderr.String(), "serving 1 server (1 ready), 6 tools listed, 5 built-in on stdio") {
+		if !strings.Contains(stderr.String(), "serving 6 tools from 1 server, plus 5 built-in (1 of 1 server ready) on stdio\n  config: embedded default (no ") {
 			t.Errorf("stderr = %q", stderr.String())
 		}
 	}
