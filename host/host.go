@@ -701,7 +701,7 @@ func (h *Host) Call(ctx context.Context, name string, args json.RawMessage, opts
 		h.audit.record(auditCall(t.ID, client, args, start, out, err))
 	}
 	switch {
-	case err != nil && fault.CodeOf(err) != fault.CodeInvalidInput && fault.CodeOf(err) != fault.CodeNotFound:
+	case err != nil && fault.CodeOf(err) != fault.CodeInvalidInput && fault.CodeOf(err) != fault.CodeNotFound && fault.CodeOf(err) != fault.CodeDefinitionChanged:
 		s.trust.add(outcomeError)
 	case err == nil && out.IsError:
 		s.trust.add(outcomeToolErr)
@@ -734,6 +734,16 @@ func (h *Host) call(ctx context.Context, s *server, sc *config.Server, t *regist
 	conn, err := s.ensure(ctx)
 	if err != nil {
 		return nil, err
+	}
+	// t was looked up in the catalogue known before the server started
+	// (saved, for a server started on first use): the one it has just
+	// sent may have changed t's definition, and then t is held back.
+	s.mu.Lock()
+	_, injHeld := s.injHeld[t.ID.Name]
+	held := s.isHeldLocked(t.ID.Name) || injHeld
+	s.mu.Unlock()
+	if held {
+		return nil, h.heldError(t.ID)
 	}
 	uopts, ctx := callOptions(ctx, opts)
 	res, err := conn.CallTool(ctx, t.ID.Name, args, uopts)

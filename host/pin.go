@@ -158,6 +158,13 @@ func (h *Host) heldTool(name string) error {
 	if !held {
 		return nil
 	}
+	return h.heldError(id)
+}
+
+// heldError refuses a call to id, whose definition is held back: for an
+// injection pattern (held_injection) or because it changed since it was
+// approved (definition_changed).
+func (h *Host) heldError(id names.ID) error {
 	if h.injectionHeld(id) {
 		return fault.New(fault.CodeHeldInjection, id.Server, fmt.Sprintf("call tool %q", id.Name),
 			errors.New("held back: its description or schema matches an injection pattern and the server is not trusted; "+h.releaseHint(id)))

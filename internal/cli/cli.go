@@ -25,6 +25,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -36,6 +37,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/gateway"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
 	"github.com/switchboard-mcp/switchboard/internal/store/sqlite"
+	"github.com/switchboard-mcp/switchboard/internal/suggest"
 )
 
 // Exit codes.
@@ -84,7 +86,7 @@ var commands []*command
 func init() {
 	commands = []*command{
 		{"servers", "[--tokens]", "list configured servers with state, protocol version and counts (-v: stderr tail; --tokens: what their tool definitions cost)", true, runServers, false},
-		{"tools", "[NAME] [--raw] [--format FMT]", "list tools by model-facing name, or describe one (--raw: as its server sent it; --format: the model's tools for an LLM provider's API)", true, runTools, false},
+		{"tools", "[NAME | SERVER] [--raw] [--format FMT]", "list tools by model-facing name (SERVER: that server's only), or describe one (--raw: as its server sent it; --format: the model's tools for an LLM provider's API)", true, runTools, false},
 		{"search", "QUERY... [-k N]", "find tools by what they do, in plain words (offline index)", true, runSearch, false},
 		{"call", "NAME [JSON | key=value ... | -] [--yes]", "call a tool; arguments as one JSON object, key=value pairs, or - for JSON on stdin", true, runCall, false},
 		{"resources", "", "list resources by ID (<server>:<uri>)", true, runResources, false},
@@ -101,6 +103,26 @@ func init() {
 		{name: "conformance-fixture", args: "[--http ADDR]", summary: "serve the MCP conformance-suite fixture (for scripts/conformance-all.sh)", run: runFixture, hidden: true},
 		{name: "conformance-client", args: "SERVER-URL", summary: "the client side of the MCP conformance suite, on the host package", run: runConformanceClient, hidden: true},
 	}
+}
+
+// examples are each command's examples, shown by `switchboard help
+// COMMAND` and `switchboard COMMAND --help`.
+var examples = map[string][]string{
+	"servers":     {"switchboard servers", "switchboard servers -v", "switchboard servers --tokens"},
+	"tools":       {"switchboard tools", "switchboard tools demo", "switchboard tools demo__echo", "switchboard tools --format openai"},
+	"search":      {"switchboard search add two numbers"},
+	"call":        {"switchboard call demo__echo text=hello", `switchboard call demo__add '{"a": 2, "b": 40}'`},
+	"resources":   {"switchboard resources"},
+	"templates":   {"switchboard templates"},
+	"read":        {"switchboard read demo:demo://readme"},
+	"prompts":     {"switchboard prompts"},
+	"prompt":      {"switchboard prompt demo:review code='x := 1' language=go"},
+	"approve":     {"switchboard approve demo:echo", "switchboard approve demo"},
+	"diff":        {"switchboard diff demo", "switchboard diff demo:echo"},
+	"log":         {"switchboard log", "switchboard log demo:echo -n 10", "switchboard log --json"},
+	"version":     {"switchboard version"},
+	"serve":       {"switchboard serve", "switchboard serve --http 9000", "switchboard serve --stdio"},
+	"demo-server": {"switchboard demo-server", "switchboard demo-server --http 127.0.0.1:9001"},
 }
 
 // run is the state of one invocation.
@@ -144,8 +166,7 @@ func Run(ctx context.Context, env Env) int {
 	name := env.Args[0]
 	switch name {
 	case "help", "-h", "--help", "-help":
-		r.usage(env.Stdout)
-		return ExitOK
+		return r.help(env.Args[1:])
 	case "--version", "-version":
 		name = "version"
 	}
@@ -250,17 +271,56 @@ func commandFirst(args []string) []string {
 	return args
 }
 
+// suggestCommand is " (did you mean X?)" for the command name most likely
+// meant: one it is a prefix of (or that is a prefix of it), else one at
+// most two edits away; "" when none is.
 func suggestCommand(name string) string {
 	for _, c := range commands {
-		if strings.HasPrefix(c.name, name) || strings.HasPrefix(name, c.name) {
+		if !c.hidden && (strings.HasPrefix(c.name, name) || strings.HasPrefix(name, c.name)) {
 			return fmt.Sprintf(" (did you mean %q?)", c.name)
 		}
 	}
-	return ""
+	best, dist := "", 3
+	for _, c := range commands {
+		if d := suggest.Distance(name, c.name); !c.hidden && d < dist {
+			best, dist = c.name, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
 }
 
-// parse reads flags anywhere among the arguments.
-func (r *run) parse(args []string) (int, bool) {
+// help prints the usage of the command args names, or the general usage
+// without one: `switchboard help [COMMAND]`.
+func (r *run) help(args []string) int {
+	var name string
+	for _, a := range args {
+		if !strings.HasPrefix(a, "-") {
+			name = a
+			break
+		}
+	}
+	if name == "" || name == "help" {
+		r.usage(r.env.Stdout)
+		return ExitOK
+	}
+	for _, c := range commands {
+		if c.name == name {
+			r.cmd = c
+		}
+	}
+	if r.cmd == nil {
+		r.json = wantsJSON(args)
+		return r.usagef("unknown command %q%s; run 'switchboard help'", name, suggestCommand(name))
+	}
+	r.commandUsage(r.env.Stdout, r.flags())
+	return ExitOK
+}
+
+// flags returns the flags of r's command, bound to r's fields.
+func (r *run) flags() *flag.FlagSet {
 	fs := flag.NewFlagSet("switchboard "+r.cmd.name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.BoolVar(&r.json, "json", false, "print JSON for programs")
@@ -285,6 +345,12 @@ func (r *run) parse(args []string) (int, bool) {
 	case "search":
 		fs.IntVar(&r.limit, "k", 5, "show the best `N` matches")
 	}
+	return fs
+}
+
+// parse reads flags anywhere among the arguments.
+func (r *run) parse(args []string) (int, bool) {
+	fs := r.flags()
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
@@ -319,11 +385,18 @@ func (r *run) usage(w io.Writer) {
 		}
 	}
 	fmt.Fprintf(w, "\nFlags (any command): --json, -v, --config FILE, --home DIR\n")
+	fmt.Fprintf(w, "'switchboard help COMMAND' shows a command's flags and examples.\n")
 	fmt.Fprintf(w, "With no config file, the embedded default serves the demo server: try 'switchboard tools'.\n")
 }
 
+// commandUsage prints the usage of r's command: its arguments, what it
+// does, examples and its flags.
 func (r *run) commandUsage(w io.Writer, fs *flag.FlagSet) {
-	fmt.Fprintf(w, "Usage: switchboard %s [flags] %s\n\n%s\n\nFlags:\n", r.cmd.name, r.cmd.args, r.cmd.summary)
+	fmt.Fprintf(w, "Usage: switchboard %s [flags] %s\n\n%s\n", r.cmd.name, r.cmd.args, r.cmd.summary)
+	if ex := examples[r.cmd.name]; len(ex) > 0 {
+		fmt.Fprintf(w, "\nExamples:\n  %s\n", strings.Join(ex, "\n  "))
+	}
+	fmt.Fprintf(w, "\nFlags:\n")
 	fs.SetOutput(w)
 	fs.PrintDefaults()
 }
@@ -409,6 +482,21 @@ func (r *run) loadConfig() (*config.Config, error) {
 		return config.Default(r.env.Executable), nil
 	}
 	return config.Load(path, &config.LoadOptions{LookupEnv: r.env.LookupEnv})
+}
+
+// configInUse names the configuration file in use (absolute), or says
+// that the embedded default is in use for want of one: "embedded default
+// (no /home/me/.switchboard/config.json)". The configuration must be
+// loaded.
+func (r *run) configInUse() string {
+	if r.cfg.Source != config.DefaultSource {
+		return absPath(r.cfg.Source)
+	}
+	home, err := r.homeDir()
+	if err != nil {
+		return config.DefaultSource // not reached: the default was chosen in the home
+	}
+	return fmt.Sprintf("%s (no %s)", config.DefaultSource, filepath.Join(absPath(home), config.FileName))
 }
 
 // open loads the configuration and connects every server. Servers that

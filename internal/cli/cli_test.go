@@ -27,6 +27,7 @@ func TestMain(m *testing.M) {
 	testkit.MaybeRunChild()
 	hostile.MaybeRunChild()
 	serveJournalled()
+	serveDrifting()
 	if os.Getenv("SWITCHBOARD_CLI_RUN") == "1" {
 		// Run as the switchboard binary (for `serve --stdio`).
 		exe, _ := os.Executable()
@@ -217,7 +218,7 @@ func TestServeStdio(t *testing.T) {
 		if err := cs.Close(); err != nil {
 			t.Logf("close: %v", err)
 		}
-		if !strings.Contains(stderr.String(), "serving 1 server (1 ready), 6 tools listed, 5 built-in on stdio") {
+		if !strings.Contains(stderr.String(), "serving 6 tools from 1 server, plus 5 built-in (1 of 1 server ready) on stdio\n  config: embedded default (no ") {
 			t.Errorf("stderr = %q", stderr.String())
 		}
 	}

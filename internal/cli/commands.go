@@ -19,6 +19,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/demo"
 	"github.com/switchboard-mcp/switchboard/internal/fixture"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
+	"github.com/switchboard-mcp/switchboard/internal/suggest"
 )
 
 func (r *run) table(header string, rows [][]string) {
@@ -72,6 +73,7 @@ func runServers(r *run) int {
 			fmt.Sprint(s.Tools), fmt.Sprint(s.Resources), fmt.Sprint(s.Templates), fmt.Sprint(s.Prompts), fmt.Sprint(len(s.Findings)), orDash(oneLine(s.LastError, 60))})
 	}
 	r.table("NAME\tTRANSPORT\tTRUST\tSTATE\tPROTOCOL\tTOOLS\tRESOURCES\tTEMPLATES\tPROMPTS\tFINDINGS\tLAST ERROR", rows)
+	fmt.Fprintf(r.env.Stdout, "%s\nconfig: %s\n", hostCounts(r.host), launcher.Escape(r.configInUse()))
 	for _, s := range servers {
 		if len(s.Held) > 0 {
 			fmt.Fprintf(r.env.Stdout, "%s: %d definition(s) changed since approved and held back: switchboard diff %s, then switchboard approve %s\n",
@@ -144,6 +146,9 @@ func runTools(r *run) int {
 	}
 	if len(r.args) == 1 {
 		t, err := r.host.Tool(r.args[0])
+		if fault.CodeOf(err) == fault.CodeNotFound {
+			return r.serverTools(r.args[0], err)
+		}
 		if err != nil {
 			return r.fail(err)
 		}
@@ -166,6 +171,46 @@ func runTools(r *run) int {
 		return r.printJSON(tools)
 	}
 	r.toolTable(tools)
+	fmt.Fprintln(r.env.Stdout, hostCounts(r.host))
+	return ExitOK
+}
+
+// serverTools lists the tools of the configured server called name, for
+// `tools NAME` when no tool is called name; notTool is why not. A name
+// that is neither is a usage error that names the servers.
+func (r *run) serverTools(name string, notTool error) int {
+	var status *host.ServerStatus
+	servers := r.host.Servers()
+	names := make([]string, 0, len(servers))
+	near, dist := "", 3
+	for i, s := range servers {
+		names = append(names, fmt.Sprintf("%q", s.Name))
+		if s.Name == name {
+			status = &servers[i]
+		}
+		if d := suggest.Distance(strings.ToLower(name), strings.ToLower(s.Name)); d < dist {
+			near, dist = fmt.Sprintf(" (did you mean %q?)", s.Name), d
+		}
+	}
+	if status == nil {
+		f := failureOf(notTool, codeUsage)
+		f.Message += fmt.Sprintf("; nor a server%s: the servers are %s", near, orDash(strings.Join(names, ", ")))
+		return r.report(ExitUsage, f, "'switchboard tools SERVER' lists one server's tools")
+	}
+	tools := []host.Tool{}
+	for _, t := range r.host.Tools() {
+		if t.Server == name {
+			tools = append(tools, t)
+		}
+	}
+	if r.json {
+		return r.printJSON(tools)
+	}
+	r.toolTable(tools)
+	fmt.Fprintln(r.env.Stdout, counts(len(tools), 1, 0))
+	if len(tools) == 0 && status.State != host.StateReady {
+		fmt.Fprintf(r.env.Stderr, "server %q is %s: 'switchboard servers -v' says why\n", launcher.Escape(name), status.State)
+	}
 	return ExitOK
 }
 
@@ -183,6 +228,12 @@ func runCall(r *run) int {
 		return ExitUsage
 	}
 	tool, err := r.host.Tool(r.args[0])
+	if fault.CodeOf(err) == fault.CodeDefinitionChanged {
+		// Asked for all the same, without the schema that is held back
+		// with it: the host refuses the call and logs the refusal, as it
+		// does for the gateway's clients.
+		tool, err = host.Tool{Name: r.args[0]}, nil
+	}
 	if err != nil {
 		return r.fail(err)
 	}
@@ -532,6 +583,44 @@ func runTokens(r *run) int {
 	fmt.Fprintln(r.env.Stdout, "TOKENS: all tool definitions; LISTED: what a model is given now (deferred tools are not, until tool_search finds them).\n"+
 		"An estimate without a tokenizer, within about 5% of OpenAI's on tool definitions; other models' tokenizers differ.")
 	return ExitOK
+}
+
+// counts says how many tools servers give and how many are built in,
+// in the one wording every command uses: "36 tools from 3 servers, plus 5
+// built-in" (the built-in part only when there are some).
+func counts(tools, servers, builtin int) string {
+	out := plural(tools, "tool") + " from " + plural(servers, "server")
+	if builtin > 0 {
+		out += fmt.Sprintf(", plus %d built-in", builtin)
+	}
+	return out
+}
+
+// plural is "1 tool", "2 tools".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// hostCounts is counts of what h serves: the tools of its servers
+// (deferred ones included, as 'switchboard tools' lists them), the
+// servers that are not disabled, and the built-in tools that are on.
+func hostCounts(h *host.Host) string {
+	servers := 0
+	for _, s := range h.Servers() {
+		if s.State != host.StateDisabled {
+			servers++
+		}
+	}
+	builtin := 0
+	for _, t := range h.ModelTools() {
+		if t.Server == "" {
+			builtin++
+		}
+	}
+	return counts(len(h.Tools()), servers, builtin)
 }
 
 // toolTable prints tools by name and description, marking deferred ones.

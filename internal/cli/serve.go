@@ -18,6 +18,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/frontdoor"
 	"github.com/switchboard-mcp/switchboard/internal/gateway"
+	"github.com/switchboard-mcp/switchboard/internal/launcher"
 )
 
 // defaultServeAddr is where `switchboard serve` listens without --http.
@@ -141,7 +142,7 @@ func runServe(r *run) int {
 	}()
 	if f.stdio {
 		// stdout carries the protocol: everything else goes to stderr.
-		fmt.Fprintf(r.env.Stderr, "switchboard: serving %s on stdio\n", summary(r.host))
+		fmt.Fprintf(r.env.Stderr, "switchboard: serving %s on stdio\n  config: %s\n", summary(r.host), launcher.Escape(r.configInUse()))
 		if err := g.ServeStdio(r.ctx); err != nil {
 			return r.failf(ExitUpstream, codeError, "serve: %v", err)
 		}
@@ -207,7 +208,7 @@ func tuneGC(lookup func(string) (string, bool)) string {
 func (r *run) banner(addr, path string) {
 	w, f := r.env.Stderr, r.serve
 	url := "http://" + addr + path
-	fmt.Fprintf(w, "switchboard: serving %s\n  endpoint: %s   (health: http://%s%s)\n", summary(r.host), url, addr, frontdoor.HealthPath)
+	fmt.Fprintf(w, "switchboard: serving %s\n  config:   %s\n  endpoint: %s   (health: http://%s%s)\n", summary(r.host), launcher.Escape(r.configInUse()), url, addr, frontdoor.HealthPath)
 	// auth is the Authorization header for a shell command; cursorAuth
 	// for mcp.json, where Cursor substitutes ${env:VAR} itself.
 	auth, cursorAuth := "", ""
@@ -293,19 +294,20 @@ func jsonString(s string) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-// summary says what the gateway serves, e.g. "2 servers (1 ready), 13
-// tools listed (4 deferred), 5 built-in".
+// summary says what the gateway serves, in the wording of counts, and
+// how many servers are ready, e.g. "13 tools from 2 servers, plus 5
+// built-in (1 of 2 servers ready; 4 tools deferred: tool_search finds
+// them)".
 func summary(h *host.Host) string {
 	servers := h.Servers()
-	ready := 0
+	ready, enabled := 0, 0
 	for _, s := range servers {
 		if s.State == host.StateReady {
 			ready++
 		}
-	}
-	plural := "s"
-	if len(servers) == 1 {
-		plural = ""
+		if s.State != host.StateDisabled {
+			enabled++
+		}
 	}
 	deferred := 0
 	for _, t := range h.Tools() {
@@ -313,22 +315,17 @@ func summary(h *host.Host) string {
 			deferred++
 		}
 	}
-	listed, builtin := 0, 0
-	for _, t := range h.ModelTools() {
-		if t.Server == "" {
-			builtin++
-		} else {
-			listed++
-		}
+	var notes []string
+	if enabled > 0 {
+		notes = append(notes, fmt.Sprintf("%d of %s ready", ready, plural(enabled, "server")))
 	}
-	out := fmt.Sprintf("%d server%s (%d ready), %d tools listed", len(servers), plural, ready, listed)
 	if deferred > 0 {
-		out += fmt.Sprintf(" (%d more deferred: %s finds them)", deferred, host.ToolSearch)
+		notes = append(notes, fmt.Sprintf("%s deferred: %s finds them", plural(deferred, "tool"), host.ToolSearch))
 	}
-	if builtin > 0 {
-		out += fmt.Sprintf(", %d built-in", builtin)
+	if len(notes) == 0 {
+		return hostCounts(h)
 	}
-	return out
+	return fmt.Sprintf("%s (%s)", hostCounts(h), strings.Join(notes, "; "))
 }
 
 // serveAddr is the address `serve --http` listens on: the default without

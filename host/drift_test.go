@@ -1,0 +1,60 @@
+package host_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard/fault"
+	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/store"
+	"github.com/switchboard-mcp/switchboard/internal/testkit"
+	"github.com/switchboard-mcp/switchboard/internal/testkit/proc"
+)
+
+// TestChangedToolFirstCallIsHeld: a server advertised from its saved
+// catalogue is started by a call of the very tool whose definition it has
+// changed; the call is refused with definition_changed (and audited)
+// instead of running on the definition nobody approved.
+func TestChangedToolFirstCallIsHeld(t *testing.T) {
+	st := openStore(t)
+	env := testkit.ChildEnv(testkit.ModeSleeper)
+	env[testkit.MarkVar] = filepath.Join(t.TempDir(), "starts")
+	cfg := parse(t, map[string]any{"sleeper": map[string]any{"command": self(t), "env": env}}, nil)
+	opts := &host.Options{StopTimeout: 500 * time.Millisecond, Store: st}
+
+	h, err := host.Open(context.Background(), cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := call(t, h, "sleeper__echo", `{"text":"first"}`).Text; got != "first" {
+		t.Fatalf("first start: echo = %q", got)
+	}
+	h.Close()
+
+	h, err = host.Open(context.Background(), cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	res, err := h.Call(context.Background(), "sleeper__echo", json.RawMessage(`{"text":"unapproved"}`), nil)
+	if !errors.Is(err, fault.DefinitionChanged) {
+		ran := ""
+		if res != nil {
+			ran = res.Text
+		}
+		t.Fatalf("first call after the change: %v, result %q; want definition_changed", err, ran)
+	}
+	if !proc.Eventually(5*time.Second, func() bool {
+		calls, err := st.Calls(context.Background(), store.CallFilter{Tool: "sleeper:echo"})
+		return err == nil && slices.ContainsFunc(calls, func(c store.Call) bool {
+			return c.Outcome == "error" && c.Code == "definition_changed"
+		})
+	}) {
+		t.Error("no audit row for the refused call")
+	}
+}
