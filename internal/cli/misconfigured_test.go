@@ -41,7 +41,7 @@ func TestMissingVariable(t *testing.T) {
 	}
 
 	s := serve(t, nil, "--http", "127.0.0.1:0", "--config", path)
-	if s.code != 0 || !strings.Contains(s.stderr, "endpoint: http://127.0.0.1:") || !strings.Contains(s.stderr, "2 servers (1 ready)") || strings.Count(s.stderr, warning) != 1 {
+	if s.code != 0 || !strings.Contains(s.stderr, "endpoint: http://127.0.0.1:") || !strings.Contains(s.stderr, "(1 of 2 servers ready)") || strings.Count(s.stderr, warning) != 1 {
 		t.Errorf("serve: exit %d\nstderr: %s", s.code, s.stderr)
 	}
 }
