@@ -524,8 +524,13 @@ func (r *run) open() int {
 			}
 		}
 	}
-	if r.verbose {
+	switch {
+	case r.verbose:
 		opts.Logger = slog.New(slog.NewTextHandler(r.env.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	case r.cmd.name == "serve":
+		// The gateway's log: what goes wrong with a server, and the
+		// findings of warn severity or above, as they happen.
+		opts.Logger = slog.New(slog.NewTextHandler(r.env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
 	st, err := r.openStore()
 	if err != nil {

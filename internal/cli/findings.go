@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"log/slog"
 
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
@@ -16,16 +15,6 @@ func (r *run) warnFindings() {
 	for _, f := range r.host.Findings() {
 		if f.Severity.AtLeast(host.SeverityWarn) {
 			fmt.Fprintf(r.env.Stderr, "warning: %s\n", launcher.Escape(findingLine(f)))
-		}
-	}
-}
-
-// logFindings logs the findings of severity warn or above, for serve's
-// start-up; the host logs the ones that appear later.
-func logFindings(log *slog.Logger, fs []host.Finding) {
-	for _, f := range fs {
-		if f.Severity.AtLeast(host.SeverityWarn) {
-			log.Warn("server metadata: "+f.Kind, "server", f.Server, "item", f.Item, "detail", f.Detail, "severity", f.Severity)
 		}
 	}
 }

@@ -128,9 +128,6 @@ func runServe(r *run) int {
 		defer stop()
 		fmt.Fprintf(r.env.Stderr, "switchboard: runtime profiles at http://%s/debug/pprof/\n", bound)
 	}
-	if !r.verbose { // -v: the host logs them as it finds them
-		logFindings(log, r.host.Findings())
-	}
 	g := gateway.New(r.host, &gateway.Options{Version: r.env.Version, PageSize: f.pageSize, Logger: log, OnConfirm: r.cfg.Policy.OnConfirm})
 	r.gateway.Store(g)
 	var reloads sync.WaitGroup
