@@ -175,7 +175,9 @@ func runCall(r *run) int {
 	if !r.wantArgs(1, -1) {
 		return ExitUsage
 	}
-	tool, err := r.host.Tool(r.args[0])
+	// Find, not Tool: a name missing from a saved catalogue that may be
+	// stale has its server discovered again, as Call would.
+	tool, err := r.host.Find(r.ctx, r.args[0])
 	if err != nil {
 		return r.fail(err)
 	}
