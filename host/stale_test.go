@@ -215,6 +215,23 @@ func TestLazyStartChecksPins(t *testing.T) {
 		}
 		refused(t, h, st, l, 1)
 	})
+	t.Run("accepted", func(t *testing.T) {
+		// onDrift "accept": the changed definition is pinned and the call
+		// goes out, on the tool as the server now defines it.
+		st := openStore(t)
+		l := newListed(t, "echo\tEcho.")
+		l.entry["onDrift"] = "accept"
+		servers := map[string]any{"s": l.entry}
+		cachedRun(t, servers, st, "s__echo")
+		l.set(t, "echo\t"+changed)
+		h := openWith(t, parse(t, servers, nil), &host.Options{StopTimeout: 500 * time.Millisecond, Store: st})
+		if got := call(t, h, "s__echo", `{"text":"x"}`).Text; got != "echo: x" {
+			t.Errorf("echo = %q", got)
+		}
+		if tool, err := h.Tool("s__echo"); err != nil || tool.Description != changed {
+			t.Errorf("listed: %+v, %v; want the changed description", tool, err)
+		}
+	})
 	t.Run("idle stop", func(t *testing.T) {
 		st := openStore(t)
 		l := newListed(t, "echo\tEcho.")
