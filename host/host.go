@@ -698,8 +698,9 @@ func (h *Host) Call(ctx context.Context, name string, args json.RawMessage, opts
 		h.audit.record(auditCall(t.ID, client, args, start, out, err))
 	}
 	switch fault.CodeOf(err) {
-	case fault.CodeInvalidInput, fault.CodeNotFound, fault.CodeDefinitionChanged, fault.CodePolicyBlocked, fault.CodeRateLimited:
-		// Refused before anything ran: says nothing of the server.
+	case fault.CodeInvalidInput, fault.CodeNotFound, fault.CodeDefinitionChanged:
+		// The call did not fit the server's tools: says nothing of how
+		// the server behaves.
 	default:
 		switch {
 		case err != nil:
