@@ -662,11 +662,18 @@ func (h *Host) conn(ctx context.Context, name string) (*upstream.Conn, error) {
 // Call calls a tool by model-facing name or canonical ID. args is the JSON
 // arguments object; nil means {}. The call is bounded by the server's
 // callTimeout, and cancelling ctx cancels it upstream.
+//
+// A server's tools may have changed behind its saved catalogue (see
+// rediscover.go): a name that misses while the catalogue may be stale, or
+// a call the server answers with "unknown tool", discovers the server
+// again and is made again, once; a call that may have run is never made
+// again. A server started for the call is discovered before anything is
+// sent, and the call checked against the approved definitions.
 func (h *Host) Call(ctx context.Context, name string, args json.RawMessage, opts *CallOptions) (*Result, error) {
 	if b := h.lookupBuiltin(name); b != nil {
 		return h.callBuiltin(ctx, b, args, opts)
 	}
-	t, err := h.lookupTool(h.snapshot(), name)
+	t, rediscovered, err := h.lookupFresh(ctx, name)
 	if err != nil {
 		if c := fault.CodeOf(err); c == fault.CodeDefinitionChanged || c == fault.CodeHeldInjection {
 			if id, held := h.heldID(name); held {
@@ -691,7 +698,7 @@ func (h *Host) Call(ctx context.Context, name string, args json.RawMessage, opts
 	}
 	start := time.Now()
 	s.beginCall()
-	out, err := h.call(ctx, s, sc, t, args, opts)
+	out, err := h.call(ctx, s, sc, comp.pol, t, args, opts, !rediscovered)
 	s.endCall()
 	if h.audit.on() {
 		client := ""
@@ -700,13 +707,19 @@ func (h *Host) Call(ctx context.Context, name string, args json.RawMessage, opts
 		}
 		h.audit.record(auditCall(t.ID, client, args, start, out, err))
 	}
-	switch {
-	case err != nil && fault.CodeOf(err) != fault.CodeInvalidInput && fault.CodeOf(err) != fault.CodeNotFound && fault.CodeOf(err) != fault.CodeDefinitionChanged:
-		s.trust.add(outcomeError)
-	case err == nil && out.IsError:
-		s.trust.add(outcomeToolErr)
-	case err == nil:
-		s.trust.add(outcomeOK)
+	switch fault.CodeOf(err) {
+	case fault.CodeInvalidInput, fault.CodeNotFound, fault.CodeDefinitionChanged, fault.CodeHeldInjection:
+		// The call did not fit the server's tools: says nothing of how
+		// the server behaves.
+	default:
+		switch {
+		case err != nil:
+			s.trust.add(outcomeError)
+		case out.IsError:
+			s.trust.add(outcomeToolErr)
+		default:
+			s.trust.add(outcomeOK)
+		}
 	}
 	return out, err
 }
@@ -726,24 +739,19 @@ func (h *Host) auditRefusal(id names.ID, args json.RawMessage, opts *CallOptions
 	h.audit.record(auditCall(id, client, args, time.Now(), nil, err))
 }
 
-// call makes an authorized call: it dials the server if need be, calls,
-// and guards the result.
-func (h *Host) call(ctx context.Context, s *server, sc *config.Server, t *registry.Tool, args json.RawMessage, opts *CallOptions) (*Result, error) {
+// call makes an authorized call: it dials the server if need be, checks
+// the tool against the catalogue the connection holds (recheck), calls,
+// and guards the result. With retry, a call the server answers with
+// "unknown tool" is made once more after the server is discovered again.
+func (h *Host) call(ctx context.Context, s *server, sc *config.Server, pol *policy.Engine, t *registry.Tool, args json.RawMessage, opts *CallOptions, retry bool) (*Result, error) {
 	// A server started on first use may take its startup timeout on top
 	// of the call's.
 	conn, err := s.ensure(ctx)
 	if err != nil {
 		return nil, err
 	}
-	// t was looked up in the catalogue known before the server started
-	// (saved, for a server started on first use): the one it has just
-	// sent may have changed t's definition, and then t is held back.
-	s.mu.Lock()
-	_, injHeld := s.injHeld[t.ID.Name]
-	held := s.isHeldLocked(t.ID.Name) || injHeld
-	s.mu.Unlock()
-	if held {
-		return nil, h.heldError(t.ID)
+	if t, err = h.recheck(ctx, s, sc, pol, t, args, opts); err != nil {
+		return nil, err
 	}
 	uopts, ctx := callOptions(ctx, opts)
 	res, err := conn.CallTool(ctx, t.ID.Name, args, uopts)
@@ -758,7 +766,20 @@ func (h *Host) call(ctx context.Context, s *server, sc *config.Server, t *regist
 		if conn, err = s.ensure(ctx); err != nil {
 			return nil, err
 		}
+		if t, err = h.recheck(ctx, s, sc, pol, t, args, opts); err != nil {
+			return nil, err
+		}
 		res, err = conn.CallTool(ctx, t.ID.Name, args, uopts)
+	}
+	if retry && upstream.UnknownTool(t.ID.Name, res, err) && ctx.Err() == nil {
+		// The server does not know the tool, so it never ran: its tools
+		// changed behind its catalogue. Discover them again, and call
+		// once more if the tool is still offered.
+		h.log.Debug("server does not know a catalogued tool; discovering it again", "server", s.name, "tool", t.ID.Name)
+		if err := s.rediscover(ctx, false); err != nil {
+			return nil, err
+		}
+		return h.call(ctx, s, sc, pol, t, args, opts, false)
 	}
 	if err != nil {
 		return nil, fromUpstream(err)

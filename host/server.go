@@ -44,6 +44,7 @@ type server struct {
 	lastUse  atomic.Int64 // UnixNano of the last request's start or end
 
 	relistAsked atomic.Bool // the server said its lists changed; the relister clears it when it takes note (relist.go)
+	rd          rediscovery // shares one re-discovery among its callers (rediscover.go); has its own lock
 
 	// mu guards state, err, conn, attempt, caps, dialing, idling, stopped
 	// (the connection and its lifecycle), raw, catalog, vetted, cached,

@@ -147,6 +147,7 @@ type run struct {
 	raw     bool       // tools --raw
 	format  string     // tools --format
 	tokens  bool       // servers --tokens
+	refresh bool       // tools, call, servers --refresh
 }
 
 // Run executes the CLI and returns the exit code.
@@ -344,6 +345,10 @@ func (r *run) flags() *flag.FlagSet {
 		fs.IntVar(&r.limit, "n", 50, "show at most `N` calls")
 	case "search":
 		fs.IntVar(&r.limit, "k", 5, "show the best `N` matches")
+	}
+	switch r.cmd.name {
+	case "tools", "call", "servers":
+		fs.BoolVar(&r.refresh, "refresh", false, "discover every enabled server again first, ignoring the saved catalogues (starts the servers)")
 	}
 	return fs
 }
@@ -547,6 +552,11 @@ func (r *run) open() int {
 		return r.report(ExitUpstream, failureOf(err, codeError))
 	}
 	r.cfg, r.host = cfg, h
+	if r.refresh {
+		// A failure is in the server's status, reported below (or by
+		// the servers command) like a failure at start.
+		h.Refresh(r.ctx) //nolint:errcheck // see above
+	}
 	switch r.cmd.name {
 	case "tools", "call", "servers":
 		if !r.verbose { // -v: the host's log has them, and servers -v lists them

@@ -227,8 +227,10 @@ func runCall(r *run) int {
 	if !r.wantArgs(1, -1) {
 		return ExitUsage
 	}
-	tool, err := r.host.Tool(r.args[0])
-	if fault.CodeOf(err) == fault.CodeDefinitionChanged {
+	// Find, not Tool: a name missing from a saved catalogue that may be
+	// stale has its server discovered again, as Call would.
+	tool, err := r.host.Find(r.ctx, r.args[0])
+	if c := fault.CodeOf(err); c == fault.CodeDefinitionChanged || c == fault.CodeHeldInjection {
 		// Asked for all the same, without the schema that is held back
 		// with it: the host refuses the call and logs the refusal, as it
 		// does for the gateway's clients.

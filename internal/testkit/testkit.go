@@ -107,6 +107,8 @@ func runChild(mode string) int {
 		return 3
 	case ModeLegacySilent, ModeLegacyDie, ModeLegacyNovel:
 		return legacy(mode)
+	case ModeListed:
+		return listed()
 	default:
 		fmt.Fprintln(os.Stderr, "testkit: unknown mode", mode)
 		return 2

@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -183,14 +184,59 @@ const (
 )
 
 // isNotFound recognises the -32602 messages servers use for an unknown
-// tool, prompt or resource ("unknown tool", "Resource not found", ...), as
-// opposed to a bad argument ("Unknown argument 'x'").
+// tool, prompt or resource ("unknown tool", "Resource not found", the
+// TypeScript SDK's "Tool x not found", ...), as opposed to a bad argument
+// ("Unknown argument 'x'").
 func isNotFound(msg string) bool {
-	m := strings.ToLower(msg)
 	for _, kind := range []string{"tool", "prompt", "resource"} {
-		if strings.Contains(m, "unknown "+kind) || strings.Contains(m, kind+" not found") || strings.Contains(m, kind+" \"") && strings.Contains(m, "not found") {
+		if isKindNotFound(msg, kind) {
 			return true
 		}
+	}
+	return false
+}
+
+// isKindNotFound reports whether msg says that a kind ("tool", "prompt",
+// "resource") is unknown.
+func isKindNotFound(msg, kind string) bool {
+	m := strings.ToLower(msg)
+	switch {
+	case strings.Contains(m, "unknown "+kind), strings.Contains(m, kind+" not found"),
+		strings.Contains(m, kind+" \"") && strings.Contains(m, "not found"):
+		return true
+	}
+	// The TypeScript SDK: "Tool x not found", "MCP error -32602: Tool x not found".
+	m = strings.TrimPrefix(m, "mcp error -32602: ")
+	return strings.HasPrefix(m, kind+" ") && strings.HasSuffix(m, " not found")
+}
+
+// UnknownTool reports whether a tools/call of tool came back saying that
+// the server does not know the tool, so that it never ran: a JSON-RPC
+// invalid-params error that says so (go-sdk's `unknown tool "x"`), or a
+// result with isError whose only content is the text the TypeScript SDK
+// ("MCP error -32602: Tool x not found") or the Python SDK ("Unknown tool:
+// x") makes of that error. The host then discovers the server again and
+// makes the call once more. res and err are what Conn.CallTool returned.
+func UnknownTool(tool string, res *ToolResult, err error) bool {
+	if err != nil {
+		var rpc *jsonrpc.Error
+		return errors.As(err, &rpc) && rpc.Code == jsonrpc.CodeInvalidParams && isKindNotFound(rpc.Message, "tool")
+	}
+	if res == nil || !res.IsError {
+		return false
+	}
+	var r struct {
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+	}
+	if json.Unmarshal(res.Raw, &r) != nil || len(r.Content) != 1 || r.Content[0].Type != "text" {
+		return false
+	}
+	switch r.Content[0].Text {
+	case "MCP error -32602: Tool " + tool + " not found", "Unknown tool: " + tool:
+		return true
 	}
 	return false
 }

@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -36,6 +37,7 @@ func TestClassify(t *testing.T) {
 		// JSON-RPC errors from the server.
 		{"invalid params", failure{err: &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Unknown argument 'x'"}}, fault.CodeInvalidInput},
 		{"unknown tool as invalid params", failure{call: true, err: &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: `unknown tool "nope"`}}, fault.CodeNotFound},
+		{"unknown tool in the TypeScript SDK's words", failure{call: true, err: &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Tool nope not found"}}, fault.CodeNotFound},
 		{"resource not found", failure{err: &jsonrpc.Error{Code: codeResourceNotFound, Message: "no such resource"}}, fault.CodeNotFound},
 		{"internal error", failure{call: true, err: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "boom"}}, fault.CodeServerError},
 		{"method not found", failure{err: &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "nope"}}, fault.CodeServerError},
@@ -105,6 +107,44 @@ func TestClassify(t *testing.T) {
 				t.Errorf("server %q, want s", fe.Server)
 			}
 		})
+	}
+}
+
+// TestUnknownTool: the answers that say a server does not know the tool
+// called, as go-sdk, the TypeScript SDK and the Python SDK give them, and
+// the look-alikes that say something else (a tool ran and failed).
+func TestUnknownTool(t *testing.T) {
+	result := func(text string) *ToolResult {
+		return &ToolResult{IsError: true, Raw: json.RawMessage(fmt.Sprintf(`{"content":[{"type":"text","text":%q}],"isError":true}`, text))}
+	}
+	rpc := func(code int64, msg string) error {
+		return fault.New(fault.CodeNotFound, "s", `call tool "x"`, &jsonrpc.Error{Code: code, Message: msg})
+	}
+	tests := []struct {
+		name string
+		res  *ToolResult
+		err  error
+		want bool
+	}{
+		{"go-sdk", nil, rpc(jsonrpc.CodeInvalidParams, `unknown tool "x"`), true},
+		{"TypeScript SDK error", nil, rpc(jsonrpc.CodeInvalidParams, "Tool x not found"), true},
+		{"tool not found", nil, rpc(jsonrpc.CodeInvalidParams, "tool not found: x"), true},
+		{"TypeScript SDK result", result("MCP error -32602: Tool x not found"), nil, true},
+		{"Python SDK result", result("Unknown tool: x"), nil, true},
+		{"bad argument", nil, rpc(jsonrpc.CodeInvalidParams, "Unknown argument 'y'"), false},
+		{"unknown prompt", nil, rpc(jsonrpc.CodeInvalidParams, `unknown prompt "x"`), false},
+		{"another code", nil, rpc(jsonrpc.CodeInternalError, `unknown tool "x"`), false},
+		{"no JSON-RPC error", nil, fault.New(fault.CodeNotFound, "s", "", errors.New(`unknown tool "x"`)), false},
+		{"another tool's name", result("Unknown tool: y"), nil, false},
+		{"more text", result("Unknown tool: x. Try z."), nil, false},
+		{"not an error result", &ToolResult{Raw: json.RawMessage(`{"content":[{"type":"text","text":"Unknown tool: x"}]}`)}, nil, false},
+		{"two blocks", &ToolResult{IsError: true, Raw: json.RawMessage(`{"content":[{"type":"text","text":"Unknown tool: x"},{"type":"text","text":"more"}],"isError":true}`)}, nil, false},
+		{"nothing", nil, nil, false},
+	}
+	for _, tt := range tests {
+		if got := UnknownTool("x", tt.res, tt.err); got != tt.want {
+			t.Errorf("%s: UnknownTool = %v, want %v", tt.name, got, tt.want)
+		}
 	}
 }
 
