@@ -209,13 +209,13 @@ func (g *Gateway) currentInstructions(next mcp.MethodHandler) mcp.MethodHandler 
 	}
 }
 
-// heldBack is receiving middleware that answers a call of a tool held
-// back because its definition changed since it was approved, or because
-// its metadata matches an injection pattern and its server is not
-// trusted. Such a tool is not registered (it is not listed), so go-sdk
-// answers "unknown tool"; the host knows better: the call is a
-// definition_changed or held_injection failure, an isError result naming
-// the tool and the command that approves it.
+// heldBack is receiving middleware for the calls of tools that are not
+// registered, which go-sdk answers "unknown tool"; the host knows better.
+// A tool held back because its definition changed since it was approved,
+// or because its metadata matches an injection pattern and its server is
+// not trusted, answers definition_changed or held_injection: an isError
+// result naming the tool and the command that approves it. A tool that a
+// re-discovery of a stale catalogue finds is called.
 func (g *Gateway) heldBack(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
@@ -227,7 +227,14 @@ func (g *Gateway) heldBack(next mcp.MethodHandler) mcp.MethodHandler {
 		if !ok || call.Params == nil {
 			return res, err
 		}
-		_, herr := g.host.Tool(call.Params.Name)
+		// Find, not Tool: a name missing from a catalogue that may be
+		// stale (saved, or from an earlier connection) has its server
+		// discovered again, once; a tool found so is called now (the
+		// change notification registers it for the calls after).
+		t, herr := g.host.Find(ctx, call.Params.Name)
+		if herr == nil {
+			return g.callTool(t)(ctx, call)
+		}
 		var fe *fault.Error
 		if !errors.As(herr, &fe) || (fe.Code != fault.CodeDefinitionChanged && fe.Code != fault.CodeHeldInjection) {
 			return res, err

@@ -209,3 +209,62 @@ func TestStderrNeverReachesTheClient(t *testing.T) {
 		}
 	}
 }
+
+// TestNewToolBehindSavedCatalogue: a server given a new tool behind an
+// unchanged configuration is advertised from its saved catalogue, which
+// lacks the tool, so the gateway has not registered it; a client's call of
+// it has the server discovered again and runs, and later lists show it.
+func TestNewToolBehindSavedCatalogue(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	tools := filepath.Join(dir, "tools")
+	write := func(lines string) {
+		if err := os.WriteFile(tools, []byte(lines), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("echo\tEcho.\n")
+	env := testkit.ChildEnv(testkit.ModeListed)
+	env[testkit.ToolsVar], env[testkit.MarkVar] = tools, filepath.Join(dir, "mark")
+	servers := map[string]any{"s": map[string]any{"command": exe, "env": env}}
+	st := openStore(t)
+
+	// The first run saves the catalogue.
+	h, err := host.Open(context.Background(), parseServers(t, servers), &host.Options{StopTimeout: 500 * time.Millisecond, Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Close()
+
+	write("echo\tEcho.\nfresh\tA tool added since.\n")
+	cs, _, _ := serveStored(t, servers, st)
+	ctx := context.Background()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "s__fresh", Arguments: map[string]any{"text": "hi"}})
+	if err != nil {
+		t.Fatalf("call of the new tool: %v", err)
+	}
+	if got := text(t, res); res.IsError || got != "fresh: hi" {
+		t.Errorf("call of the new tool: isError %v, %q; want %q", res.IsError, got, "fresh: hi")
+	}
+	if !proc.Eventually(5*time.Second, func() bool {
+		lt, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			return false
+		}
+		for _, tool := range lt.Tools {
+			if tool.Name == "s__fresh" {
+				return true
+			}
+		}
+		return false
+	}) {
+		t.Error("the new tool is not listed after the call found it")
+	}
+	// A name that is nobody's is still unknown.
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "s__nothing", Arguments: map[string]any{}}); err == nil || !strings.Contains(err.Error(), "unknown tool") {
+		t.Errorf("unknown tool: %v, want unknown tool", err)
+	}
+}
