@@ -1,7 +1,9 @@
 // Package pgtest runs a throwaway PostgreSQL cluster for a test binary:
-// TestMain starts it once (Main), each test gets a database of its own
-// (URL), and the cluster is stopped and its files removed when the tests
-// end, leaving no process behind.
+// TestMain runs the tests through Main, the first test that asks for a
+// database (URL) starts the cluster, each test gets a database of its own,
+// and Main stops the cluster and removes its files when the tests end,
+// leaving no process behind. A test binary none of whose tests ask for a
+// database never starts one.
 //
 // The cluster is made with the machine's initdb and pg_ctl (found on $PATH
 // or under /usr/lib/postgresql/*/bin). It listens on a Unix socket in its
@@ -29,6 +31,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -40,26 +43,25 @@ import (
 // from a skip into a failure.
 const RequireVar = "SWITCHBOARD_REQUIRE_POSTGRES"
 
-// The cluster of this test binary, set by Main before any test runs.
+// The cluster of this test binary, started by the first URL.
 var (
-	cluster *Cluster
-	missing string // why there is no cluster, when cluster is nil
+	mainRan atomic.Bool // Main is running the tests, and will stop the cluster
+	once    sync.Once   // starts the cluster
+	cluster *Cluster    // set by once; nil if it could not start
+	missing string      // why cluster is nil, set by once
 	dbSeq   atomic.Int64
 )
 
-// Main starts a cluster, runs the tests, stops the cluster and returns the
-// exit code, for TestMain: os.Exit(pgtest.Main(m)). A cluster that cannot
-// be started (no PostgreSQL installed, or initdb failing) is not an error
-// here: URL skips or fails each test that needs one, saying why.
+// Main runs the tests and then stops the cluster, if one was started, and
+// returns the exit code, for TestMain: os.Exit(pgtest.Main(m)). A cluster
+// that cannot be started (no PostgreSQL installed, or initdb failing) is
+// not an error here: URL skips or fails each test that needs one, saying
+// why.
 func Main(m *testing.M) int {
-	c, err := Start()
-	if err != nil {
-		missing = err.Error()
-	} else {
-		cluster = c
-	}
+	mainRan.Store(true)
 	code := m.Run()
-	if c != nil {
+	once.Do(func() { missing = "the tests have ended" }) // none starts after this
+	if c := cluster; c != nil {
 		if err := c.Stop(); err != nil {
 			fmt.Fprintf(os.Stderr, "pgtest: %v\n", err)
 			if code == 0 {
@@ -75,15 +77,20 @@ func Main(m *testing.M) int {
 // fails it, when $SWITCHBOARD_REQUIRE_POSTGRES=1).
 func URL(t testing.TB) string {
 	t.Helper()
+	if !mainRan.Load() {
+		t.Fatal("pgtest.URL needs TestMain to run the tests through pgtest.Main, which stops the cluster")
+	}
+	once.Do(func() {
+		c, err := Start()
+		if err != nil {
+			missing = err.Error()
+			return
+		}
+		cluster = c
+	})
 	if cluster == nil {
-		why := missing
-		if why == "" {
-			why = "pgtest.Main was not called from TestMain"
-		}
-		if os.Getenv(RequireVar) == "1" {
-			t.Fatalf("PostgreSQL is required (%s=1) but unavailable: %s", RequireVar, why)
-		}
-		t.Skipf("PostgreSQL unavailable, skipping: %s (install PostgreSQL so that initdb is on $PATH or under /usr/lib/postgresql/*/bin)", why)
+		unavailable(t, missing)
+		return ""
 	}
 	name := fmt.Sprintf("t%d_%d", os.Getpid(), dbSeq.Add(1))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -99,6 +106,17 @@ func URL(t testing.TB) string {
 		}
 	})
 	return cluster.URL(name)
+}
+
+// unavailable skips t for want of PostgreSQL, saying why, or fails it when
+// $SWITCHBOARD_REQUIRE_POSTGRES=1.
+func unavailable(t testing.TB, why string) {
+	t.Helper()
+	if os.Getenv(RequireVar) == "1" {
+		t.Fatalf("PostgreSQL is required (%s=1) but unavailable: %s", RequireVar, why)
+		return
+	}
+	t.Skipf("PostgreSQL unavailable, skipping: %s (install PostgreSQL so that initdb is on $PATH or under /usr/lib/postgresql/*/bin, or set %s=1 to fail instead)", why, RequireVar)
 }
 
 // A Cluster is a running throwaway PostgreSQL server.

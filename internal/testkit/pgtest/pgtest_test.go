@@ -1,7 +1,9 @@
 package pgtest
 
 import (
+	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -49,5 +51,36 @@ func TestURL(t *testing.T) {
 	var n int
 	if err := other.QueryRow(ctx, `SELECT count(*) FROM information_schema.tables WHERE table_name = 'only_in_a'`).Scan(&n); err != nil || n != 0 {
 		t.Errorf("only_in_a seen from the other database: %d, %v", n, err)
+	}
+}
+
+// recorder is a testing.TB that records how a test ended instead of ending.
+type recorder struct {
+	testing.TB
+	skipped, failed string
+}
+
+func (r *recorder) Helper()                           {}
+func (r *recorder) Skipf(format string, args ...any)  { r.skipped = fmt.Sprintf(format, args...) }
+func (r *recorder) Fatalf(format string, args ...any) { r.failed = fmt.Sprintf(format, args...) }
+
+// TestUnavailable: without PostgreSQL a test is skipped with the reason,
+// or failed when PostgreSQL is required.
+func TestUnavailable(t *testing.T) {
+	for _, tt := range []struct {
+		require              string
+		wantSkip, wantFailed bool
+	}{{"", true, false}, {"0", true, false}, {"1", false, true}} {
+		t.Run("require="+tt.require, func(t *testing.T) {
+			t.Setenv(RequireVar, tt.require)
+			r := &recorder{TB: t}
+			unavailable(r, "initdb not found")
+			if (r.skipped != "") != tt.wantSkip || (r.failed != "") != tt.wantFailed {
+				t.Fatalf("skipped %q, failed %q; want skip %v, fail %v", r.skipped, r.failed, tt.wantSkip, tt.wantFailed)
+			}
+			if msg := r.skipped + r.failed; !strings.Contains(msg, "initdb not found") {
+				t.Errorf("message %q does not say why", msg)
+			}
+		})
 	}
 }
