@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
@@ -36,8 +37,8 @@ func (db *DB) RecordCalls(ctx context.Context, cs ...*store.Call) error {
 			b.Queue(`INSERT INTO calls
 				(time, tool, server, caller, arg_shape, outcome, code, latency, bytes_in, bytes_out)
 				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`,
-				callTime(c, now).UnixNano(), c.Tool, c.Server, c.Caller, c.ArgShape,
-				c.Outcome, c.Code, int64(c.Latency), c.BytesIn, c.BytesOut)
+				callTime(c, now).UnixNano(), text(c.Tool), text(c.Server), text(c.Caller), text(c.ArgShape),
+				text(c.Outcome), text(c.Code), int64(c.Latency), c.BytesIn, c.BytesOut)
 		}
 		if db.maxCallAge > 0 {
 			b.Queue(`DELETE FROM calls WHERE time < $1`, now.Add(-db.maxCallAge).UnixNano())
@@ -67,6 +68,16 @@ func (db *DB) RecordCalls(ctx context.Context, cs ...*store.Call) error {
 		c.ID, c.Time = ids[i], callTime(c, now)
 	}
 	return nil
+}
+
+// text makes s storable in a TEXT column, which refuses NUL and invalid
+// UTF-8, so that one odd caller or tool name cannot lose a whole batch of
+// audit rows: each such byte becomes U+FFFD.
+func text(s string) string {
+	if utf8.ValidString(s) && !strings.Contains(s, "\x00") {
+		return s
+	}
+	return strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", "\uFFFD"), "\uFFFD")
 }
 
 // callTime is the time a call is recorded at: its own, or now.

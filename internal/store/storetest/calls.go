@@ -243,3 +243,20 @@ func testRecordCallConcurrent(t *testing.T, open Opener) {
 		t.Errorf("%d calls stored, want %d", n, workers*each)
 	}
 }
+
+// testRecordCallOddText: a call whose strings hold NUL or invalid UTF-8
+// (a caller's or a tool's name as a client sent it) is recorded, not
+// refused with its whole batch.
+func testRecordCallOddText(t *testing.T, open Opener) {
+	db := open(t, Options{})
+	odd := NewCall("s", "t\x00\xff", time.Time{})
+	odd.Caller = "client\x00\xfe"
+	ok := NewCall("s", "fine", time.Time{})
+	if err := db.RecordCalls(t.Context(), odd, ok); err != nil {
+		t.Fatalf("RecordCalls: %v", err)
+	}
+	got := calls(t, db, store.CallFilter{Server: "s"})
+	if len(got) != 2 || got[0].ID != ok.ID || got[1].ID != odd.ID || got[0].Tool != "s:fine" {
+		t.Errorf("Calls = %+v, want both rows", got)
+	}
+}

@@ -51,6 +51,7 @@ func Run(t *testing.T, open Opener) {
 		{"RetentionByAge", testRetentionByAge},
 		{"RetentionDisabled", testRetentionDisabled},
 		{"RecordCallConcurrent", testRecordCallConcurrent},
+		{"RecordCallOddText", testRecordCallOddText},
 		{"Quota", testQuota},
 		{"QuotaConcurrent", testQuotaConcurrent},
 		{"QuotaInvalid", testQuotaInvalid},
