@@ -10,7 +10,7 @@
 # 5. runs every test under the race detector (last, so its summary closes
 #    the log).
 #
-# PostgreSQL's initdb and pg_ctl must be installed (on $PATH or under
+# PostgreSQL's initdb and postgres must be installed (on $PATH or under
 # /usr/lib/postgresql/*/bin): the PostgreSQL store's tests fail without them.
 #
 # Set SWITCHBOARD_SKIP_FUZZ=1 to skip step 3 while iterating.
@@ -25,7 +25,7 @@ export SWITCHBOARD_PEERS
 # In CI a missing peer is a failure, never a skip (see internal/testkit/peers).
 export SWITCHBOARD_REQUIRE_PEERS=1
 # Likewise PostgreSQL: the store tests start a throwaway cluster with the
-# machine's initdb and pg_ctl, and fail without them (see
+# machine's initdb and postgres, and fail without them (see
 # internal/testkit/pgtest).
 export SWITCHBOARD_REQUIRE_POSTGRES=1
 

@@ -5,11 +5,12 @@
 // leaving no process behind. A test binary none of whose tests ask for a
 // database never starts one.
 //
-// The cluster is made with the machine's initdb and pg_ctl (found on $PATH
-// or under /usr/lib/postgresql/*/bin). It listens on a Unix socket in its
-// own temporary directory only (no TCP port), with trust authentication
-// for local connections. initdb refuses to run as root, so as root the
-// server runs as the "postgres" user (through runuser).
+// The cluster is made with the machine's initdb and postgres (found on
+// $PATH or under /usr/lib/postgresql/*/bin). It listens on a Unix socket in
+// its own temporary directory only (no TCP port), with trust
+// authentication for local connections. initdb refuses to run as root, so
+// as root both run as the "postgres" user. The server is a child of the
+// test binary and is killed if the binary dies without stopping it.
 //
 // Without PostgreSQL a test that asks for a database is skipped with a
 // message saying why, unless $SWITCHBOARD_REQUIRE_POSTGRES=1 (set by
@@ -30,9 +31,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -119,12 +120,15 @@ func unavailable(t testing.TB, why string) {
 	t.Skipf("PostgreSQL unavailable, skipping: %s (install PostgreSQL so that initdb is on $PATH or under /usr/lib/postgresql/*/bin, or set %s=1 to fail instead)", why, RequireVar)
 }
 
-// A Cluster is a running throwaway PostgreSQL server.
+// A Cluster is a running throwaway PostgreSQL server: a child process
+// of the test binary that dies with it.
 type Cluster struct {
-	bin     string // directory of initdb, pg_ctl
-	dir     string // temporary directory: data/, the socket, the log
-	asUser  string // "postgres" when started by root; "" runs as ourselves
-	started bool
+	// Fixed at Start.
+	bin    string              // directory of initdb and postgres
+	dir    string              // temporary directory: data/, the socket, the log
+	cred   *syscall.Credential // the postgres user's, when started by root; nil runs as ourselves
+	server *exec.Cmd
+	exited chan struct{} // closed when server has been waited for
 }
 
 // Start makes and starts a cluster in a new temporary directory.
@@ -139,42 +143,82 @@ func Start() (*Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pgtest: %w", err)
 	}
-	c := &Cluster{bin: bin, dir: dir}
+	c := &Cluster{bin: bin, dir: dir, exited: make(chan struct{})}
+	if err := c.start(); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *Cluster) start() error {
 	if os.Geteuid() == 0 {
-		c.asUser = "postgres"
-		u, err := user.Lookup(c.asUser)
+		u, err := user.Lookup("postgres")
 		if err != nil {
-			os.RemoveAll(dir)
-			return nil, fmt.Errorf("pgtest: running as root, and there is no %q user to run PostgreSQL as: %w", c.asUser, err)
+			return fmt.Errorf("pgtest: running as root, and there is no \"postgres\" user to run PostgreSQL as: %w", err)
 		}
 		uid, _ := strconv.Atoi(u.Uid)
 		gid, _ := strconv.Atoi(u.Gid)
-		if err := os.Chown(dir, uid, gid); err != nil {
-			os.RemoveAll(dir)
-			return nil, fmt.Errorf("pgtest: %w", err)
+		c.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+		if err := os.Chown(c.dir, uid, gid); err != nil {
+			return fmt.Errorf("pgtest: %w", err)
 		}
 	}
-	data := filepath.Join(dir, "data")
-	if out, err := c.run("initdb", "-D", data, "-U", "postgres", "-E", "UTF8", "--no-sync",
-		"--auth-local=trust", "--auth-host=reject"); err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("pgtest: initdb: %w\n%s", err, out)
+	data := filepath.Join(c.dir, "data")
+	if out, err := c.command("initdb", "-D", data, "-U", "postgres", "-E", "UTF8", "--no-sync",
+		"--auth-local=trust", "--auth-host=reject").CombinedOutput(); err != nil {
+		return fmt.Errorf("pgtest: initdb: %w\n%s", err, out)
 	}
-	// No TCP at all (listen_addresses empty): the socket in dir is the
-	// only way in. Durability is pointless for a throwaway cluster.
-	opts := strings.Join([]string{
-		"-c listen_addresses=''",
-		"-c unix_socket_directories=" + dir,
-		"-c fsync=off", "-c synchronous_commit=off", "-c full_page_writes=off",
-		"-c shared_buffers=16MB", "-c max_connections=200",
-	}, " ")
-	if out, err := c.run("pg_ctl", "-D", data, "-l", filepath.Join(dir, "log"), "-o", opts, "-w", "-t", "60", "start"); err != nil {
-		log, _ := os.ReadFile(filepath.Join(dir, "log"))
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("pgtest: pg_ctl start: %w\n%s\n%s", err, out, log)
+	log, err := os.Create(filepath.Join(c.dir, "log"))
+	if err != nil {
+		return fmt.Errorf("pgtest: %w", err)
 	}
-	c.started = true
-	return c, nil
+	defer log.Close()
+	// The postmaster is our child, not pg_ctl's daemon, so that it dies
+	// with the test binary (Pdeathsig) even when a test panics or times
+	// out and Main never stops it; its backends follow it. No TCP at all
+	// (listen_addresses empty): the socket in dir is the only way in.
+	// Durability is pointless for a throwaway cluster.
+	c.server = c.command("postgres", "-D", data, "-k", c.dir,
+		"-c", "listen_addresses=", "-c", "fsync=off", "-c", "synchronous_commit=off",
+		"-c", "full_page_writes=off", "-c", "shared_buffers=16MB", "-c", "max_connections=200")
+	c.server.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	c.server.Stdout, c.server.Stderr = log, log
+	if err := c.server.Start(); err != nil {
+		return fmt.Errorf("pgtest: postgres: %w", err)
+	}
+	go func() {
+		c.server.Wait() //nolint:errcheck // an exit before Stop shows as not ready
+		close(c.exited)
+	}()
+	if err := c.ready(60 * time.Second); err != nil {
+		c.Stop()
+		b, _ := os.ReadFile(filepath.Join(c.dir, "log"))
+		return fmt.Errorf("pgtest: postgres: %w\n%s", err, b)
+	}
+	return nil
+}
+
+// ready waits until the server accepts a connection, it exits, or d has
+// passed.
+func (c *Cluster) ready(d time.Duration) error {
+	deadline := time.Now().Add(d)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		conn, err := pgx.Connect(ctx, c.URL("postgres"))
+		cancel()
+		if err == nil {
+			return conn.Close(context.Background())
+		}
+		select {
+		case <-c.exited:
+			return fmt.Errorf("exited before it was ready: %v", err)
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not ready after %v: %v", d, err)
+		}
+	}
 }
 
 // URL is the connection URL of database name on c.
@@ -184,18 +228,25 @@ func (c *Cluster) URL(name string) string {
 	return u.String()
 }
 
-// Stop stops the server (fast: its data is thrown away) and removes its
-// directory.
+// Stop stops the server, at once (SIGQUIT: its data is thrown away) and
+// if need be by force, waits for it, and removes its directory.
 func (c *Cluster) Stop() error {
 	var err error
-	if c.started {
-		if out, e := c.run("pg_ctl", "-D", filepath.Join(c.dir, "data"), "-m", "immediate", "-w", "-t", "60", "stop"); e != nil {
-			err = fmt.Errorf("pgtest: pg_ctl stop: %w\n%s", e, out)
+	if c.server != nil && c.server.Process != nil {
+		c.server.Process.Signal(syscall.SIGQUIT) //nolint:errcheck // it may have exited
+		select {
+		case <-c.exited:
+		case <-time.After(30 * time.Second):
+			c.server.Process.Kill() //nolint:errcheck // it may have exited
+			<-c.exited
+			err = errors.New("pgtest: postgres did not stop within 30s of SIGQUIT; killed")
 		}
-		c.started = false
 	}
 	return errors.Join(err, os.RemoveAll(c.dir))
 }
+
+// Pid is the server's process ID.
+func (c *Cluster) Pid() int { return c.server.Process.Pid }
 
 // exec runs one statement on the cluster's maintenance database.
 func (c *Cluster) exec(ctx context.Context, sql string) error {
@@ -210,45 +261,37 @@ func (c *Cluster) exec(ctx context.Context, sql string) error {
 	return nil
 }
 
-// run runs one of the cluster's programs, as c.asUser when set.
-func (c *Cluster) run(prog string, args ...string) ([]byte, error) {
-	path := filepath.Join(c.bin, prog)
-	var cmd *exec.Cmd
-	if c.asUser != "" {
-		cmd = exec.Command("runuser", append([]string{"-u", c.asUser, "--", path}, args...)...)
-	} else {
-		cmd = exec.Command(path, args...)
-	}
+// command is one of the cluster's programs, run as the postgres user when
+// we are root, in the cluster's directory.
+func (c *Cluster) command(prog string, args ...string) *exec.Cmd {
+	cmd := exec.Command(filepath.Join(c.bin, prog), args...)
 	cmd.Dir = c.dir
-	// pg_ctl's server keeps running after pg_ctl returns; it must not
-	// hold our output pipes open, or CombinedOutput would wait for it.
-	// It is told to log to a file instead, and gets a temp file here.
-	out, err := os.CreateTemp("", "pgtest-out")
-	if err != nil {
-		return nil, err
-	}
-	defer os.Remove(out.Name())
-	defer out.Close()
-	cmd.Stdout, cmd.Stderr = out, out
-	err = cmd.Run()
-	b, _ := os.ReadFile(out.Name())
-	return b, err
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred}
+	return cmd
 }
 
-// findBin returns the directory holding initdb and pg_ctl: $PATH's, or the
+// findBin returns the directory holding initdb and postgres: $PATH's, or the
 // newest under /usr/lib/postgresql.
 func findBin() (string, error) {
-	if p, err := exec.LookPath("initdb"); err == nil {
+	has := func(dir string) bool {
+		for _, prog := range []string{"initdb", "postgres"} {
+			if _, err := os.Stat(filepath.Join(dir, prog)); err != nil {
+				return false
+			}
+		}
+		return true
+	}
+	if p, err := exec.LookPath("initdb"); err == nil && has(filepath.Dir(p)) {
 		return filepath.Dir(p), nil
 	}
 	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
 	sort.Slice(dirs, func(i, j int) bool { return version(dirs[i]) > version(dirs[j]) })
 	for _, d := range dirs {
-		if _, err := os.Stat(filepath.Join(d, "initdb")); err == nil {
+		if has(d) {
 			return d, nil
 		}
 	}
-	return "", errors.New("initdb not found on $PATH nor under /usr/lib/postgresql/*/bin")
+	return "", errors.New("initdb and postgres not found together on $PATH nor under /usr/lib/postgresql/*/bin")
 }
 
 // version is the major version in a /usr/lib/postgresql/N/bin path.

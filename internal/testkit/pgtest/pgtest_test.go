@@ -3,13 +3,64 @@ package pgtest
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
 
-func TestMain(m *testing.M) { os.Exit(Main(m)) }
+// abandonVar makes the test binary start a cluster, print its server's
+// PID and directory, and exit without stopping it, as a binary that
+// panics or times out does.
+const abandonVar = "PGTEST_ABANDON"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(abandonVar) == "1" {
+		c, err := Start()
+		if err != nil {
+			fmt.Println("error", err)
+			os.Exit(1)
+		}
+		fmt.Println(c.Pid(), c.dir)
+		os.Exit(3)
+	}
+	os.Exit(Main(m))
+}
+
+// TestServerDiesWithBinary: a test binary that exits without stopping its
+// cluster leaves no server process behind.
+func TestServerDiesWithBinary(t *testing.T) {
+	URL(t) // skips without PostgreSQL
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), abandonVar+"=1")
+	out, err := cmd.Output()
+	var pid int
+	var dir string
+	if _, serr := fmt.Sscan(string(out), &pid, &dir); serr != nil {
+		t.Fatalf("child: %v, output %q", err, out)
+	}
+	defer os.RemoveAll(dir)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		// Gone, or a zombie waiting for init to reap it.
+		if err != nil || strings.Contains(string(b), ") Z ") {
+			break
+		}
+		if time.Now().After(deadline) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("postgres (pid %d) still runs 10s after its test binary exited", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
 
 // TestURL: each call gives a database of its own, reachable and empty.
 func TestURL(t *testing.T) {
