@@ -80,6 +80,9 @@ type Config struct {
 	// Context says what the model is shown of the aggregate (the
 	// "context" object); its zero value is the default.
 	Context Context
+	// Store says where state is kept (the "store" object); its zero
+	// value is SQLite in Switchboard's home.
+	Store Store
 
 	// serversKey is the top-level key the servers came from ("mcpServers"
 	// or "servers"); Validate uses it to build paths. Empty means

@@ -270,7 +270,7 @@ func lineCol(data []byte, off int64) (line, col int) {
 
 // Field names and hints for unknown fields.
 var (
-	rootFields   = []string{"mcpServers", "servers", "inputs", "$schema", "security", "policy", "context"}
+	rootFields   = []string{"mcpServers", "servers", "inputs", "$schema", "security", "policy", "context", "store"}
 	serverFields = []string{
 		"type", "command", "args", "env", "cwd", "url", "serverUrl", "headers",
 		"enabled", "disabled", "enabledTools", "disabledTools",
@@ -413,7 +413,7 @@ func (d *decoder) decodeRoot(root *node) *Config {
 		d.wrongType(root, nil, "", "object")
 		return nil
 	}
-	var servers, inputs, security, policy, context *member
+	var servers, inputs, security, policy, context, st *member
 	conflict := false
 	for i := range root.members {
 		m := &root.members[i]
@@ -434,6 +434,8 @@ func (d *decoder) decodeRoot(root *node) *Config {
 			policy = m
 		case "context":
 			context = m
+		case "store":
+			st = m
 		case "$schema":
 			d.str(m.val, p, "")
 		default:
@@ -470,6 +472,9 @@ func (d *decoder) decodeRoot(root *node) *Config {
 	}
 	if context != nil {
 		cfg.Context = d.decodeContext(context.val, (*jsonPath)(nil).k("context"))
+	}
+	if st != nil {
+		cfg.Store = d.decodeStore(st.val, (*jsonPath)(nil).k("store"))
 	}
 	d.security = cfg.Security
 	names := map[string]string{} // lower-cased name -> name

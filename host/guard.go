@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/policy"
 	"github.com/switchboard-mcp/switchboard/internal/registry"
 	"github.com/switchboard-mcp/switchboard/internal/resultguard"
+	"github.com/switchboard-mcp/switchboard/internal/store"
 )
 
 // Confirmation is a call that policy says a person must confirm
@@ -31,18 +34,44 @@ type Confirmation struct {
 // error) when the person declines; an error means no one could be asked.
 type Confirmer func(ctx context.Context, c Confirmation) (bool, error)
 
-// newPolicy compiles the configuration's policy.
-func newPolicy(p config.Policy) (*policy.Engine, error) {
+// newPolicy compiles the configuration's policy. With a store, the quota
+// is counted in it (quotaCounter), so that every process sharing the store
+// shares the quota.
+func newPolicy(p config.Policy, st store.Store, log *slog.Logger) (*policy.Engine, error) {
 	p = p.WithDefaults()
 	pc := policy.Config{
 		Default: policy.Action(p.Default),
 		Confirm: policy.Confirm(p.Confirm),
 		Quota:   policy.Quota{Calls: p.Quota.Calls, Per: p.Quota.Per},
 	}
+	if st != nil {
+		pc.Counter = quotaCounter{st: st, log: log}
+	}
 	for _, r := range p.Rules {
 		pc.Rules = append(pc.Rules, policy.Rule{Action: policy.Action(r.Action), Pattern: r.Pattern})
 	}
 	return policy.New(pc)
+}
+
+// quotaTimeout bounds one quota count in the store; past it the policy
+// counts the call in memory.
+const quotaTimeout = 2 * time.Second
+
+// quotaCounter counts quota windows in the store (a policy.Counter). An
+// error is logged and returned, and the policy counts in memory instead.
+type quotaCounter struct {
+	st  store.Store
+	log *slog.Logger
+}
+
+func (c quotaCounter) Take(key string, q policy.Quota, now time.Time) (bool, time.Duration, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), quotaTimeout)
+	defer cancel()
+	ok, retry, err := c.st.TakeQuota(ctx, key, store.Quota{Calls: q.Calls, Per: q.Per}, now)
+	if err != nil {
+		c.log.Warn("quota not counted in the store; counting in memory", "client", key, "err", err)
+	}
+	return ok, retry, err
 }
 
 // authorize applies the policy pol to a call before it is sent: a refusal is a

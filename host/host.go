@@ -120,8 +120,11 @@ type Options struct {
 	// Store keeps saved catalogues (a server whose configuration is
 	// unchanged is advertised at once, without being started), approved
 	// tool definitions (a changed definition is held back until
-	// approved), the audit log and trust scores. Nil keeps nothing: every
-	// server is discovered at start and nothing is pinned or logged.
+	// approved), the audit log, trust scores and the quota's counts
+	// (policy.quota holds across every process sharing the store, and
+	// across reloads). Nil keeps nothing: every server is discovered at
+	// start, nothing is pinned or logged, and the quota is counted in
+	// memory.
 	Store store.Store
 }
 
@@ -352,7 +355,7 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 	if opts.ClientVersion != "" {
 		info.Version = opts.ClientVersion
 	}
-	pol, err := newPolicy(cfg.Policy)
+	pol, err := newPolicy(cfg.Policy, opts.Store, log)
 	if err != nil {
 		return nil, err
 	}

@@ -390,3 +390,45 @@ func TestAuditRefusals(t *testing.T) {
 		t.Errorf("no row %+v", r)
 	}
 }
+
+// TestQuotaSharedThroughStore: two hosts on one store (two processes
+// sharing a home, or replicas sharing PostgreSQL) share the quota, and a
+// reload does not reset it.
+func TestQuotaSharedThroughStore(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	data, err := json.Marshal(map[string]any{
+		"mcpServers": map[string]any{"s": child(t, testkit.ModeServer, nil)},
+		"policy":     map[string]any{"quota": map[string]any{"calls": 3, "perMs": 3600000}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse(data, "test.json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hosts []*host.Host
+	for range 2 {
+		st, err := sqlite.Open(path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		hosts = append(hosts, openWith(t, cfg, &host.Options{StopTimeout: 500 * time.Millisecond, Store: st}))
+	}
+	a, b := hosts[0], hosts[1]
+	call(t, a, "s__echo", `{"text":"1"}`)
+	call(t, b, "s__echo", `{"text":"2"}`)
+	call(t, a, "s__echo", `{"text":"3"}`)
+	for name, h := range map[string]*host.Host{"a": a, "b": b} {
+		if _, err := h.Call(context.Background(), "s__echo", json.RawMessage(`{"text":"4"}`), nil); fault.CodeOf(err) != fault.CodeRateLimited {
+			t.Errorf("%s's call past the shared quota: %v, want rate_limited", name, err)
+		}
+	}
+	if err := a.Reload(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Call(context.Background(), "s__echo", json.RawMessage(`{"text":"5"}`), nil); fault.CodeOf(err) != fault.CodeRateLimited {
+		t.Errorf("call after a reload: %v, want still rate_limited", err)
+	}
+}

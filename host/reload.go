@@ -22,7 +22,7 @@ func (h *Host) Reload(ctx context.Context, cfg *config.Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	pol, err := newPolicy(cfg.Policy)
+	pol, err := newPolicy(cfg.Policy, h.store, h.log)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,9 @@
 # 5. runs every test under the race detector (last, so its summary closes
 #    the log).
 #
+# PostgreSQL's initdb and postgres must be installed (on $PATH or under
+# /usr/lib/postgresql/*/bin): the PostgreSQL store's tests fail without them.
+#
 # Set SWITCHBOARD_SKIP_FUZZ=1 to skip step 3 while iterating.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,6 +24,10 @@ SWITCHBOARD_PEERS="$(scripts/peers-install.sh)"
 export SWITCHBOARD_PEERS
 # In CI a missing peer is a failure, never a skip (see internal/testkit/peers).
 export SWITCHBOARD_REQUIRE_PEERS=1
+# Likewise PostgreSQL: the store tests start a throwaway cluster with the
+# machine's initdb and postgres, and fail without them (see
+# internal/testkit/pgtest).
+export SWITCHBOARD_REQUIRE_POSTGRES=1
 
 step "gofmt"
 unformatted="$(gofmt -l $(git ls-files '*.go'))"

@@ -36,7 +36,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/gateway"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
-	"github.com/switchboard-mcp/switchboard/internal/store/sqlite"
+	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/suggest"
 )
 
@@ -141,13 +141,16 @@ type run struct {
 	home    string
 	cfg     *config.Config // the loaded configuration (commands that need the host)
 	host    *host.Host
-	store   *sqlite.DB // with host
-	yes     bool       // call --yes
-	limit   int        // log -n
-	raw     bool       // tools --raw
-	format  string     // tools --format
-	tokens  bool       // servers --tokens
-	refresh bool       // tools, call, servers --refresh
+	store   store.Store // with host
+	// storeURL is --store: a PostgreSQL URL that overrides the
+	// configuration's "store".
+	storeURL string
+	yes      bool   // call --yes
+	limit    int    // log -n
+	raw      bool   // tools --raw
+	format   string // tools --format
+	tokens   bool   // servers --tokens
+	refresh  bool   // tools, call, servers --refresh
 }
 
 // Run executes the CLI and returns the exit code.
@@ -182,6 +185,9 @@ func Run(ctx context.Context, env Env) int {
 	}
 	if code, ok := r.parse(env.Args[1:]); !ok {
 		return code
+	}
+	if err := checkStoreFlag(r.storeURL); err != nil {
+		return r.usagef("%v", err)
 	}
 	// Ctrl-C or SIGTERM cancels what is under way (a call is cancelled
 	// upstream) and still runs Close, which stops every server's process
@@ -265,7 +271,7 @@ func commandFirst(args []string) []string {
 			return append(out, args[i+1:]...)
 		}
 		switch strings.TrimLeft(a, "-") {
-		case "config", "home", "http", "path", "token-env", "allow-host", "page-size", "format":
+		case "config", "home", "store", "http", "path", "token-env", "allow-host", "page-size", "format":
 			i++ // the flag's value
 		}
 	}
@@ -328,6 +334,7 @@ func (r *run) flags() *flag.FlagSet {
 	fs.BoolVar(&r.verbose, "v", false, "verbose: more detail, debug logs on stderr")
 	fs.StringVar(&r.cfgFile, "config", "", "configuration `file` (default $SWITCHBOARD_HOME/config.json)")
 	fs.StringVar(&r.home, "home", "", "Switchboard's home `dir` (default $SWITCHBOARD_HOME or ~/.switchboard)")
+	fs.StringVar(&r.storeURL, "store", "", "keep state in the PostgreSQL database at `url` (postgres://...), shared with every Switchboard using it (default: the config's \"store\", else state.db in the home)")
 	switch r.cmd.name {
 	case "demo-server", "conformance-fixture":
 		fs.StringVar(&r.http, "http", "", "serve Streamable HTTP at `addr` instead of stdio")
@@ -389,7 +396,7 @@ func (r *run) usage(w io.Writer) {
 			fmt.Fprintf(w, "  %-12s %s\n", c.name, c.summary)
 		}
 	}
-	fmt.Fprintf(w, "\nFlags (any command): --json, -v, --config FILE, --home DIR\n")
+	fmt.Fprintf(w, "\nFlags (any command): --json, -v, --config FILE, --home DIR, --store URL\n")
 	fmt.Fprintf(w, "'switchboard help COMMAND' shows a command's flags and examples.\n")
 	fmt.Fprintf(w, "With no config file, the embedded default serves the demo server: try 'switchboard tools'.\n")
 }
@@ -537,7 +544,7 @@ func (r *run) open() int {
 		// findings of warn severity or above, as they happen.
 		opts.Logger = slog.New(slog.NewTextHandler(r.env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
-	st, err := r.openStore()
+	st, err := r.openStore(cfg)
 	if err != nil {
 		return r.configError(err)
 	}

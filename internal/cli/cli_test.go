@@ -20,6 +20,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/demo"
 	"github.com/switchboard-mcp/switchboard/internal/testkit"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/hostile"
+	"github.com/switchboard-mcp/switchboard/internal/testkit/pgtest"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/proc"
 )
 
@@ -41,7 +42,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	os.Exit(pgtest.Main(m))
 }
 
 type result struct {

@@ -54,6 +54,9 @@ func (r *run) reload(ctx context.Context, log *slog.Logger) {
 		fmt.Fprintf(r.env.Stderr, "switchboard: configuration not reloaded, the running one stays: %s\n", launcher.Escape(err.Error()))
 		return
 	}
+	if r.storeURL == "" && cfg.Store != r.cfg.Store {
+		fmt.Fprintf(r.env.Stderr, "switchboard: warning: the \"store\" setting changed; the store in use stays until the next start\n")
+	}
 	r.cfg = cfg
 	if g := r.gateway.Load(); g != nil {
 		g.Sync()

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -12,6 +14,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/drift"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
 	"github.com/switchboard-mcp/switchboard/internal/store"
+	"github.com/switchboard-mcp/switchboard/internal/store/postgres"
 	"github.com/switchboard-mcp/switchboard/internal/store/sqlite"
 )
 
@@ -27,8 +30,22 @@ func (r *run) homeDir() (string, error) {
 	return config.Home(r.env.LookupEnv)
 }
 
-// openStore opens $SWITCHBOARD_HOME/state.db (or --home's).
-func (r *run) openStore() (*sqlite.DB, error) {
+// storeOpenTimeout bounds connecting to (and migrating) a PostgreSQL store.
+const storeOpenTimeout = 30 * time.Second
+
+// openStore opens the state store: the PostgreSQL database that --store
+// names, else the one cfg's "store" names, else SQLite at
+// $SWITCHBOARD_HOME/state.db (or --home's).
+func (r *run) openStore(cfg *config.Config) (store.Store, error) {
+	url := r.storeURL
+	if url == "" && cfg != nil {
+		url = cfg.Store.Postgres
+	}
+	if url != "" {
+		ctx, cancel := context.WithTimeout(r.ctx, storeOpenTimeout)
+		defer cancel()
+		return postgres.Open(ctx, url, nil)
+	}
 	home, err := r.homeDir()
 	if err != nil {
 		return nil, err
@@ -36,14 +53,35 @@ func (r *run) openStore() (*sqlite.DB, error) {
 	return sqlite.Open(filepath.Join(home, StateFile), nil)
 }
 
-// withStore runs f with the store open.
+// withStore runs f with the store open. Without --store the configuration
+// is loaded, since it may name the store.
 func (r *run) withStore(f func(st store.Store) int) int {
-	st, err := r.openStore()
+	var cfg *config.Config
+	if r.storeURL == "" {
+		var err error
+		if cfg, err = r.loadConfig(); err != nil {
+			return r.configError(err)
+		}
+	}
+	st, err := r.openStore(cfg)
 	if err != nil {
 		return r.configError(err)
 	}
 	defer st.Close()
 	return f(st)
+}
+
+// checkStoreFlag returns what is wrong with --store's value, or nil. It
+// never quotes the value, which may hold a password.
+func checkStoreFlag(v string) error {
+	if v == "" {
+		return nil
+	}
+	cfg := &config.Config{Store: config.Store{Postgres: v}}
+	if cfg.Validate() != nil {
+		return errors.New("--store must be a PostgreSQL URL: postgres://USER:PASSWORD@HOST:PORT/DATABASE")
+	}
+	return nil
 }
 
 // runApprove pins the held definitions of a server, or of one tool.

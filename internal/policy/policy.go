@@ -85,6 +85,20 @@ type Config struct {
 	Quota Quota
 	// Now is the clock for quota windows; nil means time.Now.
 	Now func() time.Time
+	// Counter, when not nil, keeps the quota's windows instead of the
+	// Engine's memory, so that every process sharing it shares the quota
+	// (and counts survive a new Engine). Nil counts in memory.
+	Counter Counter
+}
+
+// A Counter keeps quota windows outside the Engine: the host's state
+// store, shared by several processes. Take admits one call by key under
+// the quota at now, with the same fixed-window rule as the Engine's own
+// count, or reports how long until the key's window closes. When it
+// fails, the Engine counts the call in its own memory instead, so that a
+// lost store neither blocks every call nor lifts the quota.
+type Counter interface {
+	Take(key string, q Quota, now time.Time) (ok bool, retryAfter time.Duration, err error)
 }
 
 // RuleError reports a rule that cannot be compiled.
@@ -147,7 +161,7 @@ func compileRules(rules []Rule) ([]compiledRule, error) {
 
 // Engine makes decisions under one Config. It is safe for concurrent use.
 // To change policy, build a new Engine and swap it in; quota counts do not
-// carry over.
+// carry over, unless a Counter keeps them.
 type Engine struct {
 	// Fixed at New, read without locking.
 	rules   []compiledRule
@@ -155,6 +169,7 @@ type Engine struct {
 	confirm Confirm
 	now     func() time.Time
 	limit   *limiter // nil when unlimited; it has its own lock
+	counter Counter  // nil: limit alone counts
 	quota   Quota    // for Detail text
 }
 
@@ -195,6 +210,7 @@ func (c Config) compile() (*Engine, error) {
 		deflt:   c.Default,
 		confirm: c.Confirm,
 		now:     c.Now,
+		counter: c.Counter,
 		quota:   q,
 	}
 	if e.deflt == "" {
@@ -279,7 +295,7 @@ func (e *Engine) Match(id string) (rule int, action Action) {
 // refused by a rule consumes no quota; a call that is permitted or needs
 // confirmation does, even if the user then declines, since the quota bounds
 // what a client may ask for. Deciding a permitted call does not allocate
-// unless the quota meets a new client.
+// unless the quota meets a new client (or is kept by a Counter).
 func (e *Engine) Decide(r Request) Decision {
 	idx, action := e.Match(r.ID)
 	if action == Deny {
@@ -289,7 +305,7 @@ func (e *Engine) Decide(r Request) Decision {
 		return Decision{Verdict: Refuse, Reason: ReasonRule, Rule: idx, Detail: e.rules[idx].detail}
 	}
 	if e.limit != nil {
-		if ok, retry := e.limit.take(r.Client, e.now()); !ok {
+		if ok, retry := e.take(r.Client); !ok {
 			return Decision{Verdict: Refuse, Reason: ReasonQuota, Rule: idx, Detail: e.quotaDetail(retry), RetryAfter: retry}
 		}
 	}
@@ -306,6 +322,18 @@ func (e *Engine) Decide(r Request) Decision {
 		}
 	}
 	return Decision{Verdict: Permit, Rule: idx}
+}
+
+// take admits one call by key: through the Counter when there is one and
+// it answers, else in the Engine's memory.
+func (e *Engine) take(key string) (bool, time.Duration) {
+	now := e.now()
+	if e.counter != nil {
+		if ok, retry, err := e.counter.Take(key, e.quota, now); err == nil {
+			return ok, retry
+		}
+	}
+	return e.limit.take(key, now)
 }
 
 func (e *Engine) quotaDetail(retry time.Duration) string {

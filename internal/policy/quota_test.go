@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -183,5 +184,64 @@ func TestQuotaClockStepsBack(t *testing.T) {
 	clock.Advance(-time.Hour)
 	if d := e.Decide(Request{ID: "x:y"}); d.Verdict != Refuse || d.RetryAfter != time.Minute {
 		t.Errorf("after the clock stepped back: %+v", d)
+	}
+}
+
+// sharedCounter is a Counter two Engines share, as two processes share a
+// store: it keeps its windows with the Engine's own limiter. fail makes
+// it answer with an error.
+type sharedCounter struct {
+	l     *limiter
+	fail  bool
+	takes []Quota // what each Take was asked, in order
+}
+
+func (c *sharedCounter) Take(key string, q Quota, now time.Time) (bool, time.Duration, error) {
+	c.takes = append(c.takes, q)
+	if c.fail {
+		return false, 0, errors.New("store unreachable")
+	}
+	ok, retry := c.l.take(key, now)
+	return ok, retry, nil
+}
+
+// TestQuotaCounter: Engines with one Counter share the quota, the Counter
+// says when to retry, and a failing Counter leaves each Engine to count
+// in its own memory.
+func TestQuotaCounter(t *testing.T) {
+	clock := newFakeClock()
+	q := Quota{Calls: 2, Per: time.Minute}
+	c := &sharedCounter{l: newLimiter(q)}
+	a := mustNew(t, Config{Quota: q, Now: clock.Now, Counter: c})
+	b := mustNew(t, Config{Quota: q, Now: clock.Now, Counter: c})
+	req := Request{ID: "gh:x", Trust: Trusted, Client: "alice"}
+
+	if d := a.Decide(req); d.Verdict != Permit {
+		t.Fatalf("a's first call: %+v", d)
+	}
+	clock.Advance(10 * time.Second)
+	if d := b.Decide(req); d.Verdict != Permit {
+		t.Fatalf("b's first call: %+v", d)
+	}
+	clock.Advance(5 * time.Second)
+	for name, e := range map[string]*Engine{"a": a, "b": b} {
+		if d := e.Decide(req); d.Verdict != Refuse || d.Reason != ReasonQuota || d.RetryAfter != 45*time.Second {
+			t.Errorf("%s's call past the shared quota: %+v, want refused, retry in 45s", name, d)
+		}
+	}
+	if len(c.takes) != 4 || c.takes[0] != q {
+		t.Errorf("Counter asked %+v, want 4 takes of %+v", c.takes, q)
+	}
+
+	// The store is lost: each Engine counts alone, so the quota still
+	// holds per process.
+	c.fail = true
+	for i := range q.Calls {
+		if d := a.Decide(req); d.Verdict != Permit {
+			t.Fatalf("a's call %d counted in memory: %+v", i, d)
+		}
+	}
+	if d := a.Decide(req); d.Verdict != Refuse || d.Reason != ReasonQuota {
+		t.Errorf("a's call past its own count: %+v, want refused", d)
 	}
 }

@@ -1,16 +1,19 @@
 // Package store is Switchboard's durable state, kept in
-// $SWITCHBOARD_HOME/state.db: per upstream server, the catalogue it last
+// $SWITCHBOARD_HOME/state.db or in PostgreSQL: per upstream server, the catalogue it last
 // advertised (so that a restart can offer its tools before dialling it), the
 // approved ("pinned") tool definitions that defend against a server quietly
 // changing a tool after it was approved (a rug pull), the changed definitions
-// held back until someone approves them, an audit log of calls, and a trust
-// score.
+// held back until someone approves them, an audit log of calls, a trust
+// score, and the open windows of the call quota.
 //
 // The package defines the domain types, the [Store] interface and its
-// sentinel errors; the only implementation is in store/sqlite. It knows
-// nothing of MCP: catalogues and definitions are opaque bytes, hashes and
-// fingerprints opaque strings, all computed by the caller. Keeping it so lets
-// the protocol side change shape without a schema migration.
+// sentinel errors. store/sqlite implements it in one file, the embedded
+// default; store/postgres in a PostgreSQL database that several
+// Switchboard processes share. store/storetest holds the tests both pass.
+// It knows nothing of MCP: catalogues and definitions are opaque bytes,
+// hashes and fingerprints opaque strings, all computed by the caller.
+// Keeping it so lets the protocol side change shape without a schema
+// migration.
 //
 // This package imports only the standard library, and nothing from
 // Switchboard.
@@ -97,6 +100,14 @@ type CallFilter struct {
 	Limit  int       // at most this many rows; not positive means DefaultCallLimit
 }
 
+// A Quota limits how many calls one key (a client) may make: at most Calls
+// in a fixed window of length Per, which opens at the key's first call
+// after the previous window closed. Both must be positive.
+type Quota struct {
+	Calls int
+	Per   time.Duration
+}
+
 // A Score is a server's trust score. Its meaning and range belong to the
 // caller.
 type Score struct {
@@ -149,6 +160,20 @@ type Store interface {
 	// SaveScore inserts or replaces the score of s.Server.
 	SaveScore(ctx context.Context, s Score) error
 
+	// TakeQuota admits one call by key under q at now (the caller's
+	// clock), atomically across every process sharing the store, so that
+	// a quota holds across them. It reports whether the call is admitted
+	// and, if not, how long until the key's window closes. A refused call
+	// consumes nothing. Closed windows carry no state and are forgotten.
+	TakeQuota(ctx context.Context, key string, q Quota, now time.Time) (ok bool, retryAfter time.Duration, err error)
+
 	// Close releases the store. Other methods must not be called after it.
 	Close() error
+}
+
+// RetryAfter is how long a call refused under q at now (Unix nanoseconds)
+// waits for the window that opened at start to close: never longer than
+// one window, even when the clock has stepped back past start.
+func RetryAfter(q Quota, start, now int64) time.Duration {
+	return q.Per - max(time.Duration(now-start), 0)
 }

@@ -1,4 +1,4 @@
-// Package sqlite is the only implementation of store.Store: a SQLite
+// Package sqlite is the embedded implementation of store.Store: a SQLite
 // database file, normally $SWITCHBOARD_HOME/state.db, driven through
 // database/sql by modernc.org/sqlite, a pure Go SQLite, so Switchboard builds
 // without cgo.

@@ -5,32 +5,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
-	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/store/storetest"
 )
-
-// fakeClock is a settable clock for Options.Now.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // openTest opens a fresh database in a temp dir, closed at cleanup.
 func openTest(t testing.TB, o *Options) (*DB, string) {
@@ -98,7 +76,7 @@ func TestPathNeedingEscape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.SaveDrift(t.Context(), testDrift("s", "t", "h")); err != nil {
+	if err := db.SaveDrift(t.Context(), storetest.NewDrift("s", "t", "h")); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {
@@ -115,7 +93,7 @@ func TestReopenKeepsData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.SaveScore(t.Context(), testScore("s", 0.5)); err != nil {
+	if err := db.SaveScore(t.Context(), storetest.NewScore("s", 0.5)); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {

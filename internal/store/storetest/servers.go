@@ -1,8 +1,7 @@
-package sqlite
+package storetest
 
 import (
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -11,31 +10,14 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/store"
 )
 
-// when is a fixed time with nanoseconds, to show they survive storage.
-var when = time.Date(2026, 3, 4, 5, 6, 7, 890123456, time.UTC)
-
-func testPin(server, tool, hash string) store.Pin {
-	return store.Pin{Server: server, Tool: tool, Hash: hash,
-		Definition: []byte(`{"name":"` + tool + `","hash":"` + hash + `"}`), ApprovedAt: when}
-}
-
-func testDrift(server, tool, hash string) store.Drift {
-	return store.Drift{Server: server, Tool: tool, Hash: hash,
-		Definition: []byte(`{"name":"` + tool + `","hash":"` + hash + `"}`), SeenAt: when}
-}
-
-func testScore(server string, v float64) store.Score {
-	return store.Score{Server: server, Value: v, UpdatedAt: when}
-}
-
-func TestCatalog(t *testing.T) {
-	db, _ := openTest(t, nil)
+func testCatalog(t *testing.T, open Opener) {
+	db := open(t, Options{})
 	ctx := t.Context()
 
 	if _, err := db.Catalog(ctx, "gh"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("Catalog of unsaved = %v, want ErrNotFound", err)
 	}
-	c1 := &store.Catalog{Server: "gh", Fingerprint: "fp1", Data: []byte(`{"tools":[]}`), SavedAt: when}
+	c1 := &store.Catalog{Server: "gh", Fingerprint: "fp1", Data: []byte(`{"tools":[]}`), SavedAt: When}
 	if err := db.SaveCatalog(ctx, c1); err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +30,7 @@ func TestCatalog(t *testing.T) {
 	}
 
 	// Saving again replaces.
-	c2 := &store.Catalog{Server: "gh", Fingerprint: "fp2", Data: []byte(`{"tools":[{"name":"x"}]}`), SavedAt: when.Add(time.Hour)}
+	c2 := &store.Catalog{Server: "gh", Fingerprint: "fp2", Data: []byte(`{"tools":[{"name":"x"}]}`), SavedAt: When.Add(time.Hour)}
 	if err := db.SaveCatalog(ctx, c2); err != nil {
 		t.Fatal(err)
 	}
@@ -70,9 +52,9 @@ func TestCatalog(t *testing.T) {
 	}
 }
 
-func TestZeroTimeUsesClock(t *testing.T) {
-	clock := newFakeClock()
-	db, _ := openTest(t, &Options{Now: clock.Now})
+func testZeroTimeUsesClock(t *testing.T, open Opener) {
+	clock := NewClock()
+	db := open(t, Options{Now: clock.Now})
 	ctx := t.Context()
 
 	if err := db.SaveCatalog(ctx, &store.Catalog{Server: "s"}); err != nil {
@@ -101,8 +83,8 @@ func TestZeroTimeUsesClock(t *testing.T) {
 	}
 }
 
-func TestPins(t *testing.T) {
-	db, _ := openTest(t, nil)
+func testPins(t *testing.T, open Opener) {
+	db := open(t, Options{})
 	ctx := t.Context()
 
 	if ps, err := db.Pins(ctx, "gh"); err != nil || len(ps) != 0 {
@@ -110,16 +92,16 @@ func TestPins(t *testing.T) {
 	}
 	// Inserted out of order, and with another server's pin beside them.
 	for _, p := range []store.Pin{
-		testPin("gh", "search", "h1"),
-		testPin("gh", "", "hi"), // the instructions
-		testPin("gh", "create", "h2"),
-		testPin("other", "search", "h3"),
+		NewPin("gh", "search", "h1"),
+		NewPin("gh", "", "hi"), // the instructions
+		NewPin("gh", "create", "h2"),
+		NewPin("other", "search", "h3"),
 	} {
 		if err := db.Pin(ctx, p); err != nil {
 			t.Fatal(err)
 		}
 	}
-	want := []store.Pin{testPin("gh", "", "hi"), testPin("gh", "create", "h2"), testPin("gh", "search", "h1")}
+	want := []store.Pin{NewPin("gh", "", "hi"), NewPin("gh", "create", "h2"), NewPin("gh", "search", "h1")}
 	got, err := db.Pins(ctx, "gh")
 	if err != nil {
 		t.Fatal(err)
@@ -129,7 +111,7 @@ func TestPins(t *testing.T) {
 	}
 
 	// Pinning again replaces.
-	if err := db.Pin(ctx, testPin("gh", "search", "h4")); err != nil {
+	if err := db.Pin(ctx, NewPin("gh", "search", "h4")); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Unpin(ctx, "gh", "create"); err != nil {
@@ -138,7 +120,7 @@ func TestPins(t *testing.T) {
 	if err := db.Unpin(ctx, "gh", "never-pinned"); err != nil {
 		t.Errorf("Unpin of unpinned = %v, want nil", err)
 	}
-	want = []store.Pin{testPin("gh", "", "hi"), testPin("gh", "search", "h4")}
+	want = []store.Pin{NewPin("gh", "", "hi"), NewPin("gh", "search", "h4")}
 	if got, err = db.Pins(ctx, "gh"); err != nil {
 		t.Fatal(err)
 	}
@@ -147,22 +129,22 @@ func TestPins(t *testing.T) {
 	}
 }
 
-func TestDrifts(t *testing.T) {
-	db, _ := openTest(t, nil)
+func testDrifts(t *testing.T, open Opener) {
+	db := open(t, Options{})
 	ctx := t.Context()
 
 	for _, d := range []store.Drift{
-		testDrift("zz", "b", "h1"),
-		testDrift("gh", "search", "h2"),
-		testDrift("gh", "create", "h3"),
-		testDrift("zz", "a", "h4"),
+		NewDrift("zz", "b", "h1"),
+		NewDrift("gh", "search", "h2"),
+		NewDrift("gh", "create", "h3"),
+		NewDrift("zz", "a", "h4"),
 	} {
 		if err := db.SaveDrift(ctx, d); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// A second sighting replaces the first.
-	if err := db.SaveDrift(ctx, testDrift("gh", "search", "h5")); err != nil {
+	if err := db.SaveDrift(ctx, NewDrift("gh", "search", "h5")); err != nil {
 		t.Fatal(err)
 	}
 
@@ -171,10 +153,10 @@ func TestDrifts(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []store.Drift{
-		testDrift("gh", "create", "h3"),
-		testDrift("gh", "search", "h5"),
-		testDrift("zz", "a", "h4"),
-		testDrift("zz", "b", "h1"),
+		NewDrift("gh", "create", "h3"),
+		NewDrift("gh", "search", "h5"),
+		NewDrift("zz", "a", "h4"),
+		NewDrift("zz", "b", "h1"),
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Drifts(\"\") (-want +got):\n%s", diff)
@@ -200,14 +182,14 @@ func TestDrifts(t *testing.T) {
 	}
 }
 
-func TestPinRemovesMatchingDrift(t *testing.T) {
-	db, _ := openTest(t, nil)
+func testPinRemovesMatchingDrift(t *testing.T, open Opener) {
+	db := open(t, Options{})
 	ctx := t.Context()
 
 	for _, d := range []store.Drift{
-		testDrift("gh", "search", "new"),
-		testDrift("gh", "create", "newer"),
-		testDrift("other", "search", "new"),
+		NewDrift("gh", "search", "new"),
+		NewDrift("gh", "create", "newer"),
+		NewDrift("other", "search", "new"),
 	} {
 		if err := db.SaveDrift(ctx, d); err != nil {
 			t.Fatal(err)
@@ -216,31 +198,31 @@ func TestPinRemovesMatchingDrift(t *testing.T) {
 	// Approving gh:search's drift clears it. Pinning gh:create with a hash
 	// other than its drift's leaves the drift: what was approved is not
 	// what is pending. Other servers' drifts are untouched.
-	if err := db.Pin(ctx, testPin("gh", "search", "new")); err != nil {
+	if err := db.Pin(ctx, NewPin("gh", "search", "new")); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Pin(ctx, testPin("gh", "create", "older")); err != nil {
+	if err := db.Pin(ctx, NewPin("gh", "create", "older")); err != nil {
 		t.Fatal(err)
 	}
 	got, err := db.Drifts(ctx, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []store.Drift{testDrift("gh", "create", "newer"), testDrift("other", "search", "new")}
+	want := []store.Drift{NewDrift("gh", "create", "newer"), NewDrift("other", "search", "new")}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Drifts after Pin (-want +got):\n%s", diff)
 	}
 }
 
-func TestScore(t *testing.T) {
-	db, _ := openTest(t, nil)
+func testScore(t *testing.T, open Opener) {
+	db := open(t, Options{})
 	ctx := t.Context()
 
 	if _, err := db.Score(ctx, "gh"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("Score of unsaved = %v, want ErrNotFound", err)
 	}
 	for _, v := range []float64{0.25, -1.5} { // the second replaces the first
-		want := testScore("gh", v)
+		want := NewScore("gh", v)
 		if err := db.SaveScore(ctx, want); err != nil {
 			t.Fatal(err)
 		}
@@ -254,15 +236,13 @@ func TestScore(t *testing.T) {
 	}
 }
 
-func TestClosed(t *testing.T) {
-	db, err := Open(filepath.Join(t.TempDir(), "state.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+// testClosed: a closed store refuses writes.
+func testClosed(t *testing.T, open Opener) {
+	db := open(t, Options{})
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.SaveScore(t.Context(), testScore("s", 1)); err == nil {
+	if err := db.SaveScore(t.Context(), NewScore("s", 1)); err == nil {
 		t.Error("SaveScore after Close succeeded")
 	}
 }
