@@ -266,3 +266,47 @@ func TestClosed(t *testing.T) {
 		t.Error("SaveScore after Close succeeded")
 	}
 }
+
+func TestSchedule(t *testing.T) {
+	db, path := openTest(t, nil)
+	ctx := t.Context()
+
+	if _, err := db.Schedule(ctx, "slow"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("Schedule of unsaved = %v, want ErrNotFound", err)
+	}
+	first := &store.Schedule{Server: "slow", Fingerprint: "fp1", State: "backoff", Reason: "attempt 1 of 3 failed: EOF",
+		Attempts: 1, Next: when.Add(time.Second), LastError: "EOF", SavedAt: when}
+	second := &store.Schedule{Server: "slow", Fingerprint: "fp1", State: "failed", Reason: "gave up after 3 attempts: EOF",
+		Attempts: 3, Probes: 1, Next: when.Add(30 * time.Second), LastError: "EOF", SavedAt: when}
+	for _, want := range []*store.Schedule{first, second} { // the second replaces the first
+		if err := db.SaveSchedule(ctx, want); err != nil {
+			t.Fatal(err)
+		}
+		got, err := db.Schedule(ctx, "slow")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, got, cmp.Comparer(time.Time.Equal)); diff != "" {
+			t.Errorf("Schedule (-want +got):\n%s", diff)
+		}
+	}
+	// It outlives the process: a reopened file has it.
+	again, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := again.Schedule(ctx, "slow")
+	again.Close()
+	if err != nil || !got.Next.Equal(second.Next) {
+		t.Fatalf("Schedule after reopening = %+v, %v; want next %v", got, err, second.Next)
+	}
+	if err := db.DeleteSchedule(ctx, "slow"); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.DeleteSchedule(ctx, "slow"); err != nil {
+		t.Errorf("DeleteSchedule of deleted: %v, want nil (idempotent)", err)
+	}
+	if _, err := db.Schedule(ctx, "slow"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Schedule after delete = %v, want ErrNotFound", err)
+	}
+}
