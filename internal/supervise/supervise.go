@@ -416,12 +416,12 @@ type Schedule struct {
 }
 
 // Schedule returns what to keep of the Supervisor, and false when there is
-// nothing: the server is not in Backoff or Failed, or an attempt is in
-// flight (its outcome decides).
+// nothing: the server is not in Backoff or Failed. An attempt in flight
+// leaves the schedule it was granted under until it reports.
 func (s *Supervisor) Schedule() (Schedule, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if (s.state != Backoff && s.state != Failed) || s.dialing {
+	if s.state != Backoff && s.state != Failed {
 		return Schedule{}, false
 	}
 	return Schedule{State: s.state, Reason: s.reason, Attempts: s.attempts, Probes: s.out, Next: s.next, LastError: s.lastErr}, true
