@@ -300,7 +300,7 @@ func (s *server) dropped(conn *upstream.Conn, a supervise.Attempt, cause error) 
 	}
 	s.mu.Unlock()
 	s.keepSchedule() // a crash loop is kept; a drop leaves nothing to keep
-	h.changed() // the capability tools' gates may have closed
+	h.changed()      // the capability tools' gates may have closed
 	h.log.Warn("server connection ended; the next call reconnects", "server", s.name, "err", err)
 }
 
