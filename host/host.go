@@ -677,9 +677,19 @@ func (h *Host) Await(ctx context.Context, server string) error {
 	if s == nil {
 		return fault.New(fault.CodeNotFound, "", "", fmt.Errorf("no server %q", server))
 	}
-	if s.currentState() == StateStarting {
-		if _, err := s.ensure(ctx); err != nil && ctx.Err() != nil {
-			return err
+	if s.currentState() == StateStarting && !h.closed.Load() {
+		// The dial runs on a goroutine of the Host, bounded by the
+		// startup timeout and Close, so that ctx bounds only the wait: a
+		// dial this call would start itself could not be cut short.
+		done := make(chan struct{})
+		h.watchers.Go(func() {
+			defer close(done)
+			s.ensure(h.life) //nolint:errcheck // recorded in s
+		})
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return fault.New(fault.CodeTimeout, server, "connect", fmt.Errorf("the server is still starting: %w", ctx.Err()))
 		}
 	}
 	return h.serverUnavailable(server)

@@ -66,6 +66,10 @@ type Env struct {
 	LookupEnv  func(string) (string, bool) // nil means os.LookupEnv
 	Executable string                      // this binary, for the embedded default config
 	Version    string
+	// IsTerminal reports whether a stream (Stderr) is a terminal, where
+	// progress is drawn in place; nil means an *os.File that is a
+	// character device.
+	IsTerminal func(io.Writer) bool
 }
 
 // command is one subcommand.
@@ -119,6 +123,7 @@ type run struct {
 	home    string
 	cfg     *config.Config // the loaded configuration (commands that need the host)
 	host    *host.Host
+	opening time.Time  // when the host was opened: its servers started then
 	store   *sqlite.DB // with host
 	yes     bool       // call --yes
 	limit   int        // log -n
@@ -423,6 +428,9 @@ func (r *run) open() int {
 	opts := &host.Options{ClientVersion: r.env.Version, Forward: r.cmd.name == "serve"}
 	if r.cmd.name != "serve" {
 		opts.StopTimeout = oneShotStop
+		opts.StartupWait = startupWait
+	} else {
+		opts.StartupWait = -1 // it listens at once; late servers join with list_changed
 	}
 	if r.cmd.name == "serve" {
 		opts.OnResourceUpdated = func(server, uri string) {
@@ -445,6 +453,7 @@ func (r *run) open() int {
 	}
 	r.store = st
 	opts.Store = st
+	r.opening = time.Now()
 	h, err := host.Open(r.ctx, cfg, opts)
 	if err != nil {
 		st.Close()
@@ -454,6 +463,9 @@ func (r *run) open() int {
 		return r.report(ExitUpstream, failureOf(err, codeError))
 	}
 	r.cfg, r.host = cfg, h
+	if r.cmd.name != "servers" && r.cmd.name != "serve" {
+		r.noteStarting()
+	}
 	if r.cmd.name != "servers" {
 		for _, s := range h.Servers() {
 			if (s.State == host.StateFailed || s.State == host.StateBackoff) && s.LastError != "" {

@@ -136,7 +136,7 @@ func runTools(r *run) int {
 		return ExitOK
 	}
 	if len(r.args) == 1 {
-		t, err := r.host.Tool(r.args[0])
+		t, err := r.tool(r.args[0])
 		if err != nil {
 			return r.fail(err)
 		}
@@ -175,7 +175,7 @@ func runCall(r *run) int {
 	if !r.wantArgs(1, -1) {
 		return ExitUsage
 	}
-	tool, err := r.host.Tool(r.args[0])
+	tool, err := r.tool(r.args[0])
 	if err != nil {
 		return r.fail(err)
 	}
@@ -220,6 +220,18 @@ func runCall(r *run) int {
 		return ExitToolError
 	}
 	return ExitOK
+}
+
+// tool describes a tool; when its server is still starting, it waits for
+// that server (with progress on a terminal) and looks again.
+func (r *run) tool(name string) (host.Tool, error) {
+	t, err := r.host.Tool(name)
+	if server := r.host.Starting(err); server != "" {
+		if err = r.await(server); err == nil {
+			t, err = r.host.Tool(name)
+		}
+	}
+	return t, err
 }
 
 // callArgs builds the arguments object: one JSON object, "-" for a JSON

@@ -129,6 +129,7 @@ func runServe(r *run) int {
 	}
 	g := gateway.New(r.host, &gateway.Options{Version: r.env.Version, PageSize: f.pageSize, Logger: log, OnConfirm: r.cfg.Policy.OnConfirm})
 	r.gateway.Store(g)
+	g.Sync() // a server that joined between New and Store had nobody to tell
 	var reloads sync.WaitGroup
 	rctx, stopReloads := context.WithCancel(r.ctx)
 	reloads.Go(func() { r.watchReload(rctx, log) })
@@ -138,6 +139,7 @@ func runServe(r *run) int {
 	}()
 	if f.stdio {
 		// stdout carries the protocol: everything else goes to stderr.
+		r.settle(startupWait) // for the summary; a client's first request waits in the pipe
 		fmt.Fprintf(r.env.Stderr, "switchboard: serving %s on stdio\n", summary(r.host))
 		if err := g.ServeStdio(r.ctx); err != nil {
 			return r.failf(ExitUpstream, codeError, "serve: %v", err)
@@ -160,6 +162,8 @@ func runServe(r *run) int {
 		return r.usagef("serve: %v (is another switchboard running? choose another port with --http)", err)
 	}
 	ready := func(a net.Addr) {
+		// Called once it answers: the wait is for the summary only.
+		r.settle(startupWait)
 		r.banner(a.String(), f.path)
 	}
 	if err := g.ServeHTTP(r.ctx, ln, gateway.HTTPOptions{Front: front, Ready: ready}); err != nil {
@@ -294,10 +298,13 @@ func jsonString(s string) string {
 // tools listed (4 deferred), 5 built-in".
 func summary(h *host.Host) string {
 	servers := h.Servers()
-	ready := 0
+	ready, starting := 0, 0
 	for _, s := range servers {
-		if s.State == host.StateReady {
+		switch s.State {
+		case host.StateReady:
 			ready++
+		case host.StateStarting:
+			starting++
 		}
 	}
 	plural := "s"
@@ -318,7 +325,11 @@ func summary(h *host.Host) string {
 			listed++
 		}
 	}
-	out := fmt.Sprintf("%d server%s (%d ready), %d tools listed", len(servers), plural, ready, listed)
+	state := fmt.Sprintf("%d ready", ready)
+	if starting > 0 {
+		state += fmt.Sprintf(", %d starting: they join when ready", starting)
+	}
+	out := fmt.Sprintf("%d server%s (%s), %d tools listed", len(servers), plural, state, listed)
 	if deferred > 0 {
 		out += fmt.Sprintf(" (%d more deferred: %s finds them)", deferred, host.ToolSearch)
 	}
