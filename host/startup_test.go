@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/testkit"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/proc"
@@ -111,19 +113,39 @@ func TestStartupTimeoutNamesThePhase(t *testing.T) {
 		case <-release:
 		}
 	}))
-	t.Cleanup(func() { close(release); hung.Close() }) // after the host closes (cleanups run last first)
+	// A server that answers the handshake and never its tools/list.
+	slow := mcp.NewServer(&mcp.Implementation{Name: "slow-lists", Version: "1"}, nil)
+	mcp.AddTool(slow, &mcp.Tool{Name: "t"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{}, nil, nil
+	})
+	slow.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/list" {
+				select {
+				case <-ctx.Done():
+				case <-release:
+				}
+				return nil, errors.New("too late")
+			}
+			return next(ctx, method, req)
+		}
+	})
+	lists := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return slow }, nil))
+	t.Cleanup(func() { close(release); hung.Close(); lists.Close() }) // after the host closes (cleanups run last first)
 	servers := map[string]any{
 		"stdio":  child(t, testkit.ModeHang, map[string]any{"startupTimeoutMs": 1000}),
 		"modern": child(t, testkit.ModeHang, map[string]any{"startupTimeoutMs": 1000, "protocolVersion": "2026-07-28"}),
 		"legacy": child(t, testkit.ModeHang, map[string]any{"startupTimeoutMs": 1000, "protocolVersion": "2025-11-25"}),
 		"http":   map[string]any{"type": "http", "url": hung.URL, "trust": "trusted", "startupTimeoutMs": 1000, "startupAttempts": 1},
+		"lists":  map[string]any{"type": "http", "url": lists.URL, "trust": "trusted", "startupTimeoutMs": 1000, "startupAttempts": 1},
 	}
 	h := open(t, parse(t, servers, nil))
 	want := map[string]string{
 		"stdio":  "did not answer initialize within 1s (startupTimeoutMs)", // after the server/discover probe got no answer
 		"modern": "did not answer server/discover within 1s (startupTimeoutMs)",
 		"legacy": "did not answer initialize within 1s (startupTimeoutMs)",
-		"http":   "within 1s (startupTimeoutMs)",
+		"http":   "did not answer initialize within 1s (startupTimeoutMs)",
+		"lists":  "did not answer tools/list within 1s (startupTimeoutMs)", // the handshake went through
 	}
 	for name, w := range want {
 		st := status(h, name)
