@@ -26,7 +26,8 @@ import (
 //
 // Lock order: Host.reloadMu, then Host.mu, then server.mu, then the
 // supervisor's and the trust score's own locks. At most one server.mu is
-// held at a time. server.mu is never held while calling upstream (dialling,
+// held at a time. server.schedMu is taken without server.mu, before the
+// supervisor's lock. server.mu is never held while calling upstream (dialling,
 // discovering, calling, closing a connection), the store, or back into the
 // Host (rebuild, changed, vet).
 type server struct {

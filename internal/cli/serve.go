@@ -139,9 +139,16 @@ func runServe(r *run) int {
 	}()
 	if f.stdio {
 		// stdout carries the protocol: everything else goes to stderr.
-		r.settle(startupWait) // for the summary; a client's first request waits in the pipe
-		fmt.Fprintf(r.env.Stderr, "switchboard: serving %s on stdio\n", summary(r.host))
-		if err := g.ServeStdio(r.ctx); err != nil {
+		// The summary waits a little for the servers starting; the
+		// protocol does not.
+		var banner sync.WaitGroup
+		banner.Go(func() {
+			r.settle(startupWait)
+			fmt.Fprintf(r.env.Stderr, "switchboard: serving %s on stdio\n", summary(r.host))
+		})
+		err := g.ServeStdio(r.ctx)
+		banner.Wait()
+		if err != nil {
 			return r.failf(ExitUpstream, codeError, "serve: %v", err)
 		}
 		return ExitOK

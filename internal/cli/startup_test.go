@@ -135,8 +135,9 @@ func TestCallWaitsForItsServer(t *testing.T) {
 }
 
 // TestServeAnswersAtOnce: serve listens and answers initialize and
-// tools/list while a server is still starting; the server joins later and
-// the client is sent notifications/tools/list_changed.
+// tools/list while a server is still starting; a call to that server's
+// tool waits for it; the server joins and the client is sent
+// notifications/tools/list_changed.
 func TestServeAnswersAtOnce(t *testing.T) {
 	exe, _ := os.Executable()
 	path := writeConfig(t, map[string]any{"mcpServers": map[string]any{
@@ -189,6 +190,11 @@ func TestServeAnswersAtOnce(t *testing.T) {
 	}
 	if !strings.Contains(first, "good__echo") || strings.Contains(first, "slowpoke__") {
 		t.Errorf("tools before the slow server joined: %s; want good's only", first)
+	}
+	// A call to a tool of the server still starting waits for it.
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slowpoke__echo", Arguments: map[string]any{"text": "late"}})
+	if err != nil || res.IsError || len(res.Content) != 1 || res.Content[0].(*mcp.TextContent).Text != "late" {
+		t.Errorf("call to the starting server's tool: %+v, %v", res, err)
 	}
 	select {
 	case <-changed:

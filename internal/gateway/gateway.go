@@ -208,11 +208,14 @@ func (g *Gateway) currentInstructions(next mcp.MethodHandler) mcp.MethodHandler 
 	}
 }
 
-// heldBack is receiving middleware that answers a call of a tool held
-// back because its definition changed since it was approved. Such a tool
-// is not registered (it is not listed), so go-sdk answers "unknown tool";
-// the host knows better: the call is a definition_changed failure, an
-// isError result naming the tool and the command that approves it.
+// heldBack is receiving middleware that answers a call of a tool that is
+// not registered, where the host knows better than go-sdk's "unknown
+// tool". A tool held back because its definition changed since it was
+// approved is a definition_changed failure, an isError result naming the
+// tool and the command that approves it. A tool of a server still starting
+// (its prefix names it, its tools are not known yet) waits for that server
+// (host.Await), and is called once the server's tools are registered; a
+// server that fails to start is an isError result saying why.
 func (g *Gateway) heldBack(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
@@ -225,6 +228,13 @@ func (g *Gateway) heldBack(next mcp.MethodHandler) mcp.MethodHandler {
 			return res, err
 		}
 		_, herr := g.host.Tool(call.Params.Name)
+		if server := g.host.Starting(herr); server != "" {
+			if aerr := g.host.Await(ctx, server); aerr != nil {
+				return g.toClient(ctx, failed{kind: toolCall, name: call.Params.Name, id: call.Params.Name, server: server}, aerr)
+			}
+			g.Sync() // OnChange may not have run yet
+			return next(ctx, method, req)
+		}
 		var fe *fault.Error
 		if !errors.As(herr, &fe) || fe.Code != fault.CodeDefinitionChanged {
 			return res, err
