@@ -117,6 +117,14 @@ type Options struct {
 	// policy.confirm selects (CallOptions.Confirm overrides it per call).
 	// Nil refuses them with policy_blocked.
 	Confirm Confirmer
+	// StartupWait bounds how long Open waits for the servers it dials (the
+	// enabled servers without a saved catalogue): a server still starting
+	// when it has passed goes on starting in the background, shows as
+	// "starting", and joins the aggregate when it is ready (OnChange is
+	// called); a call to one of its tools waits for it. Zero waits until
+	// every server is ready or has failed, each bounded by its
+	// startupTimeoutMs; negative does not wait at all (the gateway).
+	StartupWait time.Duration
 	// Store keeps saved catalogues (a server whose configuration is
 	// unchanged is advertised at once, without being started), approved
 	// tool definitions (a changed definition is held back until
@@ -337,9 +345,13 @@ type composition struct {
 }
 
 // Open connects every enabled server in parallel, each bounded by its
-// startup timeout, and discovers what it offers. A server that fails,
-// hangs or crashes is reported (Servers, and a warning in the log) and the
-// others load as usual: Open itself fails only when ctx ends first.
+// startup timeout, and discovers what it offers; it waits for them at most
+// opts.StartupWait (see there), and the others join when they are ready.
+// A server that fails, hangs or crashes is reported (Servers, and a
+// warning in the log) and the others load as usual: Open itself fails only
+// when ctx ends first. A server whose start-up failed in an earlier run
+// (the Store keeps its schedule) is not dialled before its next attempt is
+// due.
 func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error) {
 	if opts == nil {
 		opts = &Options{}
@@ -384,6 +396,9 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 		comp.servers[sc.Name] = h.newServer(ctx, cfg, sc)
 	}
 	h.comp.Store(comp)
+	// Every dial runs on a goroutine of the Host (Close waits for it), so
+	// that one still under way when Open returns goes on: it joins the
+	// aggregate through rebuild and OnChange when it is ready.
 	var wg sync.WaitGroup
 	var later []*server // advertised from the store, connected in the background
 	for _, sc := range cfg.Servers {
@@ -397,25 +412,36 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 			}
 			continue
 		}
-		wg.Go(func() { s.ensure(ctx) }) //nolint:errcheck // recorded in s
+		wg.Add(1)
+		h.watchers.Go(func() {
+			s.ensure(h.life) //nolint:errcheck // recorded in s
+			wg.Done()
+			s.retryStartup() // returns at once unless the attempt failed
+		})
 	}
-	wg.Wait()
-	h.rebuild()
+	all := make(chan struct{})
+	h.watchers.Go(func() { wg.Wait(); close(all) }) // ends with the dials, each bounded by its startup timeout
+	var bound <-chan time.Time
+	if opts.StartupWait != 0 {
+		t := time.NewTimer(max(opts.StartupWait, 0))
+		defer t.Stop()
+		bound = t.C
+	}
+	select {
+	case <-all:
+	case <-bound:
+	case <-ctx.Done():
+	}
+	// opened is set before the snapshot is built: a dial that ends before
+	// it is in this snapshot, one that ends after rebuilds by itself.
 	h.opened.Store(true)
+	h.rebuild()
 	h.watchers.Go(h.relister)
 	if h.notify != nil {
 		h.watchers.Go(func() { h.notify.run(h.stop) })
 	}
 	for _, s := range later {
 		h.watchers.Go(func() { s.ensure(h.life) }) //nolint:errcheck // recorded in s
-	}
-	for _, s := range comp.servers {
-		s.mu.Lock()
-		retry := s.sup != nil && s.conn == nil && !s.cached
-		s.mu.Unlock()
-		if retry {
-			h.watchers.Go(s.retryStartup)
-		}
 	}
 	if err := ctx.Err(); err != nil {
 		h.Close()
@@ -627,6 +653,8 @@ func (h *Host) serverUnavailable(name string) error {
 		return fault.New(fault.CodeUnavailable, name, "", v.err)
 	case v.catalog != nil:
 		return nil // its tools are known; a call dials it
+	case v.state == StateStarting:
+		return fault.New(fault.CodeUnavailable, name, "", errors.New("the server is still starting"))
 	case v.err == nil:
 		return fault.New(fault.CodeUnavailable, name, "", errors.New("the server has not started yet"))
 	}
@@ -650,6 +678,48 @@ func withoutServer(err error, name string) string {
 	}
 	msg, _ := strings.CutPrefix(err.Error(), fmt.Sprintf("server %q: ", name))
 	return msg
+}
+
+// Await waits while the named server is starting (connecting, its tools
+// not known yet), bounded by ctx and its startupTimeoutMs, and waits for
+// that server only. It returns nil when the server can take requests (it
+// is ready, or its tools are known from its saved catalogue), and
+// otherwise why not: its start-up error, or ctx's.
+func (h *Host) Await(ctx context.Context, server string) error {
+	s := h.comp.Load().servers[server]
+	if s == nil {
+		return fault.New(fault.CodeNotFound, "", "", fmt.Errorf("no server %q", server))
+	}
+	if s.currentState() == StateStarting && !h.closed.Load() {
+		// The dial runs on a goroutine of the Host, bounded by the
+		// startup timeout and Close, so that ctx bounds only the wait: a
+		// dial this call would start itself could not be cut short.
+		done := make(chan struct{})
+		h.watchers.Go(func() {
+			defer close(done)
+			s.ensure(h.life) //nolint:errcheck // recorded in s
+		})
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return fault.New(fault.CodeTimeout, server, "connect", fmt.Errorf("the server is still starting: %w", ctx.Err()))
+		}
+	}
+	return h.serverUnavailable(server)
+}
+
+// Starting returns the name of the server that a lookup failed on because
+// it is still starting (see Await), or "".
+func (h *Host) Starting(err error) string {
+	var fe *fault.Error
+	if fault.CodeOf(err) != fault.CodeUnavailable || !errors.As(err, &fe) || fe.Server == "" {
+		return ""
+	}
+	s := h.comp.Load().servers[fe.Server]
+	if s == nil || s.currentState() != StateStarting {
+		return ""
+	}
+	return fe.Server
 }
 
 // conn returns the live connection of a server, dialling it if need be
@@ -677,6 +747,12 @@ func (h *Host) Call(ctx context.Context, name string, args json.RawMessage, opts
 		return h.callBuiltin(ctx, b, args, opts)
 	}
 	t, rediscovered, err := h.lookupFresh(ctx, name)
+	if server := h.Starting(err); server != "" {
+		// Its server is still starting: wait for that one, then look again.
+		if err = h.Await(ctx, server); err == nil {
+			t, rediscovered, err = h.lookupFresh(ctx, name)
+		}
+	}
 	if err != nil {
 		if c := fault.CodeOf(err); c == fault.CodeDefinitionChanged || c == fault.CodeHeldInjection {
 			if id, held := h.heldID(name); held {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/supervise"
@@ -54,7 +55,44 @@ func (h *Host) newServer(ctx context.Context, cfg *config.Config, sc *config.Ser
 		s.vetted = h.vetUnder(cfg.Security, sc, cat)
 		s.catalog = s.vetted.Catalog
 	}
+	h.loadSchedule(ctx, s, sc)
 	return s
+}
+
+// loadSchedule puts a server whose start-up failed in an earlier run back
+// in backoff (or failed) with its next attempt when it was due, when the
+// saved schedule was made under the server's current fingerprint. The
+// error it failed with is restored as private: it may quote the server's
+// stderr.
+func (h *Host) loadSchedule(ctx context.Context, s *server, sc *config.Server) {
+	if h.store == nil {
+		return
+	}
+	sch, err := h.store.Schedule(ctx, sc.Name)
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			h.log.Warn("start-up schedule unreadable; dialling as usual", "server", sc.Name, "err", err)
+		}
+		return
+	}
+	s.scheduled = true // the next outcome replaces or deletes it
+	if sch.Fingerprint != sc.Fingerprint() {
+		return // the configuration (or a credential) changed: a fresh start
+	}
+	restored := s.sup.Restore(supervise.Schedule{
+		State: supervise.State(sch.State), Reason: sch.Reason, Attempts: sch.Attempts,
+		Probes: sch.Probes, Next: sch.Next, LastError: sch.LastError,
+	})
+	if !restored {
+		return
+	}
+	msg := sch.LastError
+	if msg == "" {
+		msg = sch.Reason
+	}
+	s.err = &fault.Private{Err: errors.New(msg)}
+	s.state = stateOf(s.sup)
+	h.log.Debug("start-up schedule restored", "server", sc.Name, "state", sch.State, "next", sch.Next)
 }
 
 // reapIdle stops stdio servers idle longer than their idleTimeoutMs.

@@ -15,6 +15,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/ingest"
+	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/supervise"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
@@ -25,7 +26,8 @@ import (
 //
 // Lock order: Host.reloadMu, then Host.mu, then server.mu, then the
 // supervisor's and the trust score's own locks. At most one server.mu is
-// held at a time. server.mu is never held while calling upstream (dialling,
+// held at a time. server.schedMu is taken without server.mu, before the
+// supervisor's lock. server.mu is never held while calling upstream (dialling,
 // discovering, calling, closing a connection), the store, or back into the
 // Host (rebuild, changed, vet).
 type server struct {
@@ -45,6 +47,13 @@ type server struct {
 
 	relistAsked atomic.Bool // the server said its lists changed; the relister clears it when it takes note (relist.go)
 	rd          rediscovery // shares one re-discovery among its callers (rediscover.go); has its own lock
+
+	// schedMu serialises writes of the start-up schedule to the store
+	// (keepSchedule), so that the last write is of the latest schedule,
+	// and guards scheduled. It is held across the store write, never
+	// together with mu.
+	schedMu   sync.Mutex
+	scheduled bool // the store may hold a schedule of this server
 
 	// mu guards state, err, conn, attempt, caps, dialing, idling, stopped
 	// (the connection and its lifecycle), raw, catalog, vetted, cached,
@@ -189,7 +198,7 @@ func (s *server) leftOutLocked(wait time.Duration) error {
 // aggregate is rebuilt (after Open).
 func (s *server) dial(ctx context.Context, a supervise.Attempt) error {
 	h, sc := s.h, s.cfg.Load()
-	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sc.StartupTimeout)
+	dctx, cancel := upstream.WithStartup(context.WithoutCancel(ctx), sc)
 	defer cancel()
 	stop := context.AfterFunc(h.life, cancel) // Close cancels a dial in progress
 	defer stop()
@@ -200,12 +209,18 @@ func (s *server) dial(ctx context.Context, a supervise.Attempt) error {
 			conn.Close()
 		}
 	}
+	if err != nil && h.life.Err() != nil {
+		// Close cut the dial short: not the server's failure, and nothing
+		// to keep for the next run.
+		return fault.New(fault.CodeUnavailable, s.name, "", errors.New("the host is closed"))
+	}
 	if err != nil {
 		a.Failed(err, retryable(err))
 		s.mu.Lock()
 		s.err = err
 		s.setState(stateOf(s.sup))
 		s.mu.Unlock()
+		s.keepSchedule()
 		s.trust.add(outcomeError)
 		if h.opened.Load() {
 			h.changed() // the capability tools' gates may have closed
@@ -231,6 +246,7 @@ func (s *server) dial(ctx context.Context, a supervise.Attempt) error {
 	h.watchers.Go(func() { s.watch(conn, a) })
 	s.mu.Unlock()
 	a.Succeeded()
+	s.keepSchedule()
 	opened := h.opened.Load()
 	if changed {
 		h.saveCatalog(sc, cat)
@@ -288,8 +304,42 @@ func (s *server) dropped(conn *upstream.Conn, a supervise.Attempt, cause error) 
 		s.setState(stateOf(s.sup))
 	}
 	s.mu.Unlock()
-	h.changed() // the capability tools' gates may have closed
+	s.keepSchedule() // a crash loop is kept; a drop leaves nothing to keep
+	h.changed()      // the capability tools' gates may have closed
 	h.log.Warn("server connection ended; the next call reconnects", "server", s.name, "err", err)
+}
+
+// keepSchedule writes the supervisor's start-up schedule to the store when
+// the server is in backoff or failed, so that the next run does not dial
+// it before its next attempt is due, and deletes it otherwise.
+func (s *server) keepSchedule() {
+	h := s.h
+	if h.store == nil || s.sup == nil {
+		return
+	}
+	sc := s.cfg.Load()
+	s.schedMu.Lock()
+	defer s.schedMu.Unlock()
+	sch, ok := s.sup.Schedule()
+	if !ok {
+		if s.scheduled {
+			if err := h.store.DeleteSchedule(context.Background(), s.name); err != nil {
+				h.log.Warn("start-up schedule not deleted", "server", s.name, "err", err)
+				return
+			}
+			s.scheduled = false
+		}
+		return
+	}
+	err := h.store.SaveSchedule(context.Background(), &store.Schedule{
+		Server: s.name, Fingerprint: sc.Fingerprint(), State: string(sch.State), Reason: sch.Reason,
+		Attempts: sch.Attempts, Probes: sch.Probes, Next: sch.Next, LastError: sch.LastError,
+	})
+	if err != nil {
+		h.log.Warn("start-up schedule not saved", "server", s.name, "err", err)
+		return
+	}
+	s.scheduled = true
 }
 
 // retryStartup keeps trying a server whose first attempt failed, on the

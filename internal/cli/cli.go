@@ -68,6 +68,10 @@ type Env struct {
 	LookupEnv  func(string) (string, bool) // nil means os.LookupEnv
 	Executable string                      // this binary, for the embedded default config
 	Version    string
+	// IsTerminal reports whether a stream (Stderr) is a terminal, where
+	// progress is drawn in place; nil means an *os.File that is a
+	// character device.
+	IsTerminal func(io.Writer) bool
 }
 
 // command is one subcommand.
@@ -141,6 +145,7 @@ type run struct {
 	home    string
 	cfg     *config.Config // the loaded configuration (commands that need the host)
 	host    *host.Host
+	opening time.Time   // when the host was opened: its servers started then
 	store   store.Store // with host
 	// storeURL is --store: a PostgreSQL URL that overrides the
 	// configuration's "store".
@@ -523,6 +528,9 @@ func (r *run) open() int {
 	opts := &host.Options{ClientVersion: r.env.Version, Forward: r.cmd.name == "serve"}
 	if r.cmd.name != "serve" {
 		opts.StopTimeout = oneShotStop
+		opts.StartupWait = startupWait
+	} else {
+		opts.StartupWait = -1 // it listens at once; late servers join with list_changed
 	}
 	if r.cmd.name == "serve" {
 		opts.OnResourceUpdated = func(server, uri string) {
@@ -550,6 +558,7 @@ func (r *run) open() int {
 	}
 	r.store = st
 	opts.Store = st
+	r.opening = time.Now()
 	h, err := host.Open(r.ctx, cfg, opts)
 	if err != nil {
 		st.Close()
@@ -563,6 +572,9 @@ func (r *run) open() int {
 		// A failure is in the server's status, reported below (or by
 		// the servers command) like a failure at start.
 		h.Refresh(r.ctx) //nolint:errcheck // see above
+	}
+	if r.cmd.name != "servers" && r.cmd.name != "serve" {
+		r.noteStarting()
 	}
 	switch r.cmd.name {
 	case "tools", "call", "servers":

@@ -145,7 +145,7 @@ func runTools(r *run) int {
 		return ExitOK
 	}
 	if len(r.args) == 1 {
-		t, err := r.host.Tool(r.args[0])
+		t, err := r.tool(r.args[0])
 		if fault.CodeOf(err) == fault.CodeNotFound {
 			return r.serverTools(r.args[0], err)
 		}
@@ -227,9 +227,7 @@ func runCall(r *run) int {
 	if !r.wantArgs(1, -1) {
 		return ExitUsage
 	}
-	// Find, not Tool: a name missing from a saved catalogue that may be
-	// stale has its server discovered again, as Call would.
-	tool, err := r.host.Find(r.ctx, r.args[0])
+	tool, err := r.tool(r.args[0])
 	if c := fault.CodeOf(err); c == fault.CodeDefinitionChanged || c == fault.CodeHeldInjection {
 		// Asked for all the same, without the schema that is held back
 		// with it: the host refuses the call and logs the refusal, as it
@@ -280,6 +278,20 @@ func runCall(r *run) int {
 		return ExitToolError
 	}
 	return ExitOK
+}
+
+// tool describes a tool; when its server is still starting, it waits for
+// that server (with progress on a terminal) and looks again.
+func (r *run) tool(name string) (host.Tool, error) {
+	// Find, not Tool: a name missing from a saved catalogue that may be
+	// stale has its server discovered again, as Call would.
+	t, err := r.host.Find(r.ctx, name)
+	if server := r.host.Starting(err); server != "" {
+		if err = r.await(server); err == nil {
+			t, err = r.host.Find(r.ctx, name)
+		}
+	}
+	return t, err
 }
 
 // callArgs builds the arguments object: one JSON object, "-" for a JSON

@@ -130,6 +130,7 @@ func runServe(r *run) int {
 	}
 	g := gateway.New(r.host, &gateway.Options{Version: r.env.Version, PageSize: f.pageSize, Logger: log, OnConfirm: r.cfg.Policy.OnConfirm})
 	r.gateway.Store(g)
+	g.Sync() // a server that joined between New and Store had nobody to tell
 	var reloads sync.WaitGroup
 	rctx, stopReloads := context.WithCancel(r.ctx)
 	reloads.Go(func() { r.watchReload(rctx, log) })
@@ -139,8 +140,16 @@ func runServe(r *run) int {
 	}()
 	if f.stdio {
 		// stdout carries the protocol: everything else goes to stderr.
-		fmt.Fprintf(r.env.Stderr, "switchboard: serving %s on stdio\n  config: %s\n", summary(r.host), launcher.Escape(r.configInUse()))
-		if err := g.ServeStdio(r.ctx); err != nil {
+		// The summary waits a little for the servers starting; the
+		// protocol does not.
+		var banner sync.WaitGroup
+		banner.Go(func() {
+			r.settle(startupWait)
+			fmt.Fprintf(r.env.Stderr, "switchboard: serving %s on stdio\n  config: %s\n", summary(r.host), launcher.Escape(r.configInUse()))
+		})
+		err := g.ServeStdio(r.ctx)
+		banner.Wait()
+		if err != nil {
 			return r.failf(ExitUpstream, codeError, "serve: %v", err)
 		}
 		return ExitOK
@@ -161,6 +170,8 @@ func runServe(r *run) int {
 		return r.usagef("serve: %v (is another switchboard running? choose another port with --http)", err)
 	}
 	ready := func(a net.Addr) {
+		// Called once it answers: the wait is for the summary only.
+		r.settle(startupWait)
 		r.banner(a.String(), f.path)
 	}
 	if err := g.ServeHTTP(r.ctx, ln, gateway.HTTPOptions{Front: front, Ready: ready}); err != nil {
@@ -297,10 +308,13 @@ func jsonString(s string) string {
 // them)".
 func summary(h *host.Host) string {
 	servers := h.Servers()
-	ready, enabled := 0, 0
+	ready, enabled, starting := 0, 0, 0
 	for _, s := range servers {
-		if s.State == host.StateReady {
+		switch s.State {
+		case host.StateReady:
 			ready++
+		case host.StateStarting:
+			starting++
 		}
 		if s.State != host.StateDisabled {
 			enabled++
@@ -314,7 +328,11 @@ func summary(h *host.Host) string {
 	}
 	var notes []string
 	if enabled > 0 {
-		notes = append(notes, fmt.Sprintf("%d of %s ready", ready, plural(enabled, "server")))
+		note := fmt.Sprintf("%d of %s ready", ready, plural(enabled, "server"))
+		if starting > 0 {
+			note += fmt.Sprintf(", %d starting: they join when ready", starting)
+		}
+		notes = append(notes, note)
 	}
 	if deferred > 0 {
 		notes = append(notes, fmt.Sprintf("%s deferred: %s finds them", plural(deferred, "tool"), host.ToolSearch))

@@ -211,11 +211,15 @@ func (g *Gateway) currentInstructions(next mcp.MethodHandler) mcp.MethodHandler 
 
 // heldBack is receiving middleware for the calls of tools that are not
 // registered, which go-sdk answers "unknown tool"; the host knows better.
-// A tool held back because its definition changed since it was approved,
-// or because its metadata matches an injection pattern and its server is
-// not trusted, answers definition_changed or held_injection: an isError
-// result naming the tool and the command that approves it. A tool that a
-// re-discovery of a stale catalogue finds is called.
+// A tool of a server still starting (its prefix names it, its tools are
+// not known yet) waits for that server (host.Await), and is called once
+// the server's tools are registered; a server that fails to start is an
+// isError result saying why. A tool that a re-discovery of a stale
+// catalogue finds is called. A tool held back because its definition
+// changed since it was approved, or because its metadata matches an
+// injection pattern and its server is not trusted, answers
+// definition_changed or held_injection: an isError result naming the tool
+// and the command that approves it.
 func (g *Gateway) heldBack(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
@@ -226,6 +230,14 @@ func (g *Gateway) heldBack(next mcp.MethodHandler) mcp.MethodHandler {
 		call, ok := req.(*mcp.CallToolRequest)
 		if !ok || call.Params == nil {
 			return res, err
+		}
+		_, herr := g.host.Tool(call.Params.Name)
+		if server := g.host.Starting(herr); server != "" {
+			if aerr := g.host.Await(ctx, server); aerr != nil {
+				return g.toClient(ctx, failed{kind: toolCall, name: call.Params.Name, id: call.Params.Name, server: server}, aerr)
+			}
+			g.Sync() // OnChange may not have run yet
+			return next(ctx, method, req)
 		}
 		// Find, not Tool: a name missing from a catalogue that may be
 		// stale (saved, or from an earlier connection) has its server

@@ -4,7 +4,9 @@
 // approved ("pinned") tool definitions that defend against a server quietly
 // changing a tool after it was approved (a rug pull), the changed definitions
 // held back until someone approves them, an audit log of calls, a trust
-// score, and the open windows of the call quota.
+// score, the open windows of the call quota, and the start-up schedule of
+// a server that failed to start (so that the next run does not dial it
+// before its next attempt is due).
 //
 // The package defines the domain types, the [Store] interface and its
 // sentinel errors. store/sqlite implements it in one file, the embedded
@@ -116,6 +118,26 @@ type Score struct {
 	UpdatedAt time.Time // zero means "now"
 }
 
+// A Schedule is when a server that failed to start may be dialled again,
+// kept so that a server in backoff (or left out) stays so across runs. It
+// holds under the fingerprint of the configuration it was made with: a
+// caller whose current fingerprint differs must ignore it.
+type Schedule struct {
+	Server      string
+	Fingerprint string
+	// State is the supervisor's state, "backoff" or "failed"; its meaning
+	// belongs to the caller.
+	State    string
+	Reason   string // why State was entered
+	Attempts int    // consecutive failed attempts
+	Probes   int    // probes of a failed server without a lasting connection
+	// Next is the earliest start of the next attempt.
+	Next      time.Time
+	LastError string // the last failure, "" when it is not to be kept
+	// SavedAt is when the schedule was saved; zero means "now".
+	SavedAt time.Time
+}
+
 // Store is Switchboard's state. Implementations are safe for concurrent use.
 //
 // Deletes are idempotent: deleting what does not exist is not an error.
@@ -166,6 +188,14 @@ type Store interface {
 	// and, if not, how long until the key's window closes. A refused call
 	// consumes nothing. Closed windows carry no state and are forgotten.
 	TakeQuota(ctx context.Context, key string, q Quota, now time.Time) (ok bool, retryAfter time.Duration, err error)
+
+	// Schedule returns the saved start-up schedule of server, or
+	// ErrNotFound.
+	Schedule(ctx context.Context, server string) (*Schedule, error)
+	// SaveSchedule replaces the saved start-up schedule of s.Server.
+	SaveSchedule(ctx context.Context, s *Schedule) error
+	// DeleteSchedule forgets the start-up schedule of server.
+	DeleteSchedule(ctx context.Context, server string) error
 
 	// Close releases the store. Other methods must not be called after it.
 	Close() error

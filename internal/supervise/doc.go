@@ -43,6 +43,11 @@
 // of dials is bounded by the schedule: a server that fails instantly for an
 // hour is dialled 12 times with the default policy, never in a spin.
 //
+// A Supervisor's schedule outlives its process through the host: Schedule
+// exports a server's Backoff or Failed state and its next attempt, which the
+// host keeps in its store, and Restore puts a new Supervisor back there, so
+// that a server in backoff is not dialled by every run of the CLI.
+//
 // This package imports nothing from Switchboard and nothing outside the
 // standard library; it must stay free of I/O.
 package supervise

@@ -401,3 +401,51 @@ func (s *Supervisor) hand(evs []Event) {
 		s.onChange(e)
 	}
 }
+
+// Schedule is what of a Supervisor outlives the process, so that a server
+// in Backoff or Failed stays there across runs instead of being dialled
+// afresh by every one: its state, why it was entered, the consecutive
+// failed attempts, the probes served, and when the next attempt may go.
+type Schedule struct {
+	State     State     // Backoff or Failed; other states have nothing to keep
+	Reason    string    // why State was entered
+	Attempts  int       // consecutive failed attempts
+	Probes    int       // waits served on the probe schedule (Failed)
+	Next      time.Time // earliest start of the next attempt
+	LastError string    // the last failure
+}
+
+// Schedule returns what to keep of the Supervisor, and false when there is
+// nothing: the server is not in Backoff or Failed. An attempt in flight
+// leaves the schedule it was granted under until it reports.
+func (s *Supervisor) Schedule() (Schedule, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state != Backoff && s.state != Failed {
+		return Schedule{}, false
+	}
+	return Schedule{State: s.state, Reason: s.reason, Attempts: s.attempts, Probes: s.out, Next: s.next, LastError: s.lastErr}, true
+}
+
+// Restore puts a Supervisor that has made no attempt yet (Starting) in the
+// Backoff or Failed state a Schedule kept, with its next attempt at
+// sch.Next. It reports whether it did: a Supervisor that has moved on, or
+// a Schedule in another state, is left as it is. Attempts are clamped to
+// the policy's, so the series goes on where it stopped.
+func (s *Supervisor) Restore(sch Schedule) bool {
+	if sch.State != Backoff && sch.State != Failed {
+		return false
+	}
+	s.mu.Lock()
+	if s.state != Starting || s.dialing || s.gen != 0 {
+		s.mu.Unlock()
+		return false
+	}
+	s.attempts = min(max(sch.Attempts, 0), s.policy.Attempts)
+	s.out = min(max(sch.Probes, 0), 64)
+	s.lastErr = sch.LastError
+	s.set(sch.State, sch.Reason, s.now(), sch.Next)
+	s.mu.Unlock()
+	s.deliver()
+	return true
+}

@@ -890,3 +890,68 @@ func TestNilOptions(t *testing.T) {
 		t.Errorf("real-clock backoff %v, want within [750ms, 1s]", d)
 	}
 }
+
+// ---------------------------------------------------------------------------
+// Schedule and Restore: the schedule across processes
+// ---------------------------------------------------------------------------
+
+func TestScheduleRestore(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		fails int // failed attempts before the Schedule is taken
+		want  State
+	}{
+		{"backoff", 1, Backoff},
+		{"failed", 3, Failed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, Policy{}, fixed(1))
+			for i := range tc.fails {
+				if i > 0 {
+					h.clk.Advance(h.due(t))
+				}
+				h.acquire(t).Failed(errRefused, true)
+			}
+			sch, ok := h.Schedule()
+			if !ok || sch.State != tc.want || sch.Attempts != tc.fails || sch.LastError != errRefused.Error() {
+				t.Fatalf("Schedule() = %+v, %v; want %s after %d attempts", sch, ok, tc.want, tc.fails)
+			}
+			// A new process: a new Supervisor on the same clock.
+			later := newHarness(t, Policy{}, fixed(1))
+			later.clk.Set(h.clk.Now())
+			if !later.Restore(sch) {
+				t.Fatal("Restore on a fresh Supervisor = false")
+			}
+			later.wantState(t, tc.want, sch.Reason)
+			later.deny(t, sch.Next.Sub(later.clk.Now()))
+			later.clk.Set(sch.Next)
+			a := later.acquire(t)
+			a.Failed(errRefused, true)
+			// The series went on where it stopped: one more failure after
+			// a backoff is the second attempt of three; a failed probe
+			// doubles the probe wait.
+			switch tc.want {
+			case Backoff:
+				later.wantState(t, Backoff, "attempt 2 of 3 failed: connection refused")
+			case Failed:
+				if got := later.due(t); got != 2*DefaultRetryAfter {
+					t.Errorf("after a failed restored probe, next probe in %v; want %v", got, 2*DefaultRetryAfter)
+				}
+			}
+			if later.Restore(sch) {
+				t.Error("Restore after an attempt = true; want false")
+			}
+		})
+	}
+	h := newHarness(t, Policy{}, fixed(1))
+	if _, ok := h.Schedule(); ok {
+		t.Error("Schedule() of a Starting server = ok; want nothing to keep")
+	}
+	if h.Restore(Schedule{State: Ready}) {
+		t.Error("Restore(Ready) = true; want false")
+	}
+	h.connect(t)
+	if _, ok := h.Schedule(); ok {
+		t.Error("Schedule() of a Ready server = ok; want nothing to keep")
+	}
+}

@@ -415,6 +415,9 @@ func (c *captureConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 			s.mu.Unlock()
 		}
 	}
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+		notePhase(ctx, req.Method) // what the server was last asked (phase.go)
+	}
 	err := c.Connection.Write(ctx, msg)
 	if err != nil {
 		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {

@@ -168,7 +168,7 @@ func Dial(ctx context.Context, s *config.Server, opts *Options) (*Conn, error) {
 	// on stdio: a dial made for a call must not leave that call's peer
 	// where a later request of the server would find it (peerFor).
 	ctx = context.WithValue(ctx, peerKey{}, nil)
-	ctx, cancel := context.WithTimeout(withStatus(ctx), s.StartupTimeout)
+	ctx, cancel := context.WithTimeout(withPhase(withStatus(ctx)), s.StartupTimeout)
 	defer cancel()
 	start := time.Now()
 	err := c.connect(ctx)
@@ -176,8 +176,10 @@ func Dial(ctx context.Context, s *config.Server, opts *Options) (*Conn, error) {
 		c.askForLogs(ctx)
 	}
 	if err != nil {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) && parent.Err() == nil && !errors.Is(err, launcher.ErrProgramNotFound) {
-			err = fmt.Errorf("no MCP handshake within %v (startupTimeoutMs): %w", s.StartupTimeout, err)
+		if !errors.Is(err, launcher.ErrProgramNotFound) {
+			// The request left unanswered names the phase:
+			// server/discover or initialize.
+			err = timedOut(parent, ctx, limit{s.StartupTimeout, "startupTimeoutMs"}, lastPhase(ctx), err)
 		}
 		err = c.classify(ctx, "connect", false, err)
 		c.cancel()
@@ -342,8 +344,10 @@ func (c *Conn) startStdio(ctx context.Context, h handshake) error {
 // enforced here by cancelling a context derived from the lifetime.
 func (c *Conn) connectHTTP(ctx context.Context, t mcp.Transport, version string) error {
 	connectCtx, cancel := context.WithCancel(c.life)
-	// The handshake's HTTP refusals (401 above all) are the dial's.
+	// The handshake's HTTP refusals (401 above all) are the dial's, and so
+	// are the requests it sends (phase.go).
 	connectCtx = context.WithValue(connectCtx, statusKey{}, ctx.Value(statusKey{}))
+	connectCtx = context.WithValue(connectCtx, phaseKey{}, ctx.Value(phaseKey{}))
 	stop := context.AfterFunc(ctx, cancel)
 	var sessOpts *mcp.ClientSessionOptions
 	if version != "" {
@@ -508,8 +512,14 @@ func (c *Conn) Close() error {
 
 // Discover drains every list the server's capabilities declare.
 func (c *Conn) Discover(ctx context.Context) (*catalog.Catalog, error) {
+	parent := ctx
 	ctx, cancel := c.callContext(ctx)
 	defer cancel()
+	// A list the server did not answer in time says which, and which
+	// setting bounded it (the caller's, from WithStartup, or callTimeoutMs).
+	late := func(method string, err error) error {
+		return timedOut(parent, ctx, limit{c.server.CallTimeout, "callTimeoutMs"}, method, err)
+	}
 	filter := new(listFilter)
 	ctx, s := withSlot(ctx, "", nil)
 	s.list = filter
@@ -520,20 +530,20 @@ func (c *Conn) Discover(ctx context.Context) (*catalog.Catalog, error) {
 	var err error
 	if caps.Tools != nil {
 		if cat.Tools, err = drain(c, c.session.Tools(ctx, nil)); err != nil {
-			return nil, c.classify(ctx, "list tools", false, err)
+			return nil, c.classify(ctx, "list tools", false, late("tools/list", err))
 		}
 	}
 	if caps.Resources != nil {
 		if cat.Resources, err = drain(c, c.session.Resources(ctx, nil)); err != nil {
-			return nil, c.classify(ctx, "list resources", false, err)
+			return nil, c.classify(ctx, "list resources", false, late("resources/list", err))
 		}
 		if cat.Templates, err = drain(c, c.session.ResourceTemplates(ctx, nil)); err != nil {
-			return nil, c.classify(ctx, "list resource templates", false, err)
+			return nil, c.classify(ctx, "list resource templates", false, late("resources/templates/list", err))
 		}
 	}
 	if caps.Prompts != nil {
 		if cat.Prompts, err = drain(c, c.session.Prompts(ctx, nil)); err != nil {
-			return nil, c.classify(ctx, "list prompts", false, err)
+			return nil, c.classify(ctx, "list prompts", false, late("prompts/list", err))
 		}
 	}
 	return cat, nil

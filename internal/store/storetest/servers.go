@@ -246,3 +246,40 @@ func testClosed(t *testing.T, open Opener) {
 		t.Error("SaveScore after Close succeeded")
 	}
 }
+
+// testSchedule: a start-up schedule is saved whole, replaced by the next
+// save, and deleted idempotently.
+func testSchedule(t *testing.T, open Opener) {
+	db := open(t, Options{})
+	ctx := t.Context()
+	when := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+	if _, err := db.Schedule(ctx, "slow"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("Schedule of unsaved = %v, want ErrNotFound", err)
+	}
+	first := &store.Schedule{Server: "slow", Fingerprint: "fp1", State: "backoff", Reason: "attempt 1 of 3 failed: EOF",
+		Attempts: 1, Next: when.Add(time.Second), LastError: "EOF", SavedAt: when}
+	second := &store.Schedule{Server: "slow", Fingerprint: "fp1", State: "failed", Reason: "gave up after 3 attempts: EOF",
+		Attempts: 3, Probes: 1, Next: when.Add(30 * time.Second), LastError: "EOF", SavedAt: when}
+	for _, want := range []*store.Schedule{first, second} { // the second replaces the first
+		if err := db.SaveSchedule(ctx, want); err != nil {
+			t.Fatal(err)
+		}
+		got, err := db.Schedule(ctx, "slow")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, got, cmp.Comparer(time.Time.Equal)); diff != "" {
+			t.Errorf("Schedule (-want +got):\n%s", diff)
+		}
+	}
+	if err := db.DeleteSchedule(ctx, "slow"); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.DeleteSchedule(ctx, "slow"); err != nil {
+		t.Errorf("DeleteSchedule of deleted: %v, want nil (idempotent)", err)
+	}
+	if _, err := db.Schedule(ctx, "slow"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Schedule after delete = %v, want ErrNotFound", err)
+	}
+}

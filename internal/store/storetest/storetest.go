@@ -43,6 +43,7 @@ func Run(t *testing.T, open Opener) {
 		{"Drifts", testDrifts},
 		{"PinRemovesMatchingDrift", testPinRemovesMatchingDrift},
 		{"Score", testScore},
+		{"Schedule", testSchedule},
 		{"RecordCallRoundTrip", testRecordCallRoundTrip},
 		{"CallsFilter", testCallsFilter},
 		{"CallsDefaultLimit", testCallsDefaultLimit},

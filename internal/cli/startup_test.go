@@ -1,0 +1,217 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/cli"
+	"github.com/switchboard-mcp/switchboard/internal/testkit"
+	"github.com/switchboard-mcp/switchboard/internal/testkit/proc"
+)
+
+// testServer is a stdio server entry running the test binary in mode.
+func testServer(mode string) map[string]any {
+	exe, _ := os.Executable()
+	return map[string]any{"command": exe, "env": testkit.ChildEnv(mode)}
+}
+
+// slowServer is a stdio server entry that sleeps for delay before it
+// becomes the testkit server, as a server that npx must first download.
+func slowServer(delay time.Duration) map[string]any {
+	exe, _ := os.Executable()
+	return map[string]any{
+		"command": "/bin/sh",
+		"args":    []string{"-c", fmt.Sprintf("sleep %g; exec \"$0\"", delay.Seconds()), exe},
+		"env":     testkit.ChildEnv(testkit.ModeServer),
+	}
+}
+
+// firstWrite is a buffer that notes when it was first written to.
+type firstWrite struct {
+	bytes.Buffer
+	at time.Time
+}
+
+func (w *firstWrite) Write(p []byte) (int, error) {
+	if w.at.IsZero() {
+		w.at = time.Now()
+	}
+	return w.Buffer.Write(p)
+}
+
+// runTerm runs the CLI with config path, a fresh home, and stderr taken
+// for a terminal or not; it returns the result and how long the run took
+// to answer (its first output; stopping the servers comes after).
+func runTerm(t *testing.T, path string, terminal bool, args ...string) (result, time.Duration) {
+	t.Helper()
+	exe, _ := os.Executable()
+	var out firstWrite
+	var errb bytes.Buffer
+	start := time.Now()
+	code := cli.Run(context.Background(), cli.Env{
+		Args:       append(args, "--config", path, "--home", t.TempDir()),
+		Stdout:     &out,
+		Stderr:     &errb,
+		LookupEnv:  func(string) (string, bool) { return "", false },
+		Executable: exe,
+		Version:    "test",
+		IsTerminal: func(io.Writer) bool { return terminal },
+	})
+	return result{code, out.String(), errb.String()}, out.at.Sub(start)
+}
+
+// TestCommandsDoNotWaitForAHungServer: next to a server that hangs at
+// start-up (startupTimeoutMs 10 s), tools, call and servers answer within
+// about a second with what is ready, and name the server still starting.
+func TestCommandsDoNotWaitForAHungServer(t *testing.T) {
+	path := writeConfig(t, map[string]any{"mcpServers": map[string]any{
+		"good": testServer(testkit.ModeServer),
+		"hang": testServer(testkit.ModeHang),
+	}})
+	for _, tc := range []struct {
+		args   []string
+		stdout []string
+		stderr []string
+	}{
+		{[]string{"tools"}, []string{"good__echo"}, []string{`server "hang" is still starting`}},
+		{[]string{"call", "good:echo", "text=hi"}, []string{"hi"}, []string{`server "hang" is still starting`}},
+		{[]string{"servers"}, []string{"hang", "starting"}, nil},
+	} {
+		t.Run(tc.args[0], func(t *testing.T) {
+			r, d := runTerm(t, path, false, tc.args...)
+			if r.code != 0 {
+				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+			}
+			if d > time.Second {
+				t.Errorf("%s answered after %v; want within a second, not after the hung server's 10 s", tc.args[0], d)
+			}
+			for _, w := range tc.stdout {
+				if !strings.Contains(r.stdout, w) {
+					t.Errorf("stdout lacks %q:\n%s", w, r.stdout)
+				}
+			}
+			for _, w := range tc.stderr {
+				if !strings.Contains(r.stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, r.stderr)
+				}
+			}
+		})
+	}
+}
+
+// TestCallWaitsForItsServer: a call to a tool of a server still starting
+// waits for it; on a terminal a wait over a second shows its progress in
+// place, and elsewhere nothing is printed.
+func TestCallWaitsForItsServer(t *testing.T) {
+	path := writeConfig(t, map[string]any{"mcpServers": map[string]any{"slowpoke": slowServer(2500 * time.Millisecond)}})
+	progress := regexp.MustCompile(`\r\x1b\[Kwaiting for slowpoke [12]s/10s`)
+	for _, terminal := range []bool{true, false} {
+		t.Run(fmt.Sprintf("terminal=%v", terminal), func(t *testing.T) {
+			r, _ := runTerm(t, path, terminal, "call", "slowpoke__echo", "text=late")
+			if r.code != 0 || strings.TrimSpace(r.stdout) != "late" {
+				t.Fatalf("exit %d, stdout %q\nstderr:\n%q", r.code, r.stdout, r.stderr)
+			}
+			if got := progress.MatchString(r.stderr); got != terminal {
+				t.Errorf("progress shown = %v on terminal = %v:\n%q", got, terminal, r.stderr)
+			}
+			if terminal && !strings.HasSuffix(r.stderr, "\r\x1b[K") {
+				t.Errorf("the progress line was not erased at the end:\n%q", r.stderr)
+			}
+			if !terminal && strings.Contains(r.stderr, "waiting for") {
+				t.Errorf("progress printed to something that is not a terminal:\n%q", r.stderr)
+			}
+		})
+	}
+}
+
+// TestServeAnswersAtOnce: serve listens and answers initialize and
+// tools/list while a server is still starting; a call to that server's
+// tool waits for it; the server joins and the client is sent
+// notifications/tools/list_changed.
+func TestServeAnswersAtOnce(t *testing.T) {
+	exe, _ := os.Executable()
+	path := writeConfig(t, map[string]any{"mcpServers": map[string]any{
+		"good":     testServer(testkit.ModeServer),
+		"slowpoke": slowServer(4 * time.Second),
+	}})
+	var stderr testkit.Buffer
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	code := make(chan int, 1)
+	start := time.Now()
+	go func() {
+		code <- cli.Run(ctx, cli.Env{
+			Args:   []string{"serve", "--http", "127.0.0.1:0", "--home", t.TempDir(), "--config", path},
+			Stdout: nopWriter{}, Stderr: &stderr, Executable: exe, Version: "test",
+			LookupEnv: func(string) (string, bool) { return "", false },
+		})
+	}()
+	re := regexp.MustCompile(`endpoint: (http://\S+)[\s\S]*token: .*kept in .*: (\S+)`)
+	var m []string
+	if !proc.Eventually(20*time.Second, func() bool { m = re.FindStringSubmatch(stderr.String()); return m != nil }) {
+		t.Fatalf("no banner:\n%s", stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "1 starting") {
+		t.Errorf("the banner does not say a server is starting:\n%s", stderr.String())
+	}
+	changed := make(chan struct{}, 16)
+	client := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	hc := &http.Client{Transport: headerRT{"Authorization", "Bearer " + m[2]}}
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: m[1], HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	names := func() string {
+		res, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			t.Fatalf("tools/list: %v", err)
+		}
+		var out []string
+		for _, tl := range res.Tools {
+			out = append(out, tl.Name)
+		}
+		return strings.Join(out, " ")
+	}
+	first := names()
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("initialize and tools/list answered %v after start; want at once", d)
+	}
+	if !strings.Contains(first, "good__echo") || strings.Contains(first, "slowpoke__") {
+		t.Errorf("tools before the slow server joined: %s; want good's only", first)
+	}
+	// A call to a tool of the server still starting waits for it.
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slowpoke__echo", Arguments: map[string]any{"text": "late"}})
+	if err != nil || res.IsError || len(res.Content) != 1 || res.Content[0].(*mcp.TextContent).Text != "late" {
+		t.Errorf("call to the starting server's tool: %+v, %v", res, err)
+	}
+	select {
+	case <-changed:
+	case <-time.After(20 * time.Second):
+		t.Fatal("no notifications/tools/list_changed when the slow server joined")
+	}
+	if !proc.Eventually(5*time.Second, func() bool { return strings.Contains(names(), "slowpoke__echo") }) {
+		t.Errorf("slowpoke's tools not listed after list_changed: %s", names())
+	}
+	cs.Close()
+	cancel()
+	select {
+	case c := <-code:
+		if c != 0 {
+			t.Errorf("exit %d\n%s", c, stderr.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+}
