@@ -42,6 +42,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -215,7 +216,7 @@ func (g *Gateway) currentInstructions(next mcp.MethodHandler) mcp.MethodHandler 
 // not known yet) waits for that server (host.Await), and is called once
 // the server's tools are registered; a server that fails to start is an
 // isError result saying why. A tool that a re-discovery of a stale
-// catalogue finds is called. A tool held back because its definition
+// catalogue finds is called, when the model is given it (not deferred). A tool held back because its definition
 // changed since it was approved, or because its metadata matches an
 // injection pattern and its server is not trusted, answers
 // definition_changed or held_injection: an isError result naming the tool
@@ -245,6 +246,11 @@ func (g *Gateway) heldBack(next mcp.MethodHandler) mcp.MethodHandler {
 		// change notification registers it for the calls after).
 		t, herr := g.host.Find(ctx, call.Params.Name)
 		if herr == nil {
+			// Only a tool the model is given: a deferred one waits for a
+			// tool_search to find it.
+			if !slices.ContainsFunc(g.host.ModelTools(), func(m host.Tool) bool { return m.Name == t.Name }) {
+				return res, err
+			}
 			return g.callTool(t)(ctx, call)
 		}
 		var fe *fault.Error

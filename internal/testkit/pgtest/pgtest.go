@@ -129,6 +129,8 @@ type Cluster struct {
 	cred   *syscall.Credential // the postgres user's, when started by root; nil runs as ourselves
 	server *exec.Cmd
 	exited chan struct{} // closed when server has been waited for
+
+	stopping atomic.Bool // Stop was called: the server's end is expected
 }
 
 // Start makes and starts a cluster in a new temporary directory.
@@ -188,7 +190,15 @@ func (c *Cluster) start() error {
 		return fmt.Errorf("pgtest: postgres: %w", err)
 	}
 	go func() {
-		c.server.Wait() //nolint:errcheck // an exit before Stop shows as not ready
+		err := c.server.Wait()
+		if !c.stopping.Load() {
+			// Every test after this fails to connect: say why it ended.
+			b, _ := os.ReadFile(filepath.Join(c.dir, "log"))
+			if len(b) > 4096 {
+				b = b[len(b)-4096:]
+			}
+			fmt.Fprintf(os.Stderr, "pgtest: postgres (pid %d) ended before Stop: %v; the end of its log:\n%s\n", c.server.Process.Pid, err, b)
+		}
 		close(c.exited)
 	}()
 	if err := c.ready(60 * time.Second); err != nil {
@@ -232,6 +242,7 @@ func (c *Cluster) URL(name string) string {
 // if need be by force, waits for it, and removes its directory.
 func (c *Cluster) Stop() error {
 	var err error
+	c.stopping.Store(true)
 	if c.server != nil && c.server.Process != nil {
 		c.server.Process.Signal(syscall.SIGQUIT) //nolint:errcheck // it may have exited
 		select {
