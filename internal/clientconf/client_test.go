@@ -1,0 +1,91 @@
+package clientconf
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestPaths(t *testing.T) {
+	env := func(kv ...string) func(string) string {
+		return func(k string) string {
+			for i := 0; i < len(kv); i += 2 {
+				if kv[i] == k {
+					return kv[i+1]
+				}
+			}
+			return ""
+		}
+	}
+	h := "/home/u"
+	tests := []struct {
+		client string
+		place  Place
+		want   []string
+	}{
+		{"claude-desktop", Place{Home: h}, []string{h + "/.config/Claude/claude_desktop_config.json"}},
+		{"claude-desktop", Place{Home: h, Getenv: env("XDG_CONFIG_HOME", "/xdg")}, []string{"/xdg/Claude/claude_desktop_config.json"}},
+		{"claude-desktop", Place{Home: h, Getenv: env("XDG_CONFIG_HOME", "relative")}, []string{h + "/.config/Claude/claude_desktop_config.json"}},
+		{"claude-desktop", Place{Home: "/Users/u", OS: "darwin"}, []string{"/Users/u/Library/Application Support/Claude/claude_desktop_config.json"}},
+		{"claude-desktop", Place{Home: "/c/u", OS: "windows", Getenv: env("APPDATA", "/c/u/AppData/Roaming")}, []string{filepath.Join("/c/u/AppData/Roaming", "Claude", "claude_desktop_config.json")}},
+		{"claude-desktop", Place{Home: "/c/u", OS: "windows"}, []string{filepath.Join("/c/u", "AppData", "Roaming", "Claude", "claude_desktop_config.json")}},
+		{"claude-code", Place{Home: h}, []string{h + "/.claude.json"}},
+		{"claude-code", Place{Home: h, Getenv: env("CLAUDE_CONFIG_DIR", "/cc")}, []string{"/cc/.claude.json", h + "/.claude.json"}},
+		{"cursor", Place{Home: h, OS: "darwin"}, []string{h + "/.cursor/mcp.json"}},
+		{"vscode", Place{Home: h}, []string{h + "/.config/Code/User/mcp.json", h + "/.config/Code/User/settings.json"}},
+		{"vscode", Place{Home: "/Users/u", OS: "darwin"}, []string{"/Users/u/Library/Application Support/Code/User/mcp.json", "/Users/u/Library/Application Support/Code/User/settings.json"}},
+		{"windsurf", Place{Home: h}, []string{h + "/.codeium/windsurf/mcp_config.json"}},
+		{"codex", Place{Home: h}, []string{h + "/.codex/config.toml"}},
+		{"codex", Place{Home: h, Getenv: env("CODEX_HOME", "/cx")}, []string{"/cx/config.toml"}},
+		{"gemini", Place{Home: h}, []string{h + "/.gemini/settings.json"}},
+	}
+	for _, tc := range tests {
+		got := mustClient(t, tc.client).Paths(tc.place)
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%s %+v (-want +got):\n%s", tc.client, tc.place, diff)
+		}
+	}
+}
+
+func TestFind(t *testing.T) {
+	home := t.TempDir()
+	c := mustClient(t, "vscode")
+	p := Place{Home: home}
+	if got, ok := c.Find(p); ok || got != filepath.Join(home, ".config/Code/User/mcp.json") {
+		t.Fatalf("Find in an empty home = %q, %v", got, ok)
+	}
+	settings := filepath.Join(home, ".config/Code/User/settings.json")
+	if err := os.MkdirAll(filepath.Dir(settings), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(settings, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := c.Find(p); !ok || got != settings {
+		t.Fatalf("Find = %q, %v; want the settings file", got, ok)
+	}
+}
+
+func TestLookup(t *testing.T) {
+	for _, c := range Clients() {
+		got, err := Lookup(c.ID)
+		if err != nil || got != c {
+			t.Errorf("Lookup(%q) = %v, %v", c.ID, got, err)
+		}
+	}
+	tests := []struct{ id, want string }{
+		{"cusror", `did you mean "cursor"?`},
+		{"claude", "known: claude-desktop, claude-code"},
+		{"vs-code", `did you mean "vscode"?`},
+		{"emacs-with-mcp", "known: claude-desktop, claude-code, cursor, vscode, windsurf, codex, gemini"},
+	}
+	for _, tc := range tests {
+		_, err := Lookup(tc.id)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Lookup(%q) = %v, want %q", tc.id, err, tc.want)
+		}
+	}
+}
