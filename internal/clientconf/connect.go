@@ -61,14 +61,23 @@ func Plan(c *Client, path string, gw Entry, opts Options) (*Change, error) {
 		return nil, err
 	}
 	ch := &Change{Path: real, Backup: real + BackupSuffix, Before: before}
+	if err := plan(c, ch, gw, opts); err != nil {
+		return nil, err
+	}
+	return ch, nil
+}
+
+// plan fills ch.After, ch.Removed and ch.Replaced from ch.Before.
+func plan(c *Client, ch *Change, gw Entry, opts Options) error {
+	real, before := ch.Path, ch.Before
 	name := opts.name()
 	ed, err := newEditor(c, real, before)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", real, err)
+		return fmt.Errorf("%s: %w", real, err)
 	}
 	orig, err := newEditor(c, real, before)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	ch.Replaced = slices.Contains(ed.names(), name)
 	if opts.Move {
@@ -77,14 +86,14 @@ func Plan(c *Client, path string, gw Entry, opts Options) (*Change, error) {
 				continue
 			}
 			if err := ed.remove(n); err != nil {
-				return nil, fmt.Errorf("%s: %w", real, err)
+				return fmt.Errorf("%s: %w", real, err)
 			}
 			ch.Removed = append(ch.Removed, n)
 		}
 	}
 	gw.Name = name
 	if err := ed.set(name, gw); err != nil {
-		return nil, fmt.Errorf("%s: %w", real, err)
+		return fmt.Errorf("%s: %w", real, err)
 	}
 	want := map[string]bool{name: true}
 	for _, n := range orig.names() {
@@ -93,10 +102,10 @@ func Plan(c *Client, path string, gw Entry, opts Options) (*Change, error) {
 		}
 	}
 	if err := verify(c, real, orig, ed.bytes(), want, name, before); err != nil {
-		return nil, err
+		return err
 	}
 	ch.After = ed.bytes()
-	return ch, nil
+	return nil
 }
 
 // verify parses the edited file again and checks that it holds exactly the
@@ -195,47 +204,8 @@ func Disconnect(c *Client, path string, opts Options) (*Change, error) {
 	if err != nil {
 		return nil, fmt.Errorf("no backup to restore: %w", err)
 	}
-	name := opts.name()
-	ed, err := newEditor(c, real, cur)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", real, err)
-	}
-	bed, err := newEditor(c, real, bak)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", ch.Backup, err)
-	}
-	if !slices.Contains(ed.names(), name) {
-		return nil, fmt.Errorf("%s holds no %q entry: nothing to disconnect", real, name)
-	}
-	if err := ed.remove(name); err != nil {
-		return nil, fmt.Errorf("%s: %w", real, err)
-	}
-	var conflicts []string
-	for _, n := range bed.names() {
-		bv, _ := bed.value(n)
-		if cv, ok := ed.value(n); ok {
-			if !equalJSON(bv, cv) {
-				conflicts = append(conflicts, n)
-			}
-			continue
-		}
-		if err := ed.copyFrom(bed, n); err != nil {
-			return nil, err
-		}
-		ch.Restored = append(ch.Restored, n)
-	}
-	if len(conflicts) > 0 && !opts.Force {
-		return nil, fmt.Errorf("%w: %s now differs from the backup (%s); keep the current version with --force, or edit the file by hand",
-			ErrConflict, quoteList(conflicts), ch.Backup)
-	}
-	ch.After = ed.bytes()
-	if same, err := sameMeaning(ed, bed); err == nil && same {
-		ch.After = bak
-	}
-	if len(bytes.TrimSpace(bak)) == 0 {
-		if empty, err := onlyEmpty(ed); err == nil && empty {
-			ch.After = nil
-		}
+	if err := undo(c, ch, bak, opts); err != nil {
+		return nil, err
 	}
 	if ch.After == nil {
 		if err := os.Remove(real); err != nil {
@@ -377,6 +347,55 @@ func writeAtomic(path string, data []byte, mode fs.FileMode) error {
 	if d, err := os.Open(dir); err == nil {
 		d.Sync()
 		d.Close()
+	}
+	return nil
+}
+
+// undo fills ch.After (nil: remove the file) and ch.Restored from
+// ch.Before, the current file, and bak, the backup.
+func undo(c *Client, ch *Change, bak []byte, opts Options) error {
+	real, cur := ch.Path, ch.Before
+	name := opts.name()
+	ed, err := newEditor(c, real, cur)
+	if err != nil {
+		return fmt.Errorf("%s: %w", real, err)
+	}
+	bed, err := newEditor(c, real, bak)
+	if err != nil {
+		return fmt.Errorf("%s: %w", ch.Backup, err)
+	}
+	if !slices.Contains(ed.names(), name) {
+		return fmt.Errorf("%s holds no %q entry: nothing to disconnect", real, name)
+	}
+	if err := ed.remove(name); err != nil {
+		return fmt.Errorf("%s: %w", real, err)
+	}
+	var conflicts []string
+	for _, n := range bed.names() {
+		bv, _ := bed.value(n)
+		if cv, ok := ed.value(n); ok {
+			if !equalJSON(bv, cv) {
+				conflicts = append(conflicts, n)
+			}
+			continue
+		}
+		if err := ed.copyFrom(bed, n); err != nil {
+			return err
+		}
+		ch.Restored = append(ch.Restored, n)
+	}
+	if len(conflicts) > 0 && !opts.Force {
+		return fmt.Errorf("%w: %s now differs from the backup (%s); keep the current version with --force, or edit the file by hand",
+			ErrConflict, quoteList(conflicts), ch.Backup)
+	}
+	ch.After = ed.bytes()
+	if same, err := sameMeaning(ed, bed); err == nil && same {
+		ch.After = bak
+	}
+	if len(bytes.TrimSpace(bak)) == 0 {
+		if empty, err := onlyEmpty(ed); err == nil && empty {
+			ch.After = nil
+		}
 	}
 	return nil
 }

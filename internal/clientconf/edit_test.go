@@ -112,6 +112,8 @@ func TestConnectRefuses(t *testing.T) {
 		{"codex expands nothing in args", "codex", "config.toml", ``, Entry{Command: "sb", Args: []string{"${X}"}}, Options{}, "does not expand variables"},
 		{"codex has no sse", "codex", "config.toml", ``, Entry{Transport: SSE, URL: "http://127.0.0.1/sse"}, Options{}, "not sse"},
 		{"codex inline servers", "codex", "config.toml", "mcp_servers = { a = { command = \"x\" } }\n", gwStdio, Options{Move: true}, "not written as a [mcp_servers.a] table"},
+		{"a server given twice", "cursor", "mcp.json", `{"mcpServers": {"a": {"command": "x"}, "a": {"command": "y"}}}`, gwStdio, Options{}, `"a" appears twice`},
+		{"servers given twice", "cursor", "mcp.json", `{"mcpServers": {}, "mcpServers": {}}`, gwStdio, Options{}, `"mcpServers" appears twice`},
 		{"no command", "cursor", "mcp.json", `{}`, Entry{}, Options{}, "needs a command"},
 		{"servers not an object", "cursor", "mcp.json", `{"mcpServers": 1}`, gwStdio, Options{}, "not an object"},
 		{"cursor no default values", "cursor", "mcp.json", `{}`, Entry{Transport: HTTP, URL: "${U:-http://127.0.0.1}"}, Options{}, "no default values"},

@@ -58,7 +58,30 @@ func newJSONEditor(c *Client, path string, data []byte) (*jsonEditor, error) {
 	if _, err := objectAt(d.top(), d.path); err != nil {
 		return nil, err
 	}
+	// A name given twice is ambiguous to edit: refuse rather than guess.
+	obj := d.top()
+	for i := 0; obj != nil; i++ {
+		if n, ok := duplicate(obj); ok {
+			return nil, fmt.Errorf("%q appears twice in the same object; remove one first", n)
+		}
+		if i == len(d.path) {
+			break
+		}
+		obj, _ = objectAt(obj, d.path[i:i+1])
+	}
 	return d, nil
+}
+
+func duplicate(obj *hujson.Object) (string, bool) {
+	seen := map[string]bool{}
+	for _, m := range obj.Members {
+		n := m.Name.Value.(hujson.Literal).String()
+		if seen[n] {
+			return n, true
+		}
+		seen[n] = true
+	}
+	return "", false
 }
 
 func (d *jsonEditor) top() *hujson.Object { return d.root.Value.(*hujson.Object) }
@@ -188,8 +211,8 @@ func (d *jsonEditor) remove(name string) error {
 func isBlank(b []byte) bool { return len(bytes.TrimSpace(b)) == 0 }
 
 func memberIndex(o *hujson.Object, name string) int {
-	for i, m := range o.Members {
-		if m.Name.Value.(hujson.Literal).String() == name {
+	for i := len(o.Members) - 1; i >= 0; i-- {
+		if o.Members[i].Name.Value.(hujson.Literal).String() == name {
 			return i
 		}
 	}

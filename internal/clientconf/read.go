@@ -118,9 +118,10 @@ func parseJSON(c *Client, path string, data []byte) (*Result, error) {
 	return r.finish(), nil
 }
 
-// member returns the value of obj's member named k, or nil.
+// member returns the value of obj's member named k, or nil. Of duplicate
+// names the last counts, as in the JavaScript clients.
 func member(obj *hujson.Object, k string) *hujson.Value {
-	for i := range obj.Members {
+	for i := len(obj.Members) - 1; i >= 0; i-- {
 		if obj.Members[i].Name.Value.(hujson.Literal).String() == k {
 			return &obj.Members[i].Value
 		}
@@ -159,8 +160,16 @@ func (r *reader) readServers(servers *hujson.Object, project string) {
 	if servers == nil {
 		return
 	}
-	for _, m := range servers.Members {
+	last := map[string]int{}
+	for i, m := range servers.Members {
+		last[m.Name.Value.(hujson.Literal).String()] = i
+	}
+	for i, m := range servers.Members {
 		name := m.Name.Value.(hujson.Literal).String()
+		if last[name] != i {
+			r.note(name, "", "skipped: defined again further down, which counts")
+			continue
+		}
 		v := m.Value.Clone()
 		v.BeforeExtra, v.AfterExtra = nil, nil
 		var keys map[string]json.RawMessage

@@ -255,6 +255,18 @@ func TestReadRules(t *testing.T) {
 			}},
 		},
 		{
+			name: "a name given twice: the last counts", client: "cursor", file: "mcp.json",
+			data: `{"mcpServers":{"a":{"command":"first"},"b":{"command":"y"},"a":{"command":"last"}}}`,
+			checks: []check{
+				func(t *testing.T, r *Result) {
+					if len(r.Servers) != 2 || r.Servers[0].Name != "b" || server(t, r, "a").Command != "last" {
+						t.Errorf("servers = %+v", r.Servers)
+					}
+				},
+				noted("a", ""),
+			},
+		},
+		{
 			name: "null servers", client: "cursor", file: "mcp.json",
 			data: `{"mcpServers": null}`,
 			checks: []check{func(t *testing.T, r *Result) {
