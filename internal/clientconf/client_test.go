@@ -50,6 +50,21 @@ func TestPaths(t *testing.T) {
 	}
 }
 
+func TestProjectPath(t *testing.T) {
+	want := map[string]string{
+		"claude-desktop": "", "claude-code": "/p/.mcp.json", "cursor": "/p/.cursor/mcp.json",
+		"vscode": "/p/.vscode/mcp.json", "windsurf": "", "codex": "/p/.codex/config.toml",
+		"gemini": "/p/.gemini/settings.json",
+	}
+	got := map[string]string{}
+	for _, c := range Clients() {
+		got[c.ID] = c.ProjectPath("/p")
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
 func TestFind(t *testing.T) {
 	home := t.TempDir()
 	c := mustClient(t, "vscode")

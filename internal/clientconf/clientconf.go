@@ -134,6 +134,9 @@ type Client struct {
 	// dollarRefs: bare $VAR is a reference too (Gemini CLI).
 	dollarRefs bool
 	paths      func(p Place) []string
+	// project is the client's file in a project directory, relative to
+	// it; "" when the client has none.
+	project string
 }
 
 type serversAt struct {
@@ -185,7 +188,7 @@ var clients = []*Client{
 		},
 	},
 	{
-		ID: "claude-code", Name: "Claude Code", Format: JSON,
+		ID: "claude-code", Name: "Claude Code", Format: JSON, project: ".mcp.json",
 		servers: []serversAt{{"", []string{"mcpServers"}}},
 		typed:   true, bareURL: HTTP, urlKey: "url",
 		paths: func(p Place) []string {
@@ -196,7 +199,7 @@ var clients = []*Client{
 		},
 	},
 	{
-		ID: "cursor", Name: "Cursor", Format: JSON,
+		ID: "cursor", Name: "Cursor", Format: JSON, project: filepath.Join(".cursor", "mcp.json"),
 		servers:   []serversAt{{"", []string{"mcpServers"}}},
 		envPrefix: "env:", dedicated: true, bareURL: HTTP, urlKey: "url",
 		paths: func(p Place) []string {
@@ -204,7 +207,7 @@ var clients = []*Client{
 		},
 	},
 	{
-		ID: "vscode", Name: "VS Code", Format: JSON,
+		ID: "vscode", Name: "VS Code", Format: JSON, project: filepath.Join(".vscode", "mcp.json"),
 		servers: []serversAt{
 			{"settings.json", []string{"mcp", "servers"}},
 			{"", []string{"servers"}},
@@ -224,7 +227,7 @@ var clients = []*Client{
 		},
 	},
 	{
-		ID: "codex", Name: "Codex", Format: TOML,
+		ID: "codex", Name: "Codex", Format: TOML, project: filepath.Join(".codex", "config.toml"),
 		servers: []serversAt{{"", []string{"mcp_servers"}}},
 		bareURL: HTTP, urlKey: "url",
 		paths: func(p Place) []string {
@@ -235,7 +238,7 @@ var clients = []*Client{
 		},
 	},
 	{
-		ID: "gemini", Name: "Gemini CLI", Format: JSON,
+		ID: "gemini", Name: "Gemini CLI", Format: JSON, project: filepath.Join(".gemini", "settings.json"),
 		servers:    []serversAt{{"", []string{"mcpServers"}}},
 		dollarRefs: true, bareURL: SSE, urlKey: "httpUrl",
 		paths: func(p Place) []string {
@@ -271,6 +274,16 @@ func Lookup(id string) (*Client, error) {
 // Paths returns where the client keeps its user configuration at p, most
 // preferred first.
 func (c *Client) Paths(p Place) []string { return c.paths(p) }
+
+// ProjectPath returns the client's file for the project in dir (Claude
+// Code's .mcp.json, .cursor/mcp.json, .vscode/mcp.json, .codex/config.toml,
+// .gemini/settings.json), or "" for a client without one.
+func (c *Client) ProjectPath(dir string) string {
+	if c.project == "" {
+		return ""
+	}
+	return filepath.Join(dir, c.project)
+}
 
 // Find returns the first of c.Paths(p) that exists; when none does, the
 // first path and false (where a new file would be written).

@@ -78,7 +78,7 @@ func parseJSON(c *Client, path string, data []byte) (*Result, error) {
 	}
 	r := newReader(c)
 	sp := c.serversPath(path)
-	if c.dedicated {
+	if c.dedicated && len(sp) == 1 {
 		for _, m := range obj.Members {
 			k := m.Name.Value.(hujson.Literal).String()
 			if k == sp[0] || (c.ID == "vscode" && k == "inputs") || k == "$schema" {
@@ -394,10 +394,15 @@ func (r *reader) server(s rawServer, project string) {
 		if e.Transport == HTTP && typ == "" && httpURL == "" && strings.HasSuffix(strings.TrimRight(urlPath(e.URL), "/"), "/sse") {
 			e.Transport = SSE
 		}
-		if e.Command != "" {
-			r.note(s.name, "command", "ignored: the server is reached at its url")
-			e.Command, e.Args, e.Env, e.Cwd = "", nil, nil, ""
+		for _, f := range []struct {
+			key string
+			set bool
+		}{{"command", e.Command != ""}, {"args", e.Args != nil}, {"env", e.Env != nil}, {"cwd", e.Cwd != ""}} {
+			if f.set {
+				r.note(s.name, f.key, "ignored: the server is reached at its url")
+			}
 		}
+		e.Command, e.Args, e.Env, e.Cwd = "", nil, nil, ""
 	}
 
 	keys := make([]string, 0, len(k))

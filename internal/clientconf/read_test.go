@@ -223,6 +223,7 @@ func TestReadRules(t *testing.T) {
 				"u":{"type":"carrier-pigeon","url":"https://h"},
 				"n":{"args":["x"]},
 				"both":{"type":"http","url":"https://h","command":"x"},
+				"envurl":{"url":"https://h","env":{"A":"b"}},
 				"bad":"not an object"}}`,
 			checks: []check{
 				func(t *testing.T, r *Result) {
@@ -230,7 +231,7 @@ func TestReadRules(t *testing.T) {
 					for _, e := range r.Servers {
 						got[e.Name] = e.Transport
 					}
-					want := map[string]Transport{"s": Stdio, "h": HTTP, "e": SSE, "both": HTTP}
+					want := map[string]Transport{"s": Stdio, "h": HTTP, "e": SSE, "both": HTTP, "envurl": HTTP}
 					if diff := cmp.Diff(want, got); diff != "" {
 						t.Errorf("transports (-want +got):\n%s", diff)
 					}
@@ -239,6 +240,7 @@ func TestReadRules(t *testing.T) {
 					}
 				},
 				noted("u", ""), noted("n", ""), noted("both", "command"), noted("bad", ""),
+				noted("envurl", "env"),
 			},
 		},
 		{
