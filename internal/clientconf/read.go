@@ -183,10 +183,11 @@ func (r *reader) readServers(servers *hujson.Object, project string) {
 
 // reader builds one Result.
 type reader struct {
-	c       *Client
-	res     Result
-	inputs  map[string]input
-	secrets map[string]string // credential name → value, to keep names unique
+	c          *Client
+	res        Result
+	inputs     map[string]input
+	inputNames map[string]string // input ID → its credential's name
+	secrets    map[string]string // credential name → value, to keep names unique
 }
 
 type input struct {
@@ -195,7 +196,7 @@ type input struct {
 }
 
 func newReader(c *Client) *reader {
-	return &reader{c: c, secrets: map[string]string{}}
+	return &reader{c: c, secrets: map[string]string{}, inputNames: map[string]string{}}
 }
 
 func (r *reader) finish() *Result {
@@ -248,6 +249,7 @@ var skipReasons = map[string]string{
 	"version":             "the client's record of the installed version",
 	"networkTimeout":      "a client timeout; Switchboard has its own",
 	"authProviderType":    "the client's authentication provider",
+	"headers":             "Codex ignores it (its key is http_headers)",
 }
 
 func (r *reader) server(s rawServer, project string) {
@@ -319,7 +321,9 @@ func (r *reader) server(s rawServer, project string) {
 	e.Env = smap("env")
 	e.Cwd = str("cwd")
 	url, httpURL, serverURL := str("url"), str("httpUrl"), str("serverUrl")
-	e.Headers = smap("headers")
+	if r.c.Format != TOML {
+		e.Headers = smap("headers") // Codex ignores "headers"
+	}
 	if h := smap("http_headers"); h != nil {
 		e.Headers = mergeMaps(e.Headers, h)
 	}
@@ -457,7 +461,11 @@ func (r *reader) refs(e *Entry) {
 		out, prompts := r.normRefs(e.Name, field, s)
 		for _, id := range prompts {
 			in := r.inputs[id]
-			name := r.secretName(e.Name, envName(id), "")
+			name, ok := r.inputNames[id]
+			if !ok {
+				name = r.secretName(e.Name, envName(id), "")
+				r.inputNames[id] = name
+			}
 			r.res.Secrets = append(r.res.Secrets, Secret{
 				Server: e.Name, Field: field, Name: name,
 				Prompt: in.description, Password: in.password,

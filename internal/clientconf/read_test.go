@@ -196,7 +196,7 @@ func TestReadRules(t *testing.T) {
 			name: "vscode inputs are prompted", client: "vscode", file: "mcp.json",
 			data: `{"inputs":[{"type":"promptString","id":"tok","description":"Token","password":true},{"type":"pickString","id":"p"}],
 				"servers":{"a":{"type":"http","url":"https://h","headers":{"Authorization":"Bearer ${input:tok}"}},
-				"b":{"command":"x","env":{"K":"${input:missing}"}}}}`,
+				"b":{"command":"x","env":{"K":"${input:missing}","T":"${input:tok}"}}}}`,
 			checks: []check{
 				func(t *testing.T, r *Result) {
 					if got := server(t, r, "a").Headers["Authorization"]; got != "Bearer ${TOK}" {
@@ -205,6 +205,7 @@ func TestReadRules(t *testing.T) {
 					want := []Secret{
 						{Server: "a", Field: "headers.Authorization", Name: "TOK", Prompt: "Token", Password: true},
 						{Server: "b", Field: "env.K", Name: "MISSING"},
+						{Server: "b", Field: "env.T", Name: "TOK", Prompt: "Token", Password: true},
 					}
 					if diff := cmp.Diff(want, r.Secrets); diff != "" {
 						t.Errorf("secrets (-want +got):\n%s", diff)
@@ -245,13 +246,13 @@ func TestReadRules(t *testing.T) {
 		},
 		{
 			name: "codex enabled and tool lists", client: "codex", file: "config.toml",
-			data: "[mcp_servers.a]\ncommand = \"x\"\nenabled = false\nenabled_tools = [\"t1\"]\ndisabled_tools = [\"t2\"]\n[mcp_servers.b]\nurl = \"https://h\"\nenv_http_headers = { \"X-Key\" = \"KEY_VAR\" }\n",
-			checks: []check{func(t *testing.T, r *Result) {
+			data: "[mcp_servers.a]\ncommand = \"x\"\nenabled = false\nenabled_tools = [\"t1\"]\ndisabled_tools = [\"t2\"]\n[mcp_servers.b]\nurl = \"https://h\"\nenv_http_headers = { \"X-Key\" = \"KEY_VAR\" }\nheaders = { \"X-Ignored\" = \"1\" }\n",
+			checks: []check{noted("b", "headers"), func(t *testing.T, r *Result) {
 				a, b := server(t, r, "a"), server(t, r, "b")
 				if !a.Disabled || !cmp.Equal(a.EnabledTools, []string{"t1"}) || !cmp.Equal(a.DisabledTools, []string{"t2"}) {
 					t.Errorf("a = %+v", a)
 				}
-				if b.Transport != HTTP || b.Headers["X-Key"] != "${KEY_VAR}" {
+				if b.Transport != HTTP || !cmp.Equal(b.Headers, map[string]string{"X-Key": "${KEY_VAR}"}) {
 					t.Errorf("b = %+v", b)
 				}
 			}},
