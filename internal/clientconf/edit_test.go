@@ -371,3 +371,40 @@ func TestRender(t *testing.T) {
 		}
 	}
 }
+
+// TestReplaceRefusesChangedFile: a file the client rewrote between reading
+// and writing is not overwritten.
+func TestReplaceRefusesChangedFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mcp.json")
+	write(t, path, `{"mcpServers": {"theirs": {"command": "new"}}}`)
+	err := replace(path, []byte(`{"mcpServers": {}}`), []byte(`{"mcpServers": {"switchboard": {"command": "sb"}}}`))
+	if err == nil || !strings.Contains(err.Error(), "changed while it was being edited") {
+		t.Fatalf("err = %v", err)
+	}
+	if got := string(readBytes(t, path)); got != `{"mcpServers": {"theirs": {"command": "new"}}}` {
+		t.Errorf("overwritten: %s", got)
+	}
+	if err := replace(filepath.Join(filepath.Dir(path), "absent.json"), []byte("{}"), []byte("{}")); err == nil {
+		t.Error("a file that disappeared was written")
+	}
+}
+
+// TestConnectLeavesNoTemporaryFiles: the directory holds the file and its
+// backup, nothing else.
+func TestConnectLeavesNoTemporaryFiles(t *testing.T) {
+	path := place(t, "gemini_settings.json", "settings.json")
+	if _, err := Connect(mustClient(t, "gemini"), path, gwHTTP, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(filepath.Dir(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if diff := cmp.Diff([]string{"settings.json", "settings.json" + BackupSuffix}, names); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
