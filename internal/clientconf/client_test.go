@@ -104,3 +104,48 @@ func TestLookup(t *testing.T) {
 		}
 	}
 }
+
+func TestDiscover(t *testing.T) {
+	home, proj := t.TempDir(), t.TempDir()
+	for _, f := range []string{
+		filepath.Join(home, ".cursor/mcp.json"),
+		filepath.Join(home, ".codex/config.toml"),
+		filepath.Join(home, ".config/Code/User/mcp.json"),
+		filepath.Join(home, ".config/Code/User/settings.json"),
+		filepath.Join(proj, ".mcp.json"),
+		filepath.Join(proj, ".vscode/mcp.json"),
+	} {
+		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A directory where a file is expected is not a file.
+	if err := os.MkdirAll(filepath.Join(home, ".gemini/settings.json"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		ID, Path string
+		Project  bool
+	}
+	var got []row
+	for _, f := range Discover(Place{Home: home}, proj) {
+		got = append(got, row{f.Client.ID, f.Path, f.Project})
+	}
+	want := []row{
+		{"cursor", filepath.Join(home, ".cursor/mcp.json"), false},
+		{"vscode", filepath.Join(home, ".config/Code/User/mcp.json"), false},
+		{"vscode", filepath.Join(home, ".config/Code/User/settings.json"), false},
+		{"codex", filepath.Join(home, ".codex/config.toml"), false},
+		{"claude-code", filepath.Join(proj, ".mcp.json"), true},
+		{"vscode", filepath.Join(proj, ".vscode/mcp.json"), true},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if n := len(Discover(Place{Home: home}, "")); n != 4 {
+		t.Errorf("without a project: %d files, want 4", n)
+	}
+}

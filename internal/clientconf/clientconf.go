@@ -331,3 +331,34 @@ func mustLookup(id string) *Client {
 	}
 	return c
 }
+
+// Found is a client file that exists.
+type Found struct {
+	Client  *Client
+	Path    string
+	Project bool // the file of the project directory, not the user's
+}
+
+// Discover lists the client files that exist at p, user files first in
+// client order, then those of the project in dir ("" for none).
+func Discover(p Place, dir string) []Found {
+	var out []Found
+	for _, c := range clients {
+		for _, path := range c.paths(p) {
+			if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+				out = append(out, Found{Client: c, Path: path})
+			}
+		}
+	}
+	if dir == "" {
+		return out
+	}
+	for _, c := range clients {
+		if path := c.ProjectPath(dir); path != "" {
+			if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+				out = append(out, Found{Client: c, Path: path, Project: true})
+			}
+		}
+	}
+	return out
+}
