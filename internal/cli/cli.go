@@ -103,6 +103,8 @@ func init() {
 		{"log", "[SERVER[:TOOL]] [-n N]", "show recent tool calls from the audit log (argument shapes only, never values)", false, runLog, false},
 		{"version", "", "print the version", false, runVersion, false},
 		{"serve", "[--http ADDR | --stdio] [--token-env VAR | --no-auth [--allow-remote]]", "serve every configured server as one MCP server (the gateway); default --http 127.0.0.1:8939 (a bare port is on 127.0.0.1); a generated token is kept in the home", true, runServe, false},
+		{"connect", clientNames(), "write the gateway into a client's configuration, with a backup (--print: show the entry only)", false, runConnect, false},
+		{"disconnect", clientNames(), "take the gateway out of a client's configuration again, keeping later edits", false, runDisconnect, false},
 		{"demo-server", "[--http ADDR]", "serve the demo MCP server on stdio, or Streamable HTTP at ADDR", false, runDemoServer, false},
 		{name: "conformance-fixture", args: "[--http ADDR]", summary: "serve the MCP conformance-suite fixture (for scripts/conformance-all.sh)", run: runFixture, hidden: true},
 		{name: "conformance-client", args: "SERVER-URL", summary: "the client side of the MCP conformance suite, on the host package", run: runConformanceClient, hidden: true},
@@ -126,6 +128,8 @@ var examples = map[string][]string{
 	"log":         {"switchboard log", "switchboard log demo:echo -n 10", "switchboard log --json"},
 	"version":     {"switchboard version"},
 	"serve":       {"switchboard serve", "switchboard serve --http 9000", "switchboard serve --stdio"},
+	"connect":     {"switchboard connect cursor", "switchboard connect claude-desktop --print", "switchboard connect vscode --token-env SWITCHBOARD_TOKEN"},
+	"disconnect":  {"switchboard disconnect cursor"},
 	"demo-server": {"switchboard demo-server", "switchboard demo-server --http 127.0.0.1:9001"},
 }
 
@@ -156,6 +160,7 @@ type run struct {
 	format   string // tools --format
 	tokens   bool   // servers --tokens
 	refresh  bool   // tools, call, servers --refresh
+	conn     connectFlags
 }
 
 // Run executes the CLI and returns the exit code.
@@ -357,6 +362,8 @@ func (r *run) flags() *flag.FlagSet {
 		fs.IntVar(&r.limit, "n", 50, "show at most `N` calls")
 	case "search":
 		fs.IntVar(&r.limit, "k", 5, "show the best `N` matches")
+	case "connect", "disconnect":
+		r.conn.register(fs, r.cmd.name)
 	}
 	switch r.cmd.name {
 	case "tools", "call", "servers":
