@@ -3,22 +3,18 @@ package postgres
 import (
 	"context"
 	"embed"
-	"errors"
 	"fmt"
-	"io/fs"
-	"path"
-	"regexp"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/switchboard-mcp/switchboard/internal/store"
 )
 
 // ErrSchemaTooNew is wrapped by Open's error when the database records a
-// migration this binary does not have: a newer Switchboard wrote it, and
-// this one would misread it.
-var ErrSchemaTooNew = errors.New("database schema is newer than this Switchboard")
+// migration this binary does not have (store.ErrSchemaTooNew).
+var ErrSchemaTooNew = store.ErrSchemaTooNew
 
 // migrationFiles holds the schema history. A migration, once released, is
 // never edited: a change is a new file with the next number.
@@ -30,39 +26,9 @@ var migrationFiles embed.FS
 // database: every Switchboard takes the same one ("switchbd" in ASCII).
 const migrationLock int64 = 0x7377_6974_6368_6264
 
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
-var migrationName = regexp.MustCompile(`^(\d{4})_[a-z0-9_]+\.sql$`)
-
-// loadMigrations returns the embedded migrations in order, checking that
-// they are numbered 1, 2, 3... with no gap or duplicate, so that "applied up
-// to N" means exactly the first N files.
-func loadMigrations() ([]migration, error) {
-	entries, err := fs.ReadDir(migrationFiles, "migrations")
-	if err != nil {
-		return nil, err
-	}
-	var ms []migration
-	for _, e := range entries { // ReadDir sorts by name, so by number
-		m := migrationName.FindStringSubmatch(e.Name())
-		if m == nil {
-			return nil, fmt.Errorf("migration %s: name is not NNNN_name.sql", e.Name())
-		}
-		v, _ := strconv.Atoi(m[1])
-		if v != len(ms)+1 {
-			return nil, fmt.Errorf("migration %s: want version %d", e.Name(), len(ms)+1)
-		}
-		b, err := migrationFiles.ReadFile(path.Join("migrations", e.Name()))
-		if err != nil {
-			return nil, err
-		}
-		ms = append(ms, migration{version: v, name: e.Name(), sql: string(b)})
-	}
-	return ms, nil
+// loadMigrations returns the embedded migrations in order.
+func loadMigrations() ([]store.Migration, error) {
+	return store.LoadMigrations(migrationFiles, "migrations")
 }
 
 // migrate applies the migrations that the database lacks, and records
@@ -97,12 +63,12 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, now func() time.Time) erro
 		for _, m := range ms[newest:] {
 			// Without arguments pgx sends the file as one simple query,
 			// which may hold several statements.
-			if _, err := tx.Exec(ctx, m.sql); err != nil {
-				return fmt.Errorf("migrate to %s: %w", m.name, err)
+			if _, err := tx.Exec(ctx, m.SQL); err != nil {
+				return fmt.Errorf("migrate to %s: %w", m.Name, err)
 			}
 			if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)`,
-				m.version, now().UnixNano()); err != nil {
-				return fmt.Errorf("migrate to %s: %w", m.name, err)
+				m.Version, now().UnixNano()); err != nil {
+				return fmt.Errorf("migrate to %s: %w", m.Name, err)
 			}
 		}
 		return nil

@@ -4,19 +4,15 @@ import (
 	"context"
 	"database/sql"
 	"embed"
-	"errors"
 	"fmt"
-	"io/fs"
-	"path"
-	"regexp"
-	"strconv"
 	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/store"
 )
 
 // ErrSchemaTooNew is wrapped by Open's error when the database records a
-// migration this binary does not have: a newer Switchboard wrote it, and
-// this one would misread it.
-var ErrSchemaTooNew = errors.New("database schema is newer than this Switchboard")
+// migration this binary does not have (store.ErrSchemaTooNew).
+var ErrSchemaTooNew = store.ErrSchemaTooNew
 
 // migrationFiles holds the schema history. A migration, once released, is
 // never edited: a change is a new file with the next number.
@@ -24,39 +20,9 @@ var ErrSchemaTooNew = errors.New("database schema is newer than this Switchboard
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
-var migrationName = regexp.MustCompile(`^(\d{4})_[a-z0-9_]+\.sql$`)
-
-// loadMigrations returns the embedded migrations in order, checking that
-// they are numbered 1, 2, 3... with no gap or duplicate, so that "applied up
-// to N" means exactly the first N files.
-func loadMigrations() ([]migration, error) {
-	entries, err := fs.ReadDir(migrationFiles, "migrations")
-	if err != nil {
-		return nil, err
-	}
-	var ms []migration
-	for _, e := range entries { // ReadDir sorts by name, so by number
-		m := migrationName.FindStringSubmatch(e.Name())
-		if m == nil {
-			return nil, fmt.Errorf("migration %s: name is not NNNN_name.sql", e.Name())
-		}
-		v, _ := strconv.Atoi(m[1])
-		if v != len(ms)+1 {
-			return nil, fmt.Errorf("migration %s: want version %d", e.Name(), len(ms)+1)
-		}
-		b, err := migrationFiles.ReadFile(path.Join("migrations", e.Name()))
-		if err != nil {
-			return nil, err
-		}
-		ms = append(ms, migration{version: v, name: e.Name(), sql: string(b)})
-	}
-	return ms, nil
+// loadMigrations returns the embedded migrations in order.
+func loadMigrations() ([]store.Migration, error) {
+	return store.LoadMigrations(migrationFiles, "migrations")
 }
 
 // migrate applies the migrations that db lacks, each in its own
@@ -92,22 +58,22 @@ func migrate(ctx context.Context, db *sql.DB, file string, now func() time.Time)
 		err := inTx(ctx, db, func(tx *sql.Tx) error {
 			var n int
 			if err := tx.QueryRowContext(ctx,
-				`SELECT count(*) FROM schema_migrations WHERE version = ?`, m.version).Scan(&n); err != nil {
+				`SELECT count(*) FROM schema_migrations WHERE version = ?`, m.Version).Scan(&n); err != nil {
 				return err
 			}
 			if n > 0 {
 				return nil
 			}
-			if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+			if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
 				return err
 			}
 			_, err := tx.ExecContext(ctx,
 				`INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`,
-				m.version, now().UnixNano())
+				m.Version, now().UnixNano())
 			return err
 		})
 		if err != nil {
-			return fmt.Errorf("sqlite: migrate %s to %s: %w", file, m.name, err)
+			return fmt.Errorf("sqlite: migrate %s to %s: %w", file, m.Name, err)
 		}
 	}
 	return nil
