@@ -57,4 +57,3 @@ func Lock(path string, wait time.Duration) (unlock func(), err error) {
 		f.Close()
 	}, nil
 }
-
