@@ -159,6 +159,16 @@ func TestAddShellLine(t *testing.T) {
 	if !strings.Contains(r.stderr, "--no-verify") {
 		t.Errorf("no warning for --no-verify:\n%s", r.stderr)
 	}
+	// After "--" the words are the command's, flags included, as they are.
+	r = runIn(t, home, "add", "dash", "--", exe, "demo-server", "-v", "--json", "${X}")
+	if r.code != 0 || strings.HasPrefix(r.stdout, "{") {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	b, _ = os.ReadFile(filepath.Join(home, "config.json"))
+	json.Unmarshal(b, &cfg)
+	if got := cfg.MCPServers["dash"].Args; !cmp.Equal(got, []string{"demo-server", "-v", "--json", "$${X}"}) {
+		t.Errorf("args %q\n%s", got, b)
+	}
 }
 
 // httpServer serves the test server over Streamable HTTP on 127.0.0.1,
@@ -442,13 +452,20 @@ func FuzzSplitCommand(f *testing.F) {
 		if err != nil {
 			return
 		}
-		words := strings.Fields(s)
+		// The shell separates words by space, tab and newline only.
+		words := strings.FieldsFunc(s, func(c rune) bool { return c == ' ' || c == '\t' || c == '\n' })
 		for _, w := range words {
 			if !plain.MatchString(w) {
 				return
 			}
 		}
-		if !cmp.Equal(got, words) && !(len(got) == 0 && len(words) == 0) {
+		if len(words) == 0 {
+			if len(got) != 0 {
+				t.Errorf("SplitCommand(%q) = %q, want no words", s, got)
+			}
+			return
+		}
+		if !cmp.Equal(got, words) {
 			t.Errorf("SplitCommand(%q) = %q, want %q", s, got, words)
 		}
 	})
@@ -552,5 +569,34 @@ func TestServeSeesAdd(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("serve did not stop")
+	}
+}
+
+// TestAddScopeProject: --scope project writes .mcp.json in the working
+// directory, and leaves the home's configuration alone; its credentials
+// still go to the home's creds.json.
+func TestAddScopeProject(t *testing.T) {
+	home, dir := t.TempDir(), t.TempDir()
+	t.Chdir(dir)
+	exe, _ := os.Executable()
+	r := runIn(t, home, "add", "proj", "--scope", "project", "--env", "K=proj-secret-1", "--", exe, "demo-server")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, ".mcp.json"))
+	if err != nil || !strings.Contains(string(b), `"proj"`) || strings.Contains(string(b), "proj-secret-1") {
+		t.Errorf(".mcp.json: %v\n%s", err, b)
+	}
+	if _, err := os.Stat(filepath.Join(home, "config.json")); err == nil {
+		t.Error("the home's config.json was written")
+	}
+	if c := credsFile(t, home); c["proj.env.K"] != "proj-secret-1" {
+		t.Errorf("creds.json: %v", c)
+	}
+	if r := runIn(t, home, "remove", "proj", "--scope", "project"); r.code != 0 {
+		t.Errorf("remove --scope project: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := runIn(t, home, "add", "x", "--scope", "team", "--", exe); r.code != 2 {
+		t.Errorf("--scope team: exit %d, want 2", r.code)
 	}
 }
