@@ -193,7 +193,8 @@ type Server struct {
 	AllowEnv []string
 
 	// SecretRefs are the names of the environment variables this server
-	// references (through ${VAR} or bearerTokenEnvVar), sorted and unique,
+	// references (through ${VAR} or bearerTokenEnvVar) and of its
+	// credentials ("cred:NAME", through ${cred:NAME}), sorted and unique,
 	// never their values. A change in their values changes the server.
 	SecretRefs []string
 

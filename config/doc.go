@@ -93,6 +93,10 @@
 //	${VAR}           the value of VAR; the server is unusable if VAR is not set
 //	${VAR:-default}  the value of VAR, or default if VAR is unset or empty;
 //	                 default is literal text (possibly empty) without "}"
+//	${cred:NAME}     the credential NAME, kept apart from the configuration
+//	                 ([LoadOptions].LookupCred; in the CLI, creds.json in
+//	                 Switchboard's home); the server is unusable if it is
+//	                 not stored
 //	$${              a literal "${"
 //	$                any other "$" is literal
 //

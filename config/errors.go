@@ -174,7 +174,11 @@ func (e *UnusableError) Error() string {
 		if i > 0 {
 			b.WriteString("; ")
 		}
-		b.WriteString("${" + m.Name + "} is not set (" + strings.Join(m.Fields, ", ") + ")")
+		if cred, ok := strings.CutPrefix(m.Name, credPrefix); ok {
+			b.WriteString("credential " + strconv.Quote(cred) + " is not stored (" + strings.Join(m.Fields, ", ") + ")")
+		} else {
+			b.WriteString("${" + m.Name + "} is not set (" + strings.Join(m.Fields, ", ") + ")")
+		}
 		if vscodeVars[m.Name] {
 			b.WriteString(": it is a VS Code variable, and only environment variables are expanded")
 		}

@@ -12,6 +12,9 @@ import (
 //	${VAR:-default} the value of VAR, or default if VAR is unset or empty
 //	                (POSIX ":-"); default is literal text, may be empty, and
 //	                may contain neither "}" nor "${"
+//	${cred:NAME}    the credential NAME, kept apart from the configuration
+//	                (in the CLI, creds.json in Switchboard's home); NAME is
+//	                [A-Za-z0-9_.-]+
 //	$${             a literal "${"
 //	$x              a literal "$" (any "$" not followed by "{")
 //
@@ -91,6 +94,11 @@ func parseRef(body string) (segment, *refError) {
 		return segment{}, &refError{msg: `empty variable reference "${}"`}
 	case strings.HasPrefix(body, "input:"):
 		return segment{}, &refError{msg: fmt.Sprintf("%s refers to a VS Code input; VS Code inputs are not supported: reference an environment variable as ${VAR} instead", shown)}
+	case strings.HasPrefix(body, credPrefix):
+		if !ValidCredName(body[len(credPrefix):]) {
+			return segment{}, &refError{msg: fmt.Sprintf("invalid credential reference %s: a credential name is letters, digits, '_', '.' and '-'", shown)}
+		}
+		return segment{ref: body}, nil
 	case strings.HasPrefix(body, "env:") && validIdent(body[len("env:"):]):
 		return segment{}, &refError{msg: fmt.Sprintf("%s is VS Code syntax; write ${%s}", shown, body[len("env:"):])}
 	case !validIdent(name):
@@ -150,6 +158,9 @@ func containsMissing(errs []*refError, name string) bool {
 }
 
 func missingVar(name string) *refError {
+	if cred, ok := strings.CutPrefix(name, credPrefix); ok {
+		return &refError{msg: fmt.Sprintf("credential %q is not stored", cred), missing: name}
+	}
 	msg := fmt.Sprintf("environment variable %q is not set (write ${%s:-default} to make it optional)", name, name)
 	if vscodeVars[name] {
 		msg = fmt.Sprintf("environment variable %q is not set (${%s} is a VS Code variable; only environment variables are expanded)", name, name)
@@ -174,6 +185,28 @@ func hasRef(s string) bool {
 // escape returns a template that expands to s: every "${" becomes "$${".
 func escape(s string) string {
 	return strings.ReplaceAll(s, "${", "$${")
+}
+
+// credPrefix starts a credential reference: ${cred:NAME}.
+const credPrefix = "cred:"
+
+// CredRef returns the reference to the credential name, "${cred:NAME}",
+// as a configuration value holds it.
+func CredRef(name string) string { return "${" + credPrefix + name + "}" }
+
+// ValidCredName reports whether name may be a credential's name in a
+// ${cred:NAME} reference: one or more of A-Z a-z 0-9 _ . -.
+func ValidCredName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // validIdent reports whether s is an environment variable name as references

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 )
 
 // LoadOptions configures Load and Parse. A nil *LoadOptions means the
@@ -18,6 +19,10 @@ type LoadOptions struct {
 	// nil means os.LookupEnv. Tests pass a fake so they never read or
 	// write the process environment.
 	LookupEnv func(name string) (value string, ok bool)
+	// LookupCred resolves ${cred:NAME} references: the credential NAME,
+	// kept apart from the configuration. nil means no credential is
+	// stored: a server that references one is Unusable.
+	LookupCred func(name string) (value string, ok bool)
 }
 
 func (o *LoadOptions) lookupEnv() func(string) (string, bool) {
@@ -59,7 +64,21 @@ func readError(path string, err error) error {
 // [*Error] or, when there are several problems (up to 20), an errors.Join of
 // them in document order; errors.As finds the first.
 func Parse(data []byte, source string, opts *LoadOptions) (*Config, error) {
-	return parse(data, source, opts.lookupEnv())
+	env := opts.lookupEnv()
+	var cred func(string) (string, bool)
+	if opts != nil {
+		cred = opts.LookupCred
+	}
+	lookup := func(name string) (string, bool) {
+		if n, ok := strings.CutPrefix(name, credPrefix); ok {
+			if cred == nil {
+				return "", false
+			}
+			return cred(n)
+		}
+		return env(name)
+	}
+	return parse(data, source, lookup)
 }
 
 //go:embed default.json

@@ -26,6 +26,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -89,7 +90,7 @@ var commands []*command
 
 func init() {
 	commands = []*command{
-		{"servers", "[--tokens]", "list configured servers with state, protocol version and counts (-v: stderr tail; --tokens: what their tool definitions cost)", true, runServers, false},
+		{"servers", "[--tokens] [--check]", "list configured servers with state, protocol version and counts (-v: stderr tail; --tokens: what their tool definitions cost; --check: exit 3 when one does not work)", true, runServers, false},
 		{"tools", "[NAME | SERVER] [--raw] [--format FMT]", "list tools by model-facing name (SERVER: that server's only), or describe one (--raw: as its server sent it; --format: the model's tools for an LLM provider's API)", true, runTools, false},
 		{"search", "QUERY... [-k N]", "find tools by what they do, in plain words (offline index)", true, runSearch, false},
 		{"call", "NAME [JSON | key=value ... | -] [--yes]", "call a tool; arguments as one JSON object, key=value pairs, or - for JSON on stdin", true, runCall, false},
@@ -101,6 +102,13 @@ func init() {
 		{"approve", "SERVER[:TOOL]", "approve the held (changed or new) tool definitions of a server, or one tool", false, runApprove, false},
 		{"diff", "SERVER[:TOOL]", "show what changed in held tool definitions since they were approved", false, runDiff, false},
 		{"log", "[SERVER[:TOOL]] [-n N]", "show recent tool calls from the audit log (argument shapes only, never values)", false, runLog, false},
+		{"add", "[NAME] URL | [NAME] -- COMMAND [ARGS...]", "add a server, after checking that it starts; --env and --header values are kept in creds.json", false, runAdd, false},
+		{"add-json", "NAME JSON", "add a server from its JSON configuration, after checking that it starts", false, runAddJSON, false},
+		{"remove", "NAME", "remove a server (and the credentials only it used)", false, runRemove, false},
+		{"enable", "NAME", "enable a server, after checking that it starts", false, runEnable, false},
+		{"disable", "NAME", "disable a server", false, runDisable, false},
+		{"get", "NAME", "show one server: its configuration (secrets masked), state, protocol, capabilities, tools, findings, last error, stderr", true, runGet, false},
+		{"list", "[--check]", "the same as servers", true, runServers, false},
 		{"version", "", "print the version", false, runVersion, false},
 		{"serve", "[--http ADDR | --stdio] [--token-env VAR | --no-auth [--allow-remote]]", "serve every configured server as one MCP server (the gateway); default --http 127.0.0.1:8939 (a bare port is on 127.0.0.1); a generated token is kept in the home", true, runServe, false},
 		{"connect", clientNames(), "write the gateway into a client's configuration, with a backup (--print: show the entry only)", false, runConnect, false},
@@ -161,6 +169,10 @@ type run struct {
 	tokens   bool   // servers --tokens
 	refresh  bool   // tools, call, servers --refresh
 	conn     connectFlags
+	edit     editFlags
+	// dashAt is the index in args of the first argument after "--"; -1
+	// without "--".
+	dashAt int
 }
 
 // Run executes the CLI and returns the exit code.
@@ -172,7 +184,7 @@ func Run(ctx context.Context, env Env) int {
 		env.Stdin = strings.NewReader("")
 	}
 	env.Args = commandFirst(env.Args)
-	r := &run{ctx: ctx, env: env}
+	r := &run{ctx: ctx, env: env, dashAt: -1}
 	if len(env.Args) == 0 {
 		r.usage(env.Stderr)
 		return ExitUsage
@@ -356,7 +368,7 @@ func (r *run) flags() *flag.FlagSet {
 	case "tools":
 		fs.BoolVar(&r.raw, "raw", false, "show NAME's definition exactly as its server sent it, escaped (for review; never for a model)")
 		fs.StringVar(&r.format, "format", "", "print the tools a model is given as `FMT`'s API takes them: "+strings.Join(host.Formats(), ", "))
-	case "servers":
+	case "servers", "list":
 		fs.BoolVar(&r.tokens, "tokens", false, "estimate the tokens each server's tool definitions take in a model's context")
 	case "log":
 		fs.IntVar(&r.limit, "n", 50, "show at most `N` calls")
@@ -365,16 +377,28 @@ func (r *run) flags() *flag.FlagSet {
 	case "connect", "disconnect":
 		r.conn.register(fs, r.cmd.name)
 	}
+	r.edit.register(fs, r.cmd.name)
 	switch r.cmd.name {
-	case "tools", "call", "servers":
+	case "tools", "call", "servers", "list":
 		fs.BoolVar(&r.refresh, "refresh", false, "discover every enabled server again first, ignoring the saved catalogues (starts the servers)")
 	}
 	return fs
 }
 
-// parse reads flags anywhere among the arguments.
+// parse reads flags anywhere among the arguments before "--"; the
+// arguments after it are positional, as they are.
 func (r *run) parse(args []string) (int, bool) {
 	fs := r.flags()
+	var after []string
+	if i := slices.Index(args, "--"); i >= 0 {
+		args, after = args[:i], args[i+1:]
+	}
+	defer func() {
+		if after != nil {
+			r.dashAt = len(r.args)
+			r.args = append(r.args, after...)
+		}
+	}()
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
@@ -390,10 +414,6 @@ func (r *run) parse(args []string) (int, bool) {
 		}
 		args = fs.Args()
 		if len(args) == 0 {
-			return ExitOK, true
-		}
-		if args[0] == "--" {
-			r.args = append(r.args, args[1:]...)
 			return ExitOK, true
 		}
 		r.args = append(r.args, args[0])
@@ -505,7 +525,11 @@ func (r *run) loadConfig() (*config.Config, error) {
 	if !exists {
 		return config.Default(r.env.Executable), nil
 	}
-	return config.Load(path, &config.LoadOptions{LookupEnv: r.env.LookupEnv})
+	lookup, err := r.lookupCredIn(home, nil)
+	if err != nil {
+		return nil, err
+	}
+	return config.Load(path, &config.LoadOptions{LookupEnv: r.env.LookupEnv, LookupCred: lookup})
 }
 
 // configInUse names the configuration file in use (absolute), or says
@@ -575,21 +599,22 @@ func (r *run) open() int {
 		return r.report(ExitUpstream, failureOf(err, codeError))
 	}
 	r.cfg, r.host = cfg, h
-	if r.refresh {
+	if r.refresh || r.edit.check {
 		// A failure is in the server's status, reported below (or by
 		// the servers command) like a failure at start.
 		h.Refresh(r.ctx) //nolint:errcheck // see above
 	}
-	if r.cmd.name != "servers" && r.cmd.name != "serve" {
+	listing := r.cmd.name == "servers" || r.cmd.name == "list"
+	if !listing && r.cmd.name != "serve" {
 		r.noteStarting()
 	}
 	switch r.cmd.name {
-	case "tools", "call", "servers":
+	case "tools", "call", "servers", "list":
 		if !r.verbose { // -v: the host's log has them, and servers -v lists them
 			r.warnFindings()
 		}
 	}
-	if r.cmd.name != "servers" {
+	if !listing {
 		for _, s := range h.Servers() {
 			switch {
 			case s.State == host.StateMisconfigured:

@@ -65,7 +65,10 @@ func runServers(r *run) int {
 				servers[i].Stderr = ""
 			}
 		}
-		return r.printJSON(servers)
+		if code := r.printJSON(servers); code != ExitOK || !r.edit.check {
+			return code
+		}
+		return r.checkServers(servers)
 	}
 	var rows [][]string
 	for _, s := range servers {
@@ -110,6 +113,9 @@ func runServers(r *run) int {
 				fmt.Fprintf(r.env.Stdout, "stderr (tail):\n%s\n", launcher.Escape(s.Stderr)) // escaped by the launcher too; Escape is idempotent
 			}
 		}
+	}
+	if r.edit.check {
+		return r.checkServers(servers)
 	}
 	return ExitOK
 }

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 
@@ -13,35 +15,60 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
 )
 
-// watchReload reloads the configuration on SIGHUP and, with --watch, when
-// the file changes, until ctx ends. An invalid file keeps the running
-// configuration and says why.
+// watchReload reloads the configuration on SIGHUP and, with --watch (the
+// default), when its file or the credential store changes, until ctx
+// ends: the configuration file in use, or the home's config.json when
+// the embedded default is in use (a file created there is loaded). An
+// invalid file keeps the running configuration and says why.
 func (r *run) watchReload(ctx context.Context, log *slog.Logger) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 	var tick <-chan time.Time
-	var last fileStamp
-	if r.serve.watch && r.cfg.Source != config.DefaultSource {
+	var watched []string
+	if r.serve.watch {
+		watched = r.watchedFiles()
 		t := time.NewTicker(time.Second)
 		defer t.Stop()
 		tick = t.C
-		last = stampOf(r.cfg.Source)
 	}
+	last := stampsOf(watched)
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-hup:
 		case <-tick:
-			now := stampOf(r.cfg.Source)
-			if now == last {
+			now := stampsOf(watched)
+			if slices.Equal(now, last) {
 				continue
 			}
 			last = now
 		}
 		r.reload(ctx, log)
 	}
+}
+
+// watchedFiles are the files whose changes --watch reloads on.
+func (r *run) watchedFiles() []string {
+	var files []string
+	if r.cfg.Source != config.DefaultSource {
+		files = append(files, r.cfg.Source)
+	} else if home, err := r.homeDir(); err == nil {
+		files = append(files, filepath.Join(home, config.FileName))
+	}
+	if p, err := r.credsPath(); err == nil {
+		files = append(files, p)
+	}
+	return files
+}
+
+func stampsOf(paths []string) []fileStamp {
+	out := make([]fileStamp, len(paths))
+	for i, p := range paths {
+		out[i] = stampOf(p)
+	}
+	return out
 }
 
 // reload loads the configuration again and swaps it in.

@@ -45,7 +45,7 @@ type serveFlags struct {
 
 func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.stdio, "stdio", false, "serve on stdin/stdout, for clients that launch their servers")
-	fs.BoolVar(&f.watch, "watch", false, "reload the configuration when its file changes (SIGHUP always reloads)")
+	fs.BoolVar(&f.watch, "watch", true, "reload the configuration when its file or creds.json changes, as 'switchboard add' and the other editing commands make them (--watch=false: only on SIGHUP)")
 	fs.StringVar(&f.path, "path", frontdoor.DefaultPath, "HTTP `path` of the MCP endpoint")
 	fs.StringVar(&f.tokenEnv, "token-env", "", "read the bearer token from environment `variable` VAR (default: the token kept in the home's file \"token\", generated on the first start)")
 	fs.BoolVar(&f.noAuth, "no-auth", false, "accept requests without a token (dangerous; loopback only unless --allow-remote)")

@@ -1,0 +1,204 @@
+package confedit_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/confedit"
+)
+
+// TestEditKeepsOrderAndContent: members the edit does not touch keep
+// their order and values (numbers as written), the new member goes last,
+// the old content is kept as .bak, and the mode of the file stays.
+func TestEditKeepsOrderAndContent(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.json")
+	orig := `{"zeta": 1.50, "mcpServers": {"b": {"command": "x"}, "a": {"url": "https://h/"}}, "alpha": [1, {"k": null}]}`
+	if err := os.WriteFile(path, []byte(orig), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	err := confedit.Edit(path, nil, func(o *confedit.Object) error {
+		servers, err := o.Object("mcpServers")
+		if err != nil {
+			return err
+		}
+		if err := servers.SetValue("c", map[string]any{"command": "a<b&c"}); err != nil {
+			return err
+		}
+		servers.Delete("b")
+		return o.SetValue("mcpServers", servers)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(path)
+	want := `{
+  "zeta": 1.50,
+  "mcpServers": {
+    "a": {
+      "url": "https://h/"
+    },
+    "c": {
+      "command": "a<b&c"
+    }
+  },
+  "alpha": [
+    1,
+    {
+      "k": null
+    }
+  ]
+}
+`
+	if string(got) != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	if bak, _ := os.ReadFile(path + ".bak"); string(bak) != orig {
+		t.Errorf("backup = %s, want the old content", bak)
+	}
+	for _, p := range []string{path, path + ".bak"} {
+		if fi, _ := os.Stat(p); fi.Mode().Perm() != 0o640 {
+			t.Errorf("%s mode %v, want 0640", p, fi.Mode().Perm())
+		}
+	}
+	ents, _ := os.ReadDir(filepath.Dir(path))
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), ".") {
+			t.Errorf("temporary file left: %s", e.Name())
+		}
+	}
+}
+
+// TestEditRefused: an edit or a check that fails writes nothing, and a
+// file that is not a JSON object is not replaced.
+func TestEditRefused(t *testing.T) {
+	tests := []struct {
+		name  string
+		orig  string
+		edit  func(*confedit.Object) error
+		check func([]byte) error
+	}{
+		{"edit fails", `{"a": 1}`, func(*confedit.Object) error { return errors.New("no") }, nil},
+		{"check fails", `{"a": 1}`, func(o *confedit.Object) error { return o.SetValue("b", 2) }, func([]byte) error { return errors.New("invalid") }},
+		{"not an object", `[1, 2]`, func(*confedit.Object) error { return nil }, nil},
+		{"trailing data", `{"a": 1} {}`, func(*confedit.Object) error { return nil }, nil},
+		{"broken", `{"a": `, func(*confedit.Object) error { return nil }, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "config.json")
+			os.WriteFile(path, []byte(tt.orig), 0o600)
+			if err := confedit.Edit(path, &confedit.Options{Check: tt.check}, tt.edit); err == nil {
+				t.Fatal("no error")
+			}
+			if got, _ := os.ReadFile(path); string(got) != tt.orig {
+				t.Errorf("file changed to %s", got)
+			}
+			if _, err := os.Stat(path + ".bak"); err == nil {
+				t.Error("a backup was written")
+			}
+		})
+	}
+}
+
+// TestEditNewFile: a missing file (and directory) is the empty object; the
+// new file has the given mode.
+func TestEditNewFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "home", "creds.json")
+	err := confedit.Edit(path, &confedit.Options{Perm: 0o600}, func(o *confedit.Object) error { return o.SetValue("k", "v") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(path)
+	if string(got) != "{\n  \"k\": \"v\"\n}\n" {
+		t.Errorf("got %q", got)
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v", fi.Mode().Perm())
+	}
+}
+
+// TestConcurrentEdits: writers under the lock never lose each other's
+// member.
+func TestConcurrentEdits(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.json")
+	const n = 16
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Go(func() {
+			errs <- confedit.Edit(path, nil, func(o *confedit.Object) error {
+				time.Sleep(time.Millisecond) // widen the window between read and write
+				return o.SetValue(fmt.Sprint("k", i), i)
+			})
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, _ := os.ReadFile(path)
+	var m map[string]int
+	if err := json.Unmarshal(b, &m); err != nil || len(m) != n {
+		t.Errorf("%d members (%v), want %d:\n%s", len(m), err, n, b)
+	}
+}
+
+// TestLockTimeout: a writer that cannot get the lock in time fails
+// naming the holder's process ID.
+func TestLockTimeout(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.json")
+	unlock, err := confedit.Lock(path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = confedit.Lock(path, 50*time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("process %d", os.Getpid())) {
+		t.Errorf("err = %v, want one naming process %d", err, os.Getpid())
+	}
+	unlock()
+	unlock2, err := confedit.Lock(path, 50*time.Millisecond)
+	if err != nil {
+		t.Fatalf("after unlock: %v", err)
+	}
+	unlock2()
+}
+
+// FuzzParseObject: whatever ParseObject accepts is a JSON object that
+// encoding/json reads to the same value once marshalled.
+func FuzzParseObject(f *testing.F) {
+	for _, s := range []string{`{}`, `{"a": 1, "b": [true, null], "a": "x"}`, `{"k": {"n": 1e3}}`, ``, `[]`, `{"a":1}x`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		o, err := confedit.ParseObject(data)
+		if err != nil {
+			return
+		}
+		out, err := o.MarshalJSON()
+		if err != nil {
+			t.Fatalf("MarshalJSON: %v", err)
+		}
+		var a, b map[string]any
+		if err := json.Unmarshal(out, &b); err != nil {
+			t.Fatalf("output is not an object: %v\n%s", err, out)
+		}
+		if len(strings.TrimSpace(string(data))) > 0 {
+			if err := json.Unmarshal(data, &a); err != nil {
+				t.Fatalf("accepted what encoding/json refuses: %v", err)
+			}
+			if fmt.Sprint(a) != fmt.Sprint(b) {
+				t.Errorf("value changed: %v -> %v", a, b)
+			}
+		}
+	})
+}

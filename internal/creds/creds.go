@@ -1,0 +1,92 @@
+// Package creds keeps the credentials that servers' configurations
+// reference as ${cred:NAME}, apart from the configuration: creds.json in
+// Switchboard's home, one JSON object of names to values, mode 0600. A
+// file that group or others may read or change, or that another user
+// owns, is refused. Writes go through confedit (atomic, with a backup of
+// the same mode, under a lock file).
+//
+// It imports confedit and the standard library. No value it holds is ever
+// put in an error.
+package creds
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"slices"
+
+	"github.com/switchboard-mcp/switchboard/internal/confedit"
+)
+
+// FileName is the credential store's file in Switchboard's home.
+const FileName = "creds.json"
+
+// Path returns the credential store of the home directory home.
+func Path(home string) string { return filepath.Join(home, FileName) }
+
+// Load reads the credentials in path: none when the file does not exist.
+// A file that group or others may read or change, or that is not the
+// user's, is an error that says what to do.
+func Load(path string) (map[string]string, error) {
+	if err := check(path); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return map[string]string{}, nil
+		}
+		return nil, err
+	}
+	data, err := confedit.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return decode(path, data)
+}
+
+func decode(path string, data []byte) (map[string]string, error) {
+	o, err := confedit.ParseObject(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: not a JSON object of names to values", path)
+	}
+	m := make(map[string]string, len(o.Members))
+	for _, mem := range o.Members {
+		var v string
+		if err := json.Unmarshal(mem.Value, &v); err != nil {
+			return nil, fmt.Errorf("%s: the value of %q is not a string", path, mem.Key)
+		}
+		m[mem.Key] = v
+	}
+	return m, nil
+}
+
+// Update changes the credentials in path under its lock: set adds or
+// replaces them, and the names in remove are deleted. The file is created
+// with mode 0600; an existing one must pass Load's checks.
+func Update(path string, set map[string]string, remove []string) error {
+	if err := check(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return confedit.Edit(path, &confedit.Options{Perm: 0o600, Check: func(data []byte) error {
+		_, err := decode(path, data)
+		return err
+	}}, func(o *confedit.Object) error {
+		for _, name := range remove {
+			o.Delete(name)
+		}
+		for _, name := range sortedKeys(set) {
+			if err := o.SetValue(name, set[name]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,110 @@
+package creds_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboard-mcp/switchboard/internal/creds"
+)
+
+// TestUpdateAndLoad: credentials land in a 0600 file (backup too), are
+// replaced and removed by name, and a missing file holds none.
+func TestUpdateAndLoad(t *testing.T) {
+	path := creds.Path(filepath.Join(t.TempDir(), "home"))
+	if m, err := creds.Load(path); err != nil || len(m) != 0 {
+		t.Fatalf("missing file: %v %v", m, err)
+	}
+	if err := creds.Update(path, map[string]string{"a.T": "one", "b.K": "two"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := creds.Update(path, map[string]string{"a.T": "three"}, []string{"b.K"}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := creds.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]string{"a.T": "three"}, m); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	for _, p := range []string{path, path + ".bak"} {
+		fi, err := os.Stat(p)
+		if err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %v mode %v, want 0600", p, err, fi.Mode().Perm())
+		}
+	}
+}
+
+// TestRefused: a file others may read, or that is not a regular file, is
+// refused by Load and Update, with advice and without its content.
+func TestRefused(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup func(t *testing.T, path string)
+		want  string
+	}{
+		{"group readable", func(t *testing.T, path string) {
+			os.WriteFile(path, []byte(`{"a": "secret-value"}`), 0o600)
+			os.Chmod(path, 0o640)
+		}, "chmod 600"},
+		{"world writable", func(t *testing.T, path string) {
+			os.WriteFile(path, []byte(`{"a": "secret-value"}`), 0o600)
+			os.Chmod(path, 0o602)
+		}, "mode 0602"},
+		{"symlink", func(t *testing.T, path string) {
+			other := filepath.Join(filepath.Dir(path), "other")
+			os.WriteFile(other, []byte(`{"a": "secret-value"}`), 0o600)
+			os.Symlink(other, path)
+		}, "not a regular file"},
+		{"another user's", func(t *testing.T, path string) {
+			os.WriteFile(path, []byte(`{"a": "secret-value"}`), 0o600)
+			if err := os.Chown(path, 65534, 65534); err != nil {
+				t.Fatalf("this case needs root to give the file away: %v", err)
+			}
+		}, "belongs to user 65534"},
+		{"not strings", func(t *testing.T, path string) {
+			os.WriteFile(path, []byte(`{"a": 1}`), 0o600)
+		}, `value of "a" is not a string`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), creds.FileName)
+			tt.setup(t, path)
+			_, err := creds.Load(path)
+			if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "secret-value") {
+				t.Errorf("Load: %v, want %q", err, tt.want)
+			}
+			before, _ := os.ReadFile(path)
+			err = creds.Update(path, map[string]string{"b": "x"}, nil)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Update: %v, want %q", err, tt.want)
+			}
+			if after, _ := os.ReadFile(path); string(after) != string(before) {
+				t.Errorf("refused file changed: %s", after)
+			}
+		})
+	}
+}
+
+// TestConcurrentUpdates: two writers both land.
+func TestConcurrentUpdates(t *testing.T) {
+	path := filepath.Join(t.TempDir(), creds.FileName)
+	var wg sync.WaitGroup
+	for _, k := range []string{"a", "b", "c", "d"} {
+		wg.Go(func() {
+			if err := creds.Update(path, map[string]string{k: k + "-v"}, nil); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	m, err := creds.Load(path)
+	if err != nil || len(m) != 4 {
+		t.Errorf("%v %v, want 4 credentials", m, err)
+	}
+}
