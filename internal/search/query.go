@@ -30,6 +30,7 @@ type alt struct {
 type scratch struct {
 	best, total []float64
 	count       []uint8
+	named       []bool // the doc's server prefix is a word of the query
 	gt, touched []int32
 }
 
@@ -81,7 +82,7 @@ func (ix *Index) Search(query string, k int) []Hit {
 	sc, _ := ix.pool.Get().(*scratch)
 	if sc == nil || len(sc.best) < len(ix.slots) {
 		n := len(ix.slots) + len(ix.slots)/4
-		sc = &scratch{best: make([]float64, n), total: make([]float64, n), count: make([]uint8, n)}
+		sc = &scratch{best: make([]float64, n), total: make([]float64, n), count: make([]uint8, n), named: make([]bool, n)}
 	}
 
 	n := float64(ix.live)
@@ -107,6 +108,7 @@ func (ix *Index) Search(query string, k int) []Hit {
 			sc.best[doc] = v
 		}
 	}
+	named := false // some query word is a server's prefix
 	for _, g := range groups {
 		// The alternatives of a group share the idf of the most common
 		// one, as if they were one term (Lucene's SynonymQuery does the
@@ -125,6 +127,9 @@ func (ix *Index) Search(query string, k int) []Hit {
 				c := a.w * gidf
 				for _, p := range ps {
 					offer(p.doc, score(p, c))
+					if a.w == 1 && p.tf[fServer] > 0 {
+						sc.named[p.doc], named = true, true
+					}
 				}
 				continue
 			}
@@ -168,11 +173,32 @@ func (ix *Index) Search(query string, k int) []Hit {
 	// A query that is a tool's name ("notion__notion-get-users") ranks that
 	// tool first, ahead of neighbours that stem alike ("...-get-user"): its
 	// score is raised by the best score of all.
+	//
+	// A request that names a server ("in Notion", "on GitLab") wants that
+	// server's tools: they are raised above others on the same topic.
+	//
+	// The action of the request counts on its own against the topic: a
+	// tool whose name does what the request asks ranks above one on the
+	// same topic that does something else ("comment on the PR" is not
+	// "update the PR"). Tools whose names name no action are left as they
+	// are.
 	exact := ix.byName[strings.ToLower(strings.TrimSpace(query))]
+	act, acts := queryAction(toks)
 	top := topK{k: k, id: func(doc int32) string { return ix.slots[doc].id }}
 	best := 0.0
 	for _, doc := range sc.touched {
 		s := sc.total[doc] * math.Sqrt(float64(sc.count[doc])/float64(len(groups)))
+		if named && sc.named[doc] {
+			s *= 1 + serverBoost
+		}
+		if da := ix.slots[doc].act; act != 0 && da != 0 {
+			switch {
+			case da&act != 0:
+				s *= 1 + actionBonus
+			case da&acts == 0:
+				s *= 1 - actionPenalty
+			}
+		}
 		sc.total[doc], sc.count[doc] = s, 0
 		best = max(best, s)
 		if !slices.Contains(exact, doc) {
@@ -185,7 +211,7 @@ func (ix *Index) Search(query string, k int) []Hit {
 		}
 	}
 	for _, doc := range sc.touched {
-		sc.total[doc] = 0
+		sc.total[doc], sc.named[doc] = 0, false
 	}
 	sc.touched = sc.touched[:0]
 	ix.pool.Put(sc) // clean again: best, total and count are all zero

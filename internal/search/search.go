@@ -74,8 +74,13 @@ const (
 
 	// Query expansion. Each query term is a group of alternatives scored
 	// as the best of them, so that expansion never counts twice.
-	prefixWeight  = 0.7  // a vocabulary term that extends the query word ("repo" → "repositori")
-	typoWeight    = 0.6  // a vocabulary term one edit away, for words the index does not know
+	prefixWeight = 0.7 // a vocabulary term that extends the query word ("repo" → "repositori")
+	typoWeight   = 0.6 // a vocabulary term one edit away, for words the index does not know
+
+	// The action of a request against the actions a tool's name says.
+	actionBonus   = 0.25 // a tool that does what the request asks
+	actionPenalty = 0.25 // a tool that does something else
+	serverBoost   = 0.5  // a tool of a server that the request names
 	maxPrefix     = 32   // prefix expansions per query term
 	minPrefix     = 3    // shortest query word expanded by prefix, except the last one
 	minTypo       = 4    // shortest query word corrected for typos
@@ -109,6 +114,7 @@ type slot struct {
 	live  bool
 	lens  [nFields]uint16
 	terms []string // distinct terms of the doc, to remove its postings
+	act   uint64   // the actions its name says it does (actionsOf)
 }
 
 type posting struct {
@@ -150,6 +156,7 @@ func (ix *Index) Upsert(docs ...Doc) {
 		name  string // lower-cased Name
 		lens  [nFields]uint16
 		terms []string
+		act   uint64
 		posts []posting
 	}
 	prep := make([]prepared, 0, len(docs))
@@ -159,6 +166,8 @@ func (ix *Index) Upsert(docs ...Doc) {
 		}
 		p := prepared{id: d.ID, name: strings.ToLower(d.Name)}
 		p.lens, p.terms, p.posts = index(d)
+		_, tool := splitName(d.Name)
+		p.act = actionsOf(analyze(nil, tool))
 		prep = append(prep, p)
 	}
 	ix.mu.Lock()
@@ -174,7 +183,7 @@ func (ix *Index) Upsert(docs ...Doc) {
 			ix.slots = append(ix.slots, slot{})
 		}
 		ix.byID[p.id] = s
-		ix.slots[s] = slot{id: p.id, name: p.name, live: true, lens: p.lens, terms: p.terms}
+		ix.slots[s] = slot{id: p.id, name: p.name, live: true, lens: p.lens, terms: p.terms, act: p.act}
 		ix.byName[p.name] = append(ix.byName[p.name], s)
 		for f, n := range p.lens {
 			ix.sumLen[f] += float64(n)
