@@ -19,7 +19,7 @@ import "strings"
 var actionGroups = [][]string{
 	{"create", "add", "new", "make", "insert", "open", "generate", "init", "initialize", "spawn", "register", "raise"},
 	{"delete", "remove", "erase", "rm", "destroy", "drop", "purge", "trash", "discard", "tear down", "teardown", "wipe", "uninstall", "unlink", "deregister"},
-	{"list", "enumerate", "show", "ls", "display", "browse"},
+	{"list", "enumerate", "show", "ls", "display", "browse", "exist", "available"},
 	{"get", "fetch", "read", "retrieve", "obtain", "load", "view", "show", "see", "inspect", "open", "cat", "describe", "look at", "details"},
 	{"update", "edit", "modify", "change", "patch", "alter", "amend", "set", "adjust", "tweak", "replace", "mark", "rewrite", "bump", "close", "reopen", "resolve", "assign"},
 	{"search", "find", "query", "lookup", "look up", "locate", "grep", "seek", "discover", "filter", "look for", "google"},
@@ -62,6 +62,7 @@ var actionGroups = [][]string{
 	{"monitor", "watch", "track", "observe", "alert"},
 	{"wait", "await", "until", "appear", "sleep"},
 	{"explain", "plan", "profile", "optimize", "slow"},
+	{"explain", "mean", "meaning", "definition", "define", "document"},
 	{"forward", "tunnel", "proxy", "expose"},
 	{"drain", "cordon", "uncordon", "evict", "maintenance"},
 	{"emulate", "simulate", "mock", "fake"},
@@ -174,7 +175,7 @@ var nounGroups = [][]string{
 	{"monitor", "monitors", "watcher", "watch", "alert"},
 	{"research", "deep research", "report"},
 	{"markdown", "md", "text", "plain text"},
-	{"pdf", "report"},
+	{"pdf", "portable document"},
 	{"edit", "block", "diff", "snippet"},
 	{"title", "heading", "name"},
 	{"id", "identifier", "slug", "key"},
@@ -268,8 +269,12 @@ func actionsOf(toks []token) uint64 {
 // that names one, since a request leads with what it wants done ("close
 // issue 17 and add a label" closes), and all the actions its words name.
 func queryAction(toks []token) (first, all uint64) {
-	for _, t := range toks {
+	for i, t := range toks {
 		a := actionBits[t.term]
+		if i+1 < len(toks) && t.plain && toks[i+1].plain {
+			// A verb of two words: "tear down", "look up", "roll back".
+			a |= actionBits[stem(t.raw+toks[i+1].raw)]
+		}
 		if first == 0 {
 			first = a
 		}
