@@ -135,7 +135,7 @@ func TestDevSet(t *testing.T) {
 		r := evalDev(ix, qs)
 		t.Logf("%s: %d servers, %d requests: recall@1 %.3f, recall@5 %.3f", part, len(servers), r.queries, r.at1, r.at5)
 		if r.shortLists > 0 {
-			t.Logf("%s: %d searches returned fewer than 5 of %d tools", part, r.shortLists, ix.Len())
+			t.Errorf("%s: %d searches returned fewer than 5 of %d tools", part, r.shortLists, ix.Len())
 		}
 		if part == "tuning" || os.Getenv("DEVSET_SHOW_HELDOUT") == "1" {
 			for _, m := range r.misses {

@@ -74,10 +74,7 @@ func (ix *Index) Search(query string, k int) []Hit {
 		return nil
 	}
 	d := ix.derive()
-	groups := ix.expand(query, toks, d)
-	if len(groups) == 0 {
-		return nil
-	}
+	groups := ix.expand(query, toks, d) // none: only trigrams can answer
 
 	sc, _ := ix.pool.Get().(*scratch)
 	if sc == nil || len(sc.best) < len(ix.slots) {
@@ -204,6 +201,13 @@ func (ix *Index) Search(query string, k int) []Hit {
 		if !slices.Contains(exact, doc) {
 			top.offer(doc, s)
 		}
+	}
+	if len(sc.touched) < k {
+		// Too few tools answer the query's words: the rest of the k are
+		// ranked by what evidence there is, the character trigrams that
+		// the query's words share with the index's (ngram.go), below
+		// every tool that answers a word.
+		ix.fill(&top, sc, d, toks, best)
 	}
 	for _, doc := range exact {
 		if s := sc.total[doc]; s > 0 {

@@ -130,6 +130,9 @@ type derived struct {
 	gen   uint64
 	norm  []float32 // norm[slot*nFields+f] = weight[f] / BM25 length normalisation
 	vocab []string  // sorted terms that are words somewhere, for prefix and typo expansion
+
+	gramsOnce sync.Once
+	grams     map[string][]int32 // character trigram → indexes in vocab; built by the first fill (ngram.go)
 }
 
 // New returns an empty index.

@@ -290,3 +290,43 @@ func TestServerPrefix(t *testing.T) {
 		t.Errorf("hash suffix indexed: %v", got)
 	}
 }
+
+// TestFillsK: when fewer than k tools answer the query's words, the rest
+// come from character trigrams, below every lexical hit; a tool that
+// shares nothing with the query is not returned.
+func TestFillsK(t *testing.T) {
+	ix := New()
+	ix.Upsert(
+		Doc{ID: "maps__geocode", Name: "maps__geocode", Description: "Convert an address into coordinates"},
+		Doc{ID: "maps__elevation", Name: "maps__elevation", Description: "Height above sea level of a point"},
+		Doc{ID: "places__location_info", Name: "places__location_info", Description: "Details of a location"},
+		Doc{ID: "chat__post_message", Name: "chat__post_message", Description: "Post a message to a channel"},
+	)
+	tests := []struct {
+		query string
+		k     int
+		want  []string
+	}{
+		{"post to the channel", 3, []string{"chat__post_message"}},
+		// "colocation" is beyond the stemmer and prefix matching
+		// ("colocat" against "locat"); its trigrams find the location
+		// tool, ahead of the rest.
+		{"colocation of an elevation", 4, []string{"maps__elevation", "places__location_info"}},
+		{"colocation", 2, []string{"places__location_info"}},
+		{"colocation of the geocoder", 4, []string{"maps__geocode", "places__location_info"}},
+	}
+	for _, tt := range tests {
+		hits := ix.Search(tt.query, tt.k)
+		if got := ids(hits); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("Search(%q, %d) = %v, want %v", tt.query, tt.k, got, tt.want)
+		}
+		for i := 1; i < len(hits); i++ {
+			if worse(hits[i-1], hits[i]) {
+				t.Errorf("Search(%q): out of order at %d: %v", tt.query, i, hits)
+			}
+		}
+	}
+	if got := ix.Search("zzqxj wvkpl", 5); got != nil {
+		t.Errorf("no shared trigrams: Search = %v, want nil", got)
+	}
+}
