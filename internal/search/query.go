@@ -272,8 +272,14 @@ func (ix *Index) expand(query string, toks []token, d *derived) []group {
 				minLen = 2
 			}
 			if p := commonPrefix(t.raw, t.term); len(p) >= minLen {
+				typed := i == last && typing
 				for _, v := range prefixed(d.vocab, p, maxPrefix) {
-					g.alts = append(g.alts, alt{term: v, w: prefixWeight})
+					// A finished word stands for a longer one only when it
+					// is more than half of it ("config", "postgres"), not
+					// for any word it happens to begin ("sea", "search").
+					if typed || 2*len(p) > len(v) {
+						g.alts = append(g.alts, alt{term: v, w: prefixWeight})
+					}
 				}
 			}
 			if len(g.alts) == 0 && len(t.term) >= minTypo {

@@ -270,6 +270,12 @@ func actionsOf(toks []token) uint64 {
 // issue 17 and add a label" closes), and all the actions its words name.
 func queryAction(toks []token) (first, all uint64) {
 	for i, t := range toks {
+		if inflected(t.raw) {
+			// "opening hours", "deals closing this month", "issues
+			// assigned to me": a request says its action in the base
+			// form; the -ing and -ed forms describe the objects.
+			continue
+		}
 		a := actionBits[t.term]
 		if i+1 < len(toks) && t.plain && toks[i+1].plain {
 			// A verb of two words: "tear down", "look up", "roll back".
@@ -281,4 +287,9 @@ func queryAction(toks []token) (first, all uint64) {
 		all |= a
 	}
 	return first, all
+}
+
+// inflected reports whether w ends in -ing or -ed.
+func inflected(w string) bool {
+	return len(w) > 4 && (strings.HasSuffix(w, "ing") || strings.HasSuffix(w, "ed"))
 }
