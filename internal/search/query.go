@@ -181,12 +181,24 @@ func (ix *Index) Search(query string, k int) []Hit {
 	// are.
 	exact := ix.byName[strings.ToLower(strings.TrimSpace(query))]
 	act, acts := queryAction(toks)
+	// A request about several things ("the open issues", "people in the
+	// workspace") prefers the tool whose name is plural, one about one
+	// thing the singular: list_issues against get_issue.
+	many := false
+	for _, t := range toks {
+		if !t.joined && actionBits[t.term] == 0 && plural(t.raw) {
+			many = true
+		}
+	}
 	top := topK{k: k, id: func(doc int32) string { return ix.slots[doc].id }}
 	best := 0.0
 	for _, doc := range sc.touched {
 		s := sc.total[doc] * math.Sqrt(float64(sc.count[doc])/float64(len(groups)))
 		if named && sc.named[doc] {
 			s *= 1 + serverBoost
+		}
+		if ix.slots[doc].many == many {
+			s *= 1 + numberBonus
 		}
 		if da := ix.slots[doc].act; act != 0 && da != 0 {
 			switch {

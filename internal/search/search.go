@@ -81,6 +81,7 @@ const (
 	actionBonus   = 0.25 // a tool that does what the request asks
 	actionPenalty = 0.25 // a tool that does something else
 	serverBoost   = 0.5  // a tool of a server that the request names
+	numberBonus   = 0.1  // a tool whose name's last noun agrees in number with the request's
 	maxPrefix     = 32   // prefix expansions per query term
 	minPrefix     = 3    // shortest query word expanded by prefix, except the last one
 	minTypo       = 4    // shortest query word corrected for typos
@@ -115,6 +116,7 @@ type slot struct {
 	lens  [nFields]uint16
 	terms []string // distinct terms of the doc, to remove its postings
 	act   uint64   // the actions its name says it does (actionsOf)
+	many  bool     // its name ends in a plural ("list_issues", "get-users")
 }
 
 type posting struct {
@@ -160,6 +162,7 @@ func (ix *Index) Upsert(docs ...Doc) {
 		lens  [nFields]uint16
 		terms []string
 		act   uint64
+		many  bool
 		posts []posting
 	}
 	prep := make([]prepared, 0, len(docs))
@@ -170,7 +173,9 @@ func (ix *Index) Upsert(docs ...Doc) {
 		p := prepared{id: d.ID, name: strings.ToLower(d.Name)}
 		p.lens, p.terms, p.posts = index(d)
 		_, tool := splitName(d.Name)
-		p.act = actionsOf(analyze(nil, tool))
+		nt := analyze(nil, tool)
+		p.act = actionsOf(nt)
+		p.many = lastPlural(nt)
 		prep = append(prep, p)
 	}
 	ix.mu.Lock()
@@ -186,7 +191,7 @@ func (ix *Index) Upsert(docs ...Doc) {
 			ix.slots = append(ix.slots, slot{})
 		}
 		ix.byID[p.id] = s
-		ix.slots[s] = slot{id: p.id, name: p.name, live: true, lens: p.lens, terms: p.terms, act: p.act}
+		ix.slots[s] = slot{id: p.id, name: p.name, live: true, lens: p.lens, terms: p.terms, act: p.act, many: p.many}
 		ix.byName[p.name] = append(ix.byName[p.name], s)
 		for f, n := range p.lens {
 			ix.sumLen[f] += float64(n)

@@ -330,3 +330,34 @@ func TestFillsK(t *testing.T) {
 		t.Errorf("no shared trigrams: Search = %v, want nil", got)
 	}
 }
+
+// TestActionServerNumber: beyond the words a request shares with a tool,
+// its action, the server it names and the number of its object weigh on
+// their own.
+func TestActionServerNumber(t *testing.T) {
+	ix := New()
+	ix.Upsert(
+		Doc{ID: "gh__update_pull_request", Name: "gh__update_pull_request", Description: "Update a pull request: title, body, state"},
+		Doc{ID: "gh__add_pull_request_comment", Name: "gh__add_pull_request_comment", Description: "Add a comment to a pull request"},
+		Doc{ID: "chat__list_wiki_people", Name: "chat__list_wiki_people", Description: "The people whose pages the wiki links"},
+		Doc{ID: "wiki__list_users", Name: "wiki__list_users", Description: "All users"},
+		Doc{ID: "gh__get_issue", Name: "gh__get_issue", Description: "Get an issue"},
+		Doc{ID: "gh__list_issues", Name: "gh__list_issues", Description: "Issues of a repository"},
+		Doc{ID: "gh__delete_branch", Name: "gh__delete_branch", Description: "Delete a branch"},
+		Doc{ID: "gh__list_branches", Name: "gh__list_branches", Description: "List the branches of a repository"},
+		Doc{ID: "fs__read_text_file", Name: "fs__read_text_file", Description: "Read a text file"},
+		Doc{ID: "fs__delete_file", Name: "fs__delete_file", Description: "Delete a file"},
+	)
+	for q, want := range map[string]string{
+		"erase the text file":      "fs__delete_file",   // the action, though the topic says "read"
+		"people in the wiki":       "wiki__list_users",  // the named server
+		"show me the open issues":  "gh__list_issues",   // several issues
+		"show me issue 12":         "gh__get_issue",     // one
+		"tear down the old branch": "gh__delete_branch", // a verb of two words
+		"remaining branches":       "gh__list_branches",
+	} {
+		if got := ix.Search(q, 1); len(got) != 1 || got[0].ID != want {
+			t.Errorf("Search(%q) = %v, want %s first", q, got, want)
+		}
+	}
+}
