@@ -3,9 +3,12 @@
 // tools. It does no I/O and needs no network: ranking is BM25F over
 // the tool's server prefix, name, title, description and parameters, with
 // analysis built for identifiers (snake_case, camelCase, kebab-case,
-// dotted, digits), a light English stemmer, stop words, a small synonym
-// table for tool vocabulary and prefix and one-typo matching for words
-// the index does not know.
+// dotted, digits), a light English stemmer, stop words, a lexicon of the
+// tool-use world's verbs, nouns and abbreviations (synonyms.go), prefix
+// and one-typo matching for words the index does not know, and character
+// trigrams as the evidence of last resort (ngram.go). The action a
+// request asks for, a server it names and the number of its object weigh
+// on their own against the words it shares with a tool (query.go).
 //
 // It is a leaf: it imports only the standard library.
 package search
