@@ -64,6 +64,14 @@ func (ix *Index) Search(query string, k int) []Hit {
 			}
 		}
 	}
+	// "#general", "#incidents": in a request, a word after '#' is a
+	// chat channel.
+	for _, w := range strings.Fields(query) {
+		if len(w) > 1 && w[0] == '#' && classify(rune(w[1])) >= lower {
+			toks = append(toks, token{raw: "channel", term: stem("channel"), plain: true})
+			break
+		}
+	}
 	if len(toks) == 0 {
 		return nil
 	}

@@ -361,3 +361,23 @@ func TestActionServerNumber(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestForms: a shell command stands for what it does, and a
+// '#' word of a request is a chat channel.
+func TestRequestForms(t *testing.T) {
+	ix := New()
+	ix.Upsert(
+		Doc{ID: "fs__create_directory", Name: "fs__create_directory", Description: "Create a directory"},
+		Doc{ID: "fs__list_directory", Name: "fs__list_directory", Description: "List a directory's logs and files"},
+		Doc{ID: "chat__get_channel_history", Name: "chat__get_channel_history", Description: "Recent messages of a channel"},
+		Doc{ID: "ops__list_alerts", Name: "ops__list_alerts", Description: "Recent incidents and alerts"},
+	)
+	for q, want := range map[string]string{
+		"mkdir logs":                         "fs__create_directory",
+		"what was said in #incidents lately": "chat__get_channel_history",
+	} {
+		if got := ix.Search(q, 1); len(got) != 1 || got[0].ID != want {
+			t.Errorf("Search(%q) = %v, want %s first", q, got, want)
+		}
+	}
+}

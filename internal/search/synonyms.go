@@ -26,7 +26,7 @@ var actionGroups = [][]string{
 	{"run", "execute", "exec", "invoke", "launch", "evaluate", "eval", "call", "trigger"},
 	{"move", "rename", "mv", "relocate", "transfer", "reparent", "transition"},
 	{"copy", "duplicate", "cp", "clone", "fork", "replicate"},
-	{"send", "post", "publish", "notify", "announce", "tell", "broadcast"},
+	{"send", "post", "publish", "notify", "announce", "tell", "broadcast", "dm", "message"},
 	{"write", "save", "store", "put", "persist", "dump"},
 	{"close", "resolve", "finish", "complete", "done", "dismiss", "ignore", "archive"},
 	{"start", "begin", "trigger", "kick off", "kickoff", "launch", "spin up", "boot"},
@@ -56,7 +56,7 @@ var actionGroups = [][]string{
 	{"rerun", "retry", "restart", "re run", "rebuild", "redo"},
 	{"connect", "login", "log in", "sign in", "authenticate", "attach", "link"},
 	{"disconnect", "logout", "log out", "sign out", "detach"},
-	{"count", "tally", "how many"},
+	{"count", "tally", "how many", "many"},
 	{"validate", "lint", "check", "verify", "test"},
 	{"analyze", "analyse", "diagnose", "debug", "investigate", "troubleshoot", "root cause", "why"},
 	{"monitor", "watch", "track", "observe", "alert"},
@@ -184,8 +184,24 @@ var nounGroups = [][]string{
 	{"block", "paragraph", "section", "content"},
 }
 
+// shellGroups are the shell's commands, each the phrase of what it does:
+// "mkdir logs" asks for a tool that creates a directory.
+var shellGroups = [][]string{
+	{"mkdir", "create directory", "make directory", "create folder"},
+	{"rmdir", "remove directory", "delete directory"},
+	{"touch", "create file"},
+	{"ps", "list processes", "process list"},
+	{"pwd", "current directory", "working directory"},
+	{"du", "disk usage", "file size"},
+	{"tail", "last lines", "follow logs"},
+	{"curl", "wget", "http request", "fetch url"},
+	{"git clone", "clone repository"},
+	{"kubectl", "kubernetes"},
+	{"psql", "postgres", "sql"},
+}
+
 // synonymGroups are all groups of the lexicon.
-var synonymGroups = append(append([][]string{}, actionGroups...), nounGroups...)
+var synonymGroups = append(append(append([][]string{}, actionGroups...), nounGroups...), shellGroups...)
 
 // synonymWeight scales the score of a synonym of a query term.
 const synonymWeight = 0.7
@@ -255,12 +271,18 @@ var actionBits = func() map[string]uint64 {
 	return m
 }()
 
+// nameNouns are verbs of requests ("DM the lead", "message the team")
+// that are nouns in tool names ("open_dm", "post_message").
+var nameNouns = map[string]bool{"dm": true, stem("message"): true}
+
 // actionsOf returns the actions named by toks: all of them for a tool's
 // name ("create_or_update_file" creates and updates).
 func actionsOf(toks []token) uint64 {
 	var a uint64
 	for _, t := range toks {
-		a |= actionBits[t.term]
+		if !nameNouns[t.term] {
+			a |= actionBits[t.term]
+		}
 	}
 	return a
 }
