@@ -2,6 +2,7 @@ package search
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"sync"
 	"testing"
@@ -380,4 +381,32 @@ func TestRequestForms(t *testing.T) {
 			t.Errorf("Search(%q) = %v, want %s first", q, got, want)
 		}
 	}
+}
+
+// FuzzSearch: any query returns at most k distinct live tools, best first,
+// with positive scores.
+func FuzzSearch(f *testing.F) {
+	for _, q := range []string{"mkdir logs", "post in #general", "colocation", "tear down the old deployment", "#", "# #a", "DM the lead", "ßẞ issues"} {
+		f.Add(q, 5)
+	}
+	docs, _ := loadDevSet(f)
+	ix := New()
+	ix.Upsert(docs...)
+	f.Fuzz(func(t *testing.T, q string, k int) {
+		k = k%50 + 1
+		if k <= 0 {
+			k += 50
+		}
+		hits := ix.Search(q, k)
+		if len(hits) > k {
+			t.Fatalf("%d hits for k=%d", len(hits), k)
+		}
+		seen := map[string]bool{}
+		for i, h := range hits {
+			if seen[h.ID] || h.Score <= 0 || math.IsNaN(h.Score) || (i > 0 && worse(hits[i-1], h)) {
+				t.Fatalf("Search(%q, %d) = %v", q, k, hits)
+			}
+			seen[h.ID] = true
+		}
+	})
 }
