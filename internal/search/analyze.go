@@ -263,3 +263,24 @@ func hashLike(seg string) bool {
 	}
 	return digits
 }
+
+// plural reports whether w, a lower-cased word, is an English plural:
+// "issues", "repos", "people", not "status", "class" or "analysis".
+func plural(w string) bool {
+	switch w {
+	case "people", "children", "data", "media", "indices":
+		return true
+	}
+	n := len(w)
+	return n > 3 && w[n-1] == 's' && w[n-2] != 's' && w[n-2] != 'u' && w[n-2] != 'i'
+}
+
+// lastPlural reports whether the last word of a name is a plural.
+func lastPlural(toks []token) bool {
+	for i := len(toks) - 1; i >= 0; i-- {
+		if !toks[i].joined {
+			return plural(toks[i].raw)
+		}
+	}
+	return false
+}

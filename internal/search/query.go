@@ -30,6 +30,7 @@ type alt struct {
 type scratch struct {
 	best, total []float64
 	count       []uint8
+	named       []bool // the doc's server prefix is a word of the query
 	gt, touched []int32
 }
 
@@ -63,6 +64,14 @@ func (ix *Index) Search(query string, k int) []Hit {
 			}
 		}
 	}
+	// "#general", "#incidents": in a request, a word after '#' is a
+	// chat channel.
+	for _, w := range strings.Fields(query) {
+		if len(w) > 1 && w[0] == '#' && classify(rune(w[1])) >= lower {
+			toks = append(toks, token{raw: "channel", term: stem("channel"), plain: true})
+			break
+		}
+	}
 	if len(toks) == 0 {
 		return nil
 	}
@@ -73,15 +82,12 @@ func (ix *Index) Search(query string, k int) []Hit {
 		return nil
 	}
 	d := ix.derive()
-	groups := ix.expand(query, toks, d)
-	if len(groups) == 0 {
-		return nil
-	}
+	groups := ix.expand(query, toks, d) // none: only trigrams can answer
 
 	sc, _ := ix.pool.Get().(*scratch)
 	if sc == nil || len(sc.best) < len(ix.slots) {
 		n := len(ix.slots) + len(ix.slots)/4
-		sc = &scratch{best: make([]float64, n), total: make([]float64, n), count: make([]uint8, n)}
+		sc = &scratch{best: make([]float64, n), total: make([]float64, n), count: make([]uint8, n), named: make([]bool, n)}
 	}
 
 	n := float64(ix.live)
@@ -107,6 +113,7 @@ func (ix *Index) Search(query string, k int) []Hit {
 			sc.best[doc] = v
 		}
 	}
+	named := false // some query word is a server's prefix
 	for _, g := range groups {
 		// The alternatives of a group share the idf of the most common
 		// one, as if they were one term (Lucene's SynonymQuery does the
@@ -125,6 +132,9 @@ func (ix *Index) Search(query string, k int) []Hit {
 				c := a.w * gidf
 				for _, p := range ps {
 					offer(p.doc, score(p, c))
+					if a.w == 1 && p.tf[fServer] > 0 {
+						sc.named[p.doc], named = true, true
+					}
 				}
 				continue
 			}
@@ -168,16 +178,56 @@ func (ix *Index) Search(query string, k int) []Hit {
 	// A query that is a tool's name ("notion__notion-get-users") ranks that
 	// tool first, ahead of neighbours that stem alike ("...-get-user"): its
 	// score is raised by the best score of all.
+	//
+	// A request that names a server ("in Notion", "on GitLab") wants that
+	// server's tools: they are raised above others on the same topic.
+	//
+	// The action of the request counts on its own against the topic: a
+	// tool whose name does what the request asks ranks above one on the
+	// same topic that does something else ("comment on the PR" is not
+	// "update the PR"). Tools whose names name no action are left as they
+	// are.
 	exact := ix.byName[strings.ToLower(strings.TrimSpace(query))]
+	act, acts := queryAction(toks)
+	// A request about several things ("the open issues", "people in the
+	// workspace") prefers the tool whose name is plural, one about one
+	// thing the singular: list_issues against get_issue.
+	many := false
+	for _, t := range toks {
+		if !t.joined && actionBits[t.term] == 0 && plural(t.raw) {
+			many = true
+		}
+	}
 	top := topK{k: k, id: func(doc int32) string { return ix.slots[doc].id }}
 	best := 0.0
 	for _, doc := range sc.touched {
 		s := sc.total[doc] * math.Sqrt(float64(sc.count[doc])/float64(len(groups)))
+		if named && sc.named[doc] {
+			s *= 1 + serverBoost
+		}
+		if ix.slots[doc].many == many {
+			s *= 1 + numberBonus
+		}
+		if da := ix.slots[doc].act; act != 0 && da != 0 {
+			switch {
+			case da&act != 0:
+				s *= 1 + actionBonus
+			case da&acts == 0:
+				s *= 1 - actionPenalty
+			}
+		}
 		sc.total[doc], sc.count[doc] = s, 0
 		best = max(best, s)
 		if !slices.Contains(exact, doc) {
 			top.offer(doc, s)
 		}
+	}
+	if len(sc.touched) < k {
+		// Too few tools answer the query's words: the rest of the k are
+		// ranked by what evidence there is, the character trigrams that
+		// the query's words share with the index's (ngram.go), below
+		// every tool that answers a word.
+		ix.fill(&top, sc, d, toks, best)
 	}
 	for _, doc := range exact {
 		if s := sc.total[doc]; s > 0 {
@@ -185,7 +235,7 @@ func (ix *Index) Search(query string, k int) []Hit {
 		}
 	}
 	for _, doc := range sc.touched {
-		sc.total[doc] = 0
+		sc.total[doc], sc.named[doc] = 0, false
 	}
 	sc.touched = sc.touched[:0]
 	ix.pool.Put(sc) // clean again: best, total and count are all zero
@@ -242,8 +292,14 @@ func (ix *Index) expand(query string, toks []token, d *derived) []group {
 				minLen = 2
 			}
 			if p := commonPrefix(t.raw, t.term); len(p) >= minLen {
+				typed := i == last && typing
 				for _, v := range prefixed(d.vocab, p, maxPrefix) {
-					g.alts = append(g.alts, alt{term: v, w: prefixWeight})
+					// A finished word stands for a longer one only when it
+					// is more than half of it ("config", "postgres"), not
+					// for any word it happens to begin ("sea", "search").
+					if typed || 2*len(p) > len(v) {
+						g.alts = append(g.alts, alt{term: v, w: prefixWeight})
+					}
 				}
 			}
 			if len(g.alts) == 0 && len(t.term) >= minTypo {

@@ -3,9 +3,12 @@
 // tools. It does no I/O and needs no network: ranking is BM25F over
 // the tool's server prefix, name, title, description and parameters, with
 // analysis built for identifiers (snake_case, camelCase, kebab-case,
-// dotted, digits), a light English stemmer, stop words, a small synonym
-// table for tool vocabulary and prefix and one-typo matching for words
-// the index does not know.
+// dotted, digits), a light English stemmer, stop words, a lexicon of the
+// tool-use world's verbs, nouns and abbreviations (synonyms.go), prefix
+// and one-typo matching for words the index does not know, and character
+// trigrams as the evidence of last resort (ngram.go). The action a
+// request asks for, a server it names and the number of its object weigh
+// on their own against the words it shares with a tool (query.go).
 //
 // It is a leaf: it imports only the standard library.
 package search
@@ -74,8 +77,14 @@ const (
 
 	// Query expansion. Each query term is a group of alternatives scored
 	// as the best of them, so that expansion never counts twice.
-	prefixWeight  = 0.7  // a vocabulary term that extends the query word ("repo" → "repositori")
-	typoWeight    = 0.6  // a vocabulary term one edit away, for words the index does not know
+	prefixWeight = 0.7 // a vocabulary term that extends the query word ("repo" → "repositori")
+	typoWeight   = 0.6 // a vocabulary term one edit away, for words the index does not know
+
+	// The action of a request against the actions a tool's name says.
+	actionBonus   = 0.25 // a tool that does what the request asks
+	actionPenalty = 0.25 // a tool that does something else
+	serverBoost   = 0.5  // a tool of a server that the request names
+	numberBonus   = 0.1  // a tool whose name's last noun agrees in number with the request's
 	maxPrefix     = 32   // prefix expansions per query term
 	minPrefix     = 3    // shortest query word expanded by prefix, except the last one
 	minTypo       = 4    // shortest query word corrected for typos
@@ -109,6 +118,8 @@ type slot struct {
 	live  bool
 	lens  [nFields]uint16
 	terms []string // distinct terms of the doc, to remove its postings
+	act   uint64   // the actions its name says it does (actionsOf)
+	many  bool     // its name ends in a plural ("list_issues", "get-users")
 }
 
 type posting struct {
@@ -124,6 +135,9 @@ type derived struct {
 	gen   uint64
 	norm  []float32 // norm[slot*nFields+f] = weight[f] / BM25 length normalisation
 	vocab []string  // sorted terms that are words somewhere, for prefix and typo expansion
+
+	gramsOnce sync.Once
+	grams     map[string][]int32 // character trigram → indexes in vocab; built by the first fill (ngram.go)
 }
 
 // New returns an empty index.
@@ -150,6 +164,8 @@ func (ix *Index) Upsert(docs ...Doc) {
 		name  string // lower-cased Name
 		lens  [nFields]uint16
 		terms []string
+		act   uint64
+		many  bool
 		posts []posting
 	}
 	prep := make([]prepared, 0, len(docs))
@@ -159,6 +175,10 @@ func (ix *Index) Upsert(docs ...Doc) {
 		}
 		p := prepared{id: d.ID, name: strings.ToLower(d.Name)}
 		p.lens, p.terms, p.posts = index(d)
+		_, tool := splitName(d.Name)
+		nt := analyze(nil, tool)
+		p.act = actionsOf(nt)
+		p.many = lastPlural(nt)
 		prep = append(prep, p)
 	}
 	ix.mu.Lock()
@@ -174,7 +194,7 @@ func (ix *Index) Upsert(docs ...Doc) {
 			ix.slots = append(ix.slots, slot{})
 		}
 		ix.byID[p.id] = s
-		ix.slots[s] = slot{id: p.id, name: p.name, live: true, lens: p.lens, terms: p.terms}
+		ix.slots[s] = slot{id: p.id, name: p.name, live: true, lens: p.lens, terms: p.terms, act: p.act, many: p.many}
 		ix.byName[p.name] = append(ix.byName[p.name], s)
 		for f, n := range p.lens {
 			ix.sumLen[f] += float64(n)

@@ -2,6 +2,7 @@ package search
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"sync"
 	"testing"
@@ -289,4 +290,123 @@ func TestServerPrefix(t *testing.T) {
 	if got := ix.Search("0a1b2c3d4e", 5); got != nil {
 		t.Errorf("hash suffix indexed: %v", got)
 	}
+}
+
+// TestFillsK: when fewer than k tools answer the query's words, the rest
+// come from character trigrams, below every lexical hit; a tool that
+// shares nothing with the query is not returned.
+func TestFillsK(t *testing.T) {
+	ix := New()
+	ix.Upsert(
+		Doc{ID: "maps__geocode", Name: "maps__geocode", Description: "Convert an address into coordinates"},
+		Doc{ID: "maps__elevation", Name: "maps__elevation", Description: "Height above sea level of a point"},
+		Doc{ID: "places__location_info", Name: "places__location_info", Description: "Details of a location"},
+		Doc{ID: "chat__post_message", Name: "chat__post_message", Description: "Post a message to a channel"},
+	)
+	tests := []struct {
+		query string
+		k     int
+		want  []string
+	}{
+		{"post to the channel", 3, []string{"chat__post_message"}},
+		// "colocation" is beyond the stemmer and prefix matching
+		// ("colocat" against "locat"); its trigrams find the location
+		// tool, ahead of the rest.
+		{"colocation of an elevation", 4, []string{"maps__elevation", "places__location_info"}},
+		{"colocation", 2, []string{"places__location_info"}},
+		{"colocation of the geocoder", 4, []string{"maps__geocode", "places__location_info"}},
+	}
+	for _, tt := range tests {
+		hits := ix.Search(tt.query, tt.k)
+		if got := ids(hits); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("Search(%q, %d) = %v, want %v", tt.query, tt.k, got, tt.want)
+		}
+		for i := 1; i < len(hits); i++ {
+			if worse(hits[i-1], hits[i]) {
+				t.Errorf("Search(%q): out of order at %d: %v", tt.query, i, hits)
+			}
+		}
+	}
+	if got := ix.Search("zzqxj wvkpl", 5); got != nil {
+		t.Errorf("no shared trigrams: Search = %v, want nil", got)
+	}
+}
+
+// TestActionServerNumber: beyond the words a request shares with a tool,
+// its action, the server it names and the number of its object weigh on
+// their own.
+func TestActionServerNumber(t *testing.T) {
+	ix := New()
+	ix.Upsert(
+		Doc{ID: "gh__update_pull_request", Name: "gh__update_pull_request", Description: "Update a pull request: title, body, state"},
+		Doc{ID: "gh__add_pull_request_comment", Name: "gh__add_pull_request_comment", Description: "Add a comment to a pull request"},
+		Doc{ID: "chat__list_wiki_people", Name: "chat__list_wiki_people", Description: "The people whose pages the wiki links"},
+		Doc{ID: "wiki__list_users", Name: "wiki__list_users", Description: "All users"},
+		Doc{ID: "gh__get_issue", Name: "gh__get_issue", Description: "Get an issue"},
+		Doc{ID: "gh__list_issues", Name: "gh__list_issues", Description: "Issues of a repository"},
+		Doc{ID: "gh__delete_branch", Name: "gh__delete_branch", Description: "Delete a branch"},
+		Doc{ID: "gh__list_branches", Name: "gh__list_branches", Description: "List the branches of a repository"},
+		Doc{ID: "fs__read_text_file", Name: "fs__read_text_file", Description: "Read a text file"},
+		Doc{ID: "fs__delete_file", Name: "fs__delete_file", Description: "Delete a file"},
+	)
+	for q, want := range map[string]string{
+		"erase the text file":      "fs__delete_file",   // the action, though the topic says "read"
+		"people in the wiki":       "wiki__list_users",  // the named server
+		"show me the open issues":  "gh__list_issues",   // several issues
+		"show me issue 12":         "gh__get_issue",     // one
+		"tear down the old branch": "gh__delete_branch", // a verb of two words
+		"remaining branches":       "gh__list_branches",
+	} {
+		if got := ix.Search(q, 1); len(got) != 1 || got[0].ID != want {
+			t.Errorf("Search(%q) = %v, want %s first", q, got, want)
+		}
+	}
+}
+
+// TestRequestForms: a shell command stands for what it does, and a
+// '#' word of a request is a chat channel.
+func TestRequestForms(t *testing.T) {
+	ix := New()
+	ix.Upsert(
+		Doc{ID: "fs__create_directory", Name: "fs__create_directory", Description: "Create a directory"},
+		Doc{ID: "fs__list_directory", Name: "fs__list_directory", Description: "List a directory's logs and files"},
+		Doc{ID: "chat__get_channel_history", Name: "chat__get_channel_history", Description: "Recent messages of a channel"},
+		Doc{ID: "ops__list_alerts", Name: "ops__list_alerts", Description: "Recent incidents and alerts"},
+	)
+	for q, want := range map[string]string{
+		"mkdir logs":                         "fs__create_directory",
+		"what was said in #incidents lately": "chat__get_channel_history",
+	} {
+		if got := ix.Search(q, 1); len(got) != 1 || got[0].ID != want {
+			t.Errorf("Search(%q) = %v, want %s first", q, got, want)
+		}
+	}
+}
+
+// FuzzSearch: any query returns at most k distinct live tools, best first,
+// with positive scores.
+func FuzzSearch(f *testing.F) {
+	for _, q := range []string{"mkdir logs", "post in #general", "colocation", "tear down the old deployment", "#", "# #a", "DM the lead", "ßẞ issues"} {
+		f.Add(q, 5)
+	}
+	docs, _ := loadDevSet(f)
+	ix := New()
+	ix.Upsert(docs...)
+	f.Fuzz(func(t *testing.T, q string, k int) {
+		k = k%50 + 1
+		if k <= 0 {
+			k += 50
+		}
+		hits := ix.Search(q, k)
+		if len(hits) > k {
+			t.Fatalf("%d hits for k=%d", len(hits), k)
+		}
+		seen := map[string]bool{}
+		for i, h := range hits {
+			if seen[h.ID] || h.Score <= 0 || math.IsNaN(h.Score) || (i > 0 && worse(hits[i-1], h)) {
+				t.Fatalf("Search(%q, %d) = %v", q, k, hits)
+			}
+			seen[h.ID] = true
+		}
+	})
 }

@@ -2,61 +2,206 @@ package search
 
 import "strings"
 
-// synonymGroups are words that people use for one another when they ask
-// for a tool. A query term is expanded to the rest of its groups with
-// weight synonymWeight (query.go); documents are never expanded, so the
-// table can stay small and a wrong entry only costs a little rank.
+// The lexicon: words that people use for one another when they ask for a
+// tool. A query term is expanded to the rest of its groups with weight
+// synonymWeight (query.go); documents are never expanded, so a wrong entry
+// only costs a little rank. It was built from the vocabulary of real
+// servers' tool definitions (code hosting, chat, docs, browsers, web
+// search, maps, CRM, databases, Kubernetes, CI, error tracking, shells),
+// read for what their tools are called and what a request would call
+// them instead, never from a set of requests.
 //
-// Only general vocabulary of tool APIs belongs here: verbs of CRUD and of
-// running things, and the nouns that every second server renames. An entry
-// of several words ("pull request") matches a document that has the words
-// (a phrase alternative) or the compound ("pull_request").
-var synonymGroups = [][]string{
-	// verbs
-	{"create", "add", "new", "make", "insert"},
-	{"delete", "remove", "erase", "rm", "destroy", "drop", "purge", "trash"},
-	{"list", "enumerate", "show", "ls", "display"},
-	{"get", "fetch", "read", "retrieve", "obtain", "load", "view"},
-	{"update", "edit", "modify", "change", "patch", "alter", "amend"},
-	{"search", "find", "query", "lookup", "look up", "locate", "grep"},
-	{"run", "execute", "exec", "invoke", "launch"},
-	{"move", "rename", "mv", "relocate"},
-	{"copy", "duplicate", "cp", "clone"},
-	{"send", "post", "publish"},
-	{"write", "save", "store", "put"},
-	{"close", "resolve", "finish"},
-	{"start", "begin", "trigger", "kick off"},
-	{"stop", "cancel", "abort", "terminate", "kill"},
+// actionGroups are the verbs: each group is one action, and the action
+// of a request is weighed on its own against the topic (query.go). An
+// entry of several words ("pull request") matches a document that has the
+// words (a phrase alternative) or the compound ("pull_request"); a query
+// that writes it as words finds it through the query's compounds.
+var actionGroups = [][]string{
+	{"create", "add", "new", "make", "insert", "open", "generate", "init", "initialize", "spawn", "register", "raise"},
+	{"delete", "remove", "erase", "rm", "destroy", "drop", "purge", "trash", "discard", "tear down", "teardown", "wipe", "uninstall", "unlink", "deregister"},
+	{"list", "enumerate", "show", "ls", "display", "browse", "exist", "available"},
+	{"get", "fetch", "read", "retrieve", "obtain", "load", "view", "show", "see", "inspect", "cat", "look at", "details"},
+	{"update", "edit", "modify", "change", "patch", "alter", "amend", "set", "adjust", "tweak", "replace", "rewrite", "bump", "close", "reopen", "resolve"},
+	{"search", "find", "query", "lookup", "look up", "locate", "grep", "seek", "discover", "filter", "look for", "google"},
+	{"run", "execute", "exec", "invoke", "launch", "evaluate", "eval", "call", "trigger"},
+	{"move", "rename", "mv", "relocate", "transfer", "reparent", "transition"},
+	{"copy", "duplicate", "cp", "clone", "fork", "replicate"},
+	{"send", "post", "publish", "notify", "announce", "tell", "broadcast", "dm", "message"},
+	{"write", "save", "store", "put", "persist", "dump"},
+	{"close", "resolve", "finish", "complete", "done", "dismiss", "ignore", "archive"},
+	{"start", "begin", "trigger", "kick off", "kickoff", "launch", "spin up", "boot"},
+	{"stop", "cancel", "abort", "terminate", "kill", "halt", "interrupt", "quit"},
 	{"upload", "attach"},
-	{"download", "export"},
+	{"download", "export", "pull down"},
 	{"compress", "zip", "gzip", "archive"},
 	{"sum", "add", "total", "plus"},
-	// nouns
+	{"merge", "squash", "land", "combine", "integrate"},
+	{"review", "approve", "request changes", "lgtm"},
+	{"comment", "reply", "respond", "annotate", "remark", "answer"},
+	{"navigate", "go", "visit", "goto", "browse", "open", "load"},
+	{"back", "previous", "return", "history"},
+	{"click", "press", "tap", "hit", "push"},
+	{"type", "fill", "enter", "input", "key in", "populate", "complete"},
+	{"hover", "mouse over", "mouseover", "point at"},
+	{"select", "choose", "pick", "option", "dropdown"},
+	{"drag", "drag and drop", "dragdrop"},
+	{"screenshot", "capture", "snapshot", "screen capture", "screengrab", "snap"},
+	{"scrape", "extract", "pull", "parse", "harvest", "read"},
+	{"crawl", "spider", "traverse", "walk"},
+	{"install", "deploy", "setup", "set up", "provision"},
+	{"upgrade", "update", "bump"},
+	{"rollback", "roll back", "revert", "undo", "restore", "downgrade"},
+	{"rollout", "roll out", "deploy", "release", "ship", "restart", "redeploy"},
+	{"scale", "replicas", "resize", "autoscale"},
+	{"rerun", "retry", "restart", "re run", "rebuild", "redo"},
+	{"connect", "login", "log in", "sign in", "authenticate", "attach", "link"},
+	{"disconnect", "logout", "log out", "sign out", "detach"},
+	{"count", "tally", "how many", "many"},
+	{"validate", "lint", "check", "verify", "test"},
+	{"analyze", "analyse", "diagnose", "debug", "investigate", "troubleshoot", "root cause", "why"},
+	{"monitor", "watch", "track", "observe", "alert"},
+	{"wait", "await", "until", "appear", "sleep"},
+	{"explain", "plan", "profile", "optimize", "slow"},
+	{"explain", "mean", "meaning", "definition", "define", "document"},
+	{"forward", "tunnel", "proxy", "expose"},
+	{"drain", "cordon", "uncordon", "evict", "maintenance"},
+	{"emulate", "simulate", "mock", "fake"},
+	{"react", "reaction", "emoji"},
+	{"research", "investigate", "study"},
+	{"summarize", "summarise", "summary", "digest", "tldr"},
+	{"translate", "convert", "transform", "render"},
+	{"map", "sitemap", "discover"},
+	{"link", "associate", "relate", "connect", "attach"},
+	{"assign", "reassign", "delegate", "allocate"},
+	{"log", "record", "track"},
+}
+
+// nounGroups are the nouns that every second server renames, and the
+// abbreviations of the tool-use world.
+var nounGroups = [][]string{
 	{"file", "document", "doc"},
 	{"directory", "folder", "dir"},
-	{"issue", "ticket", "bug"},
-	{"message", "mail", "email", "msg"},
-	{"repo", "repository"},
-	{"pull request", "pr", "merge request"},
-	{"user", "member", "person", "people", "account"},
-	{"comment", "reply"},
-	{"label", "tag"},
-	{"image", "picture", "photo", "img"},
-	{"config", "configuration", "settings"},
+	{"issue", "ticket", "bug", "defect", "bug report"},
+	{"message", "mail", "email", "msg", "dm", "direct message", "chat", "note", "post"},
+	{"repo", "repository", "codebase"},
+	{"pull request", "pr", "merge request", "mr", "change request"},
+	{"user", "member", "person", "people", "account", "profile", "teammate", "colleague"},
+	{"comment", "reply", "feedback", "note", "remark", "discussion", "discuss"},
+	{"label", "tag", "category"},
+	{"image", "picture", "photo", "img", "icon", "png", "svg", "jpg", "asset"},
+	{"config", "configuration", "settings", "setting", "preferences", "options", "cfg", "conf"},
 	{"environment", "env"},
-	{"database", "db"},
-	{"metadata", "info", "details", "stat", "properties"},
-	{"size", "bytes", "big", "large"},
+	{"database", "db", "data source", "datasource", "datastore"},
+	{"metadata", "info", "details", "stat", "stats", "properties", "attributes"},
+	{"size", "bytes", "big", "large", "storage", "disk"},
 	{"tree", "hierarchy", "recursive", "nested"},
-	{"recent", "latest", "newest", "lately"},
-	{"permission", "access"},
+	{"recent", "latest", "newest", "lately", "last"},
+	{"permission", "access", "role", "scope"},
 	{"memory", "remember", "recall", "memorize", "memorise"},
-	{"channel", "room", "conversation"},
-	{"relation", "relationship", "link", "edge"},
+	{"channel", "room", "conversation", "group"},
+	{"relation", "relationship", "link", "edge", "association"},
 	{"entity", "node"},
 	{"observation", "fact"},
-	{"page", "doc"},
+	{"page", "doc", "webpage", "web page", "tab", "site", "screen"},
+	{"website", "site", "web site", "domain", "url"},
+	{"url", "link", "href", "uri", "address", "http", "https"},
+	{"web", "internet", "online", "google", "news"},
+	{"commit", "changeset", "revision", "history"},
+	{"branch", "ref"},
+	{"review", "approval"},
+	{"check", "status", "ci", "passing", "green", "red", "failing", "health"},
+	{"dialog", "popup", "pop up", "modal", "alert", "confirm", "prompt"},
+	{"dropdown", "select", "combobox", "picker", "menu", "listbox"},
+	{"input", "field", "textbox", "text box", "box", "form"},
+	{"key", "keyboard", "keystroke", "keypress", "hotkey", "enter", "escape", "tab"},
+	{"console", "devtools", "log"},
+	{"network", "request", "xhr", "traffic", "http", "api call", "ajax"},
+	{"dark mode", "darkmode", "color scheme", "colorscheme", "dark", "theme", "light mode", "media"},
+	{"window", "viewport", "screen", "dimensions"},
+	{"javascript", "js", "script", "code", "ecmascript"},
+	{"code", "source", "snippet", "sourcecode"},
+	{"accessibility", "a11y", "aria", "accessibility tree", "snapshot"},
+	{"table", "collection", "sheet"},
+	{"record", "row", "document", "entry", "item", "object", "entries", "rows"},
+	{"field", "property", "attribute", "column", "properties"},
+	{"schema", "structure", "shape", "fields", "columns", "types"},
+	{"index", "indexes", "indices"},
+	{"query", "select", "sql", "filter"},
+	{"aggregate", "aggregation", "group by", "groupby", "pipeline", "rollup"},
+	{"log", "logs", "output", "stdout", "stderr", "trace"},
+	{"error", "exception", "crash", "failure", "fault", "problem", "incident", "stacktrace", "stack trace"},
+	{"event", "occurrence"},
+	{"pipeline", "build", "ci", "workflow", "job"},
+	{"test", "tests", "spec", "suite"},
+	{"flaky", "intermittent", "unstable", "nondeterministic"},
+	{"artifact", "artifacts", "build output", "binary", "bundle"},
+	{"deployment", "deploy", "release", "rollout", "app"},
+	{"pod", "container", "workload"},
+	{"cluster", "kube", "k8s", "kubernetes", "kubectl"},
+	{"namespace", "ns"},
+	{"context", "kubeconfig", "cluster"},
+	{"chart", "helm", "helm chart", "release"},
+	{"manifest", "yaml", "yml", "spec"},
+	{"port", "local port"},
+	{"replica", "replicas", "instances"},
+	{"process", "pid", "task", "program", "job"},
+	{"terminal", "shell", "command line", "cli", "bash", "repl", "console", "session"},
+	{"command", "cmd"},
+	{"cpu", "memory", "ram", "load", "usage"},
+	{"credit", "credits", "usage", "quota", "billing", "balance", "spend", "cost"},
+	{"paper", "papers", "article", "publication", "study", "preprint", "arxiv", "pubmed"},
+	{"cite", "citation", "citations", "reference", "references", "related"},
+	{"documentation", "docs", "doc", "reference", "manual", "guide", "api reference"},
+	{"library", "package", "framework", "sdk", "module", "lib", "dependency", "pkg"},
+	{"location", "place", "address", "spot", "venue", "business", "restaurant", "shop", "store", "cafe", "poi"},
+	{"coordinates", "latitude", "longitude", "lat", "lng", "geocode", "gps", "geolocation"},
+	{"directions", "route", "navigation", "turn by turn", "itinerary", "drive", "driving", "commute"},
+	{"distance", "travel time", "far", "duration", "eta", "drive"},
+	{"elevation", "altitude", "height", "high", "sea level"},
+	{"nearby", "near", "local", "around"},
+	{"contact", "lead", "customer", "prospect", "client"},
+	{"deal", "opportunity", "sale"},
+	{"company", "organization", "org", "account", "business"},
+	{"crm", "hubspot", "salesforce"},
+	{"engagement", "activity", "call", "meeting", "note", "task", "email"},
+	{"workflow", "automation", "flow", "sequence"},
+	{"design", "figma", "mockup", "frame", "layout", "component", "ui"},
+	{"emoji", "reaction", "thumbs up", "thumbsup"},
+	{"thread", "replies", "conversation"},
+	{"workspace", "team", "org", "organization"},
+	{"token", "key", "secret", "credential", "credentials", "api key", "password"},
+	{"statistics", "stats", "metrics", "usage", "analytics"},
+	{"plan", "explain", "query plan", "execution plan", "performance", "slow"},
+	{"monitor", "monitors", "watcher", "watch", "alert"},
+	{"research", "deep research", "report"},
+	{"markdown", "md", "text", "plain text"},
+	{"pdf", "portable document"},
+	{"edit", "block", "diff", "snippet"},
+	{"title", "heading", "name"},
+	{"id", "identifier", "slug", "key"},
+	{"template", "templates", "blueprint", "boilerplate"},
+	{"content", "contents", "text", "body"},
+	{"block", "paragraph", "section", "content"},
 }
+
+// shellGroups are the shell's commands, each the phrase of what it does:
+// "mkdir logs" asks for a tool that creates a directory.
+var shellGroups = [][]string{
+	{"mkdir", "create directory", "make directory", "create folder"},
+	{"rmdir", "remove directory", "delete directory"},
+	{"touch", "create file"},
+	{"ps", "list processes", "process list"},
+	{"pwd", "current directory", "working directory"},
+	{"du", "disk usage", "file size"},
+	{"tail", "last lines", "follow logs"},
+	{"curl", "wget", "http request", "fetch url"},
+	{"git clone", "clone repository"},
+	{"kubectl", "kubernetes"},
+	{"psql", "postgres", "sql"},
+}
+
+// synonymGroups are all groups of the lexicon.
+var synonymGroups = append(append(append([][]string{}, actionGroups...), nounGroups...), shellGroups...)
 
 // synonymWeight scales the score of a synonym of a query term.
 const synonymWeight = 0.7
@@ -112,4 +257,61 @@ func containsSyn(s []synonym, v synonym) bool {
 		}
 	}
 	return false
+}
+
+// actionBits maps a term to the actions (bits: indexes in actionGroups)
+// that it names.
+var actionBits = func() map[string]uint64 {
+	m := map[string]uint64{}
+	for i, g := range actionGroups {
+		for _, w := range g {
+			m[stem(strings.ReplaceAll(w, " ", ""))] |= 1 << i
+		}
+	}
+	return m
+}()
+
+// nameNouns are verbs of requests ("DM the lead", "message the team")
+// that are nouns in tool names ("open_dm", "post_message").
+var nameNouns = map[string]bool{"dm": true, stem("message"): true}
+
+// actionsOf returns the actions named by toks: all of them for a tool's
+// name ("create_or_update_file" creates and updates).
+func actionsOf(toks []token) uint64 {
+	var a uint64
+	for _, t := range toks {
+		if !nameNouns[t.term] {
+			a |= actionBits[t.term]
+		}
+	}
+	return a
+}
+
+// queryAction returns the action of a request, that of its first word
+// that names one, since a request leads with what it wants done ("close
+// issue 17 and add a label" closes), and all the actions its words name.
+func queryAction(toks []token) (first, all uint64) {
+	for i, t := range toks {
+		if inflected(t.raw) {
+			// "opening hours", "deals closing this month", "issues
+			// assigned to me": a request says its action in the base
+			// form; the -ing and -ed forms describe the objects.
+			continue
+		}
+		a := actionBits[t.term]
+		if i+1 < len(toks) && t.plain && toks[i+1].plain {
+			// A verb of two words: "tear down", "look up", "roll back".
+			a |= actionBits[stem(t.raw+toks[i+1].raw)]
+		}
+		if first == 0 {
+			first = a
+		}
+		all |= a
+	}
+	return first, all
+}
+
+// inflected reports whether w ends in -ing or -ed.
+func inflected(w string) bool {
+	return len(w) > 4 && (strings.HasSuffix(w, "ing") || strings.HasSuffix(w, "ed"))
 }
