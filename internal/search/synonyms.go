@@ -289,7 +289,7 @@ func actionsOf(toks []token) uint64 {
 
 // queryAction returns the action of a request, that of its first word
 // that names one, since a request leads with what it wants done ("close
-// issue 17 and add a label" closes), and all the actions its words name.
+// the bug and add a label" closes), and all the actions its words name.
 func queryAction(toks []token) (first, all uint64) {
 	for i, t := range toks {
 		if inflected(t.raw) {
