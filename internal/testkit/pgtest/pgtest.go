@@ -29,6 +29,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"sync"
@@ -186,10 +187,20 @@ func (c *Cluster) start() error {
 		"-c", "full_page_writes=off", "-c", "shared_buffers=16MB", "-c", "max_connections=200")
 	c.server.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	c.server.Stdout, c.server.Stderr = log, log
-	if err := c.server.Start(); err != nil {
-		return fmt.Errorf("pgtest: postgres: %w", err)
-	}
+	// Pdeathsig fires when the OS thread that forked the child exits, not
+	// the process (https://go.dev/issue/27505), and the runtime destroys
+	// the thread of a goroutine that exits locked to it (the launcher's
+	// fork loop does, on whatever thread it ran). So the server is forked
+	// by a goroutine that locks its thread and keeps it until the server
+	// has exited.
+	started := make(chan error, 1)
 	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine, after the server
+		if err := c.server.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
 		err := c.server.Wait()
 		if !c.stopping.Load() {
 			// Every test after this fails to connect: say why it ended.
@@ -201,6 +212,9 @@ func (c *Cluster) start() error {
 		}
 		close(c.exited)
 	}()
+	if err := <-started; err != nil {
+		return fmt.Errorf("pgtest: postgres: %w", err)
+	}
 	if err := c.ready(60 * time.Second); err != nil {
 		c.Stop()
 		b, _ := os.ReadFile(filepath.Join(c.dir, "log"))
