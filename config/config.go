@@ -114,6 +114,12 @@ type Server struct {
 	Args    []string
 	Env     map[string]string
 	Cwd     string
+	// Runtime ("runtime") maps runtimes the server needs (see [Runtimes])
+	// to a version requirement: {"node": ">=20"}. The launcher checks them
+	// before it starts the server, and fails with what to install instead
+	// of a spawn error. nil means none beyond what the command implies (npx
+	// needs node on the PATH). stdio only.
+	Runtime map[string]string
 
 	// URL and Headers reach an http or sse server; they are empty (nil) for
 	// stdio. Headers includes "Authorization: Bearer ..." when
@@ -298,6 +304,7 @@ func (s *Server) Redacted() *Server {
 	r.EnabledTools = slices.Clone(s.EnabledTools)
 	r.DisabledTools = slices.Clone(s.DisabledTools)
 	r.SecretRefs = slices.Clone(s.SecretRefs)
+	r.Runtime = maps.Clone(s.Runtime)
 	r.raw = &rawFields{
 		command: r.Command, args: slices.Clone(r.Args), env: maps.Clone(r.Env),
 		cwd: r.Cwd, url: r.URL, headers: maps.Clone(r.Headers),
@@ -406,6 +413,7 @@ type serverJSON struct {
 	Args              []string          `json:"args,omitempty"`
 	Env               map[string]string `json:"env,omitempty"`
 	Cwd               string            `json:"cwd,omitempty"`
+	Runtime           map[string]string `json:"runtime,omitempty"`
 	URL               string            `json:"url,omitempty"`
 	Headers           map[string]string `json:"headers,omitempty"`
 	BearerTokenEnvVar string            `json:"bearerTokenEnvVar,omitempty"`
@@ -446,6 +454,7 @@ func (s Server) MarshalJSON() ([]byte, error) {
 		Args:              r.Args,
 		Env:               r.Env,
 		Cwd:               r.Cwd,
+		Runtime:           r.Runtime,
 		URL:               r.URL,
 		Headers:           r.Headers,
 		BearerTokenEnvVar: r.BearerTokenEnvVar,

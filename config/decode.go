@@ -277,6 +277,7 @@ var (
 		"startupTimeoutMs", "callTimeoutMs", "bearerTokenEnvVar", "prefix", "protocolVersion",
 		"trust", "expectedTools", "allowEnv", "sampling", "elicitation", "roots", "images", "strict",
 		"eager", "idleTimeoutMs", "startupAttempts", "retryMs", "approval", "onDrift", "lockToolList", "deferTools",
+		"runtime",
 	}
 	inputFields  = []string{"id", "type", "description", "password", "default", "options", "command", "args"}
 	optionFields = []string{"label", "value"}
@@ -590,7 +591,7 @@ type rawServer struct {
 	urlKey                                        string // "url" or "serverUrl"
 	args, enabledTools, disabledTools             opt[[]string]
 	expectedTools, allowEnv                       opt[[]string]
-	env, headers                                  opt[*orderedMap]
+	env, headers, runtime                         opt[*orderedMap]
 	enabled, disabled, deferTools                 opt[bool]
 	sampling, elicitation, roots, images, strict  opt[bool]
 	startup, call                                 opt[time.Duration]
@@ -626,6 +627,8 @@ func (d *decoder) decodeServer(name string, n *node, p *jsonPath) *Server {
 			f.env = some(d.strMap(m.val, fp, name))
 		case "cwd":
 			f.cwd = some(d.str(m.val, fp, name))
+		case "runtime":
+			f.runtime = some(d.decodeRuntime(m.val, fp, name))
 		case "url", "serverUrl":
 			if f.urlKey != "" {
 				d.add(fp, name, fmt.Sprintf(`both %q and %q are set ("serverUrl" is Windsurf's name for "url"); use one`, f.urlKey, m.key), nil)
@@ -718,6 +721,9 @@ func (d *decoder) decodeServer(name string, n *node, p *jsonPath) *Server {
 	}
 	if f.deferTools.set {
 		s.DeferTools = &f.deferTools.v
+	}
+	if f.runtime.set {
+		s.Runtime = f.runtime.v.m
 	}
 	if f.startup.set {
 		s.StartupTimeout = f.startup.v
@@ -820,6 +826,7 @@ func (d *decoder) checkShape(f *rawServer, tr Transport, p *jsonPath, name strin
 		onlyFor("args", f.args.set, "stdio")
 		onlyFor("env", f.env.set, "stdio")
 		onlyFor("cwd", f.cwd.set, "stdio")
+		onlyFor("runtime", f.runtime.set, "stdio")
 	}
 	if f.enabled.set && f.disabled.set && f.enabled.v == f.disabled.v {
 		d.add(p.k("disabled"), name, fmt.Sprintf(`"disabled": %t contradicts "enabled": %t`, f.disabled.v, f.enabled.v), nil)
