@@ -69,6 +69,9 @@ const (
 type Config struct {
 	// Source is the file the configuration was read from, or DefaultSource.
 	Source string
+	// Project is the project file whose servers were added (see
+	// [Config.WithProject]), or "".
+	Project string
 	// Servers are sorted by Name (byte order), so iterating over them is
 	// deterministic. Names are unique (ignoring case).
 	Servers []*Server
@@ -132,9 +135,14 @@ type Server struct {
 	// them.
 	Enabled bool
 
+	// Project is the project file the server comes from (absolute; see
+	// [LoadProject]), or "" for the user configuration.
+	Project string
+
 	// Unusable, when not nil, is why the server cannot be started although
 	// its configuration is valid: an environment variable it references is
-	// not set. Loading goes on with the other servers. An unusable server's
+	// not set, or it comes from a project file not trusted yet. Loading
+	// goes on with the other servers. An unusable server's
 	// Command, Args, Env, Cwd, URL and Headers are empty (Redacted shows
 	// them as written); it must never be launched.
 	Unusable *UnusableError
@@ -251,7 +259,7 @@ func (c *Config) Redacted() *Config {
 	if c == nil {
 		return nil
 	}
-	r := &Config{Source: c.Source, serversKey: c.serversKey}
+	r := &Config{Source: c.Source, Project: c.Project, serversKey: c.serversKey}
 	for _, s := range c.Servers {
 		r.Servers = append(r.Servers, s.Redacted())
 	}

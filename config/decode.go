@@ -86,6 +86,8 @@ type decoder struct {
 	derive []*Server
 	// security is the decoded "security" object, for server defaults.
 	security Security
+	// project is set for a project file, which holds servers only.
+	project bool
 }
 
 func (d *decoder) add(p *jsonPath, server, msg string, cause error) {
@@ -112,10 +114,15 @@ var utf8BOM = []byte("\xEF\xBB\xBF")
 
 // parse implements Parse.
 func parse(data []byte, source string, lookup func(string) (string, bool)) (*Config, error) {
+	return parseAs(data, source, lookup, false)
+}
+
+// parseAs implements Parse, and LoadProject when project is set.
+func parseAs(data []byte, source string, lookup func(string) (string, bool), project bool) (*Config, error) {
 	if len(data) > MaxFileSize {
 		return nil, &Error{File: source, Msg: fmt.Sprintf("file is larger than %d bytes", MaxFileSize)}
 	}
-	d := &decoder{file: source, lookup: lookup, prefixes: map[string]string{}}
+	d := &decoder{file: source, lookup: lookup, prefixes: map[string]string{}, project: project}
 	// Editors on Windows like to start UTF-8 files with a byte order mark.
 	root := d.parseTree(bytes.TrimPrefix(data, utf8BOM))
 	if len(d.errs) > 0 {
@@ -419,6 +426,10 @@ func (d *decoder) decodeRoot(root *node) *Config {
 	for i := range root.members {
 		m := &root.members[i]
 		p := (*jsonPath)(nil).k(m.key)
+		if d.project && !slices.Contains(projectRootFields, m.key) && slices.Contains(rootFields, m.key) {
+			d.add(p, "", fmt.Sprintf("%s is not read from a project file, which holds servers only: set it in the user configuration", quote(m.key)), nil)
+			continue
+		}
 		switch m.key {
 		case "mcpServers", "servers":
 			if servers != nil {
