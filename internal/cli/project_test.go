@@ -4,13 +4,19 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/cli"
 	"github.com/switchboard-mcp/switchboard/internal/testkit"
+	"github.com/switchboard-mcp/switchboard/internal/testkit/proc"
 )
 
 // runIn runs the CLI in the working directory dir with the home home.
@@ -183,5 +189,62 @@ func TestProjectFileErrors(t *testing.T) {
 	}
 	if r := runIn(t, t.TempDir(), home, "trust-project"); r.code != 2 || !strings.Contains(r.stderr, "there is no .mcp.json in ") {
 		t.Errorf("trust-project without a file: exit %d\nstderr: %s", r.code, r.stderr)
+	}
+}
+
+// TestServeWatchTrustProject: a running serve --watch starts a project
+// server once trust-project has approved its file, without a restart.
+func TestServeWatchTrustProject(t *testing.T) {
+	exe, _ := os.Executable()
+	dir, home := t.TempDir(), t.TempDir()
+	writeProject(t, dir, map[string]any{"mcpServers": map[string]any{
+		"proj": map[string]any{"command": exe, "env": testkit.ChildEnv(testkit.ModeServer)},
+	}})
+	var stderr testkit.Buffer
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	code := make(chan int, 1)
+	go func() {
+		code <- cli.Run(ctx, cli.Env{
+			Args:   []string{"serve", "--http", "127.0.0.1:0", "--home", home, "--watch"},
+			Stdout: nopWriter{}, Stderr: &stderr, Executable: exe, Version: "test", Dir: dir,
+			LookupEnv: func(string) (string, bool) { return "", false },
+		})
+	}()
+	defer func() {
+		cancel()
+		<-code
+	}()
+	re := regexp.MustCompile(`endpoint: (http://\S+)[\s\S]*token: .*kept in .*: (\S+)`)
+	var m []string
+	if !proc.Eventually(20*time.Second, func() bool { m = re.FindStringSubmatch(stderr.String()); return m != nil }) {
+		t.Fatalf("no banner:\n%s", stderr.String())
+	}
+	hc := &http.Client{Transport: headerRT{"Authorization", "Bearer " + m[2]}}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: m[1], HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer cs.Close()
+	has := func(name string) bool {
+		res, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			return false
+		}
+		for _, tl := range res.Tools {
+			if tl.Name == name {
+				return true
+			}
+		}
+		return false
+	}
+	if !has("demo__echo") || has("proj__echo") {
+		t.Fatalf("before trust: demo__echo %t, proj__echo %t (want true, false)", has("demo__echo"), has("proj__echo"))
+	}
+	if r := runIn(t, dir, home, "trust-project", "--yes"); r.code != 0 {
+		t.Fatalf("trust-project --yes: exit %d\n%s", r.code, r.stderr)
+	}
+	if !proc.Eventually(15*time.Second, func() bool { return has("proj__echo") }) {
+		t.Fatalf("the trusted project server never appeared:\n%s", stderr.String())
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -21,12 +22,12 @@ func (r *run) watchReload(ctx context.Context, log *slog.Logger) {
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 	var tick <-chan time.Time
-	var last fileStamp
-	if r.serve.watch && r.cfg.Source != config.DefaultSource {
+	var last [3]fileStamp
+	if r.serve.watch {
 		t := time.NewTicker(time.Second)
 		defer t.Stop()
 		tick = t.C
-		last = stampOf(r.cfg.Source)
+		last = r.watchedStamps()
 	}
 	for {
 		select {
@@ -34,7 +35,7 @@ func (r *run) watchReload(ctx context.Context, log *slog.Logger) {
 			return
 		case <-hup:
 		case <-tick:
-			now := stampOf(r.cfg.Source)
+			now := r.watchedStamps()
 			if now == last {
 				continue
 			}
@@ -63,6 +64,25 @@ func (r *run) reload(ctx context.Context, log *slog.Logger) {
 	}
 	fmt.Fprintf(r.env.Stderr, "switchboard: configuration reloaded from %s: %s\n", launcher.Escape(cfg.Source), summary(r.host))
 	log.Info("configuration reloaded", "source", cfg.Source)
+}
+
+// watchedStamps stamps the files serve --watch watches: the configuration
+// file, and unless --no-project the working directory's project file and
+// the record of trusted project files, so that a project server starts
+// once trust-project has approved its file.
+func (r *run) watchedStamps() [3]fileStamp {
+	var st [3]fileStamp
+	if r.cfg.Source != config.DefaultSource {
+		st[0] = stampOf(r.cfg.Source)
+	}
+	if r.noProject {
+		return st
+	}
+	st[1] = stampOf(filepath.Join(r.env.Dir, config.ProjectFileName))
+	if home, err := r.homeDir(); err == nil {
+		st[2] = stampOf(filepath.Join(home, config.TrustFileName))
+	}
+	return st
 }
 
 // fileStamp notices a changed file without reading it.

@@ -86,7 +86,10 @@ type RuntimeError struct {
 }
 
 func (e *RuntimeError) Error() string {
-	rt := runtimes[e.Runtime]
+	rt, ok := runtimes[e.Runtime]
+	if !ok {
+		return fmt.Sprintf("server %q: %v", e.Server, e.Cause)
+	}
 	how := fmt.Sprintf("install %s", rt.human)
 	if e.Want != "" {
 		how += fmt.Sprintf(" (%s %s)", e.Runtime, e.Want)

@@ -50,6 +50,8 @@ func TestRuntimeChecks(t *testing.T) {
 			wantErr: ErrRuntimeTooOld, want: []string{"needs python ^3.11, found 3.10.4", "install Python (python ^3.11)"}},
 		{name: "version unreadable", command: "deno", fakes: map[string]string{"deno": "no digits here"}, runtime: map[string]string{"deno": ">=1"},
 			wantErr: ErrRuntimeTooOld, want: []string{"the version of", "printed no version"}},
+		{name: "unknown runtime", command: "node", fakes: map[string]string{"node": "v22.3.0"}, runtime: map[string]string{"nodejs": ">=20"},
+			wantErr: ErrRuntimeTooOld, want: []string{`server "rt": unknown runtime "nodejs": want one of bun, deno, docker, node, python, uv`}},
 		{name: "node new enough", command: "node", fakes: map[string]string{"node": "v22.3.0"}, runtime: map[string]string{"node": ">=20"}},
 		{name: "npx with node, no requirement", command: "npx", fakes: map[string]string{"npx": "10.0.0", "node": "v12.0.0"}},
 		{name: "uvx alone", command: "uvx", fakes: map[string]string{"uvx": "uv-uvx 0.5.1"}, runtime: map[string]string{"uv": ">=0.4"}},
