@@ -69,6 +69,9 @@ const (
 type Config struct {
 	// Source is the file the configuration was read from, or DefaultSource.
 	Source string
+	// Project is the project file whose servers were added (see
+	// [Config.WithProject]), or "".
+	Project string
 	// Servers are sorted by Name (byte order), so iterating over them is
 	// deterministic. Names are unique (ignoring case).
 	Servers []*Server
@@ -114,6 +117,12 @@ type Server struct {
 	Args    []string
 	Env     map[string]string
 	Cwd     string
+	// Runtime ("runtime") maps runtimes the server needs (see [Runtimes])
+	// to a version requirement: {"node": ">=20"}. The launcher checks them
+	// before it starts the server, and fails with what to install instead
+	// of a spawn error. nil means none beyond what the command implies (npx
+	// needs node on the PATH). stdio only.
+	Runtime map[string]string
 
 	// URL and Headers reach an http or sse server; they are empty (nil) for
 	// stdio. Headers includes "Authorization: Bearer ..." when
@@ -126,9 +135,14 @@ type Server struct {
 	// them.
 	Enabled bool
 
+	// Project is the project file the server comes from (absolute; see
+	// [LoadProject]), or "" for the user configuration.
+	Project string
+
 	// Unusable, when not nil, is why the server cannot be started although
 	// its configuration is valid: an environment variable it references is
-	// not set. Loading goes on with the other servers. An unusable server's
+	// not set, or it comes from a project file not trusted yet. Loading
+	// goes on with the other servers. An unusable server's
 	// Command, Args, Env, Cwd, URL and Headers are empty (Redacted shows
 	// them as written); it must never be launched.
 	Unusable *UnusableError
@@ -246,7 +260,7 @@ func (c *Config) Redacted() *Config {
 	if c == nil {
 		return nil
 	}
-	r := &Config{Source: c.Source, serversKey: c.serversKey}
+	r := &Config{Source: c.Source, Project: c.Project, serversKey: c.serversKey}
 	for _, s := range c.Servers {
 		r.Servers = append(r.Servers, s.Redacted())
 	}
@@ -299,6 +313,7 @@ func (s *Server) Redacted() *Server {
 	r.EnabledTools = slices.Clone(s.EnabledTools)
 	r.DisabledTools = slices.Clone(s.DisabledTools)
 	r.SecretRefs = slices.Clone(s.SecretRefs)
+	r.Runtime = maps.Clone(s.Runtime)
 	r.raw = &rawFields{
 		command: r.Command, args: slices.Clone(r.Args), env: maps.Clone(r.Env),
 		cwd: r.Cwd, url: r.URL, headers: maps.Clone(r.Headers),
@@ -407,6 +422,7 @@ type serverJSON struct {
 	Args              []string          `json:"args,omitempty"`
 	Env               map[string]string `json:"env,omitempty"`
 	Cwd               string            `json:"cwd,omitempty"`
+	Runtime           map[string]string `json:"runtime,omitempty"`
 	URL               string            `json:"url,omitempty"`
 	Headers           map[string]string `json:"headers,omitempty"`
 	BearerTokenEnvVar string            `json:"bearerTokenEnvVar,omitempty"`
@@ -447,6 +463,7 @@ func (s Server) MarshalJSON() ([]byte, error) {
 		Args:              r.Args,
 		Env:               r.Env,
 		Cwd:               r.Cwd,
+		Runtime:           r.Runtime,
 		URL:               r.URL,
 		Headers:           r.Headers,
 		BearerTokenEnvVar: r.BearerTokenEnvVar,

@@ -86,6 +86,8 @@ type decoder struct {
 	derive []*Server
 	// security is the decoded "security" object, for server defaults.
 	security Security
+	// project is set for a project file, which holds servers only.
+	project bool
 }
 
 func (d *decoder) add(p *jsonPath, server, msg string, cause error) {
@@ -112,10 +114,15 @@ var utf8BOM = []byte("\xEF\xBB\xBF")
 
 // parse implements Parse.
 func parse(data []byte, source string, lookup func(string) (string, bool)) (*Config, error) {
+	return parseAs(data, source, lookup, false)
+}
+
+// parseAs implements Parse, and LoadProject when project is set.
+func parseAs(data []byte, source string, lookup func(string) (string, bool), project bool) (*Config, error) {
 	if len(data) > MaxFileSize {
 		return nil, &Error{File: source, Msg: fmt.Sprintf("file is larger than %d bytes", MaxFileSize)}
 	}
-	d := &decoder{file: source, lookup: lookup, prefixes: map[string]string{}}
+	d := &decoder{file: source, lookup: lookup, prefixes: map[string]string{}, project: project}
 	// Editors on Windows like to start UTF-8 files with a byte order mark.
 	root := d.parseTree(bytes.TrimPrefix(data, utf8BOM))
 	if len(d.errs) > 0 {
@@ -277,6 +284,7 @@ var (
 		"startupTimeoutMs", "callTimeoutMs", "bearerTokenEnvVar", "prefix", "protocolVersion",
 		"trust", "expectedTools", "allowEnv", "sampling", "elicitation", "roots", "images", "strict",
 		"eager", "idleTimeoutMs", "startupAttempts", "retryMs", "approval", "onDrift", "lockToolList", "deferTools",
+		"runtime",
 	}
 	inputFields  = []string{"id", "type", "description", "password", "default", "options", "command", "args"}
 	optionFields = []string{"label", "value"}
@@ -418,6 +426,10 @@ func (d *decoder) decodeRoot(root *node) *Config {
 	for i := range root.members {
 		m := &root.members[i]
 		p := (*jsonPath)(nil).k(m.key)
+		if d.project && !slices.Contains(projectRootFields, m.key) && slices.Contains(rootFields, m.key) {
+			d.add(p, "", fmt.Sprintf("%s is not read from a project file, which holds servers only: set it in the user configuration", quote(m.key)), nil)
+			continue
+		}
 		switch m.key {
 		case "mcpServers", "servers":
 			if servers != nil {
@@ -590,7 +602,7 @@ type rawServer struct {
 	urlKey                                        string // "url" or "serverUrl"
 	args, enabledTools, disabledTools             opt[[]string]
 	expectedTools, allowEnv                       opt[[]string]
-	env, headers                                  opt[*orderedMap]
+	env, headers, runtime                         opt[*orderedMap]
 	enabled, disabled, deferTools                 opt[bool]
 	sampling, elicitation, roots, images, strict  opt[bool]
 	startup, call                                 opt[time.Duration]
@@ -626,6 +638,8 @@ func (d *decoder) decodeServer(name string, n *node, p *jsonPath) *Server {
 			f.env = some(d.strMap(m.val, fp, name))
 		case "cwd":
 			f.cwd = some(d.str(m.val, fp, name))
+		case "runtime":
+			f.runtime = some(d.decodeRuntime(m.val, fp, name))
 		case "url", "serverUrl":
 			if f.urlKey != "" {
 				d.add(fp, name, fmt.Sprintf(`both %q and %q are set ("serverUrl" is Windsurf's name for "url"); use one`, f.urlKey, m.key), nil)
@@ -718,6 +732,9 @@ func (d *decoder) decodeServer(name string, n *node, p *jsonPath) *Server {
 	}
 	if f.deferTools.set {
 		s.DeferTools = &f.deferTools.v
+	}
+	if f.runtime.set {
+		s.Runtime = f.runtime.v.m
 	}
 	if f.startup.set {
 		s.StartupTimeout = f.startup.v
@@ -820,6 +837,7 @@ func (d *decoder) checkShape(f *rawServer, tr Transport, p *jsonPath, name strin
 		onlyFor("args", f.args.set, "stdio")
 		onlyFor("env", f.env.set, "stdio")
 		onlyFor("cwd", f.cwd.set, "stdio")
+		onlyFor("runtime", f.runtime.set, "stdio")
 	}
 	if f.enabled.set && f.disabled.set && f.enabled.v == f.disabled.v {
 		d.add(p.k("disabled"), name, fmt.Sprintf(`"disabled": %t contradicts "enabled": %t`, f.disabled.v, f.enabled.v), nil)

@@ -44,6 +44,9 @@
 //     "streamable_http" and "streamable" mean http; "local" (opencode's word)
 //     means stdio. Without type, "command" means stdio and "url" means http.
 //   - command, args, env, cwd: a stdio server's process. Only for stdio.
+//   - runtime: the runtimes the server needs, with optional version
+//     requirements ({"node": ">=20"}; see [Runtimes]), checked before
+//     launch. Only for stdio.
 //   - url (or Windsurf's "serverUrl"), headers: an http or sse server's
 //     endpoint. Only for http and sse. The URL must be http or https with a
 //     host, and may carry neither credentials (user:pw@) nor a fragment.

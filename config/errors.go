@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// ErrMissingVar is wrapped by every [UnusableError]: a referenced
+// ErrMissingVar is wrapped by every [UnusableError] of CodeMissingEnv: a referenced
 // environment variable is not set (a ${VAR} without a default, or a
 // bearerTokenEnvVar). Test for it with errors.Is.
 var ErrMissingVar = errors.New("environment variable not set")
@@ -130,9 +130,10 @@ func pathKey(k string) string {
 // environment variable which is not set.
 const CodeMissingEnv = "missing_env"
 
-// UnusableError says why a server that parsed cannot be started: today,
-// that environment variables it references (through ${VAR} or
-// bearerTokenEnvVar) are not set. The other servers of the configuration
+// UnusableError says why a server that parsed cannot be started: that
+// environment variables it references (through ${VAR} or
+// bearerTokenEnvVar) are not set, or that it comes from a project file
+// whose content the user has not approved (CodeProjectUntrusted). The other servers of the configuration
 // are unaffected. Its message names each variable and the fields that
 // reference it, never a value:
 //
@@ -140,7 +141,8 @@ const CodeMissingEnv = "missing_env"
 //
 // It wraps [ErrMissingVar].
 type UnusableError struct {
-	// Code is a stable identifier of the reason: CodeMissingEnv.
+	// Code is a stable identifier of the reason: CodeMissingEnv or
+	// CodeProjectUntrusted.
 	Code string
 	// File is the configuration file ([Config.Source]); empty if unknown.
 	File string
@@ -166,6 +168,9 @@ type MissingVar struct {
 // Error formats the reason, e.g. `server "gh": ${GITHUB_TOKEN} is not set
 // (env.GITHUB_TOKEN)`; several variables are separated by "; ".
 func (e *UnusableError) Error() string {
+	if e.Code == CodeProjectUntrusted {
+		return untrustedMsg(e)
+	}
 	var b strings.Builder
 	b.WriteString("server ")
 	b.WriteString(strconv.Quote(e.Server))
@@ -186,8 +191,14 @@ func (e *UnusableError) Error() string {
 	return b.String()
 }
 
-// Unwrap returns [ErrMissingVar].
-func (e *UnusableError) Unwrap() error { return ErrMissingVar }
+// Unwrap returns [ErrMissingVar], or [ErrProjectUntrusted] for
+// CodeProjectUntrusted.
+func (e *UnusableError) Unwrap() error {
+	if e.Code == CodeProjectUntrusted {
+		return ErrProjectUntrusted
+	}
+	return ErrMissingVar
+}
 
 // missing records that field, a path relative to the server, references
 // the unset variable name.

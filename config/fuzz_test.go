@@ -57,6 +57,16 @@ func FuzzParse(f *testing.F) {
 		// the secret if the input spells it, directly or with escapes.
 		mayLeak := bytes.Contains(data, []byte(fuzzSecret)) || bytes.ContainsRune(data, '\\')
 		cfg, err := Parse(data, "fuzz.json", opts)
+		// A project file is a configuration with servers only: what it
+		// accepts, Parse accepts too, and it validates.
+		if pc, perr := parseAs(data, "fuzz.json", fuzzLookup, true); perr == nil {
+			if err != nil {
+				t.Fatalf("accepted as a project file, refused as a configuration: %v", err)
+			}
+			if verr := pc.Validate(); verr != nil {
+				t.Fatalf("project file accepted but fails Validate: %v", verr)
+			}
+		}
 		if err != nil {
 			if cfg != nil {
 				t.Fatalf("Parse returned a config and an error: %v", err)

@@ -66,13 +66,21 @@ const (
 	// and its server is not trusted; it is held back until `switchboard
 	// approve` approves that definition.
 	CodeHeldInjection Code = "held_injection"
+	// CodeRuntimeMissing: a runtime the server needs (node for npx, uv for
+	// uvx, docker, ...) is not installed. The message says how to get it;
+	// nothing is retried until the configuration or the machine changes.
+	CodeRuntimeMissing Code = "runtime_missing"
+	// CodeRuntimeTooOld: a runtime the server needs does not meet the
+	// server's "runtime" requirement ({"node": ">=20"}), or its version
+	// could not be read.
+	CodeRuntimeTooOld Code = "runtime_too_old"
 )
 
 // Codes lists every code, for documentation and tests.
 var Codes = []Code{
 	CodeTransient, CodeRateLimited, CodeInvalidInput, CodeAuthFailure, CodeServerError, CodeNotFound,
 	CodePolicyBlocked, CodeUnknownOutcome, CodeTooLarge, CodeTimeout, CodeUnavailable, CodeDefinitionChanged,
-	CodeHeldInjection,
+	CodeHeldInjection, CodeRuntimeMissing, CodeRuntimeTooOld,
 }
 
 // Retryable reports whether an identical request may reasonably be sent
@@ -102,6 +110,8 @@ var (
 	UnknownOutcome    = &Error{Code: CodeUnknownOutcome}
 	DefinitionChanged = &Error{Code: CodeDefinitionChanged}
 	HeldInjection     = &Error{Code: CodeHeldInjection}
+	RuntimeMissing    = &Error{Code: CodeRuntimeMissing}
+	RuntimeTooOld     = &Error{Code: CodeRuntimeTooOld}
 )
 
 // Error is a failure talking to, or finding something on, an upstream server.

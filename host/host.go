@@ -658,7 +658,14 @@ func (h *Host) serverUnavailable(name string) error {
 	case v.err == nil:
 		return fault.New(fault.CodeUnavailable, name, "", errors.New("the server has not started yet"))
 	}
-	return fault.New(fault.CodeUnavailable, name, "", privateAs(v.err, fmt.Errorf("the server failed to start: %s", withoutServer(v.err, name))))
+	code := fault.CodeUnavailable
+	switch c := fault.CodeOf(v.err); c {
+	case fault.CodeRuntimeMissing, fault.CodeRuntimeTooOld:
+		// Not retryable: it fails the same way until the machine or
+		// the configuration changes, and the code says what to fix.
+		code = c
+	}
+	return fault.New(code, name, "", privateAs(v.err, fmt.Errorf("the server failed to start: %s", withoutServer(v.err, name))))
 }
 
 // privateAs returns err, marked fault.Private when src is: a message that

@@ -69,6 +69,9 @@ type Env struct {
 	LookupEnv  func(string) (string, bool) // nil means os.LookupEnv
 	Executable string                      // this binary, for the embedded default config
 	Version    string
+	// Dir is the working directory, where a project's .mcp.json is read
+	// (config.LoadProject); "" means the process's.
+	Dir string
 	// IsTerminal reports whether a stream (Stderr) is a terminal, where
 	// progress is drawn in place; nil means an *os.File that is a
 	// character device.
@@ -110,6 +113,7 @@ func init() {
 		{"get", "NAME", "show one server: its configuration (secrets masked), state, protocol, capabilities, tools, findings, last error, stderr", true, runGet, false},
 		{"list", "[--check]", "the same as servers", true, runServers, false},
 		{"version", "", "print the version", false, runVersion, false},
+		{"trust-project", "[--show] [--yes]", "review the servers the working directory's .mcp.json would run, and trust that exact content (a changed file needs trust again)", false, runTrustProject, false},
 		{"serve", "[--http ADDR | --stdio] [--token-env VAR | --no-auth [--allow-remote]]", "serve every configured server as one MCP server (the gateway); default --http 127.0.0.1:8939 (a bare port is on 127.0.0.1); a generated token is kept in the home", true, runServe, false},
 		{"connect", clientNames(), "write the gateway into a client's configuration, with a backup (--print: show the entry only)", false, runConnect, false},
 		{"disconnect", clientNames(), "take the gateway out of a client's configuration again, keeping later edits", false, runDisconnect, false},
@@ -122,23 +126,24 @@ func init() {
 // examples are each command's examples, shown by `switchboard help
 // COMMAND` and `switchboard COMMAND --help`.
 var examples = map[string][]string{
-	"servers":     {"switchboard servers", "switchboard servers -v", "switchboard servers --tokens"},
-	"tools":       {"switchboard tools", "switchboard tools demo", "switchboard tools demo__echo", "switchboard tools --format openai"},
-	"search":      {"switchboard search add two numbers"},
-	"call":        {"switchboard call demo__echo text=hello", `switchboard call demo__add '{"a": 2, "b": 40}'`},
-	"resources":   {"switchboard resources"},
-	"templates":   {"switchboard templates"},
-	"read":        {"switchboard read demo:demo://readme"},
-	"prompts":     {"switchboard prompts"},
-	"prompt":      {"switchboard prompt demo:review code='x := 1' language=go"},
-	"approve":     {"switchboard approve demo:echo", "switchboard approve demo"},
-	"diff":        {"switchboard diff demo", "switchboard diff demo:echo"},
-	"log":         {"switchboard log", "switchboard log demo:echo -n 10", "switchboard log --json"},
-	"version":     {"switchboard version"},
-	"serve":       {"switchboard serve", "switchboard serve --http 9000", "switchboard serve --stdio"},
-	"connect":     {"switchboard connect cursor", "switchboard connect claude-desktop --print", "switchboard connect vscode --token-env SWITCHBOARD_TOKEN"},
-	"disconnect":  {"switchboard disconnect cursor"},
-	"demo-server": {"switchboard demo-server", "switchboard demo-server --http 127.0.0.1:9001"},
+	"servers":       {"switchboard servers", "switchboard servers -v", "switchboard servers --tokens"},
+	"tools":         {"switchboard tools", "switchboard tools demo", "switchboard tools demo__echo", "switchboard tools --format openai"},
+	"search":        {"switchboard search add two numbers"},
+	"call":          {"switchboard call demo__echo text=hello", `switchboard call demo__add '{"a": 2, "b": 40}'`},
+	"resources":     {"switchboard resources"},
+	"templates":     {"switchboard templates"},
+	"read":          {"switchboard read demo:demo://readme"},
+	"prompts":       {"switchboard prompts"},
+	"prompt":        {"switchboard prompt demo:review code='x := 1' language=go"},
+	"approve":       {"switchboard approve demo:echo", "switchboard approve demo"},
+	"diff":          {"switchboard diff demo", "switchboard diff demo:echo"},
+	"log":           {"switchboard log", "switchboard log demo:echo -n 10", "switchboard log --json"},
+	"version":       {"switchboard version"},
+	"trust-project": {"switchboard trust-project --show", "switchboard trust-project", "switchboard trust-project --yes"},
+	"serve":         {"switchboard serve", "switchboard serve --http 9000", "switchboard serve --stdio"},
+	"connect":       {"switchboard connect cursor", "switchboard connect claude-desktop --print", "switchboard connect vscode --token-env SWITCHBOARD_TOKEN"},
+	"disconnect":    {"switchboard disconnect cursor"},
+	"demo-server":   {"switchboard demo-server", "switchboard demo-server --http 127.0.0.1:9001"},
 }
 
 // run is the state of one invocation.
@@ -173,6 +178,10 @@ type run struct {
 	// dashAt is the index in args of the first argument after "--"; -1
 	// without "--".
 	dashAt int
+	// noProject is --no-project: the working directory's .mcp.json is
+	// not read.
+	noProject bool
+	show      bool // trust-project --show
 }
 
 // Run executes the CLI and returns the exit code.
@@ -356,6 +365,7 @@ func (r *run) flags() *flag.FlagSet {
 	fs.BoolVar(&r.verbose, "v", false, "verbose: more detail, debug logs on stderr")
 	fs.StringVar(&r.cfgFile, "config", "", "configuration `file` (default $SWITCHBOARD_HOME/config.json)")
 	fs.StringVar(&r.home, "home", "", "Switchboard's home `dir` (default $SWITCHBOARD_HOME or ~/.switchboard)")
+	fs.BoolVar(&r.noProject, "no-project", false, "do not read the working directory's "+config.ProjectFileName)
 	fs.StringVar(&r.storeURL, "store", "", "keep state in the PostgreSQL database at `url` (postgres://...), shared with every Switchboard using it (default: the config's \"store\", else state.db in the home)")
 	switch r.cmd.name {
 	case "demo-server", "conformance-fixture":
@@ -365,6 +375,9 @@ func (r *run) flags() *flag.FlagSet {
 		r.serve.register(fs)
 	case "call":
 		fs.BoolVar(&r.yes, "yes", false, "confirm the call if the policy asks for confirmation (policy.confirm)")
+	case "trust-project":
+		fs.BoolVar(&r.yes, "yes", false, "trust the file without asking")
+		fs.BoolVar(&r.show, "show", false, "only show the servers the file would run and whether it is trusted")
 	case "tools":
 		fs.BoolVar(&r.raw, "raw", false, "show NAME's definition exactly as its server sent it, escaped (for review; never for a model)")
 		fs.StringVar(&r.format, "format", "", "print the tools a model is given as `FMT`'s API takes them: "+strings.Join(host.Formats(), ", "))
@@ -425,10 +438,10 @@ func (r *run) usage(w io.Writer) {
 	fmt.Fprintf(w, "switchboard: one host for all your MCP servers\n\nUsage: switchboard COMMAND [flags] [args]\n\nCommands:\n")
 	for _, c := range commands {
 		if !c.hidden {
-			fmt.Fprintf(w, "  %-12s %s\n", c.name, c.summary)
+			fmt.Fprintf(w, "  %-13s %s\n", c.name, c.summary)
 		}
 	}
-	fmt.Fprintf(w, "\nFlags (any command): --json, -v, --config FILE, --home DIR, --store URL\n")
+	fmt.Fprintf(w, "\nFlags (any command): --json, -v, --config FILE, --home DIR, --store URL, --no-project\n")
 	fmt.Fprintf(w, "'switchboard help COMMAND' shows a command's flags and examples.\n")
 	fmt.Fprintf(w, "With no config file, the embedded default serves the demo server: try 'switchboard tools'.\n")
 }
@@ -508,8 +521,39 @@ func (r *run) configError(err error) int {
 	return r.report(ExitUsage, failure{Code: codeConfig, Message: err.Error()})
 }
 
-// loadConfig finds and loads the configuration, or the embedded default.
+// loadConfig finds and loads the configuration, or the embedded default,
+// and adds the servers of the working directory's project file (unless
+// --no-project), which are unusable until its content is trusted. What
+// the project file loses to the user configuration is warned about.
 func (r *run) loadConfig() (*config.Config, error) {
+	cfg, err := r.loadUserConfig()
+	if err != nil || r.noProject {
+		return cfg, err
+	}
+	lookup, err := r.lookupCred(nil)
+	if err != nil {
+		return nil, err
+	}
+	p, err := config.LoadProject(r.env.Dir, &config.LoadOptions{LookupEnv: r.env.LookupEnv, LookupCred: lookup})
+	if err != nil || p == nil {
+		return cfg, err
+	}
+	trusted := false
+	if home, err := r.homeDir(); err == nil {
+		if trusted, err = config.TrustedProject(home, p); err != nil {
+			return nil, err
+		}
+	}
+	cfg, warnings := cfg.WithProject(p, trusted)
+	for _, w := range warnings {
+		fmt.Fprintf(r.env.Stderr, "warning: %s\n", launcher.Escape(w))
+	}
+	return cfg, nil
+}
+
+// loadUserConfig finds and loads the configuration, or the embedded
+// default, without the project file.
+func (r *run) loadUserConfig() (*config.Config, error) {
 	home := r.home
 	if home == "" && r.cfgFile == "" {
 		h, err := config.Home(r.env.LookupEnv)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/demo"
@@ -72,11 +73,18 @@ func runServers(r *run) int {
 	}
 	var rows [][]string
 	for _, s := range servers {
-		rows = append(rows, []string{s.Name, s.Transport, s.Trust, string(s.State), orDash(s.ProtocolVersion),
+		state := string(s.State)
+		if sc := r.cfg.Server(s.Name); sc != nil && sc.Unusable != nil && sc.Unusable.Code == config.CodeProjectUntrusted {
+			state = "untrusted" // misconfigured, for want of trust-project
+		}
+		rows = append(rows, []string{s.Name, s.Transport, s.Trust, state, orDash(s.ProtocolVersion),
 			fmt.Sprint(s.Tools), fmt.Sprint(s.Resources), fmt.Sprint(s.Templates), fmt.Sprint(s.Prompts), fmt.Sprint(len(s.Findings)), orDash(oneLine(s.LastError, 60))})
 	}
 	r.table("NAME\tTRANSPORT\tTRUST\tSTATE\tPROTOCOL\tTOOLS\tRESOURCES\tTEMPLATES\tPROMPTS\tFINDINGS\tLAST ERROR", rows)
 	fmt.Fprintf(r.env.Stdout, "%s\nconfig: %s\n", hostCounts(r.host), launcher.Escape(r.configInUse()))
+	if r.cfg.Project != "" {
+		fmt.Fprintf(r.env.Stdout, "project: %s\n", launcher.Escape(r.cfg.Project))
+	}
 	for _, s := range servers {
 		if len(s.Held) > 0 {
 			fmt.Fprintf(r.env.Stdout, "%s: %d definition(s) changed since approved and held back: switchboard diff %s, then switchboard approve %s\n",

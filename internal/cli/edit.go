@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -97,11 +96,7 @@ func (r *run) editPath() (string, error) {
 		if r.cfgFile != "" {
 			return "", errors.New("--scope project writes .mcp.json in the working directory: no --config")
 		}
-		wd, err := os.Getwd()
-		if err != nil {
-			return "", err
-		}
-		return filepath.Join(wd, ".mcp.json"), nil
+		return filepath.Join(r.workDir(), config.ProjectFileName), nil
 	case "", "user":
 	default:
 		return "", fmt.Errorf("--scope is user or project, not %q", r.edit.scope)

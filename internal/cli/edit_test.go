@@ -26,7 +26,7 @@ import (
 
 // runIn runs the CLI with home as Switchboard's home and the working
 // directory unchanged.
-func runIn(t *testing.T, home string, args ...string) result {
+func runHome(t *testing.T, home string, args ...string) result {
 	t.Helper()
 	exe, _ := os.Executable()
 	var out, errb bytes.Buffer
@@ -84,7 +84,7 @@ func TestAddStdio(t *testing.T) {
 	home := t.TempDir()
 	exe, _ := os.Executable()
 	const secret = "hunter2-secret-value"
-	add := runIn(t, home, "add", "kit", "--env", testkit.ModeVar+"="+testkit.ModeServer, "--env", "API_KEY="+secret, "--", exe)
+	add := runHome(t, home, "add", "kit", "--env", testkit.ModeVar+"="+testkit.ModeServer, "--env", "API_KEY="+secret, "--", exe)
 	if add.code != 0 {
 		t.Fatalf("add: exit %d\n%s%s", add.code, add.stdout, add.stderr)
 	}
@@ -100,14 +100,14 @@ func TestAddStdio(t *testing.T) {
 	if !strings.Contains(string(cfgText), `"API_KEY": "${cred:kit.env.API_KEY}"`) {
 		t.Errorf("config.json does not reference the credential:\n%s", cfgText)
 	}
-	call := runIn(t, home, "call", "kit__echo", "text=hi")
+	call := runHome(t, home, "call", "kit__echo", "text=hi")
 	if call.code != 0 || !strings.Contains(call.stdout, "hi") {
 		t.Fatalf("call: exit %d\n%s%s", call.code, call.stdout, call.stderr)
 	}
-	get := runIn(t, home, "get", "kit")
-	getJSON := runIn(t, home, "get", "kit", "--json")
-	list := runIn(t, home, "list", "--check", "-v")
-	listJSON := runIn(t, home, "servers", "--json", "-v")
+	get := runHome(t, home, "get", "kit")
+	getJSON := runHome(t, home, "get", "kit", "--json")
+	list := runHome(t, home, "list", "--check", "-v")
+	listJSON := runHome(t, home, "servers", "--json", "-v")
 	for _, r := range []result{get, getJSON, list, listJSON} {
 		if r.code != 0 {
 			t.Errorf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
@@ -140,7 +140,7 @@ func TestAddShellLine(t *testing.T) {
 	exe, _ := os.Executable()
 	dir := filepath.Join(t.TempDir(), "my docs")
 	os.Mkdir(dir, 0o700)
-	r := runIn(t, home, "add", "--no-verify", "--", fmt.Sprintf("%s demo-server %q", exe, dir))
+	r := runHome(t, home, "add", "--no-verify", "--", fmt.Sprintf("%s demo-server %q", exe, dir))
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
@@ -160,7 +160,7 @@ func TestAddShellLine(t *testing.T) {
 		t.Errorf("no warning for --no-verify:\n%s", r.stderr)
 	}
 	// After "--" the words are the command's, flags included, as they are.
-	r = runIn(t, home, "add", "dash", "--", exe, "demo-server", "-v", "--json", "${X}")
+	r = runHome(t, home, "add", "dash", "--", exe, "demo-server", "-v", "--json", "${X}")
 	if r.code != 0 || strings.HasPrefix(r.stdout, "{") {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
@@ -200,7 +200,7 @@ func TestAddHTTP(t *testing.T) {
 	os.WriteFile(path, []byte(orig), 0o600)
 
 	// A server on this machine must be trusted to be reached.
-	bad := runIn(t, home, "add", "web", url, "--trust", "--header", "X-Api-Key: wrong-key-000")
+	bad := runHome(t, home, "add", "web", url, "--trust", "--header", "X-Api-Key: wrong-key-000")
 	if bad.code != 3 || !strings.Contains(bad.stderr, "nothing was written") {
 		t.Errorf("add with a refused header: exit %d, want 3\n%s", bad.code, bad.stderr)
 	}
@@ -211,7 +211,7 @@ func TestAddHTTP(t *testing.T) {
 		t.Error("creds.json written for a failed add")
 	}
 
-	add := runIn(t, home, "add", url, "--trust", "--header", "X-Api-Key: "+key)
+	add := runHome(t, home, "add", url, "--trust", "--header", "X-Api-Key: "+key)
 	if add.code != 0 {
 		t.Fatalf("add: exit %d\n%s", add.code, add.stderr)
 	}
@@ -242,20 +242,20 @@ func TestAddHTTP(t *testing.T) {
 	if c := credsFile(t, home); c["mcp.header.X-Api-Key"] != key {
 		t.Errorf("creds.json lacks the header's value")
 	}
-	get := runIn(t, home, "get", "mcp", "--json")
+	get := runHome(t, home, "get", "mcp", "--json")
 	if get.code != 0 || !strings.Contains(get.stdout, `"state": "ready"`) {
 		t.Errorf("get: exit %d\n%s%s", get.code, get.stdout, get.stderr)
 	}
 	noSecret(t, home, key, add, get, bad)
 
-	nv := runIn(t, home, "add", "web", url, "--no-verify", "--transport", "sse")
+	nv := runHome(t, home, "add", "web", url, "--no-verify", "--transport", "sse")
 	if nv.code != 0 || !strings.Contains(nv.stderr, "without checking") {
 		t.Errorf("--no-verify: exit %d\n%s", nv.code, nv.stderr)
 	}
 	if b, _ := os.ReadFile(path); !strings.Contains(string(b), `"type": "sse"`) {
 		t.Errorf("the sse server is not saved:\n%s", b)
 	}
-	check := runIn(t, home, "list", "--check")
+	check := runHome(t, home, "list", "--check")
 	if check.code != 3 || !strings.Contains(check.stderr, `server "web"`) {
 		t.Errorf("list --check with a broken server: exit %d, want 3\n%s", check.code, check.stderr)
 	}
@@ -274,7 +274,7 @@ func TestAddFailsWritesNothing(t *testing.T) {
 		{"add", "exits", "--env", testkit.ModeVar + "=" + testkit.ModeExit, "--", exe},
 		{"add-json", "bad2", `{"command": "/no/such/program", "env": {"K": "secret-zz"}}`},
 	} {
-		r := runIn(t, home, args...)
+		r := runHome(t, home, args...)
 		if r.code != 3 {
 			t.Errorf("%q: exit %d, want 3\n%s", args, r.code, r.stderr)
 		}
@@ -286,7 +286,7 @@ func TestAddFailsWritesNothing(t *testing.T) {
 		}
 		noSecret(t, home, "secret-zz", r)
 	}
-	dup := runIn(t, home, "add", "DEMO", "--", exe, "demo-server")
+	dup := runHome(t, home, "add", "DEMO", "--", exe, "demo-server")
 	if dup.code != 2 || !strings.Contains(dup.stderr, "already has a server") {
 		t.Errorf("a name taken: exit %d\n%s", dup.code, dup.stderr)
 	}
@@ -305,7 +305,7 @@ func TestCredsReadableRefused(t *testing.T) {
 		{"add", "d", "--env", "K=v", "--", exe, "demo-server"},
 		{"servers"},
 	} {
-		r := runIn(t, home, args...)
+		r := runHome(t, home, args...)
 		if r.code != 2 || !strings.Contains(r.stderr, "chmod 600") {
 			t.Errorf("%q: exit %d, want 2 and advice\n%s", args, r.code, r.stderr)
 		}
@@ -321,7 +321,7 @@ func TestConcurrentAdds(t *testing.T) {
 	rs := make([]result, 4)
 	for i := range rs {
 		wg.Go(func() {
-			rs[i] = runIn(t, home, "add", fmt.Sprint("s", i), "--env", fmt.Sprintf("K=v%d", i), "--", exe, "demo-server")
+			rs[i] = runHome(t, home, "add", fmt.Sprint("s", i), "--env", fmt.Sprintf("K=v%d", i), "--", exe, "demo-server")
 		})
 	}
 	wg.Wait()
@@ -351,7 +351,7 @@ func TestRemoveEnableDisable(t *testing.T) {
 	path := filepath.Join(home, "config.json")
 	mustRun := func(args ...string) result {
 		t.Helper()
-		r := runIn(t, home, args...)
+		r := runHome(t, home, args...)
 		if r.code != 0 {
 			t.Fatalf("%q: exit %d\n%s%s", args, r.code, r.stdout, r.stderr)
 		}
@@ -363,7 +363,7 @@ func TestRemoveEnableDisable(t *testing.T) {
 		t.Errorf("list:\n%s", r.stdout)
 	}
 	before, _ := os.ReadFile(path)
-	if r := runIn(t, home, "enable", "broken"); r.code != 3 {
+	if r := runHome(t, home, "enable", "broken"); r.code != 3 {
 		t.Errorf("enable broken: exit %d, want 3\n%s", r.code, r.stderr)
 	}
 	if b, _ := os.ReadFile(path); !bytes.Equal(b, before) {
@@ -381,10 +381,10 @@ func TestRemoveEnableDisable(t *testing.T) {
 	if c := credsFile(t, home); len(c) != 0 {
 		t.Errorf("the removed server's credentials stay: %v", c)
 	}
-	if r := runIn(t, home, "remove", "demo"); r.code != 2 || !strings.Contains(r.stderr, `no server "demo"`) {
+	if r := runHome(t, home, "remove", "demo"); r.code != 2 || !strings.Contains(r.stderr, `no server "demo"`) {
 		t.Errorf("remove again: exit %d\n%s", r.code, r.stderr)
 	}
-	if r := runIn(t, home, "get", "nope"); r.code != 2 {
+	if r := runHome(t, home, "get", "nope"); r.code != 2 {
 		t.Errorf("get nope: exit %d", r.code)
 	}
 	b, _ := os.ReadFile(path)
@@ -400,11 +400,11 @@ func TestAddNPMPeer(t *testing.T) {
 	home := t.TempDir()
 	// The script path is what npx would run; the name comes from the
 	// package directory, as for "npx -y @modelcontextprotocol/server-memory".
-	r := runIn(t, home, "add", "--", node+" '"+script+"'")
+	r := runHome(t, home, "add", "--", node+" '"+script+"'")
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
-	g := runIn(t, home, "get", "index", "--json")
+	g := runHome(t, home, "get", "index", "--json")
 	if g.code != 0 || !strings.Contains(g.stdout, `"state": "ready"`) {
 		t.Errorf("get: exit %d\n%s%s", g.code, g.stdout, g.stderr)
 	}
@@ -535,7 +535,7 @@ func TestServeSeesAdd(t *testing.T) {
 		t.Fatalf("connect: %v", err)
 	}
 	defer cs.Close()
-	if r := runIn(t, home, "add", "added", "--env", "K=secret-in-serve", "--", exe, "demo-server"); r.code != 0 {
+	if r := runHome(t, home, "add", "added", "--env", "K=secret-in-serve", "--", exe, "demo-server"); r.code != 0 {
 		t.Fatalf("add: exit %d\n%s", r.code, r.stderr)
 	}
 	select {
@@ -579,7 +579,7 @@ func TestAddScopeProject(t *testing.T) {
 	home, dir := t.TempDir(), t.TempDir()
 	t.Chdir(dir)
 	exe, _ := os.Executable()
-	r := runIn(t, home, "add", "proj", "--scope", "project", "--env", "K=proj-secret-1", "--", exe, "demo-server")
+	r := runHome(t, home, "add", "proj", "--scope", "project", "--env", "K=proj-secret-1", "--", exe, "demo-server")
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
@@ -593,10 +593,10 @@ func TestAddScopeProject(t *testing.T) {
 	if c := credsFile(t, home); c["proj.env.K"] != "proj-secret-1" {
 		t.Errorf("creds.json: %v", c)
 	}
-	if r := runIn(t, home, "remove", "proj", "--scope", "project"); r.code != 0 {
+	if r := runHome(t, home, "remove", "proj", "--scope", "project"); r.code != 0 {
 		t.Errorf("remove --scope project: exit %d\n%s", r.code, r.stderr)
 	}
-	if r := runIn(t, home, "add", "x", "--scope", "team", "--", exe); r.code != 2 {
+	if r := runHome(t, home, "add", "x", "--scope", "team", "--", exe); r.code != 2 {
 		t.Errorf("--scope team: exit %d, want 2", r.code)
 	}
 }

@@ -60,6 +60,14 @@ func (r *run) watchedFiles() []string {
 	if p, err := r.credsPath(); err == nil {
 		files = append(files, p)
 	}
+	if !r.noProject {
+		// The working directory's project file, and the approvals that
+		// let its servers start (trust-project in another shell).
+		files = append(files, filepath.Join(r.env.Dir, config.ProjectFileName))
+		if home, err := r.homeDir(); err == nil {
+			files = append(files, filepath.Join(home, config.TrustFileName))
+		}
+	}
 	return files
 }
 

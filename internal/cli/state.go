@@ -59,7 +59,7 @@ func (r *run) withStore(f func(st store.Store) int) int {
 	var cfg *config.Config
 	if r.storeURL == "" {
 		var err error
-		if cfg, err = r.loadConfig(); err != nil {
+		if cfg, err = r.loadUserConfig(); err != nil { // it alone names the store
 			return r.configError(err)
 		}
 	}

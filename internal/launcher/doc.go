@@ -9,7 +9,8 @@
 //
 // The launcher is the bottom of the call flow (CLI or gateway → registry →
 // policy → upstream → launcher). It must not import any other switchboard
-// package; it depends only on the standard library and go-sdk's mcp package.
+// package; it depends only on the standard library, go-sdk's mcp package and
+// Masterminds/semver (runtime version requirements, see [Spec.Runtime]).
 // internal/upstream uses it.
 //
 // The package is Unix-only. On Linux a child additionally dies with the

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -99,7 +100,14 @@ func Start(spec Spec) (*Process, error) {
 		if !strings.Contains(spec.Command, "/") {
 			e.PATH = searchPath
 		}
+		if rt, ok := commandRuntime[filepath.Base(spec.Command)]; ok && errors.Is(err, ErrProgramNotFound) {
+			e.Err = &RuntimeError{Server: spec.Server, Runtime: rt, Program: spec.Command, PATH: e.PATH,
+				Want: spec.Runtime[rt], Err: ErrRuntimeMissing}
+		}
 		return nil, e
+	}
+	if err := checkRuntimes(spec, path, env, searchPath); err != nil {
+		return nil, fail(err)
 	}
 
 	// Our own pipes rather than cmd.StdoutPipe and friends: all three child

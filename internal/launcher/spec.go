@@ -41,6 +41,17 @@ type Spec struct {
 	// Dir is the child's working directory; "" means ours. A relative Dir is
 	// relative to our working directory.
 	Dir string
+	// Runtime maps runtimes the server needs (the keys of [RuntimeNames]:
+	// "node", "python", "uv", "bun", "deno", "docker") to a version
+	// requirement (">=20", "^3.11"; "" for any version). Start checks them
+	// before it starts the child: a command that is a runtime or a
+	// runtime's launcher (npx needs node, uvx needs uv) must exist on the
+	// child's PATH whatever Runtime says, and each runtime listed must
+	// exist and, when a requirement is given, meet it (its `--version` is
+	// run once per binary, bounded by VersionTimeout). A failure is a
+	// *RuntimeError, which says how to get the runtime; nil means only the
+	// command's own runtime is checked.
+	Runtime map[string]string
 
 	// MaxFrame caps one stdout frame (the bytes between two newlines);
 	// 0 or negative means DefaultMaxFrame (16 MiB). A longer frame fails the
@@ -107,11 +118,14 @@ type StartError struct {
 	// PATH is the search path used to look up a bare program name ("" when
 	// Program contains a slash and was not looked up).
 	PATH string
-	Err  error // ErrProgramNotFound, or the underlying cause
+	Err  error // ErrProgramNotFound, a *RuntimeError, or the underlying cause
 }
 
 func (e *StartError) Error() string {
+	var re *RuntimeError
 	switch {
+	case errors.As(e.Err, &re):
+		return re.Error()
 	case errors.Is(e.Err, ErrProgramNotFound) && !strings.Contains(e.Program, "/"):
 		return fmt.Sprintf("server %q: program %q not found in PATH (%s): install it or set \"command\" to its full path",
 			e.Server, e.Program, e.PATH)

@@ -81,6 +81,10 @@ func classify(server string, f failure) error {
 	switch {
 	case f.closed && !isRPC:
 		return fault.New(fault.CodeUnavailable, server, op, errors.New("the connection was closed"))
+	case errors.Is(err, launcher.ErrRuntimeMissing):
+		return fault.New(fault.CodeRuntimeMissing, server, op, err)
+	case errors.Is(err, launcher.ErrRuntimeTooOld):
+		return fault.New(fault.CodeRuntimeTooOld, server, op, err)
 	case errors.Is(err, launcher.ErrProgramNotFound):
 		return fault.New(fault.CodeUnavailable, server, op, err)
 	case errors.Is(err, launcher.ErrFrameTooLarge), errors.Is(err, ErrResponseTooLarge), errors.Is(err, errTooMany):
@@ -165,14 +169,22 @@ func (e *protocolError) Unwrap() error { return e.err }
 
 // Permanent reports whether a failed dial would fail the same way again
 // until the configuration changes: the server refused Switchboard's
-// credentials, a policy refused its address, or its program does not
-// exist. The host stops retrying the start-up of such a server.
+// credentials, a policy refused its address, its program does not exist,
+// or a runtime it needs is missing or too old. The host stops retrying the
+// start-up of such a server.
 func Permanent(err error) bool {
 	switch fault.CodeOf(err) {
-	case fault.CodeAuthFailure, fault.CodePolicyBlocked:
+	case fault.CodeAuthFailure, fault.CodePolicyBlocked, fault.CodeRuntimeMissing, fault.CodeRuntimeTooOld:
 		return true
 	}
-	return errors.Is(err, launcher.ErrProgramNotFound)
+	return cannotLaunch(err)
+}
+
+// cannotLaunch reports whether err is the launcher's refusal to start a
+// program that is not there or whose runtime does not fit: starting it
+// again cannot help.
+func cannotLaunch(err error) bool {
+	return errors.Is(err, launcher.ErrProgramNotFound) || errors.Is(err, launcher.ErrRuntimeTooOld)
 }
 
 const (

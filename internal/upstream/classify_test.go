@@ -9,9 +9,11 @@ import (
 	"net"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
 	"github.com/switchboard-mcp/switchboard/internal/netguard"
@@ -61,6 +63,8 @@ func TestClassify(t *testing.T) {
 		{"closed connection on a read", failure{err: mcp.ErrConnectionClosed}, fault.CodeUnavailable},
 		{"Close during a call", failure{call: true, closed: true, err: io.EOF}, fault.CodeUnavailable},
 		{"program not found", failure{op: "connect", err: fmt.Errorf("start: %w", launcher.ErrProgramNotFound)}, fault.CodeUnavailable},
+		{"runtime missing", failure{op: "connect", err: &launcher.StartError{Err: &launcher.RuntimeError{Runtime: "node", Err: launcher.ErrRuntimeMissing}}}, fault.CodeRuntimeMissing},
+		{"runtime too old", failure{op: "connect", err: &launcher.StartError{Err: &launcher.RuntimeError{Runtime: "node", Err: launcher.ErrRuntimeTooOld}}}, fault.CodeRuntimeTooOld},
 
 		// HTTP.
 		{"HTTP 401", failure{call: true, status: 401, err: errors.New("Unauthorized")}, fault.CodeAuthFailure},
@@ -156,6 +160,8 @@ func TestPermanent(t *testing.T) {
 		{fault.New(fault.CodeAuthFailure, "s", "connect", errors.New("HTTP 401")), true},
 		{fault.New(fault.CodePolicyBlocked, "s", "connect", nil), true},
 		{fault.New(fault.CodeUnavailable, "s", "connect", fmt.Errorf("start: %w", launcher.ErrProgramNotFound)), true},
+		{fault.New(fault.CodeRuntimeMissing, "s", "connect", nil), true},
+		{fault.New(fault.CodeRuntimeTooOld, "s", "connect", nil), true},
 		{fault.New(fault.CodeUnavailable, "s", "connect", io.EOF), false},
 		{fault.New(fault.CodeTimeout, "s", "connect", context.DeadlineExceeded), false},
 		{fault.New(fault.CodeTransient, "s", "connect", nil), false},
@@ -164,5 +170,13 @@ func TestPermanent(t *testing.T) {
 		if got := Permanent(tt.err); got != tt.want {
 			t.Errorf("Permanent(%v) = %v, want %v", tt.err, got, tt.want)
 		}
+	}
+}
+
+// TestRuntimeNamesAgree checks that config accepts exactly the runtimes the
+// launcher can check.
+func TestRuntimeNamesAgree(t *testing.T) {
+	if diff := cmp.Diff(config.Runtimes, launcher.RuntimeNames()); diff != "" {
+		t.Errorf("config.Runtimes and launcher.RuntimeNames differ (-config +launcher):\n%s", diff)
 	}
 }

@@ -176,7 +176,7 @@ func Dial(ctx context.Context, s *config.Server, opts *Options) (*Conn, error) {
 		c.askForLogs(ctx)
 	}
 	if err != nil {
-		if !errors.Is(err, launcher.ErrProgramNotFound) {
+		if !cannotLaunch(err) {
 			// The request left unanswered names the phase:
 			// server/discover or initialize.
 			err = timedOut(parent, ctx, limit{s.StartupTimeout, "startupTimeoutMs"}, lastPhase(ctx), err)
@@ -286,7 +286,7 @@ func (c *Conn) connectStdio(ctx context.Context) error {
 		probe = half
 	}
 	err := c.startStdio(ctx, handshake{probe: probe})
-	if err == nil || ctx.Err() != nil || errors.Is(err, launcher.ErrProgramNotFound) {
+	if err == nil || ctx.Err() != nil || cannotLaunch(err) {
 		return err
 	}
 	c.log.Debug("modern handshake failed; restarting on the legacy handshake", "err", err)
@@ -310,6 +310,7 @@ func (c *Conn) startStdio(ctx context.Context, h handshake) error {
 		Args:        c.server.Args,
 		Env:         c.server.Env,
 		Dir:         c.server.Cwd,
+		Runtime:     c.server.Runtime,
 		MaxFrame:    c.opts.MaxFrame,
 		StopStage:   c.opts.StopStage,
 		Logger:      c.log,
