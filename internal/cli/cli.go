@@ -111,6 +111,7 @@ func init() {
 		{"list", "[--check]", "the same as servers", true, runServers, false},
 		{"version", "", "print the version", false, runVersion, false},
 		{"serve", "[--http ADDR | --stdio] [--token-env VAR | --no-auth [--allow-remote]]", "serve every configured server as one MCP server (the gateway); default --http 127.0.0.1:8939 (a bare port is on 127.0.0.1); a generated token is kept in the home", true, runServe, false},
+		{"import", "[--from CLIENT|FILE] [--dry-run] [--prefix P]", "add the servers of your MCP clients' configurations (every one found, or --from one), each checked first; inline secrets move to creds.json", false, runImport, false},
 		{"connect", clientNames(), "write the gateway into a client's configuration, with a backup (--print: show the entry only)", false, runConnect, false},
 		{"disconnect", clientNames(), "take the gateway out of a client's configuration again, keeping later edits", false, runDisconnect, false},
 		{"demo-server", "[--http ADDR]", "serve the demo MCP server on stdio, or Streamable HTTP at ADDR", false, runDemoServer, false},
@@ -136,7 +137,8 @@ var examples = map[string][]string{
 	"log":         {"switchboard log", "switchboard log demo:echo -n 10", "switchboard log --json"},
 	"version":     {"switchboard version"},
 	"serve":       {"switchboard serve", "switchboard serve --http 9000", "switchboard serve --stdio"},
-	"connect":     {"switchboard connect cursor", "switchboard connect claude-desktop --print", "switchboard connect vscode --token-env SWITCHBOARD_TOKEN"},
+	"import":      {"switchboard import --dry-run", "switchboard import --from claude-desktop", "switchboard import --from ./mcp.json --prefix work-", "switchboard import --from vscode --secret PERPLEXITY_KEY=pplx-xxx"},
+	"connect":     {"switchboard connect cursor", "switchboard connect claude-desktop --move", "switchboard connect claude-desktop --print", "switchboard connect vscode --token-env SWITCHBOARD_TOKEN"},
 	"disconnect":  {"switchboard disconnect cursor"},
 	"demo-server": {"switchboard demo-server", "switchboard demo-server --http 127.0.0.1:9001"},
 }
@@ -170,6 +172,9 @@ type run struct {
 	refresh  bool   // tools, call, servers --refresh
 	conn     connectFlags
 	edit     editFlags
+	imp      importFlags
+	// imported is what the last import did, as import --json prints it.
+	imported map[string]any
 	// dashAt is the index in args of the first argument after "--"; -1
 	// without "--".
 	dashAt int
@@ -376,6 +381,9 @@ func (r *run) flags() *flag.FlagSet {
 		fs.IntVar(&r.limit, "k", 5, "show the best `N` matches")
 	case "connect", "disconnect":
 		r.conn.register(fs, r.cmd.name)
+		r.imp.register(fs, r.cmd.name, &r.edit.noVerify)
+	case "import":
+		r.imp.register(fs, r.cmd.name, &r.edit.noVerify)
 	}
 	r.edit.register(fs, r.cmd.name)
 	switch r.cmd.name {
