@@ -412,7 +412,7 @@ func (r *run) importFrom(srcs []importSource, strict bool) (int, bool) {
 
 	var items []*importItem
 	var notes []importNote
-	blocked := false // a server of a file that is not imported whole (strict)
+	blocked := false             // a server of a file that is not imported whole (strict)
 	taken := map[string]string{} // credential name → value, stored or planned
 	for k, v := range stored {
 		taken[k] = v
