@@ -3,16 +3,21 @@ package cli_test
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/switchboard-mcp/switchboard/internal/clientconf"
+	"github.com/switchboard-mcp/switchboard/internal/testkit"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/peers"
+	"github.com/switchboard-mcp/switchboard/internal/testkit/proc"
 )
 
 // The secrets of the sample files in internal/clientconf/testdata.
@@ -423,4 +428,69 @@ func TestConnectMove(t *testing.T) {
 	if got, _ := os.ReadFile(path); !bytes.Equal(got, orig) {
 		t.Errorf("disconnect did not restore the file:\n%s", cmp.Diff(string(orig), string(got)))
 	}
+}
+
+// TestImportTerminal drives import on a real pseudo-terminal (util-linux
+// script): a name clash is asked about and renamed, and a VS Code password
+// input is asked for without echo and kept in creds.json.
+func TestImportTerminal(t *testing.T) {
+	scriptBin, err := exec.LookPath("script")
+	if err != nil {
+		t.Fatalf("the terminal test needs util-linux script: %v", err)
+	}
+	h := newHomes(t)
+	exe, _ := os.Executable()
+	put(t, h.sb, "config.json", []byte(`{"mcpServers": {"demo": {"command": "`+exe+`", "args": ["demo-server"]}}}`))
+	put(t, h.user, ".config/Code/User/mcp.json", []byte(`{
+  "inputs": [{"type": "promptString", "id": "perplexity-key", "description": "Perplexity API Key", "password": true}],
+  "servers": {
+    "demo": {"type": "stdio", "command": "`+exe+`", "args": ["demo-server"], "env": {"A": "1"}},
+    "perplexity": {"command": "`+exe+`", "args": ["demo-server"], "env": {"PERPLEXITY_API_KEY": "${input:perplexity-key}"}}
+  }
+}`))
+	const secret = "pplx-typed-0123456789"
+	cmd := exec.Command(scriptBin, "-qefc", shellWords(exe, "import", "--from", "vscode"), "/dev/null")
+	cmd.Env = append(os.Environ(), "SWITCHBOARD_CLI_RUN=1", "HOME="+h.user, "SWITCHBOARD_HOME="+h.sb)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out testkit.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() }) //nolint:errcheck // a run already waited for
+	expect := func(s string) {
+		t.Helper()
+		if !proc.Eventually(20*time.Second, func() bool { return strings.Contains(out.String(), s) }) {
+			t.Fatalf("no %q on the terminal:\n%s", s, out.String())
+		}
+	}
+	expect(`[r]ename to demo-vscode, [s]kip, re[p]lace? `)
+	io.WriteString(stdin, "r\n")
+	expect("Perplexity API Key (credential PERPLEXITY_KEY")
+	io.WriteString(stdin, secret+"\n")
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if strings.Contains(out.String(), secret) {
+		t.Errorf("the secret was echoed:\n%s", out.String())
+	}
+	got := sbServers(t, h)
+	if len(got) != 3 || got["demo-vscode"]["env"].(map[string]any)["A"] != "1" || got["perplexity"] == nil {
+		t.Errorf("servers = %v\n%s", got, out.String())
+	}
+	if c := credsFile(t, h.sb); c["PERPLEXITY_KEY"] != secret {
+		t.Errorf("creds.json = %v", mapKeys(c))
+	}
+}
+
+// shellWords quotes words for sh -c.
+func shellWords(words ...string) string {
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+	}
+	return strings.Join(q, " ")
 }
