@@ -494,3 +494,30 @@ func shellWords(words ...string) string {
 	}
 	return strings.Join(q, " ")
 }
+
+// TestImportSniff: a file named with --from is read as the client whose
+// place or file name it has, else by its shape.
+func TestImportSniff(t *testing.T) {
+	h := newHomes(t)
+	dir := t.TempDir()
+	tests := []struct{ rel, sample, want string }{
+		{".gemini/settings.json", "gemini_settings.json", "Gemini CLI: "},
+		{"copy/claude_desktop_config.json", "claude_desktop_config.json", "globalShortcut: a Claude Desktop setting"},
+		{"mcp.json", "vscode_mcp.json", "VS Code: "},
+		{"x.toml", "codex_config.toml", `add "figma": http: https://mcp.figma.com/mcp`},
+		{"any.json", "cursor_mcp.json", "Claude Code: "}, // the widest mcpServers dialect
+	}
+	for _, tc := range tests {
+		path := put(t, dir, tc.rel, sample(t, tc.sample))
+		r := h.run(t, "import", "--dry-run", "--from", path)
+		if r.code != 0 || !strings.Contains(r.stdout, tc.want) {
+			t.Errorf("%s: exit %d, want %q in\n%s%s", tc.rel, r.code, tc.want, r.stdout, r.stderr)
+		}
+	}
+	if r := h.run(t, "import", "--from", "cusror"); r.code != 2 || !strings.Contains(r.stderr, `did you mean "cursor"?`) {
+		t.Errorf("a misspelt client: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := h.run(t, "import", "--from", "cursor"); r.code != 2 || !strings.Contains(r.stderr, "no Cursor configuration found") {
+		t.Errorf("no file: exit %d\n%s", r.code, r.stderr)
+	}
+}
