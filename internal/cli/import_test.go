@@ -521,3 +521,41 @@ func TestImportSniff(t *testing.T) {
 		t.Errorf("no file: exit %d\n%s", r.code, r.stderr)
 	}
 }
+
+// TestConnectMoveClash: a server that would be left out (a name clash, no
+// terminal to ask) moves nothing; with --prefix every server is moved, and
+// --json reports the import and the move in one object.
+func TestConnectMoveClash(t *testing.T) {
+	h := newHomes(t)
+	exe, _ := os.Executable()
+	put(t, h.sb, "config.json", []byte(`{"mcpServers": {"github": {"command": "`+exe+`", "args": ["demo-server"]}}}`))
+	orig := runnable(t, "claude_desktop_config.json") // servers in name order
+	path := put(t, h.user, desktopFile, orig)
+	r := h.run(t, "connect", "claude-desktop", "--move")
+	if r.code != 2 || !strings.Contains(r.stderr, "nothing was moved") || !strings.Contains(r.stdout, `skip "github"`) {
+		t.Errorf("a clash: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if got, _ := os.ReadFile(path); !bytes.Equal(got, orig) {
+		t.Errorf("the client's file changed")
+	}
+	r = h.run(t, "connect", "claude-desktop", "--move", "--prefix", "cd-", "--json")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	var out struct {
+		Moved  []string
+		Import struct {
+			Servers []struct{ Name, Status string }
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("%v: %q", err, r.stdout)
+	}
+	if len(out.Moved) != 3 || len(out.Import.Servers) != 3 || out.Import.Servers[2].Name != "cd-github" || out.Import.Servers[2].Status != "added" {
+		t.Errorf("json = %+v", out)
+	}
+	if got := sbServers(t, h); len(got) != 4 || got["cd-cline-style"] == nil {
+		t.Errorf("servers = %v", got)
+	}
+	noSecret(t, h.sb, desktopSecret, r)
+}

@@ -519,6 +519,11 @@ func (r *run) importFrom(srcs []importSource, strict bool) (int, bool) {
 		}
 	}
 
+	r.showPlan(srcs, items, notes)
+	if strict && blocked {
+		r.importReport(srcs, items, notes, "add")
+		return r.failf(ExitUsage, codeConfig, "not every server of the file can be imported (see the notes above); nothing was moved"), false
+	}
 	// Prompted credentials: --secret, else a person at a terminal.
 	if !r.imp.dryRun {
 		for _, it := range items {
@@ -540,13 +545,8 @@ func (r *run) importFrom(srcs []importSource, strict bool) (int, bool) {
 		}
 	}
 
-	r.showPlan(srcs, items, notes)
 	if r.imp.dryRun {
 		return r.importReport(srcs, items, notes, "add"), !blocked
-	}
-	if strict && blocked {
-		r.importReport(srcs, items, notes, "add")
-		return r.failf(ExitUsage, codeConfig, "not every server of the file can be imported (see the notes above); nothing was moved"), false
 	}
 
 	// Check each server alone, with the credentials it brings.
