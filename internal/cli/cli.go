@@ -112,7 +112,7 @@ func init() {
 		{"version", "", "print the version", false, runVersion, false},
 		{"serve", "[--http ADDR | --stdio] [--token-env VAR | --no-auth [--allow-remote]]", "serve every configured server as one MCP server (the gateway); default --http 127.0.0.1:8939 (a bare port is on 127.0.0.1); a generated token is kept in the home", true, runServe, false},
 		{"import", "[--from CLIENT|FILE] [--dry-run] [--prefix P]", "add the servers of your MCP clients' configurations (every one found, or --from one), each checked first; inline secrets move to creds.json", false, runImport, false},
-		{"connect", clientNames(), "write the gateway into a client's configuration, with a backup (--print: show the entry only)", false, runConnect, false},
+		{"connect", clientNames(), "write the gateway into a client's configuration, with a backup (--print: show the entry only; --move: take the client's servers into Switchboard first)", false, runConnect, false},
 		{"disconnect", clientNames(), "take the gateway out of a client's configuration again, keeping later edits", false, runDisconnect, false},
 		{"demo-server", "[--http ADDR]", "serve the demo MCP server on stdio, or Streamable HTTP at ADDR", false, runDemoServer, false},
 		{name: "conformance-fixture", args: "[--http ADDR]", summary: "serve the MCP conformance-suite fixture (for scripts/conformance-all.sh)", run: runFixture, hidden: true},

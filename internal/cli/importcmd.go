@@ -222,7 +222,7 @@ type importFlags struct {
 func (f *importFlags) register(fs *flag.FlagSet, name string, noVerify *bool) {
 	switch name {
 	case "import":
-		fs.StringVar(&f.from, "from", "", "import from this client only ("+clientNames()+"), or from this `FILE`")
+		fs.StringVar(&f.from, "from", "", "import from `SOURCE` only: a client ("+clientNames()+") or a file in one of their shapes")
 		fs.BoolVar(&f.dryRun, "dry-run", false, "show what would be added and skipped; write nothing")
 	case "connect":
 		fs.BoolVar(&f.move, "move", false, "also import the client's own servers (each checked) and take them out of its file, so the gateway is its one entry")
