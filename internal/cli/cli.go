@@ -115,7 +115,8 @@ func init() {
 		{"version", "", "print the version", false, runVersion, false},
 		{"trust-project", "[--show] [--yes]", "review the servers the working directory's .mcp.json would run, and trust that exact content (a changed file needs trust again)", false, runTrustProject, false},
 		{"serve", "[--http ADDR | --stdio] [--token-env VAR | --no-auth [--allow-remote]]", "serve every configured server as one MCP server (the gateway); default --http 127.0.0.1:8939 (a bare port is on 127.0.0.1); a generated token is kept in the home", true, runServe, false},
-		{"connect", clientNames(), "write the gateway into a client's configuration, with a backup (--print: show the entry only)", false, runConnect, false},
+		{"import", "[--from CLIENT|FILE] [--dry-run] [--prefix P]", "add the servers of your MCP clients' configurations (every one found, or --from one), each checked first; inline secrets move to creds.json", false, runImport, false},
+		{"connect", clientNames(), "write the gateway into a client's configuration, with a backup (--print: show the entry only; --move: take the client's servers into Switchboard first)", false, runConnect, false},
 		{"disconnect", clientNames(), "take the gateway out of a client's configuration again, keeping later edits", false, runDisconnect, false},
 		{"demo-server", "[--http ADDR]", "serve the demo MCP server on stdio, or Streamable HTTP at ADDR", false, runDemoServer, false},
 		{name: "conformance-fixture", args: "[--http ADDR]", summary: "serve the MCP conformance-suite fixture (for scripts/conformance-all.sh)", run: runFixture, hidden: true},
@@ -141,7 +142,8 @@ var examples = map[string][]string{
 	"version":       {"switchboard version"},
 	"trust-project": {"switchboard trust-project --show", "switchboard trust-project", "switchboard trust-project --yes"},
 	"serve":         {"switchboard serve", "switchboard serve --http 9000", "switchboard serve --stdio"},
-	"connect":       {"switchboard connect cursor", "switchboard connect claude-desktop --print", "switchboard connect vscode --token-env SWITCHBOARD_TOKEN"},
+	"import":        {"switchboard import --dry-run", "switchboard import --from claude-desktop", "switchboard import --from ./mcp.json --prefix work-", "switchboard import --from vscode --secret PERPLEXITY_KEY=pplx-xxx"},
+	"connect":       {"switchboard connect cursor", "switchboard connect claude-desktop --move", "switchboard connect claude-desktop --print", "switchboard connect vscode --token-env SWITCHBOARD_TOKEN"},
 	"disconnect":    {"switchboard disconnect cursor"},
 	"demo-server":   {"switchboard demo-server", "switchboard demo-server --http 127.0.0.1:9001"},
 }
@@ -175,6 +177,9 @@ type run struct {
 	refresh  bool   // tools, call, servers --refresh
 	conn     connectFlags
 	edit     editFlags
+	imp      importFlags
+	// imported is what the last import did, as import --json prints it.
+	imported map[string]any
 	// dashAt is the index in args of the first argument after "--"; -1
 	// without "--".
 	dashAt int
@@ -389,6 +394,9 @@ func (r *run) flags() *flag.FlagSet {
 		fs.IntVar(&r.limit, "k", 5, "show the best `N` matches")
 	case "connect", "disconnect":
 		r.conn.register(fs, r.cmd.name)
+		r.imp.register(fs, r.cmd.name, &r.edit.noVerify)
+	case "import":
+		r.imp.register(fs, r.cmd.name, &r.edit.noVerify)
 	}
 	r.edit.register(fs, r.cmd.name)
 	switch r.cmd.name {

@@ -455,17 +455,37 @@ func (r *run) done(msg, name, path string, credentials []string) int {
 // verify connects to cfg's server name alone and discovers it, unless
 // --no-verify. It reports a failure (exit 3) and returns its exit code.
 func (r *run) verify(cfg *config.Config, name string) int {
-	s := cfg.Server(name)
-	if s == nil {
-		return r.usagef("no server %q", name)
-	}
 	if r.edit.noVerify {
+		if cfg.Server(name) == nil {
+			return r.usagef("no server %q", name)
+		}
 		fmt.Fprintf(r.env.Stderr, "warning: server %q saved without checking that it starts (--no-verify)\n", name)
 		return ExitOK
 	}
+	if bad := r.checkServer(cfg, name, "nothing was written"); bad != nil {
+		return r.report(bad.exit, bad.failure, bad.advice...)
+	}
+	return ExitOK
+}
+
+// badServer is why a server did not pass checkServer.
+type badServer struct {
+	exit int
+	failure
+	advice []string
+}
+
+// checkServer connects to cfg's server name alone and discovers it, with
+// progress on stderr. It returns nil when the server works; written says
+// what became of the change on failure ("nothing was written").
+func (r *run) checkServer(cfg *config.Config, name, written string) *badServer {
+	s := cfg.Server(name)
+	if s == nil {
+		return &badServer{ExitUsage, failure{Code: codeUsage, Message: fmt.Sprintf("no server %q", name)}, nil}
+	}
 	if s.Unusable != nil {
-		return r.report(ExitUpstream, failure{Code: codeConfig, Message: s.Unusable.Error(), Server: name},
-			"nothing was written; set what is missing, or save anyway with --no-verify")
+		return &badServer{ExitUpstream, failure{Code: codeConfig, Message: s.Unusable.Error(), Server: name},
+			[]string{written + "; set what is missing, or save anyway with --no-verify"}}
 	}
 	one := *cfg
 	sc := *s
@@ -474,7 +494,7 @@ func (r *run) verify(cfg *config.Config, name string) int {
 	fmt.Fprintf(r.env.Stderr, "checking server %q...\n", name)
 	h, err := host.Open(r.ctx, &one, &host.Options{ClientVersion: r.env.Version, StopTimeout: oneShotStop})
 	if err != nil {
-		return r.report(ExitUpstream, failureOf(err, codeError), "nothing was written")
+		return &badServer{ExitUpstream, failureOf(err, codeError), []string{written}}
 	}
 	st := h.Servers()[0]
 	h.Close()
@@ -483,17 +503,17 @@ func (r *run) verify(cfg *config.Config, name string) int {
 		if msg == "" {
 			msg = fmt.Sprintf("server %q is %s", name, st.State)
 		}
-		advice := []string{"nothing was written; fix it and try again, or save anyway with --no-verify"}
+		advice := []string{written + "; fix it and try again, or save anyway with --no-verify"}
 		if st.Stderr != "" {
 			advice = append(advice, "its stderr ends:", oneLine(st.Stderr, 400))
 		}
 		if code, ok := r.interrupted(); ok {
-			return r.report(code, failure{Code: codeInterrupted, Message: "interrupted"}, advice[0])
+			return &badServer{code, failure{Code: codeInterrupted, Message: "interrupted"}, advice[:1]}
 		}
-		return r.report(ExitUpstream, failure{Code: "unavailable", Message: msg, Server: name}, advice...)
+		return &badServer{ExitUpstream, failure{Code: "unavailable", Message: msg, Server: name}, advice}
 	}
 	fmt.Fprintf(r.env.Stderr, "server %q works: %s, %d tools, %d resources, %d prompts\n", name, orDash(st.ProtocolVersion), st.Tools, st.Resources, st.Prompts)
-	return ExitOK
+	return nil
 }
 
 // credRefs finds the ${cred:NAME} references in a server's raw JSON.

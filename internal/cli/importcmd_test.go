@@ -19,7 +19,10 @@ import (
 
 // homes are a user's home (the clients' files) and Switchboard's home,
 // both temporary.
-type homes struct{ user, sb string }
+type homes struct {
+	user, sb string
+	env      map[string]string // other environment variables
+}
 
 func newHomes(t *testing.T) homes {
 	return homes{user: t.TempDir(), sb: t.TempDir()}
@@ -42,7 +45,8 @@ func (h homes) run(t *testing.T, args ...string) result {
 			case "SWITCHBOARD_HOME":
 				return h.sb, true
 			}
-			return "", false
+			v, ok := h.env[k]
+			return v, ok
 		},
 		Executable: exe,
 		Version:    "test",
