@@ -35,6 +35,8 @@
 package gateway
 
 import (
+	"go.opentelemetry.io/otel/trace"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -80,6 +82,10 @@ type Options struct {
 	// OnConfirm is the configuration's policy.onConfirm: "elicit" (ask the
 	// calling client's user; the default) or "deny".
 	OnConfirm string
+	// TracerProvider, when set, makes a span of every request from a
+	// client (see trace.go); give the host the same one. Nil traces
+	// nothing.
+	TracerProvider trace.TracerProvider
 }
 
 // Gateway is the aggregate as an MCP server.
@@ -137,6 +143,10 @@ func New(h *host.Host, opts *Options) *Gateway {
 		UnsubscribeHandler: g.unsubscribe,
 	})
 	g.server.AddReceivingMiddleware(g.legacyResults, g.currentInstructions, g.splice, g.heldBack)
+	if tp := opts.TracerProvider; tp != nil {
+		// Added last, so outermost: the span covers the others.
+		g.server.AddReceivingMiddleware(traceRequests(tp.Tracer(host.TracerName)))
+	}
 	g.Sync()
 	return g
 }
