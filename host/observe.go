@@ -1,6 +1,8 @@
 package host
 
 import (
+	"context"
+	"encoding/json"
 	"time"
 )
 
@@ -113,4 +115,24 @@ func (h *Host) CallsInFlight() map[string]int {
 		out[name] = int(s.inflight.Load())
 	}
 	return out
+}
+
+// Refused records a tool call that its caller refused without calling
+// Call (the gateway: a name the model was not given, a held definition)
+// for OnCall, as Call records its own refusals: with the tool's canonical
+// ID when name is one of the catalogue's (held or not), else as not
+// catalogued. It writes no audit row.
+func (h *Host) Refused(ctx context.Context, name string, args json.RawMessage, opts *CallOptions, err error) {
+	if !h.observing() && h.tracer == nil {
+		return
+	}
+	if id, held := h.heldID(name); held {
+		h.finished(ctx, id.Server, id.String(), true, args, opts, time.Now(), nil, err, false)
+		return
+	}
+	if t, ok := h.snapshot().Tool(name); ok {
+		h.finished(ctx, t.ID.Server, t.ID.String(), true, args, opts, time.Now(), nil, err, false)
+		return
+	}
+	h.finished(ctx, "", name, false, args, opts, time.Now(), nil, err, false)
 }

@@ -3,6 +3,7 @@ package host_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/testkit"
 )
@@ -44,7 +46,8 @@ func (r *recorder) kinds() []host.EventKind {
 	return out
 }
 
-// TestOnCall: every call, finished or refused, reaches OnCall once with
+// TestOnCall: every call, finished or refused (by Call, or by its caller
+// through Refused), reaches OnCall once with
 // its outcome and code; a name that matched no tool is not catalogued
 // (and has no server), whatever it says; no argument data is in it.
 func TestOnCall(t *testing.T) {
@@ -57,12 +60,17 @@ func TestOnCall(t *testing.T) {
 	h.Call(ctx, "kit__invented_by_a_client", nil, nil)
 	h.Call(ctx, "kit__echo", json.RawMessage(`[1]`), nil)
 	h.Call(ctx, host.ListPrompts, json.RawMessage(`{}`), nil)
+	refusal := fault.New(fault.CodeNotFound, "", "", errors.New("not given to the model"))
+	h.Refused(ctx, "kit__echo", nil, &host.CallOptions{Client: "c2"}, refusal)
+	h.Refused(ctx, "kit__invented_too", nil, nil, refusal)
 	want := []host.CallRecord{
 		{Client: "c1", Server: "kit", Tool: "kit:echo", Catalogued: true, Outcome: host.OutcomeOK, BytesIn: 17},
 		{Server: "kit", Tool: "kit:fail", Catalogued: true, Outcome: host.OutcomeToolError},
 		{Tool: "kit__invented_by_a_client", Outcome: host.OutcomeError, Code: "not_found"},
 		{Server: "kit", Tool: "kit:echo", Catalogued: true, Outcome: host.OutcomeError, Code: "invalid_input", BytesIn: 3},
 		{Tool: host.ListPrompts, Catalogued: true, Outcome: host.OutcomeOK, BytesIn: 2},
+		{Client: "c2", Server: "kit", Tool: "kit:echo", Catalogued: true, Outcome: host.OutcomeError, Code: "not_found"},
+		{Tool: "kit__invented_too", Outcome: host.OutcomeError, Code: "not_found"},
 	}
 	ignore := cmpopts.IgnoreFields(host.CallRecord{}, "Start", "Latency", "BytesOut")
 	if diff := cmp.Diff(want, rec.calls, ignore); diff != "" {

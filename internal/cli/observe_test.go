@@ -252,6 +252,7 @@ func TestServeMetricsAndLog(t *testing.T) {
 			}{
 				{"switchboard_calls_total", map[string]string{"server": "kit", "tool": "kit:echo", "outcome": "ok", "code": ""}, 1},
 				{"switchboard_calls_total", map[string]string{"server": "kit", "tool": "kit:fail", "outcome": "tool_error"}, 1},
+				{"switchboard_calls_total", map[string]string{"server": "", "tool": "other", "outcome": "error", "code": "not_found"}, 1},
 				{"switchboard_call_duration_seconds", map[string]string{"server": "kit"}, 2},
 				{"switchboard_server_state", map[string]string{"server": "kit", "state": "ready"}, 1},
 				{"switchboard_server_state", map[string]string{"server": "kit", "state": "failed"}, 0},
@@ -302,6 +303,7 @@ func TestServeMetricsAndLog(t *testing.T) {
 			want := []map[string]string{
 				{"tool": "kit:echo", "outcome": "ok"},
 				{"tool": "kit:fail", "outcome": "tool_error"},
+				{"tool": "kit__made_up_by_the_client", "outcome": "error", "code": "not_found"},
 				{"tool": "kit:echo", "outcome": "ok"},
 			}
 			if len(calls) != len(want) {

@@ -255,14 +255,19 @@ func (g *Gateway) heldBack(next mcp.MethodHandler) mcp.MethodHandler {
 		// discovered again, once; a tool found so is called now (the
 		// change notification registers it for the calls after).
 		t, herr := g.host.Find(ctx, call.Params.Name)
+		refused := func(err error) {
+			g.host.Refused(ctx, call.Params.Name, call.Params.Arguments, &host.CallOptions{Client: call.Session.ID()}, err)
+		}
 		if herr == nil {
 			// Only a tool the model is given: a deferred one waits for a
 			// tool_search to find it.
 			if !slices.ContainsFunc(g.host.ModelTools(), func(m host.Tool) bool { return m.Name == t.Name }) {
+				refused(fault.New(fault.CodeNotFound, t.Server, "", errors.New("not given to the model")))
 				return res, err
 			}
 			return g.callTool(t)(ctx, call)
 		}
+		refused(herr)
 		var fe *fault.Error
 		if !errors.As(herr, &fe) || (fe.Code != fault.CodeDefinitionChanged && fe.Code != fault.CodeHeldInjection) {
 			return res, err
