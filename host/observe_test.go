@@ -108,3 +108,33 @@ func TestOnEvent(t *testing.T) {
 		t.Errorf("exit event %+v, want server kit, status \"exit status 7\" and an error", ev)
 	}
 }
+
+// TestOnEventBackoffAndRelist: a server that cannot start is a backoff
+// (or, with no attempt left, failed) event; a server that says its tools
+// changed is listed again, a relisted event.
+func TestOnEventBackoffAndRelist(t *testing.T) {
+	rec := &recorder{}
+	cfg := parse(t, map[string]any{
+		"kit":    child(t, testkit.ModeServer, map[string]any{"eager": true}),
+		"broken": child(t, testkit.ModeExit, nil),
+	}, nil)
+	h := openWith(t, cfg, &host.Options{StopTimeout: 500 * time.Millisecond, OnEvent: rec.event})
+	call(t, h, "kit__grow", `{}`)
+	has := func(server string, kinds ...host.EventKind) bool {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		return slices.ContainsFunc(rec.events, func(e host.ServerEvent) bool {
+			return e.Server == server && slices.Contains(kinds, e.Kind)
+		})
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !(has("broken", host.EventBackoff, host.EventFailed) && has("kit", host.EventRelisted)) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !has("broken", host.EventBackoff, host.EventFailed) {
+		t.Errorf("no backoff event for the server that cannot start: %v", rec.kinds())
+	}
+	if !has("kit", host.EventRelisted) {
+		t.Errorf("no relisted event after list_changed: %v", rec.kinds())
+	}
+}
