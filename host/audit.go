@@ -13,7 +13,6 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/internal/jsonscan"
-	"github.com/switchboard-mcp/switchboard/internal/names"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 )
 
@@ -146,11 +145,11 @@ func (a *auditLog) put(batch []*store.Call) {
 	}
 }
 
-// auditCall builds the row for a finished call.
-func auditCall(id names.ID, client string, args []byte, start time.Time, res *Result, err error) *store.Call {
-	c := &store.Call{
-		Time: start, Tool: id.String(), Server: id.Server, Caller: client,
-		ArgShape: argShape(args), Latency: time.Since(start), BytesIn: len(args),
+// callRecord describes a finished call.
+func callRecord(server, tool string, catalogued bool, client string, args []byte, start time.Time, res *Result, err error) CallRecord {
+	c := CallRecord{
+		Start: start, Latency: time.Since(start), Client: client,
+		Server: server, Tool: tool, Catalogued: catalogued, BytesIn: len(args),
 	}
 	switch {
 	case err != nil:
@@ -164,6 +163,15 @@ func auditCall(id names.ID, client string, args []byte, start time.Time, res *Re
 		c.Outcome, c.BytesOut = outcomeOK, len(res.Raw)
 	}
 	return c
+}
+
+// auditRow is the audit log's row for a call.
+func auditRow(c *CallRecord, args []byte) *store.Call {
+	return &store.Call{
+		Time: c.Start, Tool: c.Tool, Server: c.Server, Caller: c.Client,
+		ArgShape: argShape(args), Latency: c.Latency, BytesIn: c.BytesIn, BytesOut: c.BytesOut,
+		Outcome: c.Outcome, Code: c.Code,
+	}
 }
 
 // argShape describes a call's arguments by their keys and JSON types,

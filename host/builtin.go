@@ -554,7 +554,8 @@ func (h *Host) serverRead(ctx context.Context, server, method string, args json.
 		if err == nil {
 			res = &Result{Raw: raw}
 		}
-		h.audit.record(auditCall(names.ID{Server: server, Name: method}, client, args, start, res, err))
+		rec := callRecord(server, names.ID{Server: server, Name: method}.String(), true, client, args, start, res, err)
+		h.audit.record(auditRow(&rec, args))
 	}
 	return raw, err
 }

@@ -7,6 +7,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/testkit"
 )
 
@@ -35,4 +38,33 @@ func BenchmarkCallParallel(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkCallObserved: one caller, one server; what an observer
+// (OnCall) and tracing (spans recorded by the OpenTelemetry SDK, nothing
+// exported) add to a call, against neither.
+func BenchmarkCallObserved(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		opts host.Options
+	}{
+		{"off", host.Options{}},
+		{"observer", host.Options{OnCall: func(host.CallRecord) {}, OnEvent: func(host.ServerEvent) {}}},
+		{"traced", host.Options{TracerProvider: sdktrace.NewTracerProvider()}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			opts := c.opts
+			opts.StopTimeout = fastOpts.StopTimeout
+			h := openWith(b, parse(b, map[string]any{"a": child(b, testkit.ModeServer, nil)}, nil), &opts)
+			args := json.RawMessage(`{"text":"x"}`)
+			call(b, h, "a__echo", string(args))
+			ctx, span := sdktrace.NewTracerProvider().Tracer("bench").Start(context.Background(), "client")
+			defer span.End()
+			for b.Loop() {
+				if _, err := h.Call(ctx, "a__echo", args, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

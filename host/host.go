@@ -58,6 +58,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/fault"
@@ -134,6 +136,19 @@ type Options struct {
 	// start, nothing is pinned or logged, and the quota is counted in
 	// memory.
 	Store store.Store
+	// OnCall, when set, receives a record of every tool call, once it has
+	// ended or been refused (see CallRecord), on the caller's goroutine:
+	// it must not block. The gateway's metrics and its log line read it.
+	OnCall func(CallRecord)
+	// OnEvent, when set, receives the changes in servers' lives (exits,
+	// restarts, backoffs, re-discoveries: see ServerEvent), on the
+	// goroutine that saw them: it must not block.
+	OnEvent func(ServerEvent)
+	// TracerProvider, when set, traces each Call as a span (see trace.go)
+	// and each request to a server as its child, with the trace context
+	// passed to the server in _meta (and in the headers of an HTTP
+	// request). Nil traces nothing, at no cost.
+	TracerProvider trace.TracerProvider
 }
 
 // State is a server's connection state.
@@ -309,10 +324,13 @@ type Host struct {
 	relists  chan string // servers whose lists changed, for relister
 	stop     chan struct{}
 	confirm  Confirmer
-	store    store.Store     // may be nil
-	audit    *auditLog       // nil without a store
-	notify   *notifier       // nil without OnChange
-	life     context.Context // ends when Close starts
+	store    store.Store       // may be nil
+	audit    *auditLog         // nil without a store
+	onCall   func(CallRecord)  // may be nil
+	onEvent  func(ServerEvent) // may be nil
+	tracer   trace.Tracer      // nil: no spans
+	notify   *notifier         // nil without OnChange
+	life     context.Context   // ends when Close starts
 	cancel   context.CancelFunc
 	watchers sync.WaitGroup // every goroutine the Host starts; Close waits
 
@@ -386,10 +404,16 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 		store:   opts.Store,
 		notify:  newNotifier(opts.OnChange),
 		audit:   newAuditLog(opts.Store, log),
+		onCall:  opts.OnCall,
+		onEvent: opts.OnEvent,
 		relists: make(chan string, 64),
 		stop:    make(chan struct{}),
 	}
 	h.opts.OnListChanged = h.listChanged
+	if opts.TracerProvider != nil {
+		h.tracer = opts.TracerProvider.Tracer(TracerName)
+		h.opts.TracerProvider = opts.TracerProvider
+	}
 	h.life, h.cancel = context.WithCancel(context.Background())
 	comp := &composition{cfg: cfg, pol: pol, servers: make(map[string]*server, len(cfg.Servers))}
 	for _, sc := range cfg.Servers {
@@ -750,8 +774,16 @@ func (h *Host) conn(ctx context.Context, name string) (*upstream.Conn, error) {
 // again. A server started for the call is discovered before anything is
 // sent, and the call checked against the approved definitions.
 func (h *Host) Call(ctx context.Context, name string, args json.RawMessage, opts *CallOptions) (*Result, error) {
+	if h.tracer != nil {
+		var span trace.Span
+		ctx, span = h.tracer.Start(ctx, "tools/call "+name, trace.WithAttributes(attribute.String(AttrTool, name)))
+		defer span.End()
+	}
 	if b := h.lookupBuiltin(name); b != nil {
-		return h.callBuiltin(ctx, b, args, opts)
+		start := time.Now()
+		out, err := h.callBuiltin(ctx, b, args, opts)
+		h.finished(ctx, "", name, true, args, opts, start, out, err, false)
+		return out, err
 	}
 	t, rediscovered, err := h.lookupFresh(ctx, name)
 	if server := h.Starting(err); server != "" {
@@ -763,36 +795,36 @@ func (h *Host) Call(ctx context.Context, name string, args json.RawMessage, opts
 	if err != nil {
 		if c := fault.CodeOf(err); c == fault.CodeDefinitionChanged || c == fault.CodeHeldInjection {
 			if id, held := h.heldID(name); held {
-				h.auditRefusal(id, args, opts, err)
+				h.finished(ctx, id.Server, id.String(), true, args, opts, time.Now(), nil, err, true)
+				return nil, err
 			}
 		}
+		h.finished(ctx, "", name, false, args, opts, time.Now(), nil, err, false)
 		return nil, err
 	}
 	if len(args) > 0 && !isObject(args) {
-		return nil, fault.New(fault.CodeInvalidInput, t.ID.Server, fmt.Sprintf("call tool %q", t.ID.Name), errors.New("arguments must be a JSON object"))
+		err := fault.New(fault.CodeInvalidInput, t.ID.Server, fmt.Sprintf("call tool %q", t.ID.Name), errors.New("arguments must be a JSON object"))
+		h.finished(ctx, t.ID.Server, t.ID.String(), true, args, opts, time.Now(), nil, err, false)
+		return nil, err
 	}
 	comp := h.comp.Load()
 	s := comp.servers[t.ID.Server]
 	if s == nil {
 		// A reload removed the server after the tool was looked up.
-		return nil, fault.New(fault.CodeNotFound, t.ID.Server, fmt.Sprintf("call tool %q", t.ID.Name), errors.New("the server is no longer configured"))
+		err := fault.New(fault.CodeNotFound, t.ID.Server, fmt.Sprintf("call tool %q", t.ID.Name), errors.New("the server is no longer configured"))
+		h.finished(ctx, t.ID.Server, t.ID.String(), true, args, opts, time.Now(), nil, err, false)
+		return nil, err
 	}
 	sc := s.cfg.Load() // this call's settings, whatever a reload swaps in meanwhile
 	if err := h.authorize(ctx, comp.pol, t, sc, args, opts); err != nil {
-		h.auditRefusal(t.ID, args, opts, err)
+		h.finished(ctx, t.ID.Server, t.ID.String(), true, args, opts, time.Now(), nil, err, true)
 		return nil, err
 	}
 	start := time.Now()
 	s.beginCall()
 	out, err := h.call(ctx, s, sc, comp.pol, t, args, opts, !rediscovered)
 	s.endCall()
-	if h.audit.on() {
-		client := ""
-		if opts != nil {
-			client = opts.Client
-		}
-		h.audit.record(auditCall(t.ID, client, args, start, out, err))
-	}
+	h.finished(ctx, t.ID.Server, t.ID.String(), true, args, opts, start, out, err, true)
 	switch fault.CodeOf(err) {
 	case fault.CodeInvalidInput, fault.CodeNotFound, fault.CodeDefinitionChanged, fault.CodeHeldInjection:
 		// The call did not fit the server's tools: says nothing of how
@@ -810,19 +842,27 @@ func (h *Host) Call(ctx context.Context, name string, args json.RawMessage, opts
 	return out, err
 }
 
-// auditRefusal records a call that was refused before it went out (by
-// policy, confirmation, quota or a held definition): a row with the
-// refusal's code, so that the audit log shows what was asked as well as
-// what ran.
-func (h *Host) auditRefusal(id names.ID, args json.RawMessage, opts *CallOptions, err error) {
-	if !h.audit.on() {
+// finished records a call that ended (or was refused before it went out:
+// by policy, confirmation, quota or a held definition): a row in the audit
+// log when audited (the audit log shows what was asked as well as what
+// ran: refusals, not malformed requests), a record for OnCall, and the
+// outcome on the call's span.
+func (h *Host) finished(ctx context.Context, server, tool string, catalogued bool, args json.RawMessage, opts *CallOptions, start time.Time, res *Result, err error, audited bool) {
+	if !h.observing() && h.tracer == nil {
 		return
 	}
 	client := ""
 	if opts != nil {
 		client = opts.Client
 	}
-	h.audit.record(auditCall(id, client, args, time.Now(), nil, err))
+	rec := callRecord(server, tool, catalogued, client, args, start, res, err)
+	if audited && h.audit.on() {
+		h.audit.record(auditRow(&rec, args))
+	}
+	h.observe(&rec)
+	if h.tracer != nil {
+		endSpan(trace.SpanFromContext(ctx), &rec, err)
+	}
 }
 
 // call makes an authorized call: it dials the server if need be, checks
@@ -838,6 +878,9 @@ func (h *Host) call(ctx context.Context, s *server, sc *config.Server, pol *poli
 	}
 	if t, err = h.recheck(ctx, s, sc, pol, t, args, opts); err != nil {
 		return nil, err
+	}
+	if h.tracer != nil {
+		trace.SpanFromContext(ctx).SetAttributes(attribute.String(AttrEra, upstream.EraOf(conn.Info().ProtocolVersion)))
 	}
 	uopts, ctx := callOptions(ctx, opts)
 	res, err := conn.CallTool(ctx, t.ID.Name, args, uopts)

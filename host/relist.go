@@ -172,6 +172,7 @@ func (s *server) relist() bool {
 		h.log.Warn("re-listing after list_changed failed; keeping the previous lists", "server", s.name, "err", err)
 		return false
 	}
+	h.event(ServerEvent{Server: s.name, Kind: EventRelisted})
 	if sc.Lifecycle.LockToolList {
 		h.log.Warn("server changed its lists, refused (lockToolList)", "server", s.name)
 		return false

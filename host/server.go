@@ -226,6 +226,11 @@ func (s *server) dial(ctx context.Context, a supervise.Attempt) error {
 			h.changed() // the capability tools' gates may have closed
 		}
 		h.log.Warn("server failed to start; the others are unaffected", "server", s.name, "err", err)
+		kind := EventBackoff
+		if stateOf(s.sup) == StateFailed {
+			kind = EventFailed
+		}
+		h.event(ServerEvent{Server: s.name, Kind: kind, Err: err})
 		return err
 	}
 	vetted := h.vet(sc, cat)
@@ -239,6 +244,7 @@ func (s *server) dial(ctx context.Context, a supervise.Attempt) error {
 	changed := s.raw == nil || !sameCatalog(s.raw, cat)
 	s.conn, s.attempt, s.raw, s.catalog, s.vetted, s.cached = conn, a, cat, vetted.Catalog, vetted, false
 	s.caps = conn.Info().Capabilities
+	restarted := s.err != nil // the last connection ended, or the last attempt failed
 	s.err = nil
 	s.setState(StateReady)
 	// Started under s.mu, after the closed check: Close, which sets closed
@@ -247,6 +253,10 @@ func (s *server) dial(ctx context.Context, a supervise.Attempt) error {
 	s.mu.Unlock()
 	a.Succeeded()
 	s.keepSchedule()
+	if restarted {
+		h.log.Debug("server restarted", "server", s.name, "protocol", conn.Info().ProtocolVersion)
+		h.event(ServerEvent{Server: s.name, Kind: EventRestarted})
+	}
 	opened := h.opened.Load()
 	if changed {
 		h.saveCatalog(sc, cat)
@@ -306,7 +316,13 @@ func (s *server) dropped(conn *upstream.Conn, a supervise.Attempt, cause error) 
 	s.mu.Unlock()
 	s.keepSchedule() // a crash loop is kept; a drop leaves nothing to keep
 	h.changed()      // the capability tools' gates may have closed
-	h.log.Warn("server connection ended; the next call reconnects", "server", s.name, "err", err)
+	status := conn.ExitStatus()
+	if status != "" {
+		h.log.Warn("server exited; the next call restarts it", "server", s.name, "status", status, "err", err)
+	} else {
+		h.log.Warn("server connection ended; the next call reconnects", "server", s.name, "err", err)
+	}
+	h.event(ServerEvent{Server: s.name, Kind: EventExited, Status: status, Err: err})
 }
 
 // keepSchedule writes the supervisor's start-up schedule to the store when

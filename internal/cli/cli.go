@@ -159,13 +159,16 @@ type run struct {
 	http    string // demo-server and serve --http
 	cfgFile string
 	serve   serveFlags
-	gateway atomic.Pointer[gateway.Gateway] // set by serve, for notifications the host receives
-	signal  atomic.Value                    // the syscall.Signal that ended ctx, if one did
-	home    string
-	cfg     *config.Config // the loaded configuration (commands that need the host)
-	host    *host.Host
-	opening time.Time   // when the host was opened: its servers started then
-	store   store.Store // with host
+	// observer is serve's log, metrics and tracing (observe.go), set by
+	// open.
+	observer *observer
+	gateway  atomic.Pointer[gateway.Gateway] // set by serve, for notifications the host receives
+	signal   atomic.Value                    // the syscall.Signal that ended ctx, if one did
+	home     string
+	cfg      *config.Config // the loaded configuration (commands that need the host)
+	host     *host.Host
+	opening  time.Time   // when the host was opened: its servers started then
+	store    store.Store // with host
 	// storeURL is --store: a PostgreSQL URL that overrides the
 	// configuration's "store".
 	storeURL string
@@ -628,15 +631,21 @@ func (r *run) open() int {
 		}
 	}
 	switch {
+	case r.cmd.name == "serve":
+		// The gateway's log: a line per call, servers' exits and
+		// restarts, what goes wrong with a server, and the findings of
+		// warn severity or above, as they happen.
+		obs, err := r.newObserver(opts)
+		if err != nil {
+			return r.usagef("%v", err)
+		}
+		r.observer = obs
 	case r.verbose:
 		opts.Logger = slog.New(slog.NewTextHandler(r.env.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	case r.cmd.name == "serve":
-		// The gateway's log: what goes wrong with a server, and the
-		// findings of warn severity or above, as they happen.
-		opts.Logger = slog.New(slog.NewTextHandler(r.env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
 	st, err := r.openStore(cfg)
 	if err != nil {
+		r.observer.close()
 		return r.configError(err)
 	}
 	r.store = st
@@ -645,12 +654,16 @@ func (r *run) open() int {
 	h, err := host.Open(r.ctx, cfg, opts)
 	if err != nil {
 		st.Close()
+		r.observer.close()
 		if code, ok := r.interrupted(); ok {
 			return r.report(code, failure{Code: codeInterrupted, Message: "interrupted"})
 		}
 		return r.report(ExitUpstream, failureOf(err, codeError))
 	}
 	r.cfg, r.host = cfg, h
+	if r.observer != nil {
+		r.observer.host.h.Store(h)
+	}
 	if r.refresh || r.edit.check {
 		// A failure is in the server's status, reported below (or by
 		// the servers command) like a failure at start.

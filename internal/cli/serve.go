@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/netip"
 	"path/filepath"
@@ -35,6 +34,7 @@ type serveFlags struct {
 	pageSize    int
 	watch       bool
 	pprof       string
+	logFormat   string // --log-format: logText or logJSON
 
 	// Settled by checkServe: the bearer token, and where it comes from
 	// (none with --no-auth, nor with --stdio without --token-env).
@@ -55,6 +55,7 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 		return nil
 	})
 	fs.IntVar(&f.pageSize, "page-size", 0, "items per page of tools/list and the other lists (default go-sdk's 1000)")
+	fs.StringVar(&f.logFormat, "log-format", logText, "format of the log on stderr (a line per call, servers' exits and restarts): `text` or json")
 	fs.StringVar(&f.pprof, "pprof", "", "serve Go's runtime profiles (net/http/pprof) on this loopback `address`, e.g. 127.0.0.1:6060")
 }
 
@@ -66,6 +67,8 @@ func checkServe(r *run) error {
 		return fmt.Errorf("serve: --pprof %s: profiles are served on a loopback address only", f.pprof)
 	}
 	switch {
+	case f.logFormat != logText && f.logFormat != logJSON:
+		return fmt.Errorf("serve: --log-format %s: want text or json", f.logFormat)
 	case f.stdio && r.http != "":
 		return errors.New("serve: choose --stdio or --http, not both")
 	case f.pageSize < 0:
@@ -113,10 +116,9 @@ func runServe(r *run) int {
 		return ExitUsage
 	}
 	f := r.serve
-	log := slog.New(slog.NewTextHandler(r.env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	if r.verbose {
-		log = slog.New(slog.NewTextHandler(r.env.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
+	obs := r.observer // set by open
+	defer obs.close()
+	log := obs.quiet
 	if set := tuneGC(r.env.LookupEnv); set != "" {
 		log.Debug("garbage collector tuned for a long-running gateway", "settings", set)
 	}
@@ -128,7 +130,11 @@ func runServe(r *run) int {
 		defer stop()
 		fmt.Fprintf(r.env.Stderr, "switchboard: runtime profiles at http://%s/debug/pprof/\n", bound)
 	}
-	g := gateway.New(r.host, &gateway.Options{Version: r.env.Version, PageSize: f.pageSize, Logger: log, OnConfirm: r.cfg.Policy.OnConfirm})
+	gopts := &gateway.Options{Version: r.env.Version, PageSize: f.pageSize, Logger: log, OnConfirm: r.cfg.Policy.OnConfirm}
+	if obs.tracing != nil {
+		gopts.TracerProvider = obs.tracing.Provider
+	}
+	g := gateway.New(r.host, gopts)
 	r.gateway.Store(g)
 	g.Sync() // a server that joined between New and Store had nobody to tell
 	var reloads sync.WaitGroup
@@ -155,7 +161,8 @@ func runServe(r *run) int {
 		return ExitOK
 	}
 	addr := serveAddr(r.http)
-	front := frontdoor.Options{Path: f.path, NoAuth: f.noAuth, AllowedHosts: f.allowHosts, Logger: log}
+	front := frontdoor.Options{Path: f.path, NoAuth: f.noAuth, AllowedHosts: f.allowHosts, Logger: log,
+		Metrics: obs.metrics.Handler(), OnRefuse: obs.metrics.Refused}
 	if f.noAuth {
 		fmt.Fprintln(r.env.Stderr, frontdoor.NoAuthWarning)
 	} else {

@@ -9,8 +9,11 @@
 //     with no token and no Host check, so that supervisors and container
 //     probes need no secret. It reveals liveness only: no version, no
 //     server list.
-//  2. Any path other than the MCP path and /healthz is 404. Checking the
-//     path before anything else keeps every other check about one endpoint.
+//  2. Any path other than the MCP path, /healthz and /metrics (when
+//     Options.Metrics is set) is 404. Checking the path before anything else
+//     keeps every other check about one endpoint. /metrics then passes the
+//     Host/Origin and token checks below, like the MCP path (a Prometheus
+//     scraper sends the token), and answers GET and HEAD only (405).
 //  3. Host and Origin must name a loopback host (403). This is the
 //     DNS-rebinding defence that the MCP spec requires (2025-11-25,
 //     Transports §2.0.1 Security Warning:
@@ -38,7 +41,8 @@
 // /healthz: the MCP handler answers GET, DELETE and the rest itself.
 //
 // No token value is ever logged or written to a response. Rejections are
-// logged at debug level with a reason.
+// logged at debug level with a reason, and reported to Options.OnRefuse
+// by kind (a bounded set, for a metric).
 //
 // This package depends only on the standard library. It must not import
 // other switchboard packages or go-sdk: the gateway wires it in front of the

@@ -66,7 +66,33 @@ type Options struct {
 	// reason. Token values are never logged.
 	// Default: nil, which discards.
 	Logger *slog.Logger
+
+	// Metrics, when set, is served at MetricsPath (GET and HEAD only)
+	// behind the same Host/Origin and token checks as the MCP path: a
+	// Prometheus scraper sends the bearer token (its authorization
+	// setting). Default: nil, MetricsPath is 404.
+	Metrics http.Handler
+
+	// OnRefuse, when set, is called with the reason of every refused
+	// request, one of the Refused* constants (a bounded set, fit for a
+	// metric's label). It must not block. Default: nil.
+	OnRefuse func(reason string)
 }
+
+// MetricsPath is where Options.Metrics is served.
+const MetricsPath = "/metrics"
+
+// The reasons given to Options.OnRefuse.
+const (
+	RefusedPath        = "unknown_path"    // 404: neither the MCP path, HealthPath nor MetricsPath
+	RefusedHost        = "host_origin"     // 403: Host or Origin names a host that is not allowed
+	RefusedNoToken     = "no_token"        // 401: no bearer token
+	RefusedBadToken    = "invalid_token"   // 401: a bearer token that is not the one
+	RefusedContentType = "content_type"    // 415: a POST that is not application/json
+	RefusedTooLarge    = "body_too_large"  // 413: a body over MaxBodyBytes
+	RefusedBody        = "body_unreadable" // 400: the body could not be read
+	RefusedMethod      = "method"          // 405: a method HealthPath or MetricsPath does not answer
+)
 
 // handler is the front door. All fields are fixed at creation.
 type handler struct {
@@ -77,6 +103,8 @@ type handler struct {
 	allowed  hostSet
 	maxBody  int64
 	log      *slog.Logger
+	metrics  http.Handler        // nil: MetricsPath is 404
+	onRefuse func(reason string) // may be nil
 }
 
 // New returns inner behind the front door described in the package
@@ -88,11 +116,13 @@ func New(inner http.Handler, opts Options) (http.Handler, error) {
 		return nil, errors.New("frontdoor: nil inner handler")
 	}
 	h := &handler{
-		inner:   inner,
-		path:    opts.Path,
-		noAuth:  opts.NoAuth,
-		maxBody: opts.MaxBodyBytes,
-		log:     opts.Logger,
+		inner:    inner,
+		path:     opts.Path,
+		noAuth:   opts.NoAuth,
+		maxBody:  opts.MaxBodyBytes,
+		log:      opts.Logger,
+		metrics:  opts.Metrics,
+		onRefuse: opts.OnRefuse,
 	}
 	if h.path == "" {
 		h.path = DefaultPath
@@ -138,6 +168,8 @@ func validatePath(p string) error {
 		return fmt.Errorf("frontdoor: Path %q contains a query, fragment, escape, space or control character", p)
 	case p == HealthPath:
 		return fmt.Errorf("frontdoor: Path %q is reserved for the health check", p)
+	case p == MetricsPath:
+		return fmt.Errorf("frontdoor: Path %q is reserved for the metrics", p)
 	}
 	return nil
 }
@@ -150,12 +182,13 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.serveHealth(w, r)
 		return
 	}
-	if r.URL.Path != h.path {
-		h.reject(w, r, http.StatusNotFound, "unknown path")
+	metrics := r.URL.Path == MetricsPath && h.metrics != nil
+	if r.URL.Path != h.path && !metrics {
+		h.reject(w, r, http.StatusNotFound, RefusedPath, "unknown path")
 		return
 	}
 	if reason := h.checkHostOrigin(r); reason != "" {
-		h.reject(w, r, http.StatusForbidden, reason)
+		h.reject(w, r, http.StatusForbidden, RefusedHost, reason)
 		return
 	}
 
@@ -166,17 +199,27 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			caller = CallerBearer
 		case authMissing:
 			w.Header().Set("WWW-Authenticate", realm)
-			h.reject(w, r, http.StatusUnauthorized, "no bearer token")
+			h.reject(w, r, http.StatusUnauthorized, RefusedNoToken, "no bearer token")
 			return
 		default:
 			w.Header().Set("WWW-Authenticate", realm+`, error="invalid_token"`)
-			h.reject(w, r, http.StatusUnauthorized, "invalid bearer token")
+			h.reject(w, r, http.StatusUnauthorized, RefusedBadToken, "invalid bearer token")
 			return
 		}
 	}
 
+	if metrics {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			h.reject(w, r, http.StatusMethodNotAllowed, RefusedMethod, "method not allowed on metrics")
+			return
+		}
+		h.metrics.ServeHTTP(w, r)
+		return
+	}
+
 	if r.Method == http.MethodPost && !isJSON(r.Header.Values("Content-Type")) {
-		h.reject(w, r, http.StatusUnsupportedMediaType, "content type is not application/json")
+		h.reject(w, r, http.StatusUnsupportedMediaType, RefusedContentType, "content type is not application/json")
 		return
 	}
 
@@ -186,10 +229,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			// The rest of the body is unread; do not let the server try
 			// to drain it to reuse the connection.
 			w.Header().Set("Connection", "close")
-			h.reject(w, r, http.StatusRequestEntityTooLarge, "body over limit")
+			h.reject(w, r, http.StatusRequestEntityTooLarge, RefusedTooLarge, "body over limit")
 			return
 		}
-		h.reject(w, r, http.StatusBadRequest, "reading body: "+err.Error())
+		h.reject(w, r, http.StatusBadRequest, RefusedBody, "reading body: "+err.Error())
 		return
 	}
 
@@ -216,7 +259,7 @@ func (h *handler) serveHealth(w http.ResponseWriter, r *http.Request) {
 	hdr := w.Header()
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		hdr.Set("Allow", "GET, HEAD")
-		h.reject(w, r, http.StatusMethodNotAllowed, "method not allowed on health check")
+		h.reject(w, r, http.StatusMethodNotAllowed, RefusedMethod, "method not allowed on health check")
 		return
 	}
 	hdr.Set("Content-Type", "text/plain; charset=utf-8")
@@ -312,7 +355,12 @@ func readAll(r io.Reader, size int64) ([]byte, error) {
 
 // reject answers with a short, fixed plain-text body and logs why at debug
 // level. Nothing from the request is echoed in the response.
-func (h *handler) reject(w http.ResponseWriter, r *http.Request, status int, reason string) {
+// reject refuses a request: kind is its reason for OnRefuse (one of the
+// Refused* constants), reason the detail for the log.
+func (h *handler) reject(w http.ResponseWriter, r *http.Request, status int, kind, reason string) {
+	if h.onRefuse != nil {
+		h.onRefuse(kind)
+	}
 	h.log.LogAttrs(r.Context(), slog.LevelDebug, "frontdoor: request rejected",
 		slog.Int("status", status),
 		slog.String("reason", reason),

@@ -35,6 +35,8 @@
 package gateway
 
 import (
+	"go.opentelemetry.io/otel/trace"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -80,6 +82,10 @@ type Options struct {
 	// OnConfirm is the configuration's policy.onConfirm: "elicit" (ask the
 	// calling client's user; the default) or "deny".
 	OnConfirm string
+	// TracerProvider, when set, makes a span of every request from a
+	// client (see trace.go); give the host the same one. Nil traces
+	// nothing.
+	TracerProvider trace.TracerProvider
 }
 
 // Gateway is the aggregate as an MCP server.
@@ -137,6 +143,10 @@ func New(h *host.Host, opts *Options) *Gateway {
 		UnsubscribeHandler: g.unsubscribe,
 	})
 	g.server.AddReceivingMiddleware(g.legacyResults, g.currentInstructions, g.splice, g.heldBack)
+	if tp := opts.TracerProvider; tp != nil {
+		// Added last, so outermost: the span covers the others.
+		g.server.AddReceivingMiddleware(traceRequests(tp.Tracer(host.TracerName)))
+	}
 	g.Sync()
 	return g
 }
@@ -245,14 +255,19 @@ func (g *Gateway) heldBack(next mcp.MethodHandler) mcp.MethodHandler {
 		// discovered again, once; a tool found so is called now (the
 		// change notification registers it for the calls after).
 		t, herr := g.host.Find(ctx, call.Params.Name)
+		refused := func(err error) {
+			g.host.Refused(ctx, call.Params.Name, call.Params.Arguments, &host.CallOptions{Client: call.Session.ID()}, err)
+		}
 		if herr == nil {
 			// Only a tool the model is given: a deferred one waits for a
 			// tool_search to find it.
 			if !slices.ContainsFunc(g.host.ModelTools(), func(m host.Tool) bool { return m.Name == t.Name }) {
+				refused(fault.New(fault.CodeNotFound, t.Server, "", errors.New("not given to the model")))
 				return res, err
 			}
 			return g.callTool(t)(ctx, call)
 		}
+		refused(herr)
 		var fe *fault.Error
 		if !errors.As(herr, &fe) || (fe.Code != fault.CodeDefinitionChanged && fe.Code != fault.CodeHeldInjection) {
 			return res, err

@@ -205,6 +205,17 @@ func (p *Process) ExitErr() error {
 	return p.exitErr
 }
 
+// ExitStatus says how the child ended, as the operating system reports it
+// ("exit status 0", "exit status 1", "signal: killed"); "" while it runs.
+func (p *Process) ExitStatus() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.reaped || p.cmd.ProcessState == nil {
+		return ""
+	}
+	return p.cmd.ProcessState.String()
+}
+
 // Fault returns the first fault the launcher found in the server's
 // behaviour, which made it stop the server: an error wrapping
 // ErrFrameTooLarge. It is nil if there was none.

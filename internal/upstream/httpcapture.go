@@ -49,6 +49,7 @@ func (rt *captureRoundTripper) RoundTrip(req *http.Request) (*http.Response, err
 			req.Header[k] = vs
 		}
 	}
+	req = injectHeaders(req)
 	notePhaseHTTP(req)
 	resp, err := rt.next.RoundTrip(req)
 	if err == nil {

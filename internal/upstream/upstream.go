@@ -19,6 +19,8 @@
 package upstream
 
 import (
+	"go.opentelemetry.io/otel/trace"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -73,6 +75,10 @@ type Options struct {
 	// routes their requests to the Peer of the call that caused them (see
 	// WithPeer). Without it Switchboard declares none of them.
 	Forward bool
+	// TracerProvider, when set, makes a span of every request sent within
+	// a traced call and passes the trace context to the server (see
+	// trace.go). Nil traces nothing.
+	TracerProvider trace.TracerProvider
 }
 
 func (o *Options) withDefaults() Options {
@@ -229,6 +235,9 @@ func (c *Conn) newClient() *mcp.Client {
 	client := mcp.NewClient(c.opts.ClientInfo, opts)
 	if c.opts.Forward {
 		client.AddReceivingMiddleware(c.askMiddleware)
+	}
+	if tp := c.opts.TracerProvider; tp != nil {
+		client.AddSendingMiddleware(c.traceMiddleware(tp.Tracer(TracerName)))
 	}
 	return client
 }
@@ -483,6 +492,21 @@ func (c *Conn) Err() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.err
+}
+
+// ExitStatus says how a stdio server's process ended ("exit status 1",
+// "signal: killed") once the connection has ended; "" while it runs, and
+// for an HTTP server.
+func (c *Conn) ExitStatus() string {
+	if c.proc == nil {
+		return ""
+	}
+	select {
+	case <-c.done:
+	default:
+		return ""
+	}
+	return c.proc.ExitStatus()
 }
 
 // StderrTail returns the escaped tail of a stdio server's stderr.

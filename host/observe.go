@@ -1,0 +1,138 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// What a Host tells an observer (Options.OnCall, Options.OnEvent): one
+// record per tool call and one event per change of a server's life. They
+// are plain values, so that an observer (the gateway's metrics, its log
+// line) needs nothing of the Host; counts that can be read at any time
+// (states, calls in flight, held definitions, spill bytes) are read from
+// Servers and SpillBytes instead.
+
+// CallRecord describes one finished tool call, or one refused before it
+// went out. It never holds argument or result data.
+type CallRecord struct {
+	Start   time.Time
+	Latency time.Duration
+	// Client is CallOptions.Client ("" is the process itself).
+	Client string
+	// Server is the configured server that owns the tool; "" for a
+	// built-in tool and for a name that matched no tool.
+	Server string
+	// Tool is the tool's canonical ID ("<server>:<tool>"), or a built-in
+	// tool's name, when Catalogued; otherwise the name as asked, which
+	// may be anything a client sent.
+	Tool string
+	// Catalogued reports whether Tool names a tool of the catalogue (or a
+	// built-in one): a bounded set, fit for a metric's label.
+	Catalogued bool
+	// Outcome is "ok", "tool_error" (the tool ran and failed) or "error"
+	// (the call failed: Code says how).
+	Outcome string
+	// Code is the fault code of an error ("cancelled" for a call whose
+	// context ended without one); "" otherwise.
+	Code     string
+	BytesIn  int
+	BytesOut int
+}
+
+// The outcomes of a CallRecord.
+const (
+	OutcomeOK        = outcomeOK
+	OutcomeToolError = outcomeToolErr
+	OutcomeError     = outcomeError
+)
+
+// EventKind is what happened to a server.
+type EventKind string
+
+// The kinds of ServerEvent.
+const (
+	// EventExited: the server's connection ended (for a stdio server, its
+	// process exited: Status says how). The next call reconnects. An idle
+	// stop, a reload and Close are not exits.
+	EventExited EventKind = "exited"
+	// EventRestarted: the server is connected again after its connection
+	// ended or a start-up attempt failed.
+	EventRestarted EventKind = "restarted"
+	// EventBackoff: a start-up attempt failed and the next is scheduled.
+	EventBackoff EventKind = "backoff"
+	// EventFailed: a start-up attempt failed and no more are scheduled
+	// (the server is probed again on activity).
+	EventFailed EventKind = "failed"
+	// EventRelisted: the server's lists were discovered again on its
+	// connection (after list_changed, or a catalogue found stale).
+	EventRelisted EventKind = "relisted"
+)
+
+// ServerEvent is one change in a server's life.
+type ServerEvent struct {
+	Server string
+	Kind   EventKind
+	// Status is how a stdio server's process ended ("exit status 1",
+	// "signal: killed"), for EventExited; "" when it did not end or the
+	// server is not a process.
+	Status string
+	// Err is why: the connection's end, the failed attempt.
+	Err error
+}
+
+// observe calls OnCall, if set, with a call's record.
+func (h *Host) observe(rec *CallRecord) {
+	if h.onCall != nil {
+		h.onCall(*rec)
+	}
+}
+
+// event calls OnEvent, if set.
+func (h *Host) event(ev ServerEvent) {
+	if h.onEvent != nil {
+		h.onEvent(ev)
+	}
+}
+
+// observing reports whether call records are wanted (by the audit log or
+// an observer), so that a caller can skip building one.
+func (h *Host) observing() bool { return h.audit.on() || h.onCall != nil }
+
+// SpillBytes returns the bytes held by the store of large results (see
+// config.Context.SpillBytes).
+func (h *Host) SpillBytes() int {
+	h.spills.mu.Lock()
+	defer h.spills.mu.Unlock()
+	return h.spills.total
+}
+
+// CallsInFlight returns the number of tool calls in progress, by server.
+func (h *Host) CallsInFlight() map[string]int {
+	comp := h.comp.Load()
+	out := make(map[string]int, len(comp.servers))
+	for name, s := range comp.servers {
+		out[name] = int(s.inflight.Load())
+	}
+	return out
+}
+
+// Refused records a tool call that its caller refused without calling
+// Call (the gateway: a name the model was not given, a held definition)
+// for OnCall, as Call records its own refusals: with the tool's canonical
+// ID when name is one of the catalogue's (held or not), else as not
+// catalogued. It writes no audit row.
+func (h *Host) Refused(ctx context.Context, name string, args json.RawMessage, opts *CallOptions, err error) {
+	if !h.observing() && h.tracer == nil {
+		return
+	}
+	if id, held := h.heldID(name); held {
+		h.finished(ctx, id.Server, id.String(), true, args, opts, time.Now(), nil, err, false)
+		return
+	}
+	if t, ok := h.snapshot().Tool(name); ok {
+		h.finished(ctx, t.ID.Server, t.ID.String(), true, args, opts, time.Now(), nil, err, false)
+		return
+	}
+	h.finished(ctx, "", name, false, args, opts, time.Now(), nil, err, false)
+}

@@ -1,0 +1,43 @@
+package host
+
+import (
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/switchboard-mcp/switchboard/internal/upstream"
+)
+
+// Tracing: with Options.TracerProvider, each Call is a span, a child of
+// the span in the call's context (the gateway's request), and the parent
+// of the upstream request's span. The attributes of the spans Switchboard
+// makes, here, in the gateway and in upstream.
+const (
+	AttrServer  = upstream.AttrServer  // the configured server's name
+	AttrTool    = upstream.AttrTool    // the tool's name as asked; its canonical ID once found
+	AttrEra     = upstream.AttrEra     // the connection's protocol era: "modern" or "legacy"
+	AttrOutcome = upstream.AttrOutcome // ok, tool_error, error (CallRecord.Outcome)
+	AttrCode    = upstream.AttrCode    // the fault code of an error
+)
+
+// TracerName names Switchboard's tracer (its instrumentation scope).
+const TracerName = upstream.TracerName
+
+// endSpan puts a call's outcome on its span.
+func endSpan(span trace.Span, rec *CallRecord, err error) {
+	attrs := make([]attribute.KeyValue, 0, 4)
+	if rec.Server != "" {
+		attrs = append(attrs, attribute.String(AttrServer, rec.Server))
+	}
+	if rec.Catalogued {
+		attrs = append(attrs, attribute.String(AttrTool, rec.Tool))
+	}
+	attrs = append(attrs, attribute.String(AttrOutcome, rec.Outcome))
+	if rec.Code != "" {
+		attrs = append(attrs, attribute.String(AttrCode, rec.Code))
+	}
+	span.SetAttributes(attrs...)
+	if err != nil {
+		span.SetStatus(codes.Error, rec.Code)
+	}
+}

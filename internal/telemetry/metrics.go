@@ -1,0 +1,133 @@
+package telemetry
+
+import (
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/switchboard-mcp/switchboard/host"
+)
+
+// Source is what the metrics read from a host at each scrape.
+type Source interface {
+	Servers() []host.ServerStatus
+	CallsInFlight() map[string]int
+	SpillBytes() int
+}
+
+// OtherTool is the tool label of a call whose name matched no tool of the
+// catalogue: label values stay a bounded set, whatever clients send.
+const OtherTool = "other"
+
+// The states a server may be in, for switchboard_server_state.
+var states = []host.State{
+	host.StateReady, host.StateIdle, host.StateStarting, host.StateDegraded, host.StateBackoff,
+	host.StateFailed, host.StateDisabled, host.StateClosed, host.StateMisconfigured,
+}
+
+// Metrics are the gateway's Prometheus metrics, in a registry of their
+// own. Counters are fed by Call, Event and Refused; gauges are read from
+// the Source at each scrape. It is safe for concurrent use.
+type Metrics struct {
+	reg      *prometheus.Registry
+	calls    *prometheus.CounterVec   // server, tool, outcome, code
+	latency  *prometheus.HistogramVec // server
+	events   *prometheus.CounterVec   // server, event
+	refusals *prometheus.CounterVec   // reason
+}
+
+// NewMetrics returns the metrics of the host src.
+func NewMetrics(src Source) *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "switchboard_calls_total",
+			Help: "Tool calls, by server, tool (its canonical ID; \"other\" for a name that matched none), outcome (ok, tool_error, error) and fault code.",
+		}, []string{"server", "tool", "outcome", "code"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "switchboard_call_duration_seconds",
+			Help:    "Latency of tool calls, by server.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
+		}, []string{"server"}),
+		events: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "switchboard_server_events_total",
+			Help: "Changes in servers' lives: exited (the connection or process ended), restarted, backoff (a start-up attempt failed, the next is scheduled), failed (no more are), relisted (lists discovered again).",
+		}, []string{"server", "event"}),
+		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "switchboard_frontdoor_refusals_total",
+			Help: "HTTP requests the front door refused, by reason.",
+		}, []string{"reason"}),
+	}
+	m.reg.MustRegister(m.calls, m.latency, m.events, m.refusals, &gauges{src: src})
+	return m
+}
+
+// Handler serves the metrics in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
+
+// Registry is the metrics' own registry.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// Call counts one finished call (host.Options.OnCall).
+func (m *Metrics) Call(rec host.CallRecord) {
+	tool := rec.Tool
+	if !rec.Catalogued {
+		tool = OtherTool
+	}
+	m.calls.WithLabelValues(rec.Server, tool, rec.Outcome, rec.Code).Inc()
+	m.latency.WithLabelValues(rec.Server).Observe(rec.Latency.Seconds())
+}
+
+// Event counts one change in a server's life (host.Options.OnEvent).
+func (m *Metrics) Event(ev host.ServerEvent) {
+	m.events.WithLabelValues(ev.Server, string(ev.Kind)).Inc()
+}
+
+// Refused counts one request refused by the front door
+// (frontdoor.Options.OnRefuse).
+func (m *Metrics) Refused(reason string) {
+	m.refusals.WithLabelValues(reason).Inc()
+}
+
+// gauges are read from the host at each scrape.
+type gauges struct{ src Source }
+
+var (
+	stateDesc = prometheus.NewDesc("switchboard_server_state",
+		"1 for the state each server is in (ready, idle, starting, degraded, backoff, failed, disabled, closed, misconfigured), 0 for the others.",
+		[]string{"server", "state"}, nil)
+	inFlightDesc = prometheus.NewDesc("switchboard_calls_in_flight",
+		"Tool calls in progress, by server.", []string{"server"}, nil)
+	heldDesc = prometheus.NewDesc("switchboard_held_definitions",
+		"Tool definitions held back until approved, by server and why (changed: the definition changed since it was approved; injection: its metadata matches an injection pattern).",
+		[]string{"server", "reason"}, nil)
+	spillDesc = prometheus.NewDesc("switchboard_spill_bytes",
+		"Bytes held by the store of large results.", nil, nil)
+)
+
+func (g *gauges) Describe(ch chan<- *prometheus.Desc) {
+	ch <- stateDesc
+	ch <- inFlightDesc
+	ch <- heldDesc
+	ch <- spillDesc
+}
+
+func (g *gauges) Collect(ch chan<- prometheus.Metric) {
+	inFlight := g.src.CallsInFlight()
+	for _, s := range g.src.Servers() {
+		for _, st := range states {
+			v := 0.0
+			if s.State == st {
+				v = 1
+			}
+			ch <- prometheus.MustNewConstMetric(stateDesc, prometheus.GaugeValue, v, s.Name, string(st))
+		}
+		ch <- prometheus.MustNewConstMetric(inFlightDesc, prometheus.GaugeValue, float64(inFlight[s.Name]), s.Name)
+		ch <- prometheus.MustNewConstMetric(heldDesc, prometheus.GaugeValue, float64(len(s.Held)), s.Name, "changed")
+		ch <- prometheus.MustNewConstMetric(heldDesc, prometheus.GaugeValue, float64(len(s.HeldInjection)), s.Name, "injection")
+	}
+	ch <- prometheus.MustNewConstMetric(spillDesc, prometheus.GaugeValue, float64(g.src.SpillBytes()))
+}
