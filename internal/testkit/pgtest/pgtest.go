@@ -29,6 +29,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"sync"
@@ -51,6 +52,8 @@ var (
 	cluster *Cluster    // set by once; nil if it could not start
 	missing string      // why cluster is nil, set by once
 	dbSeq   atomic.Int64
+
+	serverPID atomic.Int64 // cluster's server, while it runs (ServerPID)
 )
 
 // Main runs the tests and then stops the cluster, if one was started, and
@@ -63,6 +66,7 @@ func Main(m *testing.M) int {
 	code := m.Run()
 	once.Do(func() { missing = "the tests have ended" }) // none starts after this
 	if c := cluster; c != nil {
+		serverPID.Store(0)
 		if err := c.Stop(); err != nil {
 			fmt.Fprintf(os.Stderr, "pgtest: %v\n", err)
 			if code == 0 {
@@ -88,6 +92,7 @@ func URL(t testing.TB) string {
 			return
 		}
 		cluster = c
+		serverPID.Store(int64(c.Pid()))
 	})
 	if cluster == nil {
 		unavailable(t, missing)
@@ -186,7 +191,22 @@ func (c *Cluster) start() error {
 		"-c", "full_page_writes=off", "-c", "shared_buffers=16MB", "-c", "max_connections=200")
 	c.server.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	c.server.Stdout, c.server.Stderr = log, log
-	if err := c.server.Start(); err != nil {
+	// The parent-death signal follows the thread that forked the child,
+	// not the process (prctl(2), PR_SET_PDEATHSIG): a thread that the Go
+	// runtime destroys (a goroutine that ends locked to it, as the
+	// launcher's forker does) would kill the server with it. So the server
+	// is forked by a goroutine that locks its thread and keeps it until
+	// the server has exited.
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
+		err := c.server.Start()
+		started <- err
+		if err == nil {
+			<-c.exited
+		}
+	}()
+	if err := <-started; err != nil {
 		return fmt.Errorf("pgtest: postgres: %w", err)
 	}
 	go func() {
@@ -310,3 +330,50 @@ func version(dir string) int {
 	n, _ := strconv.Atoi(filepath.Base(filepath.Dir(dir)))
 	return n
 }
+
+// Outage makes the database at url unreachable, as if its server had gone
+// away: it refuses new connections and those open are terminated. The
+// returned function ends the outage; so does t's cleanup, if it was not
+// called.
+func Outage(t testing.TB, url string) (end func()) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// The outage is made from the cluster's "postgres" database: a
+	// database cannot refuse connections to itself.
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		t.Fatalf("pgtest: outage: %v", err)
+	}
+	name := cfg.Database
+	cfg.Database = "postgres"
+	admin, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatalf("pgtest: outage: %v", err)
+	}
+	db := pgx.Identifier{name}.Sanitize()
+	if _, err := admin.Exec(ctx, "ALTER DATABASE "+db+" ALLOW_CONNECTIONS false"); err != nil {
+		t.Fatalf("pgtest: outage: %v", err)
+	}
+	if _, err := admin.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1`, name); err != nil {
+		t.Fatalf("pgtest: outage: %v", err)
+	}
+	var once sync.Once
+	end = func() {
+		once.Do(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if _, err := admin.Exec(ctx, "ALTER DATABASE "+db+" ALLOW_CONNECTIONS true"); err != nil {
+				t.Errorf("pgtest: end of outage: %v", err)
+			}
+			admin.Close(ctx)
+		})
+	}
+	t.Cleanup(end)
+	return end
+}
+
+// ServerPID is the process ID of the test binary's cluster server, a
+// child of the test binary until Main stops it, or 0 when none runs: a
+// test that checks that no child of the binary is left leaves it out.
+func ServerPID() int { return int(serverPID.Load()) }
