@@ -120,8 +120,10 @@ func (h *Host) writeDrift(writes []driftWrite) {
 }
 
 // refreshPins re-reads the pins of servers with held tools, so that an
-// approval made by another process (switchboard approve) takes effect; it
-// reports whether any changed.
+// approval made by another process (switchboard approve, another replica)
+// takes effect; it reports whether any changed. A store that does not
+// answer within readyTimeout leaves the pins as they are, until the next
+// re-read.
 func (h *Host) refreshPins() bool {
 	if h.store == nil {
 		return false
@@ -134,7 +136,10 @@ func (h *Host) refreshPins() bool {
 		if !holds {
 			continue
 		}
-		pins, err := h.store.Pins(context.Background(), s.name)
+		ctx, cancel := context.WithTimeout(h.life, readyTimeout)
+		pins, err := h.store.Pins(ctx, s.name)
+		cancel()
+		h.storeReached(err)
 		if err != nil {
 			continue
 		}
