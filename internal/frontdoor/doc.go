@@ -8,8 +8,10 @@
 //  1. /healthz (GET or HEAD) is answered here with "ok\n" and nothing else,
 //     with no token and no Host check, so that supervisors and container
 //     probes need no secret. It reveals liveness only: no version, no
-//     server list.
-//  2. Any path other than the MCP path and /healthz is 404. Checking the
+//     server list. /readyz, and /healthz?ready, are answered alike with
+//     readiness (Options.Ready): 200 "ok\n", or 503 "not ready\n" so that
+//     a load balancer sends its traffic to other replicas.
+//  2. Any path other than the MCP path and the health checks is 404. Checking the
 //     path before anything else keeps every other check about one endpoint.
 //  3. Host and Origin must name a loopback host (403). This is the
 //     DNS-rebinding defence that the MCP spec requires (2025-11-25,
@@ -35,7 +37,7 @@
 // forwarded upstream or shown to a tool handler (go-sdk hands request headers
 // to tools in RequestExtra.Header), and with the caller's non-secret identity
 // in its context (see [Caller]). Methods are not restricted here beyond
-// /healthz: the MCP handler answers GET, DELETE and the rest itself.
+// the health checks: the MCP handler answers GET, DELETE and the rest itself.
 //
 // No token value is ever logged or written to a response. Rejections are
 // logged at debug level with a reason.
