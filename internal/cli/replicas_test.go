@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -172,6 +173,25 @@ func TestServeReplicas(t *testing.T) {
 		}
 	}
 
+	// A 2026-07-28 call needs no session: either replica answers it.
+	for _, r := range []*replica{a, b} {
+		if status, body := rawPost(t, r.endpoint, "", modernCall); status != 200 || !strings.Contains(body, `"text":"stateless"`) {
+			t.Errorf("a 2026-07-28 call: %d %s", status, body)
+		}
+	}
+	// A legacy session opened on A is unknown to B: 404, at once, so that
+	// a client sent there initializes again.
+	status, _, session := rawInitialize(t, a.endpoint)
+	if status != 200 || session == "" {
+		t.Fatalf("legacy initialize on A: %d, session %q", status, session)
+	}
+	if status, body := rawPost(t, b.endpoint, session, legacyList); status != 404 {
+		t.Errorf("A's session on B: %d %s, want 404", status, body)
+	}
+	if status, body := rawPost(t, a.endpoint, session, legacyList); status != 200 {
+		t.Errorf("A's session on A: %d %s, want 200", status, body)
+	}
+
 	signalled := time.Now()
 	a.cmd.Process.Signal(syscall.SIGHUP)
 	const followed = "(another replica reloaded)"
@@ -217,4 +237,51 @@ func TestServeReplicas(t *testing.T) {
 			t.Errorf("not ready again after the outage: /readyz %d", r.get("/readyz"))
 		}
 	}
+}
+
+// Raw requests, as a load balancer passes them on.
+const (
+	modernCall = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"kit__echo","arguments":{"text":"stateless"},` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`
+	legacyInit = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+	legacyList = `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`
+)
+
+// rawPost posts body to endpoint, on the legacy session if not "", and
+// returns the status and body; it fails t if there is no answer within 5s.
+func rawPost(t *testing.T, endpoint, session, body string) (int, string) {
+	t.Helper()
+	status, b, _ := post(t, endpoint, session, body)
+	return status, b
+}
+
+// rawInitialize opens a legacy session on endpoint.
+func rawInitialize(t *testing.T, endpoint string) (status int, body, session string) {
+	t.Helper()
+	return post(t, endpoint, "", legacyInit)
+}
+
+func post(t *testing.T, endpoint, session, body string) (int, string, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	switch {
+	case strings.Contains(body, "2026-07-28"):
+		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", "tools/call")
+		req.Header.Set("Mcp-Name", "kit__echo")
+	case session != "":
+		req.Header.Set("Mcp-Session-Id", session)
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("POST %s: %v", endpoint, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), resp.Header.Get("Mcp-Session-Id")
 }
