@@ -103,16 +103,20 @@ func (h *Host) checkDriftLocked(s *server, sc *config.Server, cat *catalog.Catal
 	return held, writes
 }
 
-// writeDrift makes the store writes checkDrift decided.
+// writeDrift makes the store writes checkDrift decided, each bounded as an
+// audit write is, so that a store that hangs holds no goroutine for long.
 func (h *Host) writeDrift(writes []driftWrite) {
 	for _, w := range writes {
+		ctx, cancel := context.WithTimeout(context.Background(), auditPutTimeout)
 		var err error
 		switch {
 		case w.pin != nil:
-			err = h.store.Pin(context.Background(), *w.pin)
+			err = h.store.Pin(ctx, *w.pin)
 		case w.drift != nil:
-			err = h.store.SaveDrift(context.Background(), *w.drift)
+			err = h.store.SaveDrift(ctx, *w.drift)
 		}
+		cancel()
+		h.storeReached(err)
 		if err != nil {
 			h.log.Warn("pin state not saved", "err", err)
 		}

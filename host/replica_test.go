@@ -31,8 +31,20 @@ func openPostgres(t *testing.T, url string) *postgres.DB {
 // replicas of a gateway. A tool changed since replica A pinned it is held
 // on replica B; an approval written to the store by a third process (what
 // `switchboard approve` does) releases it on B within a second, through
-// the change feed.
+// the change feed; also when the feed's connections were just killed, and
+// the approval's notice is lost: the feed says it missed notices once it
+// is back, and B re-reads.
 func TestReplicasShareApprovals(t *testing.T) {
+	for _, killFeed := range []bool{false, true} {
+		name := "feed"
+		if killFeed {
+			name = "feed lost"
+		}
+		t.Run(name, func(t *testing.T) { shareApproval(t, killFeed) })
+	}
+}
+
+func shareApproval(t *testing.T, killFeed bool) {
 	url := pgtest.URL(t)
 	env := testkit.ChildEnv(testkit.ModeSleeper)
 	env[testkit.MarkVar] = filepath.Join(t.TempDir(), "starts")
@@ -62,6 +74,11 @@ func TestReplicasShareApprovals(t *testing.T) {
 		t.Errorf("A, whose server did not change, lost the tool: %v", err)
 	}
 
+	if killFeed {
+		if n := pgtest.CutListeners(t, url); n != 2 {
+			t.Fatalf("cut %d change feeds, want A's and B's", n)
+		}
+	}
 	d := drifts[0]
 	start := time.Now()
 	if err := approver.Pin(context.Background(), store.Pin{Server: d.Server, Tool: d.Tool, Hash: d.Hash, Definition: d.Definition}); err != nil {

@@ -377,3 +377,23 @@ func Outage(t testing.TB, url string) (end func()) {
 // child of the test binary until Main stops it, or 0 when none runs: a
 // test that checks that no child of the binary is left leaves it out.
 func ServerPID() int { return int(serverPID.Load()) }
+
+// CutListeners terminates the connections to the database at url whose
+// last statement was a LISTEN (a change feed), as a network cut would, and
+// returns how many it terminated.
+func CutListeners(t testing.TB, url string) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatalf("pgtest: cut listeners: %v", err)
+	}
+	defer conn.Close(ctx)
+	var n int
+	if err := conn.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE 'LISTEN %'`).Scan(&n); err != nil {
+		t.Fatalf("pgtest: cut listeners: %v", err)
+	}
+	return n
+}
