@@ -39,6 +39,12 @@ func (r *run) watchReload(ctx context.Context, log *slog.Logger) {
 			log.Warn("reloads of other replicas will not be followed: the store's change feed is unavailable", "err", err)
 		}
 	}
+	if notices != nil {
+		defer func() {
+			for range notices { // until the feed's goroutine has closed its connection
+			}
+		}()
+	}
 	for {
 		announce := true
 		select {
