@@ -132,7 +132,10 @@ type Options struct {
 	// (policy.quota holds across every process sharing the store, and
 	// across reloads). Nil keeps nothing: every server is discovered at
 	// start, nothing is pinned or logged, and the quota is counted in
-	// memory.
+	// memory. A store shared by several processes (one with a change
+	// feed, store.Notifier) brings their approvals here at once; while it
+	// is unreachable the Host serves from memory (see Ready, StoreUp and
+	// AuditStats).
 	Store store.Store
 }
 
