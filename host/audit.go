@@ -17,33 +17,55 @@ import (
 )
 
 // Audit log: one row per call, written by one goroutine so a call never
-// waits for the disk; when the queue is full, rows are dropped and
-// counted.
+// waits for the store. Rows that the store refused (it is unreachable) are
+// kept and retried, in order; rows are lost only when a queue is full,
+// and then counted.
 
-// auditQueue bounds the audit log's queue; a call never waits for it.
-const auditQueue = 1024
+const (
+	// auditQueue bounds the queue between calls and the writer; a call
+	// never waits for it.
+	auditQueue = 1024
+	// auditPending bounds the rows kept for retry while the store is
+	// unreachable; past it the oldest are dropped, and counted.
+	auditPending = 10_000
+	// A failed write is retried after auditRetryMin, doubling up to
+	// auditRetryMax while the store stays unreachable.
+	auditRetryMin = 250 * time.Millisecond
+	auditRetryMax = 5 * time.Second
+	// auditPutTimeout bounds one write, so that a store that hangs is
+	// treated as unreachable.
+	auditPutTimeout = 10 * time.Second
+)
 
 // auditLog queues audit rows and writes them to the store on its own
 // goroutine, which close ends and waits for. It has no lock: recording is
-// one non-blocking send. A nil *auditLog records nothing (a host without a
-// store).
+// one non-blocking send, and the rows awaiting retry belong to the writer.
+// A nil *auditLog records nothing (a host without a store).
 type auditLog struct {
-	store store.Store
-	log   *slog.Logger
-	queue chan *store.Call // never closed: a late record must not panic
-	quit  chan struct{}    // closed by close: write drains the queue and ends
-	done  chan struct{}    // closed when write has ended
-	once  sync.Once
+	store   store.Store
+	log     *slog.Logger
+	reached func(error)      // told the outcome of every write: the store's health
+	maxWait int              // bound of the rows awaiting retry; auditPending but in tests
+	queue   chan *store.Call // never closed: a late record must not panic
+	quit    chan struct{}    // closed by close: write drains the queue and ends
+	done    chan struct{}    // closed when write has ended
+	once    sync.Once
 
-	dropped atomic.Int64 // rows dropped because the queue was full
+	dropped atomic.Int64 // rows lost: a queue was full, or recorded after close
+	waiting atomic.Int64 // rows awaiting retry (the writer's pending), for metrics
 }
 
 // newAuditLog starts the writer of an audit log over st; nil when st is.
-func newAuditLog(st store.Store, log *slog.Logger) *auditLog {
+// reached, if not nil, is told the outcome of each write to st.
+func newAuditLog(st store.Store, log *slog.Logger, reached func(error)) *auditLog {
 	if st == nil {
 		return nil
 	}
-	a := &auditLog{store: st, log: log, queue: make(chan *store.Call, auditQueue), quit: make(chan struct{}), done: make(chan struct{})}
+	if reached == nil {
+		reached = func(error) {}
+	}
+	a := &auditLog{store: st, log: log, reached: reached, maxWait: auditPending,
+		queue: make(chan *store.Call, auditQueue), quit: make(chan struct{}), done: make(chan struct{})}
 	go a.write()
 	return a
 }
@@ -70,7 +92,8 @@ func (a *auditLog) record(c *store.Call) {
 	}
 }
 
-// close writes the rows queued and stops the writer.
+// close writes the rows queued and stops the writer. Rows that the store
+// still refuses then are dropped and counted.
 func (a *auditLog) close() {
 	if a == nil {
 		return
@@ -84,24 +107,56 @@ func (a *auditLog) close() {
 // alone costs a whole transaction (about 150 µs of CPU on SQLite, as much
 // as the rest of a call through the gateway); in a batch of 256 it costs
 // about 12 µs (BenchmarkRecordCalls in internal/store/sqlite). A row
-// reaches the store at most auditLinger after its call ends; close writes
-// the rest.
+// reaches the store at most auditLinger after its call ends, while the
+// store is reachable; close writes the rest.
 const (
 	auditBatch  = 256
 	auditLinger = 100 * time.Millisecond
 )
 
 // write writes queued rows in batches until close, then those still
-// queued.
+// queued. Rows the store refused wait in pending, oldest first, and go
+// before any newer row.
 func (a *auditLog) write() {
 	defer close(a.done)
 	batch := make([]*store.Call, 0, auditBatch)
-	flush := func() {
-		if len(batch) > 0 {
-			a.put(batch)
-			clear(batch)
-			batch = batch[:0]
+	var pending []*store.Call
+	backoff := auditRetryMin
+	retry := time.NewTimer(backoff)
+	retry.Stop()
+	// drain writes pending in batches; it reports whether all are written.
+	drain := func() bool {
+		for len(pending) > 0 {
+			n := min(len(pending), auditBatch)
+			if !a.put(pending[:n]) {
+				return false
+			}
+			clear(pending[:n])
+			pending = pending[n:]
+			a.waiting.Store(int64(len(pending)))
 		}
+		pending = nil
+		return true
+	}
+	flush := func() {
+		if len(batch) == 0 {
+			return
+		}
+		if len(pending) > 0 || !a.put(batch) {
+			if len(pending) == 0 {
+				backoff = auditRetryMin
+				retry.Reset(backoff)
+			}
+			pending = append(pending, batch...)
+			if over := len(pending) - a.maxWait; over > 0 {
+				a.dropped.Add(int64(over))
+				clear(pending[:over])
+				pending = pending[over:]
+			}
+			a.waiting.Store(int64(len(pending)))
+		}
+		clear(batch)
+		batch = batch[:0]
 	}
 	linger := time.NewTimer(auditLinger)
 	linger.Stop()
@@ -116,8 +171,15 @@ func (a *auditLog) write() {
 			}
 			linger.Stop()
 		case <-linger.C:
+		case <-retry.C:
+			if !drain() {
+				backoff = min(backoff*2, auditRetryMax)
+				retry.Reset(backoff)
+			}
+			continue
 		case <-a.quit:
 			linger.Stop()
+			retry.Stop()
 			for {
 				select {
 				case c := <-a.queue:
@@ -130,8 +192,12 @@ func (a *auditLog) write() {
 				break
 			}
 			flush()
+			if !drain() {
+				a.dropped.Add(int64(len(pending)))
+				a.waiting.Store(0)
+			}
 			if n := a.dropped.Load(); n > 0 {
-				a.log.Warn("audit rows dropped: the queue was full", "rows", n)
+				a.log.Warn("audit rows dropped: a queue was full, or the store unreachable at close", "rows", n)
 			}
 			return
 		}
@@ -139,10 +205,17 @@ func (a *auditLog) write() {
 	}
 }
 
-func (a *auditLog) put(batch []*store.Call) {
-	if err := a.store.RecordCalls(context.Background(), batch...); err != nil {
-		a.log.Warn("audit rows not written", "rows", len(batch), "first", batch[0].Tool, "err", err)
+// put writes batch, and reports whether it was written.
+func (a *auditLog) put(batch []*store.Call) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), auditPutTimeout)
+	defer cancel()
+	err := a.store.RecordCalls(ctx, batch...)
+	a.reached(err)
+	if err != nil {
+		a.log.Warn("audit rows not written yet; kept for retry", "rows", len(batch), "first", batch[0].Tool, "err", err)
+		return false
 	}
+	return true
 }
 
 // callRecord describes a finished call.

@@ -5,11 +5,15 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/internal/store"
+	"github.com/switchboard-mcp/switchboard/internal/store/postgres"
 	"github.com/switchboard-mcp/switchboard/internal/store/sqlite"
+	"github.com/switchboard-mcp/switchboard/internal/testkit/pgtest"
 )
 
 // TestAuditLog: rows queued before close are all written; a row recorded
@@ -21,7 +25,7 @@ func TestAuditLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	a := newAuditLog(st, slog.New(slog.DiscardHandler))
+	a := newAuditLog(st, slog.New(slog.DiscardHandler), nil)
 	start := time.Now()
 	const rows = 100
 	for i := range rows {
@@ -45,4 +49,72 @@ func TestAuditLog(t *testing.T) {
 	var none *auditLog // a Host without a store
 	none.record(&store.Call{})
 	none.close()
+}
+
+// TestAuditLogBound: while the store is unreachable rows wait, up to the
+// bound; past it the oldest are dropped and counted. Once the store is
+// back the rows kept are written, in order. Rows the store still refuses
+// at close are dropped and counted.
+func TestAuditLogBound(t *testing.T) {
+	url := pgtest.URL(t)
+	st, err := postgres.Open(t.Context(), url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var failures atomic.Int64
+	a := newAuditLog(st, slog.New(slog.DiscardHandler), func(err error) {
+		if err != nil {
+			failures.Add(1)
+		}
+	})
+	a.maxWait = 10
+	end := pgtest.Outage(t, url)
+	start := time.Now()
+	for i := range 30 {
+		a.record(&store.Call{Time: start.Add(time.Duration(i)), Tool: fmt.Sprintf("s:t%02d", i), Server: "s", Outcome: outcomeOK})
+	}
+	if !eventually(func() bool { return a.waiting.Load() == 10 && a.dropped.Load() == 20 }) {
+		t.Fatalf("waiting %d, dropped %d; want 10 and 20", a.waiting.Load(), a.dropped.Load())
+	}
+	if failures.Load() == 0 {
+		t.Error("the failed write was not reported")
+	}
+	end()
+	if !eventually(func() bool { return a.waiting.Load() == 0 }) {
+		t.Fatalf("%d rows still waiting after the outage", a.waiting.Load())
+	}
+	got, err := st.Calls(context.Background(), store.CallFilter{Server: "s", Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tools []string
+	for _, c := range got {
+		tools = append([]string{c.Tool}, tools...) // oldest first
+	}
+	want := []string{"s:t20", "s:t21", "s:t22", "s:t23", "s:t24", "s:t25", "s:t26", "s:t27", "s:t28", "s:t29"}
+	if !slices.Equal(tools, want) {
+		t.Errorf("rows written %v, want the newest ten %v", tools, want)
+	}
+
+	pgtest.Outage(t, url)
+	for i := range 5 {
+		a.record(&store.Call{Time: start, Tool: fmt.Sprintf("s:late%d", i), Server: "s", Outcome: outcomeOK})
+	}
+	a.close()
+	if n := a.dropped.Load(); n != 25 {
+		t.Errorf("dropped %d after a close during an outage, want 25", n)
+	}
+}
+
+// eventually polls cond for up to 10 seconds.
+func eventually(cond func() bool) bool {
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
 }

@@ -134,7 +134,10 @@ type Options struct {
 	// (policy.quota holds across every process sharing the store, and
 	// across reloads). Nil keeps nothing: every server is discovered at
 	// start, nothing is pinned or logged, and the quota is counted in
-	// memory.
+	// memory. A store shared by several processes (one with a change
+	// feed, store.Notifier) brings their approvals here at once; while it
+	// is unreachable the Host serves from memory (see Ready, StoreUp and
+	// AuditStats).
 	Store store.Store
 	// OnCall, when set, receives a record of every tool call, once it has
 	// ended or been refused (see CallRecord), on the caller's goroutine:
@@ -319,27 +322,29 @@ type PromptResult struct {
 // reads comp and snap, and touches only its own server.
 type Host struct {
 	// Fixed at Open.
-	log      *slog.Logger
-	opts     upstream.Options
-	relists  chan string // servers whose lists changed, for relister
-	stop     chan struct{}
-	confirm  Confirmer
-	store    store.Store       // may be nil
-	audit    *auditLog         // nil without a store
-	onCall   func(CallRecord)  // may be nil
-	onEvent  func(ServerEvent) // may be nil
-	tracer   trace.Tracer      // nil: no spans
-	notify   *notifier         // nil without OnChange
-	life     context.Context   // ends when Close starts
-	cancel   context.CancelFunc
-	watchers sync.WaitGroup // every goroutine the Host starts; Close waits
+	log        *slog.Logger
+	opts       upstream.Options
+	relists    chan string   // servers whose lists changed, for relister
+	pinNotices chan struct{} // the store's change feed said pins changed, for relister
+	stop       chan struct{}
+	confirm    Confirmer
+	store      store.Store       // may be nil
+	audit      *auditLog         // nil without a store
+	onCall     func(CallRecord)  // may be nil
+	onEvent    func(ServerEvent) // may be nil
+	tracer     trace.Tracer      // nil: no spans
+	notify     *notifier         // nil without OnChange
+	life       context.Context   // ends when Close starts
+	cancel     context.CancelFunc
+	watchers   sync.WaitGroup // every goroutine the Host starts; Close waits
 
-	comp    atomic.Pointer[composition]       // the configuration in force and its servers; Reload swaps it
-	snap    atomic.Pointer[registry.Snapshot] // the aggregate; rebuild swaps it, nothing mutates one
-	closed  atomic.Bool                       // Close was called; set under mu
-	opened  atomic.Bool                       // Open has returned
-	spilled atomic.Bool                       // a result was spilled: mcp_read_resource is listed from then on
-	spills  spillStore                        // large results (spill.go); has its own lock
+	comp      atomic.Pointer[composition]       // the configuration in force and its servers; Reload swaps it
+	snap      atomic.Pointer[registry.Snapshot] // the aggregate; rebuild swaps it, nothing mutates one
+	closed    atomic.Bool                       // Close was called; set under mu
+	opened    atomic.Bool                       // Open has returned
+	spilled   atomic.Bool                       // a result was spilled: mcp_read_resource is listed from then on
+	storeDown atomic.Bool                       // the store failed its last use (StoreUp)
+	spills    spillStore                        // large results (spill.go); has its own lock
 
 	// reloadMu serialises Reload.
 	reloadMu sync.Mutex
@@ -401,15 +406,16 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 			Forward:           opts.Forward,
 			OnResourceUpdated: opts.OnResourceUpdated,
 		},
-		store:   opts.Store,
-		notify:  newNotifier(opts.OnChange),
-		audit:   newAuditLog(opts.Store, log),
-		onCall:  opts.OnCall,
-		onEvent: opts.OnEvent,
-		relists: make(chan string, 64),
-		stop:    make(chan struct{}),
+		store:      opts.Store,
+		notify:     newNotifier(opts.OnChange),
+		onCall:     opts.OnCall,
+		onEvent:    opts.OnEvent,
+		relists:    make(chan string, 64),
+		pinNotices: make(chan struct{}, 1),
+		stop:       make(chan struct{}),
 	}
 	h.opts.OnListChanged = h.listChanged
+	h.audit = newAuditLog(opts.Store, log, h.storeReached)
 	if opts.TracerProvider != nil {
 		h.tracer = opts.TracerProvider.Tracer(TracerName)
 		h.opts.TracerProvider = opts.TracerProvider
@@ -461,6 +467,9 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 	h.opened.Store(true)
 	h.rebuild()
 	h.watchers.Go(h.relister)
+	if n, ok := h.store.(store.Notifier); ok {
+		h.watchers.Go(func() { h.follow(n) })
+	}
 	if h.notify != nil {
 		h.watchers.Go(func() { h.notify.run(h.stop) })
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/demo"
 	"github.com/switchboard-mcp/switchboard/internal/testkit"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/hostile"
+	"github.com/switchboard-mcp/switchboard/internal/testkit/pgtest"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/proc"
 )
 
@@ -36,7 +37,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	os.Exit(pgtest.Main(m))
 }
 
 // self is the test binary, re-executed as MCP servers.
@@ -542,7 +543,8 @@ func TestProcessHygiene(t *testing.T) {
 	if z := proc.Zombies(os.Getpid()); len(z) > 0 {
 		t.Errorf("zombies: %v", z)
 	}
-	if left := proc.Live(proc.Children(os.Getpid())); len(left) > 0 {
+	left := slices.DeleteFunc(proc.Live(proc.Children(os.Getpid())), func(p proc.Info) bool { return p.PID == pgtest.ServerPID() })
+	if len(left) > 0 {
 		t.Errorf("children left: %v", left)
 	}
 }

@@ -103,16 +103,20 @@ func (h *Host) checkDriftLocked(s *server, sc *config.Server, cat *catalog.Catal
 	return held, writes
 }
 
-// writeDrift makes the store writes checkDrift decided.
+// writeDrift makes the store writes checkDrift decided, each bounded as an
+// audit write is, so that a store that hangs holds no goroutine for long.
 func (h *Host) writeDrift(writes []driftWrite) {
 	for _, w := range writes {
+		ctx, cancel := context.WithTimeout(context.Background(), auditPutTimeout)
 		var err error
 		switch {
 		case w.pin != nil:
-			err = h.store.Pin(context.Background(), *w.pin)
+			err = h.store.Pin(ctx, *w.pin)
 		case w.drift != nil:
-			err = h.store.SaveDrift(context.Background(), *w.drift)
+			err = h.store.SaveDrift(ctx, *w.drift)
 		}
+		cancel()
+		h.storeReached(err)
 		if err != nil {
 			h.log.Warn("pin state not saved", "err", err)
 		}
@@ -120,8 +124,10 @@ func (h *Host) writeDrift(writes []driftWrite) {
 }
 
 // refreshPins re-reads the pins of servers with held tools, so that an
-// approval made by another process (switchboard approve) takes effect; it
-// reports whether any changed.
+// approval made by another process (switchboard approve, another replica)
+// takes effect; it reports whether any changed. A store that does not
+// answer within readyTimeout leaves the pins as they are, until the next
+// re-read.
 func (h *Host) refreshPins() bool {
 	if h.store == nil {
 		return false
@@ -134,7 +140,10 @@ func (h *Host) refreshPins() bool {
 		if !holds {
 			continue
 		}
-		pins, err := h.store.Pins(context.Background(), s.name)
+		ctx, cancel := context.WithTimeout(h.life, readyTimeout)
+		pins, err := h.store.Pins(ctx, s.name)
+		cancel()
+		h.storeReached(err)
 		if err != nil {
 			continue
 		}

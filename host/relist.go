@@ -70,7 +70,9 @@ func (p *relistPace) ran(t time.Time, changed bool) {
 // relister re-lists servers whose lists changed (paced by relistPace),
 // rebuilds the snapshot and tells OnChange. A failed re-listing keeps the
 // previous catalogue. Every second it also stops idle servers, picks up
-// approvals made elsewhere (switchboard approve) and saves trust scores.
+// approvals made elsewhere (switchboard approve, another replica) and
+// saves trust scores; it picks them up at once when the store's change
+// feed tells of them (follow).
 // It alone owns the paces. It ends when the host closes.
 func (h *Host) relister() {
 	tick := time.NewTicker(time.Second)
@@ -92,6 +94,11 @@ func (h *Host) relister() {
 				h.changed()
 			}
 			h.saveScores()
+		case <-h.pinNotices:
+			if h.refreshPins() {
+				h.rebuild()
+				h.changed()
+			}
 		case <-wake:
 		}
 		if h.relistDue(paces) {

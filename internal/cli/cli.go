@@ -163,12 +163,15 @@ type run struct {
 	// open.
 	observer *observer
 	gateway  atomic.Pointer[gateway.Gateway] // set by serve, for notifications the host receives
-	signal   atomic.Value                    // the syscall.Signal that ended ctx, if one did
-	home     string
-	cfg      *config.Config // the loaded configuration (commands that need the host)
-	host     *host.Host
-	opening  time.Time   // when the host was opened: its servers started then
-	store    store.Store // with host
+	// replica identifies this process in the notices of the store's
+	// change feed (a reload), so that it ignores its own; set by serve.
+	replica string
+	signal  atomic.Value // the syscall.Signal that ended ctx, if one did
+	home    string
+	cfg     *config.Config // the loaded configuration (commands that need the host)
+	host    *host.Host
+	opening time.Time   // when the host was opened: its servers started then
+	store   store.Store // with host
 	// storeURL is --store: a PostgreSQL URL that overrides the
 	// configuration's "store".
 	storeURL string
@@ -310,7 +313,7 @@ func commandFirst(args []string) []string {
 			return append(out, args[i+1:]...)
 		}
 		switch strings.TrimLeft(a, "-") {
-		case "config", "home", "store", "http", "path", "token-env", "allow-host", "page-size", "format":
+		case "config", "home", "store", "http", "path", "token-env", "allow-host", "page-size", "format", "grace":
 			i++ // the flag's value
 		}
 	}

@@ -13,13 +13,18 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
+	"github.com/switchboard-mcp/switchboard/internal/store"
 )
 
-// watchReload reloads the configuration on SIGHUP and, with --watch (the
-// default), when its file or the credential store changes, until ctx
-// ends: the configuration file in use, or the home's config.json when
-// the embedded default is in use (a file created there is loaded). An
-// invalid file keeps the running configuration and says why.
+// watchReload reloads the configuration on SIGHUP; with --watch (the
+// default) when its file, the credential store, the working directory's
+// project file or the project approvals change (the configuration file in
+// use, or the home's config.json when the embedded default is in use: a
+// file created there is loaded); and when another process sharing the
+// store reloaded its own (the store's change feed, store.TopicConfig),
+// until ctx ends. Each process reads its own file: a notice makes it
+// re-read that file, it does not carry a configuration. An invalid file
+// keeps the running configuration and says why.
 func (r *run) watchReload(ctx context.Context, log *slog.Logger) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
@@ -33,7 +38,21 @@ func (r *run) watchReload(ctx context.Context, log *slog.Logger) {
 		tick = t.C
 	}
 	last := stampsOf(watched)
+	var notices <-chan store.Change
+	if n, ok := r.store.(store.Notifier); ok {
+		var err error
+		if notices, err = n.Listen(ctx, store.TopicConfig); err != nil {
+			log.Warn("reloads of other replicas will not be followed: the store's change feed is unavailable", "err", err)
+		}
+	}
+	if notices != nil {
+		defer func() {
+			for range notices { // until the feed's goroutine has closed its connection
+			}
+		}()
+	}
 	for {
+		announce := true
 		select {
 		case <-ctx.Done():
 			return
@@ -44,8 +63,17 @@ func (r *run) watchReload(ctx context.Context, log *slog.Logger) {
 				continue
 			}
 			last = now
+		case c, ok := <-notices:
+			switch {
+			case !ok:
+				notices = nil
+				continue
+			case c.Missed || c.Payload == r.replica:
+				continue
+			}
+			announce = false // the reload that caused it was announced
 		}
-		r.reload(ctx, log)
+		r.reload(ctx, log, announce)
 	}
 }
 
@@ -79,8 +107,9 @@ func stampsOf(paths []string) []fileStamp {
 	return out
 }
 
-// reload loads the configuration again and swaps it in.
-func (r *run) reload(ctx context.Context, log *slog.Logger) {
+// reload loads the configuration again and swaps it in; announce tells the
+// other processes sharing the store, which then reload theirs.
+func (r *run) reload(ctx context.Context, log *slog.Logger, announce bool) {
 	cfg, err := r.loadConfig()
 	if err == nil {
 		err = r.host.Reload(ctx, cfg)
@@ -96,8 +125,17 @@ func (r *run) reload(ctx context.Context, log *slog.Logger) {
 	if g := r.gateway.Load(); g != nil {
 		g.Sync()
 	}
-	fmt.Fprintf(r.env.Stderr, "switchboard: configuration reloaded from %s: %s\n", launcher.Escape(cfg.Source), summary(r.host))
-	log.Info("configuration reloaded", "source", cfg.Source)
+	why := ""
+	if !announce {
+		why = " (another replica reloaded)"
+	}
+	fmt.Fprintf(r.env.Stderr, "switchboard: configuration reloaded from %s%s: %s\n", launcher.Escape(cfg.Source), why, summary(r.host))
+	log.Info("configuration reloaded", "source", cfg.Source, "announced", announce)
+	if n, ok := r.store.(store.Notifier); ok && announce {
+		if err := n.Notify(ctx, store.TopicConfig, r.replica); err != nil {
+			log.Warn("the other replicas were not told of the reload", "err", err)
+		}
+	}
 }
 
 // fileStamp notices a changed file without reading it.

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -12,6 +14,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
@@ -22,6 +25,11 @@ import (
 
 // defaultServeAddr is where `switchboard serve` listens without --http.
 const defaultServeAddr = "127.0.0.1:8939"
+
+// defaultGrace is serve's --grace: long enough for most tool calls, short
+// enough for a rolling restart (and under the 30 seconds that container
+// runtimes wait between SIGTERM and SIGKILL).
+const defaultGrace = 10 * time.Second
 
 // serveFlags are the flags of `switchboard serve`.
 type serveFlags struct {
@@ -35,6 +43,7 @@ type serveFlags struct {
 	watch       bool
 	pprof       string
 	logFormat   string // --log-format: logText or logJSON
+	grace       time.Duration
 
 	// Settled by checkServe: the bearer token, and where it comes from
 	// (none with --no-auth, nor with --stdio without --token-env).
@@ -56,6 +65,7 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	})
 	fs.IntVar(&f.pageSize, "page-size", 0, "items per page of tools/list and the other lists (default go-sdk's 1000)")
 	fs.StringVar(&f.logFormat, "log-format", logText, "format of the log on stderr (a line per call, servers' exits and restarts): `text` or json")
+	fs.DurationVar(&f.grace, "grace", defaultGrace, "on SIGTERM or Ctrl-C, how long the calls in flight may finish (no new connection is taken meanwhile) before they are cancelled")
 	fs.StringVar(&f.pprof, "pprof", "", "serve Go's runtime profiles (net/http/pprof) on this loopback `address`, e.g. 127.0.0.1:6060")
 }
 
@@ -73,6 +83,8 @@ func checkServe(r *run) error {
 		return errors.New("serve: choose --stdio or --http, not both")
 	case f.pageSize < 0:
 		return errors.New("serve: --page-size must be positive")
+	case f.grace <= 0:
+		return errors.New("serve: --grace must be positive")
 	case f.noAuth && f.tokenEnv != "":
 		return errors.New("serve: --no-auth and --token-env contradict each other")
 	case f.noAuth && !f.allowRemote:
@@ -130,6 +142,7 @@ func runServe(r *run) int {
 		defer stop()
 		fmt.Fprintf(r.env.Stderr, "switchboard: runtime profiles at http://%s/debug/pprof/\n", bound)
 	}
+	r.replica = replicaID()
 	gopts := &gateway.Options{Version: r.env.Version, PageSize: f.pageSize, Logger: log, OnConfirm: r.cfg.Policy.OnConfirm}
 	if obs.tracing != nil {
 		gopts.TracerProvider = obs.tracing.Provider
@@ -162,7 +175,7 @@ func runServe(r *run) int {
 	}
 	addr := serveAddr(r.http)
 	front := frontdoor.Options{Path: f.path, NoAuth: f.noAuth, AllowedHosts: f.allowHosts, Logger: log,
-		Metrics: obs.metrics.Handler(), OnRefuse: obs.metrics.Refused}
+		Metrics: obs.metrics.Handler(), OnRefuse: obs.metrics.Refused, Ready: r.host.Ready}
 	if f.noAuth {
 		fmt.Fprintln(r.env.Stderr, frontdoor.NoAuthWarning)
 	} else {
@@ -181,11 +194,23 @@ func runServe(r *run) int {
 		r.settle(startupWait)
 		r.banner(a.String(), f.path)
 	}
-	if err := g.ServeHTTP(r.ctx, ln, gateway.HTTPOptions{Front: front, Ready: ready}); err != nil {
+	stopDrainNote := context.AfterFunc(r.ctx, func() {
+		fmt.Fprintf(r.env.Stderr, "switchboard: draining: no new connections; the calls in flight have %v to finish (--grace)\n", f.grace)
+	})
+	defer stopDrainNote()
+	if err := g.ServeHTTP(r.ctx, ln, gateway.HTTPOptions{Front: front, Ready: ready, Grace: f.grace}); err != nil {
 		return r.failf(ExitUpstream, codeError, "serve: %v", err)
 	}
 	fmt.Fprintln(r.env.Stderr, "switchboard: stopped")
 	return ExitOK
+}
+
+// replicaID is a random name for this process, for the store's change
+// feed.
+func replicaID() string {
+	b := make([]byte, 8)
+	rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 // gcPercent and gcMemoryLimit are the garbage collector's settings for a

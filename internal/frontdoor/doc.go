@@ -8,12 +8,15 @@
 //  1. /healthz (GET or HEAD) is answered here with "ok\n" and nothing else,
 //     with no token and no Host check, so that supervisors and container
 //     probes need no secret. It reveals liveness only: no version, no
-//     server list.
-//  2. Any path other than the MCP path, /healthz and /metrics (when
-//     Options.Metrics is set) is 404. Checking the path before anything else
-//     keeps every other check about one endpoint. /metrics then passes the
-//     Host/Origin and token checks below, like the MCP path (a Prometheus
-//     scraper sends the token), and answers GET and HEAD only (405).
+//     server list. /readyz, and /healthz?ready, are answered alike with
+//     readiness (Options.Ready): 200 "ok\n", or 503 "not ready\n" so that
+//     a load balancer sends its traffic to other replicas.
+//  2. Any path other than the MCP path, the health checks and /metrics
+//     (when Options.Metrics is set) is 404. Checking the path before
+//     anything else keeps every other check about one endpoint. /metrics
+//     then passes the Host/Origin and token checks below, like the MCP
+//     path (a Prometheus scraper sends the token), and answers GET and
+//     HEAD only (405).
 //  3. Host and Origin must name a loopback host (403). This is the
 //     DNS-rebinding defence that the MCP spec requires (2025-11-25,
 //     Transports §2.0.1 Security Warning:
@@ -38,7 +41,7 @@
 // forwarded upstream or shown to a tool handler (go-sdk hands request headers
 // to tools in RequestExtra.Header), and with the caller's non-secret identity
 // in its context (see [Caller]). Methods are not restricted here beyond
-// /healthz: the MCP handler answers GET, DELETE and the rest itself.
+// the health checks: the MCP handler answers GET, DELETE and the rest itself.
 //
 // No token value is ever logged or written to a response. Rejections are
 // logged at debug level with a reason, and reported to Options.OnRefuse

@@ -13,6 +13,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Defaults for [Options].
@@ -21,8 +22,16 @@ const (
 	DefaultMaxBodyBytes = 4 << 20 // 4 MiB
 )
 
-// HealthPath is the liveness endpoint; see the package documentation.
-const HealthPath = "/healthz"
+// HealthPath is the liveness endpoint, and ReadyPath the readiness
+// endpoint (so is HealthPath with the query "ready"); see the package
+// documentation.
+const (
+	HealthPath = "/healthz"
+	ReadyPath  = "/readyz"
+)
+
+// readyTimeout bounds Options.Ready.
+const readyTimeout = 2 * time.Second
 
 // Options configures [New]. The zero value of every field except Token
 // means its documented default; a zero Options is rejected only because it
@@ -61,6 +70,13 @@ type Options struct {
 	// there is no "unlimited".
 	// Default: DefaultMaxBodyBytes (4 MiB).
 	MaxBodyBytes int64
+
+	// Ready, when set, says whether the gateway is ready to take traffic
+	// (nil) or not (an error, logged at debug level and never shown): it
+	// answers ReadyPath and HealthPath?ready, with 200 or 503. Its ctx
+	// ends after two seconds, or when the request's does.
+	// Default: nil, which is ready whenever it is alive.
+	Ready func(context.Context) error
 
 	// Logger receives a debug record for every rejected request, with the
 	// reason. Token values are never logged.
@@ -102,6 +118,7 @@ type handler struct {
 	tokenSum [sha256.Size]byte // SHA-256 of Options.Token; the token itself is not kept
 	allowed  hostSet
 	maxBody  int64
+	ready    func(context.Context) error // nil: ready when alive
 	log      *slog.Logger
 	metrics  http.Handler        // nil: MetricsPath is 404
 	onRefuse func(reason string) // may be nil
@@ -120,6 +137,7 @@ func New(inner http.Handler, opts Options) (http.Handler, error) {
 		path:     opts.Path,
 		noAuth:   opts.NoAuth,
 		maxBody:  opts.MaxBodyBytes,
+		ready:    opts.Ready,
 		log:      opts.Logger,
 		metrics:  opts.Metrics,
 		onRefuse: opts.OnRefuse,
@@ -166,8 +184,8 @@ func validatePath(p string) error {
 		return fmt.Errorf("frontdoor: Path %q is not clean (want %q)", p, path.Clean(p))
 	case strings.ContainsAny(p, "?#%") || strings.ContainsFunc(p, isSpaceOrControl):
 		return fmt.Errorf("frontdoor: Path %q contains a query, fragment, escape, space or control character", p)
-	case p == HealthPath:
-		return fmt.Errorf("frontdoor: Path %q is reserved for the health check", p)
+	case p == HealthPath || p == ReadyPath:
+		return fmt.Errorf("frontdoor: Path %q is reserved for the health checks", p)
 	case p == MetricsPath:
 		return fmt.Errorf("frontdoor: Path %q is reserved for the metrics", p)
 	}
@@ -178,7 +196,7 @@ func isSpaceOrControl(r rune) bool { return r <= ' ' || r == 0x7f }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The order of the checks is explained in the package documentation.
-	if r.URL.Path == HealthPath {
+	if r.URL.Path == HealthPath || r.URL.Path == ReadyPath {
 		h.serveHealth(w, r)
 		return
 	}
@@ -254,7 +272,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.inner.ServeHTTP(w, r2)
 }
 
-// serveHealth answers HealthPath. It reveals liveness and nothing else.
+// serveHealth answers HealthPath (liveness) and ReadyPath or
+// HealthPath?ready (readiness). It reveals liveness or readiness and
+// nothing else.
 func (h *handler) serveHealth(w http.ResponseWriter, r *http.Request) {
 	hdr := w.Header()
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -262,13 +282,23 @@ func (h *handler) serveHealth(w http.ResponseWriter, r *http.Request) {
 		h.reject(w, r, http.StatusMethodNotAllowed, RefusedMethod, "method not allowed on health check")
 		return
 	}
+	status, body := http.StatusOK, "ok\n"
+	if h.ready != nil && (r.URL.Path == ReadyPath || r.URL.Query().Has("ready")) {
+		ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+		err := h.ready(ctx)
+		cancel()
+		if err != nil {
+			h.log.LogAttrs(r.Context(), slog.LevelDebug, "frontdoor: not ready", slog.String("reason", err.Error()))
+			status, body = http.StatusServiceUnavailable, "not ready\n"
+		}
+	}
 	hdr.Set("Content-Type", "text/plain; charset=utf-8")
-	hdr.Set("Content-Length", "3")
+	hdr.Set("Content-Length", strconv.Itoa(len(body)))
 	hdr.Set("Cache-Control", "no-store")
 	hdr.Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(http.StatusOK)
+	w.WriteHeader(status)
 	if r.Method == http.MethodGet {
-		io.WriteString(w, "ok\n")
+		io.WriteString(w, body)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -117,6 +118,11 @@ func do(t *testing.T, base string, req request) response {
 	return response{status: resp.StatusCode, header: resp.Header, body: string(b), close: resp.Close}
 }
 
+// ready is an Options.Ready that answers err.
+func ready(err error) func(context.Context) error {
+	return func(context.Context) error { return err }
+}
+
 // hdr builds a header from key, value pairs.
 func hdr(kv ...string) http.Header {
 	h := http.Header{}
@@ -158,6 +164,19 @@ func TestFrontDoor(t *testing.T) {
 		{name: "healthz POST", req: request{method: "POST", path: "/healthz"}, want: 405,
 			wantHeader: map[string]string{"Allow": "GET, HEAD"}},
 		{name: "healthz trailing slash", req: request{method: "GET", path: "/healthz/"}, want: 404},
+
+		// /readyz and /healthz?ready: readiness, as Options.Ready says;
+		// liveness without it. The reason is never shown.
+		{name: "readyz without Ready", req: request{method: "GET", path: "/readyz"}, want: 200, wantBody: "ok\n"},
+		{name: "readyz ready", opts: Options{Token: testToken, Ready: ready(nil)}, req: request{method: "GET", path: "/readyz"}, want: 200, wantBody: "ok\n"},
+		{name: "readyz not ready", opts: Options{Token: testToken, Ready: ready(errors.New("store unreachable"))}, req: request{method: "GET", path: "/readyz"}, want: 503,
+			wantHeader: map[string]string{"Cache-Control": "no-store", "X-Inner": ""}, wantBody: "not ready\n"},
+		{name: "readyz HEAD not ready", opts: Options{Token: testToken, Ready: ready(errors.New("x"))}, req: request{method: "HEAD", path: "/readyz"}, want: 503},
+		{name: "healthz?ready not ready", opts: Options{Token: testToken, Ready: ready(errors.New("x"))}, req: request{method: "GET", path: "/healthz?ready"}, want: 503, wantBody: "not ready\n"},
+		{name: "healthz?ready=1 ready", opts: Options{Token: testToken, Ready: ready(nil)}, req: request{method: "GET", path: "/healthz?ready=1"}, want: 200, wantBody: "ok\n"},
+		{name: "healthz alive while not ready", opts: Options{Token: testToken, Ready: ready(errors.New("x"))}, req: request{method: "GET", path: "/healthz"}, want: 200, wantBody: "ok\n"},
+		{name: "readyz ignores Host and token", opts: Options{Token: testToken, Ready: ready(nil)}, req: request{method: "GET", path: "/readyz", host: "evil.com", header: hdr("Authorization", "Bearer "+wrongToken)}, want: 200},
+		{name: "readyz POST", req: request{method: "POST", path: "/readyz"}, want: 405, wantHeader: map[string]string{"Allow": "GET, HEAD"}},
 
 		// Path.
 		{name: "root", req: request{path: "/", header: authJSON()}, want: 404},
@@ -540,6 +559,7 @@ func TestNewErrors(t *testing.T) {
 		{"query in path", inner(), Options{Token: testToken, Path: "/mcp?x=1"}, "query"},
 		{"space in path", inner(), Options{Token: testToken, Path: "/m cp"}, "space"},
 		{"healthz path", inner(), Options{Token: testToken, Path: "/healthz"}, "reserved"},
+		{"readyz path", inner(), Options{Token: testToken, Path: "/readyz"}, "reserved"},
 		{"root path", inner(), Options{Token: testToken, Path: "/"}, ""},
 		{"nested path", inner(), Options{Token: testToken, Path: "/api/v1/mcp"}, ""},
 		{"negative max body", inner(), Options{Token: testToken, MaxBodyBytes: -1}, "negative"},

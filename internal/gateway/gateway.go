@@ -47,6 +47,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -748,8 +749,11 @@ func (g *Gateway) ServeStdio(ctx context.Context) error {
 
 // HTTPOptions configure ServeHTTP.
 type HTTPOptions struct {
-	Front frontdoor.Options // path, token, allowed hosts, body cap
+	Front frontdoor.Options // path, token, allowed hosts, body cap, readiness
 	Ready func(net.Addr)    // called once listening; may be nil
+	// Grace is how long the calls in flight may finish once ctx is done;
+	// zero means mcphttp.DefaultShutdownTimeout.
+	Grace time.Duration
 }
 
 // ServeHTTP serves the gateway over Streamable HTTP on ln, both protocol
@@ -768,6 +772,6 @@ func (g *Gateway) ServeHTTP(ctx context.Context, ln net.Listener, opts HTTPOptio
 		}
 		return h
 	}
-	mopts := &mcphttp.Options{Path: opts.Front.Path, Middleware: mw, Ready: opts.Ready}
+	mopts := &mcphttp.Options{Path: opts.Front.Path, Middleware: mw, Ready: opts.Ready, ShutdownTimeout: opts.Grace}
 	return mcphttp.Serve(ctx, ln, mcphttp.NewHandler(g.server, &mcphttp.HandlerOptions{Logger: g.log}), mopts)
 }

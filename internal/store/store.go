@@ -207,3 +207,45 @@ type Store interface {
 func RetryAfter(q Quota, start, now int64) time.Duration {
 	return q.Per - max(time.Duration(now-start), 0)
 }
+
+// Topics of the change feed (see [Notifier]).
+const (
+	// TopicPins is told, with the server's name as payload, whenever the
+	// pins or drifts of a server change: an approval, a held definition,
+	// an unpin. Stores that implement Notifier send it themselves, in the
+	// transaction of the write.
+	TopicPins = "switchboard_pins"
+	// TopicConfig is told when a process reloaded its configuration; the
+	// payload identifies that process, so that it can ignore its own.
+	TopicConfig = "switchboard_config"
+)
+
+// A Change is one notice of the change feed. Notices are hints to read
+// the store again, never the data itself: a process that missed some (its
+// connection to the store was lost) receives one Change with Missed set
+// once it is back, and must then re-read everything it keeps.
+type Change struct {
+	Topic   string // "" when Missed
+	Payload string
+	Missed  bool
+}
+
+// Notifier is an optional ability of a Store shared by several processes:
+// a change feed between them. store/postgres has it (LISTEN/NOTIFY);
+// store/sqlite, whose file belongs to one process at a time, has not.
+type Notifier interface {
+	// Notify tells every listener of topic, in every process, payload.
+	Notify(ctx context.Context, topic, payload string) error
+	// Listen returns the notices of topics, including this process's own,
+	// until ctx ends; then the channel is closed. The connection it holds
+	// is its own, and is made again (with backoff) when it is lost; each
+	// time, a Change with Missed set follows. Listen fails only if the
+	// first connection cannot be made.
+	Listen(ctx context.Context, topics ...string) (<-chan Change, error)
+}
+
+// Pinger is an optional ability of a Store: a cheap check that it is
+// reachable, for readiness probes.
+type Pinger interface {
+	Ping(ctx context.Context) error
+}

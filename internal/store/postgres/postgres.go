@@ -1,7 +1,9 @@
 // Package postgres implements store.Store in a PostgreSQL database, through
 // pgx, so that several Switchboard processes (replicas of one gateway)
 // share their catalogues, approvals, held drifts, audit log, trust scores
-// and call quotas.
+// and call quotas. It is also their change feed (store.Notifier), through
+// LISTEN/NOTIFY: every write of pins or drifts notifies store.TopicPins
+// in its own transaction.
 //
 // The schema is created and upgraded by ordered migrations embedded in the
 // binary (migrations/NNNN_name.sql), all in one transaction that holds a

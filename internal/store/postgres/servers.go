@@ -74,9 +74,11 @@ func (db *DB) Pin(ctx context.Context, p store.Pin) error {
 			p.Server, p.Tool, p.Hash, blob(p.Definition), db.stamp(p.ApprovedAt)); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx,
-			`DELETE FROM drifts WHERE server = $1 AND tool = $2 AND hash = $3`, p.Server, p.Tool, p.Hash)
-		return err
+		if _, err := tx.Exec(ctx,
+			`DELETE FROM drifts WHERE server = $1 AND tool = $2 AND hash = $3`, p.Server, p.Tool, p.Hash); err != nil {
+			return err
+		}
+		return notifyPins(ctx, tx, p.Server)
 	})
 	if err != nil {
 		return fmt.Errorf("postgres: pin %q tool %q: %w", p.Server, p.Tool, err)
@@ -86,8 +88,12 @@ func (db *DB) Pin(ctx context.Context, p store.Pin) error {
 
 // Unpin implements store.Store.
 func (db *DB) Unpin(ctx context.Context, server, tool string) error {
-	if _, err := db.pool.Exec(ctx,
-		`DELETE FROM pins WHERE server = $1 AND tool = $2`, server, tool); err != nil {
+	if err := db.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `DELETE FROM pins WHERE server = $1 AND tool = $2`, server, tool); err != nil {
+			return err
+		}
+		return notifyPins(ctx, tx, server)
+	}); err != nil {
 		return fmt.Errorf("postgres: unpin %q tool %q: %w", server, tool, err)
 	}
 	return nil
@@ -115,9 +121,14 @@ func (db *DB) Drifts(ctx context.Context, server string) ([]store.Drift, error) 
 
 // SaveDrift implements store.Store.
 func (db *DB) SaveDrift(ctx context.Context, d store.Drift) error {
-	if _, err := db.pool.Exec(ctx, `INSERT INTO drifts (server, tool, hash, definition, seen_at) VALUES ($1, $2, $3, $4, $5)
-		ON CONFLICT (server, tool) DO UPDATE SET hash = excluded.hash, definition = excluded.definition, seen_at = excluded.seen_at`,
-		d.Server, d.Tool, d.Hash, blob(d.Definition), db.stamp(d.SeenAt)); err != nil {
+	if err := db.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO drifts (server, tool, hash, definition, seen_at) VALUES ($1, $2, $3, $4, $5)
+			ON CONFLICT (server, tool) DO UPDATE SET hash = excluded.hash, definition = excluded.definition, seen_at = excluded.seen_at`,
+			d.Server, d.Tool, d.Hash, blob(d.Definition), db.stamp(d.SeenAt)); err != nil {
+			return err
+		}
+		return notifyPins(ctx, tx, d.Server)
+	}); err != nil {
 		return fmt.Errorf("postgres: save drift %q tool %q: %w", d.Server, d.Tool, err)
 	}
 	return nil
@@ -125,8 +136,12 @@ func (db *DB) SaveDrift(ctx context.Context, d store.Drift) error {
 
 // DeleteDrift implements store.Store.
 func (db *DB) DeleteDrift(ctx context.Context, server, tool string) error {
-	if _, err := db.pool.Exec(ctx,
-		`DELETE FROM drifts WHERE server = $1 AND tool = $2`, server, tool); err != nil {
+	if err := db.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `DELETE FROM drifts WHERE server = $1 AND tool = $2`, server, tool); err != nil {
+			return err
+		}
+		return notifyPins(ctx, tx, server)
+	}); err != nil {
 		return fmt.Errorf("postgres: delete drift %q tool %q: %w", server, tool, err)
 	}
 	return nil

@@ -171,6 +171,16 @@ func (db *DB) Close() error {
 	return errors.Join(db.read.Close(), db.write.Close())
 }
 
+var _ store.Pinger = (*DB)(nil)
+
+// Ping implements store.Pinger: it checks that the file can be read.
+func (db *DB) Ping(ctx context.Context) error {
+	if _, err := db.read.ExecContext(ctx, `SELECT 1`); err != nil {
+		return fmt.Errorf("sqlite: ping: %w", err)
+	}
+	return nil
+}
+
 // stamp returns t, or the clock's now if t is zero, as stored.
 func (db *DB) stamp(t time.Time) int64 {
 	if t.IsZero() {

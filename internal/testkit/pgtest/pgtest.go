@@ -52,6 +52,8 @@ var (
 	cluster *Cluster    // set by once; nil if it could not start
 	missing string      // why cluster is nil, set by once
 	dbSeq   atomic.Int64
+
+	serverPID atomic.Int64 // cluster's server, while it runs (ServerPID)
 )
 
 // Main runs the tests and then stops the cluster, if one was started, and
@@ -64,6 +66,7 @@ func Main(m *testing.M) int {
 	code := m.Run()
 	once.Do(func() { missing = "the tests have ended" }) // none starts after this
 	if c := cluster; c != nil {
+		serverPID.Store(0)
 		if err := c.Stop(); err != nil {
 			fmt.Fprintf(os.Stderr, "pgtest: %v\n", err)
 			if code == 0 {
@@ -89,6 +92,7 @@ func URL(t testing.TB) string {
 			return
 		}
 		cluster = c
+		serverPID.Store(int64(c.Pid()))
 	})
 	if cluster == nil {
 		unavailable(t, missing)
@@ -322,5 +326,72 @@ func findBin() (string, error) {
 // version is the major version in a /usr/lib/postgresql/N/bin path.
 func version(dir string) int {
 	n, _ := strconv.Atoi(filepath.Base(filepath.Dir(dir)))
+	return n
+}
+
+// Outage makes the database at url unreachable, as if its server had gone
+// away: it refuses new connections and those open are terminated. The
+// returned function ends the outage; so does t's cleanup, if it was not
+// called.
+func Outage(t testing.TB, url string) (end func()) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// The outage is made from the cluster's "postgres" database: a
+	// database cannot refuse connections to itself.
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		t.Fatalf("pgtest: outage: %v", err)
+	}
+	name := cfg.Database
+	cfg.Database = "postgres"
+	admin, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatalf("pgtest: outage: %v", err)
+	}
+	db := pgx.Identifier{name}.Sanitize()
+	if _, err := admin.Exec(ctx, "ALTER DATABASE "+db+" ALLOW_CONNECTIONS false"); err != nil {
+		t.Fatalf("pgtest: outage: %v", err)
+	}
+	if _, err := admin.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1`, name); err != nil {
+		t.Fatalf("pgtest: outage: %v", err)
+	}
+	var once sync.Once
+	end = func() {
+		once.Do(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if _, err := admin.Exec(ctx, "ALTER DATABASE "+db+" ALLOW_CONNECTIONS true"); err != nil {
+				t.Errorf("pgtest: end of outage: %v", err)
+			}
+			admin.Close(ctx)
+		})
+	}
+	t.Cleanup(end)
+	return end
+}
+
+// ServerPID is the process ID of the test binary's cluster server, a
+// child of the test binary until Main stops it, or 0 when none runs: a
+// test that checks that no child of the binary is left leaves it out.
+func ServerPID() int { return int(serverPID.Load()) }
+
+// CutListeners terminates the connections to the database at url whose
+// last statement was a LISTEN (a change feed), as a network cut would, and
+// returns how many it terminated.
+func CutListeners(t testing.TB, url string) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatalf("pgtest: cut listeners: %v", err)
+	}
+	defer conn.Close(ctx)
+	var n int
+	if err := conn.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE 'LISTEN %'`).Scan(&n); err != nil {
+		t.Fatalf("pgtest: cut listeners: %v", err)
+	}
 	return n
 }

@@ -1,0 +1,133 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/store"
+)
+
+// Replicas: several Hosts (in several processes) sharing one store. An
+// approval made through any of them, or by `switchboard approve`, reaches
+// the others through the store's change feed (store.Notifier) when it has
+// one, at once; the relister's once-a-second re-read of the pins of
+// servers with held tools is the fallback, and catches up after the store
+// was unreachable. A Host that loses its store goes on serving from what
+// it holds in memory; Ready says so, and the audit log keeps its rows for
+// retry.
+
+// followBackoff is how long follow waits before it asks for a change feed
+// again after Listen failed (the store was unreachable).
+const followBackoff = time.Second
+
+// follow passes the store's notices about pins to the relister, which
+// re-reads the pins and rebuilds; a notice that some were missed (the
+// feed's connection was lost and made again) does the same. It ends when
+// the Host closes.
+func (h *Host) follow(n store.Notifier) {
+	missed := false
+	for {
+		ch, err := n.Listen(h.life, store.TopicPins)
+		if err != nil {
+			missed = true
+			h.log.Debug("change feed unavailable; pins are re-read every second meanwhile", "err", err)
+			select {
+			case <-h.stop:
+				return
+			case <-time.After(followBackoff):
+			}
+			continue
+		}
+		if missed {
+			h.pinsNoticed()
+		}
+		for range ch {
+			h.pinsNoticed()
+		}
+		// Listen closes its channel only when h.life ends.
+		return
+	}
+}
+
+// pinsNoticed wakes the relister to re-read the pins; it never blocks.
+func (h *Host) pinsNoticed() {
+	select {
+	case h.pinNotices <- struct{}{}:
+	default: // one is pending already
+	}
+}
+
+// storeReached records the outcome of a use of the store, for StoreUp.
+func (h *Host) storeReached(err error) {
+	h.storeDown.Store(err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, store.ErrNotFound))
+}
+
+// StoreUp reports whether the store answered its last use (a write of the
+// audit log, a re-read of pins, a readiness check). It is true for a Host
+// without a store.
+func (h *Host) StoreUp() bool { return !h.storeDown.Load() }
+
+// AuditStats are the counts of the audit log's queues, for metrics.
+type AuditStats struct {
+	// Waiting is how many rows the store refused and are kept for
+	// retry (at most 10,000; past that, the oldest are dropped).
+	Waiting int64
+	// Dropped is how many rows were lost since Open: a queue was full,
+	// the call ended after Close, or the store still refused them at
+	// Close.
+	Dropped int64
+}
+
+// AuditStats returns the counts of the audit log's queues; zero without a
+// store.
+func (h *Host) AuditStats() AuditStats {
+	if h.audit == nil {
+		return AuditStats{}
+	}
+	return AuditStats{Waiting: h.audit.waiting.Load(), Dropped: h.audit.dropped.Load()}
+}
+
+// readyTimeout bounds the store's answer to Ready's check.
+const readyTimeout = time.Second
+
+// ErrNotReady is wrapped by what Ready returns.
+var ErrNotReady = errors.New("not ready")
+
+// Ready reports whether the Host is ready to take traffic behind a load
+// balancer: its store answers (within a second, when the store can be
+// pinged), and at least one server's catalogue is loaded, or no server is
+// enabled. A Host that is not ready still serves what it holds.
+func (h *Host) Ready(ctx context.Context) error {
+	if h.closed.Load() {
+		return errors.Join(ErrNotReady, errors.New("closing"))
+	}
+	if p, ok := h.store.(store.Pinger); ok {
+		ctx, cancel := context.WithTimeout(ctx, readyTimeout)
+		err := p.Ping(ctx)
+		cancel()
+		h.storeReached(err)
+		if err != nil {
+			return errors.Join(ErrNotReady, err)
+		}
+	}
+	comp := h.comp.Load()
+	enabled := 0
+	for _, sc := range comp.cfg.Servers {
+		if !runnable(sc) {
+			continue
+		}
+		enabled++
+		s := comp.servers[sc.Name]
+		s.mu.Lock()
+		loaded := s.catalog != nil
+		s.mu.Unlock()
+		if loaded {
+			return nil
+		}
+	}
+	if enabled == 0 {
+		return nil
+	}
+	return errors.Join(ErrNotReady, errors.New("no server's catalogue is loaded yet"))
+}

@@ -1,0 +1,155 @@
+package host_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/store"
+	"github.com/switchboard-mcp/switchboard/internal/store/postgres"
+	"github.com/switchboard-mcp/switchboard/internal/testkit"
+	"github.com/switchboard-mcp/switchboard/internal/testkit/pgtest"
+	"github.com/switchboard-mcp/switchboard/internal/testkit/proc"
+)
+
+// openPostgres opens a store on the database at url, closed at cleanup
+// (after the hosts opened later, which are closed first).
+func openPostgres(t *testing.T, url string) *postgres.DB {
+	t.Helper()
+	st, err := postgres.Open(t.Context(), url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// TestReplicasShareApprovals: two Hosts on one PostgreSQL database, as two
+// replicas of a gateway. A tool changed since replica A pinned it is held
+// on replica B; an approval written to the store by a third process (what
+// `switchboard approve` does) releases it on B within a second, through
+// the change feed; also when the feed's connections were just killed, and
+// the approval's notice is lost: the feed says it missed notices once it
+// is back, and B re-reads.
+func TestReplicasShareApprovals(t *testing.T) {
+	for _, killFeed := range []bool{false, true} {
+		name := "feed"
+		if killFeed {
+			name = "feed lost"
+		}
+		t.Run(name, func(t *testing.T) { shareApproval(t, killFeed) })
+	}
+}
+
+func shareApproval(t *testing.T, killFeed bool) {
+	url := pgtest.URL(t)
+	env := testkit.ChildEnv(testkit.ModeSleeper)
+	env[testkit.MarkVar] = filepath.Join(t.TempDir(), "starts")
+	cfg := parse(t, map[string]any{"sleeper": map[string]any{"command": self(t), "env": env}}, nil)
+
+	a := openWith(t, cfg, &host.Options{StopTimeout: 500 * time.Millisecond, Store: openPostgres(t, url)})
+	if got := call(t, a, "sleeper__echo", `{"text":"first"}`).Text; got != "first" {
+		t.Fatalf("A: echo = %q", got)
+	}
+	// B advertises A's saved catalogue; its first call starts its own
+	// server, whose second start changes echo's description.
+	b := openWith(t, cfg, &host.Options{StopTimeout: 500 * time.Millisecond, Store: openPostgres(t, url)})
+	if got := call(t, b, "sleeper__slow", `{"steps":1,"delay_ms":1}`).Text; got != "done" {
+		t.Fatalf("B: slow = %q", got)
+	}
+	approver := openPostgres(t, url)
+	var drifts []store.Drift
+	if !proc.Eventually(5*time.Second, func() bool {
+		var err error
+		drifts, err = approver.Drifts(context.Background(), "sleeper")
+		_, held := b.Tool("sleeper__echo")
+		return err == nil && len(drifts) == 1 && held != nil
+	}) {
+		t.Fatalf("B did not hold the changed tool: drifts %+v", drifts)
+	}
+	if _, err := a.Tool("sleeper__echo"); err != nil {
+		t.Errorf("A, whose server did not change, lost the tool: %v", err)
+	}
+
+	if killFeed {
+		if n := pgtest.CutListeners(t, url); n != 2 {
+			t.Fatalf("cut %d change feeds, want A's and B's", n)
+		}
+	}
+	d := drifts[0]
+	start := time.Now()
+	if err := approver.Pin(context.Background(), store.Pin{Server: d.Server, Tool: d.Tool, Hash: d.Hash, Definition: d.Definition}); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := b.Tool("sleeper__echo"); err == nil {
+			break
+		}
+		if time.Since(start) > 5*time.Second {
+			t.Fatal("the approval did not reach B within 5s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	took := time.Since(start)
+	t.Logf("approval in force on the other replica after %v", took)
+	if took > time.Second {
+		t.Errorf("the approval took %v to reach B, want under 1s", took)
+	}
+	if got := call(t, b, "sleeper__echo", `{"text":"approved"}`).Text; got != "approved" {
+		t.Errorf("B: echo after approval = %q", got)
+	}
+}
+
+// TestReplicaStoreOutage: a Host whose PostgreSQL store becomes
+// unreachable goes on serving calls, reports that it is not ready, and
+// keeps the audit rows of those calls; when the store is back it is ready
+// again and writes them, every one.
+func TestReplicaStoreOutage(t *testing.T) {
+	url := pgtest.URL(t)
+	st := openPostgres(t, url)
+	h := openWith(t, parse(t, map[string]any{"s": child(t, testkit.ModeServer, nil)}, nil),
+		&host.Options{StopTimeout: 500 * time.Millisecond, Store: st})
+	if err := h.Ready(context.Background()); err != nil {
+		t.Fatalf("Ready before the outage: %v", err)
+	}
+	calls := func() int {
+		cs, err := st.Calls(context.Background(), store.CallFilter{Server: "s", Limit: 1000})
+		if err != nil {
+			return -1
+		}
+		return len(cs)
+	}
+	for range 3 {
+		call(t, h, "s__echo", `{"text":"before"}`)
+	}
+	if !proc.Eventually(5*time.Second, func() bool { return calls() == 3 }) {
+		t.Fatalf("%d audit rows before the outage, want 3", calls())
+	}
+
+	end := pgtest.Outage(t, url)
+	if err := h.Ready(context.Background()); !errors.Is(err, host.ErrNotReady) {
+		t.Errorf("Ready during the outage: %v, want ErrNotReady", err)
+	}
+	for range 5 {
+		if got := call(t, h, "s__echo", `{"text":"during"}`).Text; got != "during" {
+			t.Errorf("echo during the outage = %q", got)
+		}
+	}
+	if !proc.Eventually(5*time.Second, func() bool { return h.AuditStats().Waiting == 5 && !h.StoreUp() }) {
+		t.Errorf("during the outage: audit %+v, store up %v; want 5 rows waiting, store down", h.AuditStats(), h.StoreUp())
+	}
+
+	end()
+	if !proc.Eventually(15*time.Second, func() bool { return calls() == 8 }) {
+		t.Errorf("%d audit rows after the outage, want 8", calls())
+	}
+	if s := h.AuditStats(); s != (host.AuditStats{}) {
+		t.Errorf("audit after the outage: %+v, want nothing waiting or dropped", s)
+	}
+	if err := h.Ready(context.Background()); err != nil || !h.StoreUp() {
+		t.Errorf("after the outage: Ready %v, store up %v", err, h.StoreUp())
+	}
+}
