@@ -74,6 +74,20 @@ func (l *liveHost) SpillBytes() int {
 	return 0
 }
 
+func (l *liveHost) StoreUp() bool {
+	if h := l.h.Load(); h != nil {
+		return h.StoreUp()
+	}
+	return true
+}
+
+func (l *liveHost) AuditStats() host.AuditStats {
+	if h := l.h.Load(); h != nil {
+		return h.AuditStats()
+	}
+	return host.AuditStats{}
+}
+
 // newObserver sets up serve's observer and hooks it into opts.
 func (r *run) newObserver(opts *host.Options) (*observer, error) {
 	o := &observer{

@@ -14,6 +14,8 @@ type Source interface {
 	Servers() []host.ServerStatus
 	CallsInFlight() map[string]int
 	SpillBytes() int
+	StoreUp() bool
+	AuditStats() host.AuditStats
 }
 
 // OtherTool is the tool label of a call whose name matched no tool of the
@@ -106,6 +108,12 @@ var (
 		[]string{"server", "reason"}, nil)
 	spillDesc = prometheus.NewDesc("switchboard_spill_bytes",
 		"Bytes held by the store of large results.", nil, nil)
+	storeUpDesc = prometheus.NewDesc("switchboard_store_up",
+		"1 while the state store answers, 0 while it does not (the gateway serves from memory and audit rows wait).", nil, nil)
+	auditWaitingDesc = prometheus.NewDesc("switchboard_audit_rows_waiting",
+		"Audit rows the store refused, kept for retry (a bounded queue).", nil, nil)
+	auditDroppedDesc = prometheus.NewDesc("switchboard_audit_rows_dropped_total",
+		"Audit rows lost: the retry queue was full, or the store still refused them at shutdown.", nil, nil)
 )
 
 func (g *gauges) Describe(ch chan<- *prometheus.Desc) {
@@ -113,6 +121,9 @@ func (g *gauges) Describe(ch chan<- *prometheus.Desc) {
 	ch <- inFlightDesc
 	ch <- heldDesc
 	ch <- spillDesc
+	ch <- storeUpDesc
+	ch <- auditWaitingDesc
+	ch <- auditDroppedDesc
 }
 
 func (g *gauges) Collect(ch chan<- prometheus.Metric) {
@@ -130,4 +141,12 @@ func (g *gauges) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(heldDesc, prometheus.GaugeValue, float64(len(s.HeldInjection)), s.Name, "injection")
 	}
 	ch <- prometheus.MustNewConstMetric(spillDesc, prometheus.GaugeValue, float64(g.src.SpillBytes()))
+	up := 0.0
+	if g.src.StoreUp() {
+		up = 1
+	}
+	ch <- prometheus.MustNewConstMetric(storeUpDesc, prometheus.GaugeValue, up)
+	a := g.src.AuditStats()
+	ch <- prometheus.MustNewConstMetric(auditWaitingDesc, prometheus.GaugeValue, float64(a.Waiting))
+	ch <- prometheus.MustNewConstMetric(auditDroppedDesc, prometheus.CounterValue, float64(a.Dropped))
 }

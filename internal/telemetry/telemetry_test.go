@@ -35,6 +35,8 @@ type later struct{ h atomic.Pointer[host.Host] }
 func (l *later) Servers() []host.ServerStatus  { return l.h.Load().Servers() }
 func (l *later) CallsInFlight() map[string]int { return l.h.Load().CallsInFlight() }
 func (l *later) SpillBytes() int               { return l.h.Load().SpillBytes() }
+func (l *later) StoreUp() bool                 { return l.h.Load().StoreUp() }
+func (l *later) AuditStats() host.AuditStats   { return l.h.Load().AuditStats() }
 
 // TestMetrics: calls through a real host are counted by server, tool,
 // outcome and code, a name that matched no tool as "other", whatever it
@@ -83,6 +85,9 @@ func TestMetrics(t *testing.T) {
 		{"switchboard_calls_in_flight", map[string]string{"server": "kit"}, 0},
 		{"switchboard_held_definitions", map[string]string{"server": "kit", "reason": "injection"}, 0},
 		{"switchboard_spill_bytes", map[string]string{}, 0},
+		{"switchboard_store_up", map[string]string{}, 1},
+		{"switchboard_audit_rows_waiting", map[string]string{}, 0},
+		{"switchboard_audit_rows_dropped_total", map[string]string{}, 0},
 		{"switchboard_frontdoor_refusals_total", map[string]string{"reason": "no_token"}, 1},
 	} {
 		if got := value(fams, c.name, c.labels); got != c.want {
@@ -210,5 +215,33 @@ func BenchmarkObserveCall(b *testing.B) {
 				telemetry.LogCall(log, rec)
 			}
 		})
+	}
+}
+
+// storeDown is a Source whose store does not answer and whose audit rows
+// wait and were dropped.
+type storeDown struct{}
+
+func (storeDown) Servers() []host.ServerStatus  { return nil }
+func (storeDown) CallsInFlight() map[string]int { return nil }
+func (storeDown) SpillBytes() int               { return 0 }
+func (storeDown) StoreUp() bool                 { return false }
+func (storeDown) AuditStats() host.AuditStats   { return host.AuditStats{Waiting: 7, Dropped: 3} }
+
+// TestStoreMetrics: a store that does not answer, and the audit queue, are
+// read at the scrape.
+func TestStoreMetrics(t *testing.T) {
+	fams := scrape(t, telemetry.NewMetrics(storeDown{}))
+	for _, tt := range []struct {
+		name string
+		want float64
+	}{
+		{"switchboard_store_up", 0},
+		{"switchboard_audit_rows_waiting", 7},
+		{"switchboard_audit_rows_dropped_total", 3},
+	} {
+		if got := value(fams, tt.name, map[string]string{}); got != tt.want {
+			t.Errorf("%s = %v, want %v", tt.name, got, tt.want)
+		}
 	}
 }
