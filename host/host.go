@@ -322,6 +322,7 @@ type Host struct {
 	opened  atomic.Bool                       // Open has returned
 	spilled atomic.Bool                       // a result was spilled: mcp_read_resource is listed from then on
 	spills  spillStore                        // large results (spill.go); has its own lock
+	sem     *semantic                         // the semantic tier of tool search (semantic.go); has its own lock
 
 	// reloadMu serialises Reload.
 	reloadMu sync.Mutex
@@ -388,6 +389,7 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 		audit:   newAuditLog(opts.Store, log),
 		relists: make(chan string, 64),
 		stop:    make(chan struct{}),
+		sem:     newSemantic(),
 	}
 	h.opts.OnListChanged = h.listChanged
 	h.life, h.cancel = context.WithCancel(context.Background())
@@ -437,6 +439,7 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 	h.opened.Store(true)
 	h.rebuild()
 	h.watchers.Go(h.relister)
+	h.watchers.Go(h.embedTools)
 	if h.notify != nil {
 		h.watchers.Go(func() { h.notify.run(h.stop) })
 	}

@@ -60,6 +60,7 @@ type Options struct {
 // use.
 type Client struct {
 	endpoint string
+	shown    string // endpoint without password or query, for errors
 	model    string
 	key      string
 	batch    int
@@ -75,7 +76,7 @@ func New(o Options) (*Client, error) {
 	if o.Model == "" {
 		return nil, errors.New("embed: no model")
 	}
-	c := &Client{endpoint: ep, model: o.Model, key: o.APIKey, batch: o.Batch, http: o.HTTPClient}
+	c := &Client{endpoint: ep, shown: shown(ep), model: o.Model, key: o.APIKey, batch: o.Batch, http: o.HTTPClient}
 	if c.batch <= 0 {
 		c.batch = DefaultBatch
 	}
@@ -102,6 +103,16 @@ func Endpoint(raw string) (string, error) {
 	}
 	u.Path, u.RawPath = p, ""
 	return u.String(), nil
+}
+
+// shown is an endpoint fit for an error: no password, no query.
+func shown(ep string) string {
+	u, err := url.Parse(ep)
+	if err != nil {
+		return "the embeddings endpoint"
+	}
+	u.RawQuery, u.ForceQuery = "", false
+	return u.Redacted()
 }
 
 // Model returns the model the client asks.
@@ -161,36 +172,40 @@ func (c *Client) embed(ctx context.Context, texts []string) ([][]float32, error)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		// A *url.Error names the URL, which the user wrote; never the key.
-		return nil, fmt.Errorf("embed: %w", err)
+		// A *url.Error quotes the whole URL: name it redacted instead.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, fmt.Errorf("embed: %s: %w", c.shown, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponse+1))
 	if err != nil {
-		return nil, fmt.Errorf("embed: %s: reading the answer: %w", c.endpoint, err)
+		return nil, fmt.Errorf("embed: %s: reading the answer: %w", c.shown, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("embed: %s: %s: %s", c.endpoint, resp.Status, snippet(data))
+		return nil, fmt.Errorf("embed: %s: %s: %s", c.shown, resp.Status, snippet(data))
 	}
 	if len(data) > MaxResponse {
-		return nil, fmt.Errorf("embed: %s: the answer is over %d bytes", c.endpoint, MaxResponse)
+		return nil, fmt.Errorf("embed: %s: the answer is over %d bytes", c.shown, MaxResponse)
 	}
 	var r response
 	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("embed: %s: the answer is not an embeddings list: %v", c.endpoint, err)
+		return nil, fmt.Errorf("embed: %s: the answer is not an embeddings list: %v", c.shown, err)
 	}
 	if len(r.Data) != len(texts) {
-		return nil, fmt.Errorf("embed: %s: %d vectors for %d texts", c.endpoint, len(r.Data), len(texts))
+		return nil, fmt.Errorf("embed: %s: %d vectors for %d texts", c.shown, len(r.Data), len(texts))
 	}
 	out := make([][]float32, len(texts))
 	for _, d := range r.Data {
 		switch {
 		case d.Index < 0 || d.Index >= len(out) || out[d.Index] != nil:
-			return nil, fmt.Errorf("embed: %s: a vector has index %d, out of range or repeated", c.endpoint, d.Index)
+			return nil, fmt.Errorf("embed: %s: a vector has index %d, out of range or repeated", c.shown, d.Index)
 		case len(d.Embedding) == 0 || len(d.Embedding) > MaxDimensions:
-			return nil, fmt.Errorf("embed: %s: a vector of %d dimensions", c.endpoint, len(d.Embedding))
+			return nil, fmt.Errorf("embed: %s: a vector of %d dimensions", c.shown, len(d.Embedding))
 		case len(d.Embedding) != len(r.Data[0].Embedding):
-			return nil, fmt.Errorf("embed: %s: vectors of %d and of %d dimensions", c.endpoint, len(r.Data[0].Embedding), len(d.Embedding))
+			return nil, fmt.Errorf("embed: %s: vectors of %d and of %d dimensions", c.shown, len(r.Data[0].Embedding), len(d.Embedding))
 		}
 		out[d.Index] = d.Embedding
 	}

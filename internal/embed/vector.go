@@ -50,7 +50,8 @@ type Neighbour struct {
 
 // Nearest returns the n entries of vecs (unit vectors, by ID) most
 // similar to the unit vector q, most similar first (ties by ID), leaving
-// out those below min and those of another length than q.
+// out those below min, those with no similarity at all (0 or less) and
+// those of another length than q.
 func Nearest(q []float32, vecs map[string][]float32, min float32, n int) []Neighbour {
 	if n <= 0 || len(q) == 0 {
 		return nil
@@ -60,7 +61,7 @@ func Nearest(q []float32, vecs map[string][]float32, min float32, n int) []Neigh
 		if len(v) != len(q) {
 			continue
 		}
-		if s := Dot(q, v); s >= min {
+		if s := Dot(q, v); s >= min && s > 0 {
 			out = append(out, Neighbour{id, s})
 		}
 	}
