@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 )
 
 // Unit returns v scaled to unit length, so that the cosine similarity of
@@ -35,11 +34,21 @@ func Unit(v []float32) []float32 {
 func Dot(a, b []float32) float32 {
 	n := min(len(a), len(b))
 	a, b = a[:n], b[:n]
-	var s float32
-	for i := range a {
-		s += a[i] * b[i]
+	// Four sums apart, so that the additions do not wait on each other;
+	// the slices advance rather than an index, so that no bound is
+	// checked.
+	var s0, s1, s2, s3 float32
+	for len(a) >= 4 && len(b) >= 4 {
+		s0 += a[0] * b[0]
+		s1 += a[1] * b[1]
+		s2 += a[2] * b[2]
+		s3 += a[3] * b[3]
+		a, b = a[4:], b[4:]
 	}
-	return s
+	for i := range a {
+		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3)
 }
 
 // Neighbour is one vector near a query.
@@ -56,28 +65,70 @@ func Nearest(q []float32, vecs map[string][]float32, min float32, n int) []Neigh
 	if n <= 0 || len(q) == 0 {
 		return nil
 	}
-	var out []Neighbour
+	// The n best so far, in a min-heap on (similarity, then ID reversed):
+	// the root is the one to drop first.
+	h := make([]Neighbour, 0, n)
 	for id, v := range vecs {
 		if len(v) != len(q) {
 			continue
 		}
-		if s := Dot(q, v); s >= min && s > 0 {
-			out = append(out, Neighbour{id, s})
+		s := Dot(q, v)
+		if s < min || s <= 0 {
+			continue
+		}
+		nb := Neighbour{id, s}
+		switch {
+		case len(h) < n:
+			h = append(h, nb)
+			up(h, len(h)-1)
+		case better(nb, h[0]):
+			h[0] = nb
+			down(h, 0)
 		}
 	}
-	slices.SortFunc(out, func(a, b Neighbour) int {
-		if a.Similarity != b.Similarity {
-			if a.Similarity > b.Similarity {
-				return -1
-			}
-			return 1
+	slices.SortFunc(h, func(a, b Neighbour) int {
+		if better(a, b) {
+			return -1
 		}
-		return strings.Compare(a.ID, b.ID)
+		return 1
 	})
-	if len(out) > n {
-		out = out[:n]
+	return h
+}
+
+// better orders neighbours: more similar first, then by ID.
+func better(a, b Neighbour) bool {
+	if a.Similarity != b.Similarity {
+		return a.Similarity > b.Similarity
 	}
-	return out
+	return a.ID < b.ID
+}
+
+// up and down keep h a heap whose root is the worst neighbour.
+func up(h []Neighbour, i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !better(h[p], h[i]) {
+			return
+		}
+		h[p], h[i] = h[i], h[p]
+		i = p
+	}
+}
+
+func down(h []Neighbour, i int) {
+	for {
+		w := i
+		for _, c := range []int{2*i + 1, 2*i + 2} {
+			if c < len(h) && better(h[w], h[c]) {
+				w = c
+			}
+		}
+		if w == i {
+			return
+		}
+		h[i], h[w] = h[w], h[i]
+		i = w
+	}
 }
 
 // Encode is v as little-endian IEEE 754 float32 values, as the store keeps
