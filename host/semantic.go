@@ -50,7 +50,8 @@ type semantic struct {
 
 	vecs atomic.Pointer[toolVectors] // the newest tool vectors; nil before the first
 
-	// mu guards the fields below.
+	// mu guards the fields below. It is taken alone: no other lock is
+	// held with it, and nothing is called under it but embed.New.
 	mu       sync.Mutex
 	client   *embed.Client     // for clientOf
 	clientOf config.Embeddings // the settings client was made with
