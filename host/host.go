@@ -128,9 +128,9 @@ type Options struct {
 	// Store keeps saved catalogues (a server whose configuration is
 	// unchanged is advertised at once, without being started), approved
 	// tool definitions (a changed definition is held back until
-	// approved), the audit log, trust scores and the quota's counts
+	// approved), the audit log, trust scores, the quota's counts
 	// (policy.quota holds across every process sharing the store, and
-	// across reloads). Nil keeps nothing: every server is discovered at
+	// across reloads) and the tool vectors of the semantic search tier. Nil keeps nothing: every server is discovered at
 	// start, nothing is pinned or logged, and the quota is counted in
 	// memory.
 	Store store.Store
