@@ -45,10 +45,11 @@ const (
 // semantic is the state of the tier. The worker (embedTools) alone
 // writes vecs; Search reads it.
 type semantic struct {
-	wake  chan struct{} // cap 1: the aggregate or the configuration changed
-	ready chan struct{} // closed when the worker's first pass has ended
+	wake chan struct{} // cap 1: the aggregate or the configuration changed
 
-	vecs atomic.Pointer[toolVectors] // the newest tool vectors; nil before the first
+	// vecs are the newest tool vectors; nil before the first. The worker
+	// stores them, then signals (under mu).
+	vecs atomic.Pointer[toolVectors]
 
 	// mu guards the fields below. It is taken alone: no other lock is
 	// held with it, and nothing is called under it but embed.New.
@@ -57,6 +58,8 @@ type semantic struct {
 	clientOf config.Embeddings // the settings client was made with
 	failing  bool              // in a streak of failures, already warned of
 	toolErr  error             // why the worker's last pass failed; nil when it did not
+	done     string            // the model of the worker's last pass; "" with the tier off
+	notify   chan struct{}     // closed, and replaced, when vecs is stored or a pass ends
 }
 
 // toolVectors are the unit vectors of the aggregate's tools under one
@@ -67,7 +70,14 @@ type toolVectors struct {
 }
 
 func newSemantic() *semantic {
-	return &semantic{wake: make(chan struct{}, 1), ready: make(chan struct{})}
+	return &semantic{wake: make(chan struct{}, 1), notify: make(chan struct{})}
+}
+
+// signal wakes the searches waiting for tool vectors (see semanticRank).
+// Called with mu held.
+func (s *semantic) signal() {
+	close(s.notify)
+	s.notify = make(chan struct{})
 }
 
 // poke wakes the worker; it never blocks.
@@ -125,7 +135,6 @@ func (h *Host) embedTools() {
 		model   string                      //
 		retry   *time.Timer                 // pending retry, nil when none
 		backoff = embedRetry                //
-		first   = true                      //
 		retryC  = func() <-chan time.Time { // retry's channel, nil when none
 			if retry == nil {
 				return nil
@@ -161,6 +170,11 @@ func (h *Host) embedTools() {
 		}
 		h.sem.mu.Lock()
 		h.sem.toolErr = err
+		h.sem.done = ""
+		if e != nil {
+			h.sem.done = e.Model
+		}
+		h.sem.signal()
 		h.sem.mu.Unlock()
 		switch {
 		case err != nil && h.life.Err() == nil:
@@ -169,10 +183,6 @@ func (h *Host) embedTools() {
 			backoff = min(2*backoff, embedRetryMax)
 		case err == nil:
 			backoff = embedRetry
-		}
-		if first {
-			first = false
-			close(h.sem.ready)
 		}
 	}
 }
@@ -218,6 +228,9 @@ func (h *Host) embedPass(e *config.Embeddings, known map[*mcp.Tool]string, byHas
 			}
 		}
 		h.sem.vecs.Store(tv)
+		h.sem.mu.Lock()
+		h.sem.signal()
+		h.sem.mu.Unlock()
 	}
 	need := slices.Sorted(maps.Keys(texts))
 	if len(need) > 0 && h.store != nil {
@@ -273,24 +286,34 @@ func (h *Host) embedPass(e *config.Embeddings, known map[*mcp.Tool]string, byHas
 }
 
 // semanticRank returns the tools nearest to query, at most n, nearest
-// first, leaving out those below e.MinSimilarity. It waits for the
-// worker's first pass at most e's query timeout, so that a search right
-// after Open (the CLI's) uses the saved vectors.
+// first, leaving out those below e.MinSimilarity. While there are no tool
+// vectors of e's model yet and the worker's pass for it has not ended, it
+// waits for them at most e's query timeout, so that a search right after
+// Open (the CLI's) or a reload uses the saved vectors; once some are
+// there, it never waits.
 func (h *Host) semanticRank(ctx context.Context, e *config.Embeddings, query string, n int) ([]search.Hit, error) {
 	wait := time.NewTimer(e.QueryTimeout())
-	select {
-	case <-h.sem.ready:
-	case <-wait.C:
-	case <-ctx.Done():
-	}
-	wait.Stop()
-	tv := h.sem.vecs.Load()
-	if tv == nil || tv.model != e.Model || len(tv.byName) == 0 {
+	defer wait.Stop()
+	var tv *toolVectors
+	for {
 		h.sem.mu.Lock()
-		err := h.sem.toolErr
+		tv = h.sem.vecs.Load() // under mu: a store after this signals the notify taken here
+		done, err, notify := h.sem.done, h.sem.toolErr, h.sem.notify
 		h.sem.mu.Unlock()
-		if err != nil {
+		if tv != nil && tv.model == e.Model && len(tv.byName) > 0 {
+			break
+		}
+		if done == e.Model && err != nil {
 			return nil, fmt.Errorf("no tool vectors: %w", err)
+		}
+		if done == e.Model {
+			return nil, nil // no tool has a vector: lexical alone, and no failure
+		}
+		select {
+		case <-notify:
+			continue
+		case <-wait.C:
+		case <-ctx.Done():
 		}
 		return nil, nil // not computed yet: lexical alone, and no failure
 	}

@@ -181,6 +181,35 @@ func TestSemanticStrict(t *testing.T) {
 	}
 }
 
+// TestSemanticReload: the tier follows the configuration: a reload turns
+// it on (a search right after waits for the tool vectors) and off again
+// (the model is asked nothing more).
+func TestSemanticReload(t *testing.T) {
+	srv := startEmbedder(t)
+	off := parse(t, map[string]any{"s": child(t, testkit.ModeServer, nil)}, nil)
+	h := openWith(t, off, &host.Options{StopTimeout: 500 * time.Millisecond})
+	lex := strings.Join(names(h.Search(paraphrase, 3)), ",")
+	if strings.HasPrefix(lex, "s__echo") || srv.Requests() != 0 {
+		t.Fatalf("tier off: %s, %d requests to the model; want no s__echo first and none", lex, srv.Requests())
+	}
+	if err := h.Reload(t.Context(), semanticConfig(t, srv, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.Search(paraphrase, 3); len(got) == 0 || got[0].Name != "s__echo" {
+		t.Errorf("tier reloaded on: %v, want s__echo first", names(got))
+	}
+	if err := h.Reload(t.Context(), off); err != nil {
+		t.Fatal(err)
+	}
+	before := srv.Requests()
+	if got := strings.Join(names(h.Search(paraphrase, 3)), ","); got != lex {
+		t.Errorf("tier reloaded off: %s, want the lexical %s", got, lex)
+	}
+	if srv.Requests() != before {
+		t.Errorf("the tier off asked the model")
+	}
+}
+
 // TestSemanticCache: tool vectors are kept in the store, so a host opened
 // again on the same store asks the model for none, only for requests.
 func TestSemanticCache(t *testing.T) {
