@@ -130,18 +130,18 @@ func (s *semantic) recovered(log *slog.Logger) {
 // after a failed pass. It ends with h.life.
 func (h *Host) embedTools() {
 	var (
-		hashes  = map[*mcp.Tool]string{}    // definition hashes of the tools seen
-		byHash  = map[string][]float32{}    // unit vectors under model
-		model   string                      //
-		retry   *time.Timer                 // pending retry, nil when none
-		backoff = embedRetry                //
-		retryC  = func() <-chan time.Time { // retry's channel, nil when none
-			if retry == nil {
-				return nil
-			}
-			return retry.C
-		}
+		hashes  = map[*mcp.Tool]string{} // definition hashes of the tools seen
+		byHash  = map[string][]float32{} // unit vectors under model, by definition hash
+		model   string                   // of byHash
+		retry   *time.Timer              // the pending retry, nil when none
+		backoff = embedRetry             // before the next retry
 	)
+	retryC := func() <-chan time.Time { // retry's channel, nil when none
+		if retry == nil {
+			return nil
+		}
+		return retry.C
+	}
 	defer func() {
 		if retry != nil {
 			retry.Stop()
