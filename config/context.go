@@ -29,6 +29,8 @@ type Context struct {
 	// an "expected output" hint, capped at MaxOutputSchemaHint bytes
 	// ("outputSchemaHint").
 	OutputSchemaHint bool
+	// Search configures tool search ("search").
+	Search Search
 }
 
 // Context defaults and limits.
@@ -45,7 +47,7 @@ const (
 )
 
 // contextFields are the JSON keys of "context".
-var contextFields = []string{"capabilityTools", "deferTools", "alwaysInclude", "spill", "spillBytes", "outputSchemaHint"}
+var contextFields = []string{"capabilityTools", "deferTools", "alwaysInclude", "spill", "spillBytes", "outputSchemaHint", "search"}
 
 // Spill returns the effective spill threshold in bytes, 0 when spilling is
 // off.
@@ -97,6 +99,8 @@ func (d *decoder) decodeContext(n *node, p *jsonPath) Context {
 			c.SpillBytes, _ = d.integer(m.val, fp, "", MinSpillBytes, MaxSpillBytes)
 		case "outputSchemaHint":
 			c.OutputSchemaHint, _ = d.boolean(m.val, fp, "")
+		case "search":
+			c.Search = d.decodeSearch(m.val, fp)
 		default:
 			d.unknown(fp, m.key, contextFields, nil, "")
 		}
@@ -115,4 +119,5 @@ func (c *Config) validateContext(add func(p *jsonPath, msg string)) {
 			add(cp.k("alwaysInclude").i(i), msg)
 		}
 	}
+	c.validateSearch(add)
 }

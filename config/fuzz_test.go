@@ -41,6 +41,8 @@ var fuzzSeeds = []string{
 	`{"mcpServers": {"a": {"comand": "x"}}, "servers": {}}`,
 	`{"mcpServers": {"a": {"command": "${", "args": [1, null, {}]}}}`,
 	`{"a": 1, "a": 2}`,
+	`{"mcpServers": {}, "context": {"search": {"embeddings": {"url": "http://u:${K}@127.0.0.1:1/v1?key=${K}", "model": "m", "apiKeyEnv": "K", "minSimilarity": 0.5, "timeoutMs": 100, "strict": true}}}}`,
+	`{"mcpServers": {}, "context": {"search": {"embeddings": {"url": "${UNSET}", "apiKeyEnv": "EMPTY", "minSimilarity": 1e999}}}}`,
 	`[`,
 }
 

@@ -306,7 +306,10 @@ func (h *Host) runSearch(ctx context.Context, args json.RawMessage, _ *CallOptio
 	case k > maxSearchResults:
 		k = maxSearchResults
 	}
-	hits := h.Search(a.Query, k)
+	hits, err := h.SearchContext(ctx, a.Query, k)
+	if err != nil {
+		return nil, fault.New(fault.CodeUnavailable, "", ToolSearch, err)
+	}
 	out := struct {
 		Tools []definition `json:"tools"`
 	}{Tools: []definition{}}

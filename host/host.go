@@ -130,9 +130,9 @@ type Options struct {
 	// Store keeps saved catalogues (a server whose configuration is
 	// unchanged is advertised at once, without being started), approved
 	// tool definitions (a changed definition is held back until
-	// approved), the audit log, trust scores and the quota's counts
+	// approved), the audit log, trust scores, the quota's counts
 	// (policy.quota holds across every process sharing the store, and
-	// across reloads). Nil keeps nothing: every server is discovered at
+	// across reloads) and the tool vectors of the semantic search tier. Nil keeps nothing: every server is discovered at
 	// start, nothing is pinned or logged, and the quota is counted in
 	// memory. A store shared by several processes (one with a change
 	// feed, store.Notifier) brings their approvals here at once; while it
@@ -345,6 +345,7 @@ type Host struct {
 	spilled   atomic.Bool                       // a result was spilled: mcp_read_resource is listed from then on
 	storeDown atomic.Bool                       // the store failed its last use (StoreUp)
 	spills    spillStore                        // large results (spill.go); has its own lock
+	sem       *semantic                         // the semantic tier of tool search (semantic.go); has its own lock
 
 	// reloadMu serialises Reload.
 	reloadMu sync.Mutex
@@ -413,6 +414,7 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 		relists:    make(chan string, 64),
 		pinNotices: make(chan struct{}, 1),
 		stop:       make(chan struct{}),
+		sem:        newSemantic(),
 	}
 	h.opts.OnListChanged = h.listChanged
 	h.audit = newAuditLog(opts.Store, log, h.storeReached)
@@ -470,6 +472,7 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 	if n, ok := h.store.(store.Notifier); ok {
 		h.watchers.Go(func() { h.follow(n) })
 	}
+	h.watchers.Go(h.embedTools)
 	if h.notify != nil {
 		h.watchers.Go(func() { h.notify.run(h.stop) })
 	}

@@ -1,7 +1,9 @@
 package host
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/switchboard-mcp/switchboard/internal/registry"
 	"github.com/switchboard-mcp/switchboard/internal/search"
@@ -42,22 +44,60 @@ func (h *Host) reindex(snap *registry.Snapshot) {
 	}
 	h.index.Remove(gone...)
 	h.index.Upsert(docs...)
+	h.sem.poke() // the semantic tier's vectors follow (semantic.go)
 }
 
 // Search returns the k tools that best match a request in plain words
 // ("make a new folder"), best first; k <= 0 means 5. Deferred tools are
-// marked (see Tools).
+// marked (see Tools). It is SearchContext without a deadline of the
+// caller's, and with its error dropped: nil when the semantic tier is
+// strict and failed.
 func (h *Host) Search(query string, k int) []Tool {
+	tools, _ := h.SearchContext(context.Background(), query, k)
+	return tools
+}
+
+// SearchContext is Search. With the semantic tier configured
+// (config.Embeddings), the tools nearest to the request are fused with
+// the lexical ranking; if the request cannot be embedded (the server
+// failed, or did not answer within the tier's timeout or before ctx
+// ended), the lexical results are returned and a warning is logged once
+// per streak of failures, or, when the tier is strict, the error.
+func (h *Host) SearchContext(ctx context.Context, query string, k int) ([]Tool, error) {
 	h.mu.RLock()
 	ix := h.index
 	h.mu.RUnlock()
 	if ix == nil {
-		return nil
+		return nil, nil
 	}
-	snap := h.snapshot()
-	hits := ix.Search(query, k)
-	var out []Tool
+	if k <= 0 {
+		k = defaultSearchHits
+	}
 	cfg := h.config()
+	snap := h.snapshot()
+	var hits []search.Hit
+	if e := cfg.Context.Search.Embeddings; e == nil {
+		hits = ix.Search(query, k)
+	} else {
+		lex := ix.Search(query, max(k, fuseDepth))
+		sem, err := h.semanticRank(ctx, e, query, max(k, fuseDepth))
+		switch {
+		case err != nil && e.Strict:
+			return nil, fmt.Errorf("tool search: the semantic tier failed: %w", err)
+		case err != nil:
+			h.sem.failed(h.log, "embedding the request", err)
+			hits = lex[:min(k, len(lex))]
+		case sem == nil:
+			hits = lex[:min(k, len(lex))]
+		default:
+			h.sem.recovered(h.log)
+			// The semantic ranking goes first: a tie between the two
+			// tiers' first places goes to the model, which is there for
+			// the requests whose words the index does not know.
+			hits = search.Fuse(k, sem, lex)
+		}
+	}
+	var out []Tool
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	for _, hit := range hits {
@@ -67,5 +107,5 @@ func (h *Host) Search(query string, k int) []Tool {
 			out = append(out, tool)
 		}
 	}
-	return out
+	return out, nil
 }

@@ -537,7 +537,10 @@ func runSearch(r *run) int {
 	if !r.wantArgs(1, -1) {
 		return ExitUsage
 	}
-	tools := r.host.Search(strings.Join(r.args, " "), r.limit)
+	tools, err := r.host.SearchContext(r.ctx, strings.Join(r.args, " "), r.limit)
+	if err != nil {
+		return r.failf(ExitUpstream, codeError, "%v", err)
+	}
 	if r.json {
 		if tools == nil {
 			tools = []host.Tool{}

@@ -4,9 +4,10 @@
 // approved ("pinned") tool definitions that defend against a server quietly
 // changing a tool after it was approved (a rug pull), the changed definitions
 // held back until someone approves them, an audit log of calls, a trust
-// score, the open windows of the call quota, and the start-up schedule of
+// score, the open windows of the call quota, the start-up schedule of
 // a server that failed to start (so that the next run does not dial it
-// before its next attempt is due).
+// before its next attempt is due), and the embedding vectors of tool
+// definitions (so that a restart does not compute them again).
 //
 // The package defines the domain types, the [Store] interface and its
 // sentinel errors. store/sqlite implements it in one file, the embedded
@@ -138,6 +139,17 @@ type Schedule struct {
 	SavedAt time.Time
 }
 
+// An Embedding is the vector an embedding model gave the text of a tool
+// definition, cached under the model's name and the definition's hash.
+type Embedding struct {
+	Model string
+	Hash  string // of the definition, computed by the caller
+	// Vector is the encoded vector, opaque to the store.
+	Vector []byte
+	// SavedAt is when the vector was saved; zero means "now".
+	SavedAt time.Time
+}
+
 // Store is Switchboard's state. Implementations are safe for concurrent use.
 //
 // Deletes are idempotent: deleting what does not exist is not an error.
@@ -196,6 +208,13 @@ type Store interface {
 	SaveSchedule(ctx context.Context, s *Schedule) error
 	// DeleteSchedule forgets the start-up schedule of server.
 	DeleteSchedule(ctx context.Context, server string) error
+
+	// Embeddings returns the saved embeddings of model for those of
+	// hashes that have one, sorted by Hash; a hash without one is left
+	// out, not an error.
+	Embeddings(ctx context.Context, model string, hashes []string) ([]Embedding, error)
+	// SaveEmbeddings inserts or replaces es, all or none.
+	SaveEmbeddings(ctx context.Context, es ...Embedding) error
 
 	// Close releases the store. Other methods must not be called after it.
 	Close() error

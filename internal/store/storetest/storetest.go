@@ -56,6 +56,8 @@ func Run(t *testing.T, open Opener) {
 		{"Quota", testQuota},
 		{"QuotaConcurrent", testQuotaConcurrent},
 		{"QuotaInvalid", testQuotaInvalid},
+		{"Embeddings", testEmbeddings},
+		{"EmbeddingsMany", testEmbeddingsMany},
 		{"Closed", testClosed},
 	} {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open) })
