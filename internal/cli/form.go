@@ -14,6 +14,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/confedit"
+	"github.com/switchboard-mcp/switchboard/internal/launcher"
 )
 
 // The form: `switchboard add` with no arguments at a terminal, and
@@ -259,12 +260,12 @@ func (r *run) newForm(v *formValues, cur *current, taken []string, problem strin
 	var first []huh.Field
 	first = append(first, huh.NewNote().Title(title).Description("Esc or Ctrl-C leaves without saving."))
 	if problem != "" {
-		first = append(first, huh.NewNote().Title("Not saved").Description(problem+"\n\nFix the values and save again, or press Esc."))
+		first = append(first, huh.NewNote().Title("Not saved").Description(noteText(problem)+"\n\nFix the values and save again, or press Esc."))
 	}
 	first = append(first, huh.NewSelect[string]().Title("Transport").Options(
-		huh.NewOption("Streamable HTTP (a URL)", "http"),
-		huh.NewOption("stdio (a command)", "stdio"),
-		huh.NewOption("legacy HTTP+SSE (a URL)", "sse"),
+		huh.NewOption("Streamable HTTP", "http"),
+		huh.NewOption("stdio: a command this machine runs", "stdio"),
+		huh.NewOption("legacy HTTP+SSE", "sse"),
 	).Value(&v.transport))
 
 	secret := func(title, desc string, val *string, stored bool) *huh.Input {
@@ -276,7 +277,7 @@ func (r *run) newForm(v *formValues, cur *current, taken []string, problem strin
 	}
 	groups := []*huh.Group{
 		huh.NewGroup(first...),
-		huh.NewGroup(huh.NewInput().Title("URL").Placeholder("https://mcp.example.com/mcp").Value(&v.url).Validate(func(s string) error {
+		huh.NewGroup(huh.NewInput().Title("URL").Description("where the server answers: http:// or https://").Placeholder("https://mcp.example.com/mcp").Value(&v.url).Validate(func(s string) error {
 			if !isURL(strings.TrimSpace(s)) {
 				return errors.New("an http:// or https:// URL with a host")
 			}
@@ -346,6 +347,13 @@ func (r *run) newForm(v *formValues, cur *current, taken []string, problem strin
 	km := huh.NewDefaultKeyMap()
 	km.Quit = key.NewBinding(key.WithKeys("ctrl+c", "esc"))
 	return huh.NewForm(groups...).WithKeyMap(km).WithShowHelp(true)
+}
+
+// noteText is s escaped for a note, which reads _ * ` and \\ as markup,
+// its control characters shown escaped.
+func noteText(s string) string {
+	s = launcher.Escape(s)
+	return strings.NewReplacer(`\`, `\\`, "_", `\_`, "*", `\*`, "`", "\\`").Replace(s)
 }
 
 // parseEnvEntries parses the form's environment: KEY=value entries

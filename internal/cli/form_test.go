@@ -69,6 +69,14 @@ func startTerm(t *testing.T, home string, args ...string) *term {
 			tm.mu.Lock()
 			tm.out.Write(buf[:n])
 			tm.mu.Unlock()
+			// Answer the colour queries as a terminal would (a dark
+			// background, the cursor at the top), or the CLI waits
+			// seconds for the answer.
+			for _, q := range []string{"10", "11"} {
+				if bytes.Contains(buf[:n], []byte("\x1b]"+q+";?")) {
+					io.WriteString(f, "\x1b]"+q+";rgb:0000/0000/0000\x1b\\\x1b[1;1R") //nolint:errcheck // the CLI waits and goes on without it
+				}
+			}
 			if err != nil {
 				return
 			}
@@ -134,10 +142,18 @@ func (tm *term) send(s string) {
 	}
 }
 
-// typeField types s into the field shown as title and presses Enter.
+// focus waits until the field shown as title has the focus: the form
+// draws a bar before it.
+func (tm *term) focus(title string) {
+	tm.t.Helper()
+	tm.waitFor("┃ " + title)
+}
+
+// typeField types s into the field shown as title, once it has the focus,
+// and presses Enter.
 func (tm *term) typeField(title, s string) {
 	tm.t.Helper()
-	tm.waitFor(title)
+	tm.focus(title)
 	tm.send(s)
 	time.Sleep(100 * time.Millisecond)
 	tm.send(keyEnter)
@@ -214,16 +230,16 @@ func TestFormAddStdio(t *testing.T) {
 	exe, _ := os.Executable()
 	const s1, s2 = "sek-ret-111aaa", "x2-secret-bbb"
 	tm := startTerm(t, home, "add")
-	tm.waitFor("Transport")
+	tm.focus("Transport")
 	tm.send(keyDown)
 	time.Sleep(100 * time.Millisecond)
 	tm.send(keyEnter)
 	tm.typeField("Command", exe+" demo-server")
-	tm.waitFor("Name")
+	tm.focus("Name")
 	tm.waitFor("blank: cli-test") // the suggestion, from the command
 	tm.send("local" + keyEnter)
 	tm.typeField("Environment", "API_KEY="+s1+" OTHER="+s2)
-	tm.waitFor("Save?")
+	tm.focus("Save?")
 	tm.send("y")
 	if code := tm.exit(); code != 0 {
 		t.Fatalf("exit %d:\n%s", code, tm.plain())
@@ -254,21 +270,22 @@ func TestFormAddHTTP(t *testing.T) {
 	const token, wrong = "tok-right-4242", "tok-wrong-0000"
 	url := bearerServer(t, token)
 	tm := startTerm(t, home, "add")
-	tm.waitFor("Transport")
+	tm.focus("Transport")
 	tm.send(keyEnter)
 	tm.typeField("URL", url)
 	tm.typeField("Name", "web")
 	tm.typeField("Bearer token", wrong)
-	tm.waitFor("Header name")
+	tm.focus("Header name")
 	tm.send(keyEnter)
-	tm.waitFor("Header value")
+	tm.focus("Header value")
 	tm.send(keyEnter)
-	tm.waitFor("Trust this server?")
+	tm.focus("Trust this server?")
 	tm.send("y")
-	tm.waitFor("Save?")
+	tm.focus("Save?")
 	tm.send("y")
 
 	tm.waitFor("Not saved")
+	tm.waitFor(`server "web": connect: auth_failure: HTTP 401`) // as it is, no markup
 	if _, err := os.Stat(filepath.Join(home, "creds.json")); err == nil {
 		t.Error("creds.json written for a failed save")
 	}
@@ -276,22 +293,22 @@ func TestFormAddHTTP(t *testing.T) {
 		t.Error("config.json written for a failed save")
 	}
 	// The values are kept: Enter goes through them to the token.
-	tm.waitFor("Transport")
+	tm.focus("Transport")
 	tm.send(keyEnter)
-	tm.waitFor("URL")
+	tm.focus("URL")
 	tm.send(keyEnter)
-	tm.waitFor("Name")
+	tm.focus("Name")
 	tm.send(keyEnter)
-	tm.waitFor("Bearer token")
+	tm.focus("Bearer token")
 	tm.send(keyCtrlU)
 	tm.send(token + keyEnter)
-	tm.waitFor("Header name")
+	tm.focus("Header name")
 	tm.send(keyEnter)
-	tm.waitFor("Header value")
+	tm.focus("Header value")
 	tm.send(keyEnter)
-	tm.waitFor("Trust this server?")
+	tm.focus("Trust this server?")
 	tm.send(keyEnter)
-	tm.waitFor("Save?")
+	tm.focus("Save?")
 	tm.send("y")
 	if code := tm.exit(); code != 0 {
 		t.Fatalf("exit %d:\n%s", code, tm.plain())
@@ -322,10 +339,10 @@ func TestFormCancel(t *testing.T) {
 		t.Run(k.name, func(t *testing.T) {
 			home := t.TempDir()
 			tm := startTerm(t, home, "add")
-			tm.waitFor("Transport")
+			tm.focus("Transport")
 			tm.send(keyEnter)
 			tm.typeField("URL", "http://127.0.0.1:1/mcp")
-			tm.waitFor("Name")
+			tm.focus("Name")
 			tm.send(k.key)
 			if code := tm.exit(); code != 130 {
 				t.Errorf("exit %d, want 130:\n%s", code, tm.plain())
@@ -357,12 +374,13 @@ func TestFormEdit(t *testing.T) {
 	// Blank keeps both.
 	tm := startTerm(t, home, "edit", "local")
 	tm.waitFor(`Edit server "local"`)
-	tm.waitFor("Transport")
+	tm.focus("Transport")
 	tm.send(keyEnter)
 	tm.typeField("Command", "") // unchanged
+	tm.focus("Environment")
 	tm.waitFor("stored: KEEP, DROP")
 	tm.send(keyEnter)
-	tm.waitFor("Save?")
+	tm.focus("Save?")
 	tm.send("y")
 	if code := tm.exit(); code != 0 {
 		t.Fatalf("edit: exit %d:\n%s", code, tm.plain())
@@ -377,11 +395,13 @@ func TestFormEdit(t *testing.T) {
 
 	// "-" removes one; a value replaces the other.
 	tm = startTerm(t, home, "edit", "local")
-	tm.waitFor("Transport")
+	tm.focus("Transport")
 	tm.send(keyEnter)
 	tm.typeField("Command", "")
-	tm.typeField("stored: KEEP, DROP", "DROP=- KEEP="+s3)
-	tm.waitFor("Save?")
+	tm.focus("Environment")
+	tm.waitFor("stored: KEEP, DROP")
+	tm.send("DROP=- KEEP=" + s3 + keyEnter)
+	tm.focus("Save?")
 	tm.send("y")
 	if code := tm.exit(); code != 0 {
 		t.Fatalf("edit: exit %d:\n%s", code, tm.plain())
@@ -409,16 +429,16 @@ func TestFormEditBearer(t *testing.T) {
 	const token = "tok-edit-5151"
 	url := bearerServer(t, token)
 	tm := startTerm(t, home, "add")
-	tm.waitFor("Transport")
+	tm.focus("Transport")
 	tm.send(keyEnter)
 	tm.typeField("URL", url)
 	tm.typeField("Name", "web")
 	tm.typeField("Bearer token", token)
 	tm.typeField("Header name", "X-Extra")
 	tm.typeField("Header value", "hv-secret-77")
-	tm.waitFor("Trust this server?")
+	tm.focus("Trust this server?")
 	tm.send("y")
-	tm.waitFor("Save?")
+	tm.focus("Save?")
 	tm.send("y")
 	if code := tm.exit(); code != 0 {
 		t.Fatalf("add: exit %d:\n%s", code, tm.plain())
@@ -427,20 +447,21 @@ func TestFormEditBearer(t *testing.T) {
 	edit := func(bearer, hdrValue string, wantFail bool) {
 		t.Helper()
 		tm := startTerm(t, home, "edit", "web")
-		tm.waitFor("Transport")
+		tm.focus("Transport")
 		tm.send(keyEnter)
 		tm.typeField("URL", "")
-		tm.waitFor("Bearer token")
+		tm.focus("Bearer token")
 		tm.waitFor(storedHint)
 		tm.send(bearer + keyEnter)
 		tm.typeField("Header name", "")
 		tm.typeField("Header value", hdrValue)
-		tm.waitFor("Trust this server?")
+		tm.focus("Trust this server?")
 		tm.send(keyEnter)
-		tm.waitFor("Save?")
+		tm.focus("Save?")
 		tm.send("y")
 		if wantFail {
 			tm.waitFor("Not saved")
+			tm.waitFor(`server "web": connect: auth_failure: HTTP 401`) // as it is, no markup
 			tm.send(keyCtrlC)
 			if code := tm.exit(); code != 130 {
 				t.Errorf("exit %d, want 130", code)
@@ -477,3 +498,21 @@ func TestFormEditBearer(t *testing.T) {
 
 // storedHint is what the form shows for a stored secret.
 const storedHint = "(stored; blank keeps it, - removes it)"
+
+// TestFormNeedsTerminal: without a terminal, add with no arguments and
+// edit are usage errors, and nothing is written.
+func TestFormNeedsTerminal(t *testing.T) {
+	home := t.TempDir()
+	for _, args := range [][]string{{"add"}, {"edit", "x"}} {
+		r := runIn(t, home, args...)
+		if r.code != 2 {
+			t.Errorf("%q: exit %d, want 2\n%s", args, r.code, r.stderr)
+		}
+	}
+	if r := runIn(t, home, "edit", "x"); !strings.Contains(r.stderr, "at a terminal") {
+		t.Errorf("edit: %s", r.stderr)
+	}
+	if entries, _ := os.ReadDir(home); len(entries) != 0 {
+		t.Errorf("written: %v", entries)
+	}
+}
