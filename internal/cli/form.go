@@ -45,15 +45,17 @@ type formValues struct {
 
 // current is what an edited server has now.
 type current struct {
-	name     string
-	obj      *confedit.Object // as written
-	argv     []string         // command and args as written
-	command  string           // argv as the form shows it
-	bearer   bool             // Authorization is a Bearer credential
-	hdrName  string           // the header the form edits, "" when none
-	env      []string         // the environment's keys
-	trusted  bool
-	otherRef map[string]bool // credentials other servers reference
+	name    string
+	obj     *confedit.Object // as written
+	argv    []string         // command and args as written
+	command string           // argv as the form shows it
+	bearer  bool             // Authorization is a Bearer credential
+	hdrName string           // the header the form edits, "" when none
+	env     []string         // the environment's keys
+	trusted bool
+	// transport is the one the server had: http, sse or stdio.
+	transport string
+	otherRef  map[string]bool // credentials other servers reference
 }
 
 // bearerRef matches an Authorization value the form wrote.
@@ -157,6 +159,7 @@ func (c *current) prefill() *formValues {
 			c.env = append(c.env, m.Key)
 		}
 	}
+	c.transport = v.transport
 	return v
 }
 
@@ -472,8 +475,8 @@ func (v *formValues) merge(e *entry, cur *current, env [][2]string) (*confedit.O
 	for _, k := range []string{"type", "url", "command", "args"} {
 		if val, ok := e.obj.Get(k); ok {
 			obj.Set(k, val)
-		} else {
-			obj.Delete(k)
+		} else if k != "type" || v.transport != "http" || cur.transport == "sse" || len(cur.argv) > 0 {
+			obj.Delete(k) // a type the server had for Streamable HTTP stays
 		}
 	}
 	switch {
