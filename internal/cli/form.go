@@ -198,7 +198,7 @@ func (r *run) form(in *os.File, path string, v *formValues, cur *current) int {
 		}
 		if se != nil {
 			problem = se.f.Message
-			fmt.Fprintf(r.env.Stderr, "not saved: %s\n", oneLine(problem, 400))
+			fmt.Fprintf(r.env.Stderr, "not saved: %s\n", launcher.Escape(oneLine(problem, 400)))
 			continue
 		}
 		if se := r.write(path, e, apply, drop); se != nil {
