@@ -37,6 +37,7 @@ func init() {
 			"switchboard add legacy http://127.0.0.1:9001/sse --transport sse --header 'X-Api-Key: k'"},
 		"add-json": {`switchboard add-json demo2 '{"command": "switchboard", "args": ["demo-server"]}'`},
 		"remove":   {"switchboard remove files"},
+		"edit":     {"switchboard edit files"},
 		"enable":   {"switchboard enable files"},
 		"disable":  {"switchboard disable files"},
 		"get":      {"switchboard get demo", "switchboard get demo --json"},
@@ -51,6 +52,7 @@ type editFlags struct {
 	env       []string // --env KEY=VALUE
 	headers   []string // --header 'K: V'
 	bearerEnv string   // --bearer-env VAR
+	bearer    string   // a bearer token typed into the form; kept in creds.json
 	transport string   // --transport http|sse
 	trust     bool
 	disabled  bool
@@ -75,7 +77,7 @@ func (f *editFlags) register(fs *flag.FlagSet, cmd string) {
 		fs.BoolVar(&f.trust, "trust", false, "mark the server trusted (\"trust\": \"trusted\")")
 		fs.BoolVar(&f.disabled, "disabled", false, "add the server disabled")
 		fallthrough
-	case "add-json":
+	case "add-json", "edit":
 		fs.StringVar(&f.scope, "scope", "user", "`where`: user (the configuration file) or project (.mcp.json in the working directory)")
 		fallthrough
 	case "enable":
@@ -225,8 +227,14 @@ func (e *entry) moveSecrets(field, kind string) error {
 }
 
 // runAdd adds a server: switchboard add [NAME] URL, or
-// switchboard add [NAME] -- COMMAND [ARGS...].
+// switchboard add [NAME] -- COMMAND [ARGS...]; without arguments at a
+// terminal, in the form.
 func runAdd(r *run) int {
+	if len(r.args) == 0 && r.dashAt < 0 {
+		if in, ok := r.formInput(); ok {
+			return r.form(in, "", &formValues{transport: "http"}, nil)
+		}
+	}
 	e, err := r.addEntry()
 	if err != nil {
 		return r.usagef("%v", err)
@@ -285,8 +293,13 @@ func (r *run) addEntry() (*entry, error) {
 			name = SuggestName("", argv)
 		}
 	}
+	return entryOf(name, rawURL, argv, &r.edit)
+}
+
+// entryOf builds the entry of server name: at rawURL, or running argv
+// (its words as the configuration has them), with f's settings.
+func entryOf(name, rawURL string, argv []string, f *editFlags) (*entry, error) {
 	e := &entry{name: name, obj: &confedit.Object{}, creds: map[string]string{}}
-	f := &r.edit
 	if rawURL != "" {
 		switch f.transport {
 		case "", "http":
@@ -303,7 +316,7 @@ func (r *run) addEntry() (*entry, error) {
 			return nil, errors.New("--env is for a command's environment; an HTTP server takes --header or --bearer-env")
 		}
 	} else {
-		if f.transport != "" || len(f.headers) > 0 || f.bearerEnv != "" {
+		if f.transport != "" || len(f.headers) > 0 || f.bearerEnv != "" || f.bearer != "" {
 			return nil, errors.New("--transport, --header and --bearer-env are for a URL; a command takes --env")
 		}
 		e.obj.SetValue("command", argv[0])
@@ -348,6 +361,16 @@ func (r *run) addEntry() (*entry, error) {
 	if err := e.moveSecrets("headers", "header"); err != nil {
 		return nil, err
 	}
+	if f.bearer != "" {
+		h, err := e.obj.Object("headers")
+		if err != nil {
+			return nil, err
+		}
+		cred := credName(name, "bearer", "token")
+		e.creds[cred] = f.bearer
+		h.SetValue("Authorization", "Bearer "+config.CredRef(cred))
+		e.obj.SetValue("headers", h)
+	}
 	return e, nil
 }
 
@@ -370,6 +393,29 @@ func runAddJSON(r *run) int {
 	return r.save(e)
 }
 
+// saveError is why a server was not saved: what report prints, and the
+// exit code.
+type saveError struct {
+	exit   int
+	f      failure
+	advice []string
+}
+
+func (e *saveError) Error() string {
+	return strings.Join(append([]string{e.f.Message}, e.advice...), "\n")
+}
+
+// reportSave reports se and returns its exit code.
+func (r *run) reportSave(se *saveError) int { return r.report(se.exit, se.f, se.advice...) }
+
+func usageErr(err error) *saveError {
+	return &saveError{exit: ExitUsage, f: failure{Code: codeUsage, Message: err.Error()}}
+}
+
+func configErr(err error) *saveError {
+	return &saveError{exit: ExitUsage, f: failure{Code: codeConfig, Message: err.Error()}}
+}
+
 // save checks e (unless --no-verify) and writes it: its credentials to
 // creds.json, then the server to the configuration. The server must not
 // be there already.
@@ -378,7 +424,20 @@ func (r *run) save(e *entry) int {
 	if err != nil {
 		return r.usagef("%v", err)
 	}
-	add := func(o *confedit.Object) error {
+	add := addServer(path, e)
+	if se := r.check(path, e, add); se != nil {
+		return r.reportSave(se)
+	}
+	if se := r.write(path, e, add, nil); se != nil {
+		return r.reportSave(se)
+	}
+	return r.done(fmt.Sprintf("added server %q to %s", e.name, path), e.name, path, credNames(e.creds))
+}
+
+// addServer is the edit that adds e to the servers of the file at path,
+// which must not have it yet.
+func addServer(path string, e *entry) func(*confedit.Object) error {
+	return func(o *confedit.Object) error {
 		return editServers(o, func(servers *confedit.Object) error {
 			for _, m := range servers.Members {
 				if strings.EqualFold(m.Key, e.name) {
@@ -388,47 +447,65 @@ func (r *run) save(e *entry) int {
 			return servers.SetValue(e.name, e.obj)
 		})
 	}
+}
+
+// check builds the candidate configuration, the file at path with apply
+// done and e's credentials over the stored ones, and checks e's server in
+// it (unless --no-verify). Nothing is written.
+func (r *run) check(path string, e *entry, apply func(*confedit.Object) error) *saveError {
 	lookup, err := r.lookupCred(e.creds)
 	if err != nil {
-		return r.configError(err)
+		return configErr(err)
 	}
-	// The candidate: the file as it is now with the server added.
 	old, err := confedit.ReadFile(path)
 	if err != nil {
-		return r.configError(err)
+		return configErr(err)
 	}
 	doc, err := confedit.ParseObject(old)
 	if err != nil {
-		return r.configError(fmt.Errorf("%s: %w", path, err))
+		return configErr(fmt.Errorf("%s: %w", path, err))
 	}
-	if err := add(doc); err != nil {
-		return r.usagef("%v", err)
+	if err := apply(doc); err != nil {
+		return usageErr(err)
 	}
 	data, _ := doc.MarshalJSON()
 	cfg, err := config.Parse(data, path, &config.LoadOptions{LookupEnv: r.env.LookupEnv, LookupCred: lookup})
 	if err != nil {
-		return r.configError(err)
+		return configErr(err)
 	}
-	if code := r.verify(cfg, e.name); code != ExitOK {
-		return code
+	if r.edit.noVerify {
+		fmt.Fprintf(r.env.Stderr, "warning: server %q saved without checking that it starts (--no-verify)\n", e.name)
+		return nil
 	}
+	return r.probe(cfg, e.name)
+}
+
+// write saves e: its credentials to creds.json, then apply to the file at
+// path under its lock; then it removes the credentials in drop. When the
+// file cannot be written, the credentials it added are taken out again.
+func (r *run) write(path string, e *entry, apply func(*confedit.Object) error, drop []string) *saveError {
 	cpath, err := r.credsPath()
 	if err != nil {
-		return r.configError(err)
+		return configErr(err)
 	}
 	if len(e.creds) > 0 {
 		if err := creds.Update(cpath, e.creds, nil); err != nil {
-			return r.configError(err)
+			return configErr(err)
 		}
 	}
-	err = confedit.Edit(path, nil, add) // again, under the lock: another writer may have been first
-	if err == nil {
-		return r.done(fmt.Sprintf("added server %q to %s", e.name, path), e.name, path, credNames(e.creds))
+	err = confedit.Edit(path, nil, apply) // again, under the lock: another writer may have been first
+	if err != nil {
+		if len(e.creds) > 0 {
+			creds.Update(cpath, nil, credNames(e.creds)) //nolint:errcheck // best effort: they are referenced by nothing
+		}
+		return configErr(err)
 	}
-	if len(e.creds) > 0 {
-		creds.Update(cpath, nil, credNames(e.creds)) //nolint:errcheck // best effort: they are referenced by nothing
+	if len(drop) > 0 {
+		if err := creds.Update(cpath, nil, drop); err != nil {
+			fmt.Fprintf(r.env.Stderr, "warning: credentials no longer used stay in creds.json: %s\n", launcher.Escape(err.Error()))
+		}
 	}
-	return r.configError(err)
+	return nil
 }
 
 func credNames(m map[string]string) []string {
@@ -455,36 +532,35 @@ func (r *run) done(msg, name, path string, credentials []string) int {
 // verify connects to cfg's server name alone and discovers it, unless
 // --no-verify. It reports a failure (exit 3) and returns its exit code.
 func (r *run) verify(cfg *config.Config, name string) int {
+	if cfg.Server(name) == nil {
+		return r.usagef("no server %q", name)
+	}
 	if r.edit.noVerify {
-		if cfg.Server(name) == nil {
-			return r.usagef("no server %q", name)
-		}
 		fmt.Fprintf(r.env.Stderr, "warning: server %q saved without checking that it starts (--no-verify)\n", name)
 		return ExitOK
 	}
-	if bad := r.checkServer(cfg, name, "nothing was written"); bad != nil {
-		return r.report(bad.exit, bad.failure, bad.advice...)
+	if se := r.probe(cfg, name); se != nil {
+		return r.reportSave(se)
 	}
 	return ExitOK
 }
 
-// badServer is why a server did not pass checkServer.
-type badServer struct {
-	exit int
-	failure
-	advice []string
+// probe is checkServer for a change that was not written.
+func (r *run) probe(cfg *config.Config, name string) *saveError {
+	return r.checkServer(cfg, name, "nothing was written")
 }
 
 // checkServer connects to cfg's server name alone and discovers it, with
-// progress on stderr. It returns nil when the server works; written says
-// what became of the change on failure ("nothing was written").
-func (r *run) checkServer(cfg *config.Config, name, written string) *badServer {
+// progress on stderr: nil when it works, else what failed (exit 3, or the
+// signal's when interrupted); written says what became of the change on
+// failure ("nothing was written").
+func (r *run) checkServer(cfg *config.Config, name, written string) *saveError {
 	s := cfg.Server(name)
 	if s == nil {
-		return &badServer{ExitUsage, failure{Code: codeUsage, Message: fmt.Sprintf("no server %q", name)}, nil}
+		return usageErr(fmt.Errorf("no server %q", name))
 	}
 	if s.Unusable != nil {
-		return &badServer{ExitUpstream, failure{Code: codeConfig, Message: s.Unusable.Error(), Server: name},
+		return &saveError{ExitUpstream, failure{Code: codeConfig, Message: s.Unusable.Error(), Server: name},
 			[]string{written + "; set what is missing, or save anyway with --no-verify"}}
 	}
 	one := *cfg
@@ -494,7 +570,7 @@ func (r *run) checkServer(cfg *config.Config, name, written string) *badServer {
 	fmt.Fprintf(r.env.Stderr, "checking server %q...\n", name)
 	h, err := host.Open(r.ctx, &one, &host.Options{ClientVersion: r.env.Version, StopTimeout: oneShotStop})
 	if err != nil {
-		return &badServer{ExitUpstream, failureOf(err, codeError), []string{written}}
+		return &saveError{ExitUpstream, failureOf(err, codeError), []string{written}}
 	}
 	st := h.Servers()[0]
 	h.Close()
@@ -508,9 +584,9 @@ func (r *run) checkServer(cfg *config.Config, name, written string) *badServer {
 			advice = append(advice, "its stderr ends:", oneLine(st.Stderr, 400))
 		}
 		if code, ok := r.interrupted(); ok {
-			return &badServer{code, failure{Code: codeInterrupted, Message: "interrupted"}, advice[:1]}
+			return &saveError{code, failure{Code: codeInterrupted, Message: "interrupted"}, advice[:1]}
 		}
-		return &badServer{ExitUpstream, failure{Code: "unavailable", Message: msg, Server: name}, advice}
+		return &saveError{ExitUpstream, failure{Code: "unavailable", Message: msg, Server: name}, advice}
 	}
 	fmt.Fprintf(r.env.Stderr, "server %q works: %s, %d tools, %d resources, %d prompts\n", name, orDash(st.ProtocolVersion), st.Tools, st.Resources, st.Prompts)
 	return nil

@@ -280,7 +280,7 @@ type importItem struct {
 	replace string              // the existing server it replaces, if any
 	skip    string              // why it is not imported; "" when it is
 	same    bool                // skipped because Switchboard has it already
-	failed  *badServer
+	failed  *saveError
 }
 
 // importJSON is an item as import --json reports it.
@@ -536,7 +536,7 @@ func (r *run) importFrom(srcs []importSource, strict bool) (int, bool) {
 					v, ok = r.promptSecret(ask, it, s)
 				}
 				if !ok {
-					it.failed = &badServer{ExitUpstream, failure{Code: codeConfig, Server: it.name,
+					it.failed = &saveError{ExitUpstream, failure{Code: codeConfig, Server: it.name,
 						Message: fmt.Sprintf("server %q needs input %q (%s): run at a terminal, or pass --secret %s=VALUE", it.name, s.Name, s.Prompt, s.Name)}, nil}
 					break
 				}
@@ -574,13 +574,13 @@ func (r *run) importFrom(srcs []importSource, strict bool) (int, bool) {
 			}
 			return servers.SetValue(it.name, it.obj)
 		}); err != nil {
-			it.failed = &badServer{ExitUsage, failure{Code: codeConfig, Message: err.Error(), Server: it.name}, nil}
+			it.failed = &saveError{ExitUsage, failure{Code: codeConfig, Message: err.Error(), Server: it.name}, nil}
 			continue
 		}
 		data, _ := cand.MarshalJSON()
 		cfg, err := config.Parse(data, path, &config.LoadOptions{LookupEnv: r.env.LookupEnv, LookupCred: lookup})
 		if err != nil {
-			it.failed = &badServer{ExitUsage, failure{Code: codeConfig, Message: err.Error(), Server: it.name}, nil}
+			it.failed = &saveError{ExitUsage, failure{Code: codeConfig, Message: err.Error(), Server: it.name}, nil}
 			continue
 		}
 		if r.edit.noVerify {
@@ -594,7 +594,7 @@ func (r *run) importFrom(srcs []importSource, strict bool) (int, bool) {
 		if it.failed != nil {
 			failed++
 			if !r.json {
-				fmt.Fprintf(r.env.Stderr, "switchboard: %s\n", launcher.Escape(it.failed.Message))
+				fmt.Fprintf(r.env.Stderr, "switchboard: %s\n", launcher.Escape(it.failed.f.Message))
 				for _, a := range it.failed.advice {
 					fmt.Fprintf(r.env.Stderr, "  %s\n", a)
 				}
@@ -986,7 +986,7 @@ func (r *run) importReport(srcs []importSource, items []*importItem, notes []imp
 		case it.skip != "":
 			j.Status, j.Reason = "skipped", it.skip
 		case it.failed != nil:
-			j.Status, j.Reason = "failed", it.failed.Message
+			j.Status, j.Reason = "failed", it.failed.f.Message
 		case status == "":
 			j.Status = "checked"
 		}
