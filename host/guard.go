@@ -78,8 +78,15 @@ func (c quotaCounter) Take(key string, q policy.Quota, now time.Time) (bool, tim
 // policy_blocked error (rate_limited for a spent quota), a call that needs
 // confirmation is put to the call's Confirmer, or the host's.
 func (h *Host) authorize(ctx context.Context, pol *policy.Engine, t *registry.Tool, sc *config.Server, args json.RawMessage, opts *CallOptions) error {
+	return h.authorizeAs(ctx, pol, t, sc, args, opts, false)
+}
+
+// authorizeAs is authorize; counted says the call was already counted
+// against the quota (a second decision for it, after its definition
+// changed), so that it is not counted twice.
+func (h *Host) authorizeAs(ctx context.Context, pol *policy.Engine, t *registry.Tool, sc *config.Server, args json.RawMessage, opts *CallOptions, counted bool) error {
 	id := t.ID.String()
-	req := policy.Request{ID: id, Trust: policy.Trust(sc.Trust.Level())}
+	req := policy.Request{ID: id, Trust: policy.Trust(sc.Trust.Level()), Counted: counted}
 	if a := t.Tool.Annotations; a != nil {
 		ro, idem := a.ReadOnlyHint, a.IdempotentHint
 		req.Annotations = &policy.Annotations{ReadOnly: &ro, Destructive: a.DestructiveHint, Idempotent: &idem, OpenWorld: a.OpenWorldHint}

@@ -206,7 +206,8 @@ func (s *server) aheadOf(snap *registry.Snapshot) bool {
 // canonical ID. A tool held back is refused with definition_changed; one
 // the server no longer offers, with not_found. When the definition
 // changed and was let through (onDrift "warn" or "accept") and its
-// annotations or title changed, the call is authorized again.
+// annotations or title changed, the call is authorized again (without
+// counting it against the quota a second time).
 func (h *Host) recheck(ctx context.Context, s *server, sc *config.Server, pol *policy.Engine, t *registry.Tool, args []byte, opts *CallOptions) (*registry.Tool, error) {
 	if s.lists(t.Tool) {
 		return t, nil
@@ -222,7 +223,7 @@ func (h *Host) recheck(ctx context.Context, s *server, sc *config.Server, pol *p
 		return nil, gone(t)
 	}
 	if fresh.Tool.Title != t.Tool.Title || !sameAnnotations(fresh.Tool.Annotations, t.Tool.Annotations) {
-		if err := h.authorize(ctx, pol, fresh, sc, args, opts); err != nil {
+		if err := h.authorizeAs(ctx, pol, fresh, sc, args, opts, true); err != nil {
 			return nil, err
 		}
 	}
@@ -248,7 +249,7 @@ func sameAnnotations(a, b *mcp.ToolAnnotations) bool {
 }
 
 // Refresh discovers the named servers again (every enabled server when
-// none is named), whatever their saved catalogues say, in parallel: a
+// none is named; a misconfigured one is left out), whatever their saved catalogues say, in parallel: a
 // server not running is started, a running one listed again. It returns
 // when all are done, with their failures joined; a failure is also in the
 // server's status (Servers), and the others are refreshed as usual.
@@ -258,7 +259,7 @@ func (h *Host) Refresh(ctx context.Context, servers ...string) error {
 	var errs []error
 	if len(servers) == 0 {
 		for _, sc := range comp.cfg.Servers {
-			if sc.Enabled {
+			if runnable(sc) { // a misconfigured server is not started, so not refreshed either
 				todo = append(todo, comp.servers[sc.Name])
 			}
 		}

@@ -234,6 +234,10 @@ type Request struct {
 	Trust       Trust        // of the tool's server; "" is treated as Untrusted
 	Annotations *Annotations // as the server declared them; nil if none
 	Client      string       // quota key: "" is the process itself
+	// Counted says the call was already counted against the quota (this
+	// is a second decision for the same call, after its definition
+	// changed): no slot is taken again.
+	Counted bool
 }
 
 // Verdict is the outcome of a decision.
@@ -304,7 +308,7 @@ func (e *Engine) Decide(r Request) Decision {
 		}
 		return Decision{Verdict: Refuse, Reason: ReasonRule, Rule: idx, Detail: e.rules[idx].detail}
 	}
-	if e.limit != nil {
+	if e.limit != nil && !r.Counted {
 		if ok, retry := e.take(r.Client); !ok {
 			return Decision{Verdict: Refuse, Reason: ReasonQuota, Rule: idx, Detail: e.quotaDetail(retry), RetryAfter: retry}
 		}

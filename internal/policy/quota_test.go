@@ -245,3 +245,25 @@ func TestQuotaCounter(t *testing.T) {
 		t.Errorf("a's call past its own count: %+v, want refused", d)
 	}
 }
+
+// TestQuotaCounted: a second decision for a call already counted (its
+// definition changed after the first) takes no slot, and is still
+// refused by a rule.
+func TestQuotaCounted(t *testing.T) {
+	clock := newFakeClock()
+	e := mustNew(t, Config{Quota: Quota{Calls: 1, Per: time.Minute}, Now: clock.Now, Rules: []Rule{{Action: Deny, Pattern: "x:denied"}}})
+	if d := e.Decide(Request{ID: "x:y"}); d.Verdict != Permit {
+		t.Fatalf("first call: %+v", d)
+	}
+	for range 3 {
+		if d := e.Decide(Request{ID: "x:y", Counted: true}); d.Verdict != Permit {
+			t.Fatalf("the same call decided again: %+v, want permit (no second slot)", d)
+		}
+	}
+	if d := e.Decide(Request{ID: "x:denied", Counted: true}); d.Verdict != Refuse || d.Reason != ReasonRule {
+		t.Errorf("a denied tool decided again: %+v, want refused by its rule", d)
+	}
+	if d := e.Decide(Request{ID: "x:y"}); d.Verdict != Refuse || d.Reason != ReasonQuota {
+		t.Errorf("the next call: %+v, want refused by the quota", d)
+	}
+}
