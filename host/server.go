@@ -336,10 +336,16 @@ func (s *server) keepSchedule() {
 	sc := s.cfg.Load()
 	s.schedMu.Lock()
 	defer s.schedMu.Unlock()
+	// Bounded: a dial that a call waits for ends here, and a store that
+	// hangs must not hold it.
+	ctx, cancel := context.WithTimeout(context.Background(), auditPutTimeout)
+	defer cancel()
 	sch, ok := s.sup.Schedule()
 	if !ok {
 		if s.scheduled {
-			if err := h.store.DeleteSchedule(context.Background(), s.name); err != nil {
+			err := h.store.DeleteSchedule(ctx, s.name)
+			h.storeReached(err)
+			if err != nil {
 				h.log.Warn("start-up schedule not deleted", "server", s.name, "err", err)
 				return
 			}
@@ -347,10 +353,11 @@ func (s *server) keepSchedule() {
 		}
 		return
 	}
-	err := h.store.SaveSchedule(context.Background(), &store.Schedule{
+	err := h.store.SaveSchedule(ctx, &store.Schedule{
 		Server: s.name, Fingerprint: sc.Fingerprint(), State: string(sch.State), Reason: sch.Reason,
 		Attempts: sch.Attempts, Probes: sch.Probes, Next: sch.Next, LastError: sch.LastError,
 	})
+	h.storeReached(err)
 	if err != nil {
 		h.log.Warn("start-up schedule not saved", "server", s.name, "err", err)
 		return
