@@ -243,21 +243,23 @@ func (g *Gateway) heldBack(next mcp.MethodHandler) mcp.MethodHandler {
 		if !ok || call.Params == nil {
 			return res, err
 		}
-		_, herr := g.host.Tool(call.Params.Name)
-		if server := g.host.Starting(herr); server != "" {
-			if aerr := g.host.Await(ctx, server); aerr != nil {
-				return g.toClient(ctx, failed{kind: toolCall, name: call.Params.Name, id: call.Params.Name, server: server}, aerr)
-			}
-			g.Sync() // OnChange may not have run yet
-			return next(ctx, method, req)
+		refused := func(err error) {
+			g.host.Refused(ctx, call.Params.Name, call.Params.Arguments, &host.CallOptions{Client: call.Session.ID()}, err)
 		}
 		// Find, not Tool: a name missing from a catalogue that may be
 		// stale (saved, or from an earlier connection) has its server
-		// discovered again, once; a tool found so is called now (the
-		// change notification registers it for the calls after).
+		// discovered again, once. A tool of a server still starting waits
+		// for that server, then is looked up again. A tool found so is
+		// called now (the change notification registers it for the calls
+		// after); a held one is refused like any other.
 		t, herr := g.host.Find(ctx, call.Params.Name)
-		refused := func(err error) {
-			g.host.Refused(ctx, call.Params.Name, call.Params.Arguments, &host.CallOptions{Client: call.Session.ID()}, err)
+		if server := g.host.Starting(herr); server != "" {
+			if aerr := g.host.Await(ctx, server); aerr != nil {
+				refused(aerr)
+				return g.toClient(ctx, failed{kind: toolCall, name: call.Params.Name, id: call.Params.Name, server: server}, aerr)
+			}
+			g.Sync() // OnChange may not have run yet
+			t, herr = g.host.Find(ctx, call.Params.Name)
 		}
 		if herr == nil {
 			// Only a tool the model is given: a deferred one waits for a
