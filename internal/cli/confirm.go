@@ -8,6 +8,8 @@ import (
 	"os"
 	"strings"
 
+	"golang.org/x/term"
+
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
 )
@@ -32,7 +34,6 @@ func (r *run) confirm(_ context.Context, c host.Confirmation) (bool, error) {
 	return false, nil
 }
 
-func isTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
+// isTerminal reports whether f is a terminal: a character device that
+// answers the terminal's ioctl, which /dev/null does not.
+func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }

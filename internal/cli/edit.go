@@ -77,10 +77,8 @@ func (f *editFlags) register(fs *flag.FlagSet, cmd string) {
 		fs.BoolVar(&f.trust, "trust", false, "mark the server trusted (\"trust\": \"trusted\")")
 		fs.BoolVar(&f.disabled, "disabled", false, "add the server disabled")
 		fallthrough
-	case "add-json", "edit":
+	case "add-json", "edit", "enable":
 		fs.StringVar(&f.scope, "scope", "user", "`where`: user (the configuration file) or project (.mcp.json in the working directory)")
-		fallthrough
-	case "enable":
 		fs.BoolVar(&f.noVerify, "no-verify", false, "save without connecting to the server first")
 	case "servers", "list":
 		fs.BoolVar(&f.check, "check", false, "start every enabled server and discover it again; exit 3 when one does not work")

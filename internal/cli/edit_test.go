@@ -593,6 +593,19 @@ func TestAddScopeProject(t *testing.T) {
 	if c := credsFile(t, home); c["proj.env.K"] != "proj-secret-1" {
 		t.Errorf("creds.json: %v", c)
 	}
+	// disable and enable change the same file.
+	if r := runHome(t, home, "disable", "proj", "--scope", "project"); r.code != 0 {
+		t.Errorf("disable --scope project: exit %d\n%s", r.code, r.stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, ".mcp.json")); !strings.Contains(string(b), `"enabled": false`) {
+		t.Errorf("disable --scope project left .mcp.json:\n%s", b)
+	}
+	if r := runHome(t, home, "enable", "proj", "--scope", "project", "--no-verify"); r.code != 0 {
+		t.Errorf("enable --scope project: exit %d\n%s", r.code, r.stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, ".mcp.json")); strings.Contains(string(b), `"enabled": false`) {
+		t.Errorf("enable --scope project left .mcp.json:\n%s", b)
+	}
 	if r := runHome(t, home, "remove", "proj", "--scope", "project"); r.code != 0 {
 		t.Errorf("remove --scope project: exit %d\n%s", r.code, r.stderr)
 	}
