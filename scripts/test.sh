@@ -5,8 +5,9 @@
 #    conformance suite with a Node 22 to run it (.cache/peers);
 # 2. checks formatting, go vet and that go.mod is tidy;
 # 3. runs each fuzz target briefly (FUZZTIME, default 10s each);
-# 4. runs the official MCP conformance suite against the fixture and through
-#    the gateway (scripts/conformance-all.sh; 0 failures required);
+# 4. runs the official MCP conformance suite against the fixture, through
+#    the gateway, and through the gateway in front of go-sdk's conformance
+#    server (scripts/conformance-all.sh; 0 failures required);
 # 5. runs every test under the race detector (last, so its summary closes
 #    the log).
 #
@@ -80,7 +81,7 @@ if [ "${SWITCHBOARD_SKIP_FUZZ:-0}" != 1 ]; then
   done
 fi
 
-step "conformance (official MCP suite: fixture direct, and through the gateway)"
+step "conformance (official MCP suite: fixture direct, through the gateway, and go-sdk's server through the gateway)"
 scripts/conformance-all.sh
 
 step "go test -race"

@@ -383,10 +383,10 @@ func readAll(r io.Reader, size int64) ([]byte, error) {
 	}
 }
 
-// reject answers with a short, fixed plain-text body and logs why at debug
-// level. Nothing from the request is echoed in the response.
-// reject refuses a request: kind is its reason for OnRefuse (one of the
-// Refused* constants), reason the detail for the log.
+// reject refuses a request with a short, fixed plain-text body and logs
+// why at debug level; nothing from the request is echoed in the response.
+// kind is its reason for OnRefuse (one of the Refused* constants), reason
+// the detail for the log.
 func (h *handler) reject(w http.ResponseWriter, r *http.Request, status int, kind, reason string) {
 	if h.onRefuse != nil {
 		h.onRefuse(kind)

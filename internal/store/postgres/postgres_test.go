@@ -103,11 +103,16 @@ func TestMigrationLockHeld(t *testing.T) {
 	if _, err := tx.Exec(t.Context(), `SELECT pg_advisory_xact_lock($1)`, migrationLock); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	// Open connects, then waits on the lock until ctx ends.
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
 	defer cancel()
-	if db, err := Open(ctx, url, nil); err == nil {
+	db, err := Open(ctx, url, nil)
+	if err == nil {
 		db.Close()
 		t.Fatal("Open succeeded while another session held the migration lock")
+	}
+	if ctx.Err() == nil {
+		t.Fatalf("Open failed before its deadline, not waiting on the lock: %v", err)
 	}
 	if err := tx.Rollback(t.Context()); err != nil {
 		t.Fatal(err)

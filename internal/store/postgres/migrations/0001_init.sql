@@ -44,8 +44,8 @@ CREATE TABLE calls (
 	outcome   TEXT    NOT NULL,
 	code      TEXT    NOT NULL,
 	latency   BIGINT  NOT NULL,
-	bytes_in  INTEGER NOT NULL,
-	bytes_out INTEGER NOT NULL
+	bytes_in  BIGINT  NOT NULL,
+	bytes_out BIGINT  NOT NULL
 );
 
 -- Each index ends in time so that every filter the store offers reads
