@@ -166,25 +166,9 @@ func (d *decoder) decodeEmbeddings(n *node, p *jsonPath) *Embeddings {
 		switch m.key {
 		case "url":
 			hasURL = true
-			tmpl, ok := d.str(m.val, fp, "")
-			if !ok {
-				continue
+			if v, ok := d.expandedURL(m.val, fp, checkEmbeddingsURL); ok {
+				e.URL = v
 			}
-			v, _, errs := expand(tmpl, d.lookup)
-			for _, e := range errs {
-				d.add(fp, "", e.msg, nil)
-			}
-			if errs != nil {
-				continue
-			}
-			if msg := checkEmbeddingsURL(v); msg != "" {
-				if v != tmpl {
-					msg = "after expansion, " + msg
-				}
-				d.add(fp, "", msg, nil)
-				continue
-			}
-			e.URL = v
 		case "model":
 			hasModel = true
 			if v, ok := d.str(m.val, fp, ""); ok {

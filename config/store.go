@@ -85,6 +85,31 @@ func checkPostgresURL(s string) string {
 	return ""
 }
 
+// expandedURL decodes a URL string whose ${VAR}s are expanded, then
+// checked by check (a message, or "" when it is fine); errors are
+// recorded at fp, and ok is false after one.
+func (d *decoder) expandedURL(n *node, fp *jsonPath, check func(string) string) (string, bool) {
+	tmpl, ok := d.str(n, fp, "")
+	if !ok {
+		return "", false
+	}
+	v, _, errs := expand(tmpl, d.lookup)
+	for _, e := range errs {
+		d.add(fp, "", e.msg, nil)
+	}
+	if errs != nil {
+		return "", false
+	}
+	if msg := check(v); msg != "" {
+		if v != tmpl {
+			msg = "after expansion, " + msg
+		}
+		d.add(fp, "", msg, nil)
+		return "", false
+	}
+	return v, true
+}
+
 // decodeStore decodes the top-level "store" object.
 func (d *decoder) decodeStore(n *node, p *jsonPath) Store {
 	var s Store
@@ -96,25 +121,9 @@ func (d *decoder) decodeStore(n *node, p *jsonPath) Store {
 		fp := p.k(m.key)
 		switch m.key {
 		case "postgres":
-			tmpl, ok := d.str(m.val, fp, "")
-			if !ok {
-				continue
+			if v, ok := d.expandedURL(m.val, fp, checkPostgresURL); ok {
+				s.Postgres = v
 			}
-			v, _, errs := expand(tmpl, d.lookup)
-			for _, e := range errs {
-				d.add(fp, "", e.msg, nil)
-			}
-			if errs != nil {
-				continue
-			}
-			if msg := checkPostgresURL(v); msg != "" {
-				if v != tmpl {
-					msg = "after expansion, " + msg
-				}
-				d.add(fp, "", msg, nil)
-				continue
-			}
-			s.Postgres = v
 		default:
 			d.unknown(fp, m.key, storeFields, nil, "")
 		}

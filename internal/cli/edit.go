@@ -429,7 +429,7 @@ func (r *run) save(e *entry) int {
 	if se := r.write(path, e, add, nil); se != nil {
 		return r.reportSave(se)
 	}
-	return r.done(fmt.Sprintf("added server %q to %s", e.name, path), e.name, path, credNames(e.creds))
+	return r.done(fmt.Sprintf("added server %q to %s", e.name, path), e.name, path, sortedKeys(e.creds))
 }
 
 // addServer is the edit that adds e to the servers of the file at path,
@@ -494,7 +494,7 @@ func (r *run) write(path string, e *entry, apply func(*confedit.Object) error, d
 	err = confedit.Edit(path, nil, apply) // again, under the lock: another writer may have been first
 	if err != nil {
 		if len(e.creds) > 0 {
-			creds.Update(cpath, nil, credNames(e.creds)) //nolint:errcheck // best effort: they are referenced by nothing
+			creds.Update(cpath, nil, sortedKeys(e.creds)) //nolint:errcheck // best effort: they are referenced by nothing
 		}
 		return configErr(err)
 	}
@@ -504,15 +504,6 @@ func (r *run) write(path string, e *entry, apply func(*confedit.Object) error, d
 		}
 	}
 	return nil
-}
-
-func credNames(m map[string]string) []string {
-	names := make([]string, 0, len(m))
-	for k := range m {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	return names
 }
 
 // done reports a change that was written.
@@ -815,6 +806,7 @@ func runGet(r *run) int {
 	return ExitOK
 }
 
+// sortedKeys returns m's keys, sorted; never nil (a JSON list).
 func sortedKeys(m map[string]string) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {

@@ -208,7 +208,7 @@ func (r *run) form(in *os.File, path string, v *formValues, cur *current) int {
 		if cur != nil {
 			verb = "changed server %q in %s"
 		}
-		return r.done(fmt.Sprintf(verb, e.name, path), e.name, path, credNames(e.creds))
+		return r.done(fmt.Sprintf(verb, e.name, path), e.name, path, sortedKeys(e.creds))
 	}
 }
 

@@ -72,7 +72,7 @@ func TestFormEntryEdit(t *testing.T) {
 			if diff := cmp.Diff(tt.wantDrop, drop); diff != "" {
 				t.Errorf("dropped credentials (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tt.wantCred, credNames(e.creds), cmp.Comparer(func(a, b []string) bool { return slices.Equal(a, b) })); diff != "" {
+			if diff := cmp.Diff(tt.wantCred, sortedKeys(e.creds), cmp.Comparer(func(a, b []string) bool { return slices.Equal(a, b) })); diff != "" {
 				t.Errorf("new credentials (-want +got):\n%s", diff)
 			}
 		})

@@ -640,7 +640,7 @@ func (r *run) importFrom(srcs []importSource, strict bool) (int, bool) {
 		})
 		if err != nil {
 			if len(save) > 0 {
-				creds.Update(cpath, nil, credNames(save)) //nolint:errcheck // best effort: they are referenced by nothing
+				creds.Update(cpath, nil, sortedKeys(save)) //nolint:errcheck // best effort: they are referenced by nothing
 			}
 			return r.configError(err), false
 		}
@@ -1013,7 +1013,7 @@ func (r *run) importReport(srcs []importSource, items []*importItem, notes []imp
 			continue
 		}
 		fmt.Fprintf(w, "added server %q", it.name)
-		if names := credNames(it.creds); len(names) > 0 {
+		if names := sortedKeys(it.creds); len(names) > 0 {
 			fmt.Fprintf(w, " (credentials %s kept in creds.json)", strings.Join(names, ", "))
 		}
 		fmt.Fprintln(w)
