@@ -31,30 +31,8 @@ import (
 
 var _ store.Store = (*DB)(nil)
 
-// Options configure a DB. A nil *Options means all defaults.
-type Options struct {
-	// Now is the clock, used for zero times given to writes and for
-	// retention by age. Nil means time.Now.
-	Now func() time.Time
-
-	// MaxCalls bounds the audit log by count: RecordCalls deletes the
-	// calls older than the last MaxCalls inserted (by ID), so the log
-	// holds at most MaxCalls rows plus those that other processes are
-	// inserting at that moment. Zero means 10_000; negative means no
-	// bound.
-	MaxCalls int
-
-	// MaxCallAge bounds the audit log by age: RecordCalls deletes calls
-	// whose Time is older than MaxCallAge before now. Zero means 30 days;
-	// negative means no bound.
-	MaxCallAge time.Duration
-}
-
-// Defaults of Options, the same as SQLite's.
-const (
-	DefaultMaxCalls   = 10_000
-	DefaultMaxCallAge = 30 * 24 * time.Hour
-)
+// Options configure a DB (store.Options).
+type Options = store.Options
 
 // DB is a store.Store backed by a PostgreSQL database. It is safe for
 // concurrent use, and any number of DBs, in any number of processes, may
@@ -82,10 +60,10 @@ func Open(ctx context.Context, connString string, o *Options) (*DB, error) {
 		db.now = time.Now
 	}
 	if db.maxCalls == 0 {
-		db.maxCalls = DefaultMaxCalls
+		db.maxCalls = store.DefaultMaxCalls
 	}
 	if db.maxCallAge == 0 {
-		db.maxCallAge = DefaultMaxCallAge
+		db.maxCallAge = store.DefaultMaxCallAge
 	}
 	cfg, err := pgxpool.ParseConfig(connString)
 	if err != nil {

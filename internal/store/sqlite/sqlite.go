@@ -28,28 +28,8 @@ import (
 
 var _ store.Store = (*DB)(nil)
 
-// Options configure a DB. A nil *Options means all defaults.
-type Options struct {
-	// Now is the clock, used for zero times given to writes and for
-	// retention by age. Nil means time.Now.
-	Now func() time.Time
-
-	// MaxCalls bounds the audit log by count: RecordCalls keeps only the
-	// calls among the last MaxCalls recorded. Zero means 10_000; negative
-	// means no bound.
-	MaxCalls int
-
-	// MaxCallAge bounds the audit log by age: RecordCalls deletes calls
-	// whose Time is older than MaxCallAge before now. Zero means 30 days;
-	// negative means no bound.
-	MaxCallAge time.Duration
-}
-
-// Defaults of Options.
-const (
-	DefaultMaxCalls   = 10_000
-	DefaultMaxCallAge = 30 * 24 * time.Hour
-)
+// Options configure a DB (store.Options).
+type Options = store.Options
 
 // busyTimeout is how long a statement waits for a lock held by another
 // process (two Switchboards sharing a home) before failing with SQLITE_BUSY.
@@ -93,10 +73,10 @@ func Open(path string, o *Options) (*DB, error) {
 		db.now = time.Now
 	}
 	if db.maxCalls == 0 {
-		db.maxCalls = DefaultMaxCalls
+		db.maxCalls = store.DefaultMaxCalls
 	}
 	if db.maxCallAge == 0 {
-		db.maxCallAge = DefaultMaxCallAge
+		db.maxCallAge = store.DefaultMaxCallAge
 	}
 
 	abs, err := filepath.Abs(path)
