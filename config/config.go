@@ -86,6 +86,11 @@ type Config struct {
 	// Store says where state is kept (the "store" object); its zero
 	// value is SQLite in Switchboard's home.
 	Store Store
+	// Clients are the gateway's named callers ("clients") and Profiles
+	// the named subsets of the aggregate it serves ("profiles"), each in
+	// file order; see clients.go.
+	Clients  []*Client
+	Profiles []*Profile
 
 	// serversKey is the top-level key the servers came from ("mcpServers"
 	// or "servers"); Validate uses it to build paths. Empty means

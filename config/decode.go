@@ -277,7 +277,7 @@ func lineCol(data []byte, off int64) (line, col int) {
 
 // Field names and hints for unknown fields.
 var (
-	rootFields   = []string{"mcpServers", "servers", "inputs", "$schema", "security", "policy", "context", "store"}
+	rootFields   = []string{"mcpServers", "servers", "inputs", "$schema", "security", "policy", "context", "store", "clients", "profiles"}
 	serverFields = []string{
 		"type", "command", "args", "env", "cwd", "url", "serverUrl", "headers",
 		"enabled", "disabled", "enabledTools", "disabledTools",
@@ -421,7 +421,7 @@ func (d *decoder) decodeRoot(root *node) *Config {
 		d.wrongType(root, nil, "", "object")
 		return nil
 	}
-	var servers, inputs, security, policy, context, st *member
+	var servers, inputs, security, policy, context, st, clients, profiles *member
 	conflict := false
 	for i := range root.members {
 		m := &root.members[i]
@@ -448,6 +448,10 @@ func (d *decoder) decodeRoot(root *node) *Config {
 			context = m
 		case "store":
 			st = m
+		case "clients":
+			clients = m
+		case "profiles":
+			profiles = m
 		case "$schema":
 			d.str(m.val, p, "")
 		default:
@@ -504,6 +508,13 @@ func (d *decoder) decodeRoot(root *node) *Config {
 		}
 	}
 	d.derivePrefixes()
+	if profiles != nil {
+		cfg.Profiles = d.decodeProfiles(profiles.val, (*jsonPath)(nil).k("profiles"))
+	}
+	if clients != nil {
+		cfg.Clients = d.decodeClients(clients.val, (*jsonPath)(nil).k("clients"))
+	}
+	d.checkIdentities(cfg)
 	return cfg
 }
 

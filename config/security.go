@@ -174,6 +174,10 @@ type Policy struct {
 type Rule struct {
 	Action  string // "allow" or "deny"
 	Pattern string // glob over canonical tool IDs: * ? [...] and \ escapes; * also matches ':'
+	// Clients and Profiles ("clients", "profiles"), when not empty, limit
+	// the rule to calls from those named clients and through those
+	// profiles.
+	Clients, Profiles []string
 }
 
 // Quota is a call budget: at most Calls calls per Per. Zero Calls means
@@ -339,24 +343,50 @@ func (d *decoder) decodeRules(n *node, p *jsonPath) []Rule {
 	rules := make([]Rule, 0, len(n.elems))
 	for i, e := range n.elems {
 		ep := p.i(i)
-		if e.kind != kindObject || len(e.members) != 1 {
+		if e.kind != kindObject {
 			d.add(ep, "", `want an object with exactly one member, "allow" or "deny", whose value is a pattern`, nil)
 			continue
 		}
-		m := e.members[0]
-		if m.key != ActionAllow && m.key != ActionDeny {
-			d.unknown(ep.k(m.key), m.key, []string{ActionAllow, ActionDeny}, nil, "")
+		var r Rule
+		var actions []member
+		bad := false
+		for _, m := range e.members {
+			switch m.key {
+			case ActionAllow, ActionDeny:
+				actions = append(actions, m)
+			case "clients", "profiles":
+				v, ok := d.strs(m.val, ep.k(m.key), "")
+				if !ok {
+					bad = true
+					continue
+				}
+				if m.key == "clients" {
+					r.Clients = append([]string{}, v...)
+				} else {
+					r.Profiles = append([]string{}, v...)
+				}
+			default:
+				d.unknown(ep.k(m.key), m.key, []string{ActionAllow, ActionDeny, "clients", "profiles"}, nil, "")
+				bad = true
+			}
+		}
+		if len(actions) != 1 {
+			if !bad {
+				d.add(ep, "", `want an object with exactly one member, "allow" or "deny", whose value is a pattern`, nil)
+			}
 			continue
 		}
+		m := actions[0]
 		pat, ok := d.str(m.val, ep.k(m.key), "")
-		if !ok {
+		if !ok || bad {
 			continue
 		}
 		if msg := checkPattern(pat); msg != "" {
 			d.add(ep.k(m.key), "", msg, nil)
 			continue
 		}
-		rules = append(rules, Rule{Action: m.key, Pattern: pat})
+		r.Action, r.Pattern = m.key, pat
+		rules = append(rules, r)
 	}
 	return rules
 }

@@ -100,7 +100,7 @@ func TestSecurityParse(t *testing.T) {
 		t.Errorf("Security (-want +got):\n%s", diff)
 	}
 	wantPol := Policy{
-		Rules:   []Rule{{ActionDeny, "gh:delete_*"}, {ActionAllow, "*"}},
+		Rules:   []Rule{{Action: ActionDeny, Pattern: "gh:delete_*"}, {Action: ActionAllow, Pattern: "*"}},
 		Default: ActionDeny, Confirm: ConfirmDestructive, OnConfirm: OnConfirmDeny,
 		Quota: Quota{Calls: 5, Per: time.Minute},
 	}

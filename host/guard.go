@@ -48,7 +48,7 @@ func newPolicy(p config.Policy, st store.Store, log *slog.Logger) (*policy.Engin
 		pc.Counter = quotaCounter{st: st, log: log}
 	}
 	for _, r := range p.Rules {
-		pc.Rules = append(pc.Rules, policy.Rule{Action: policy.Action(r.Action), Pattern: r.Pattern})
+		pc.Rules = append(pc.Rules, policy.Rule{Action: policy.Action(r.Action), Pattern: r.Pattern, Clients: r.Clients, Profiles: r.Profiles})
 	}
 	return policy.New(pc)
 }

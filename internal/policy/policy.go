@@ -18,6 +18,8 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -34,13 +36,36 @@ const (
 // (including ':'), '?' one character, '[...]' classes as in path.Match, and
 // '\\' escapes. [New] rejects malformed patterns with a [*RuleError] naming
 // the index and pattern.
+//
+// Clients and Profiles, when not empty, limit the rule to calls from the
+// named gateway clients ([Request.Caller]) and through the named profiles
+// ([Request.Profile]); a rule limited so never matches a call that does
+// not name one of them.
 type Rule struct {
-	Action  Action
-	Pattern string
+	Action   Action
+	Pattern  string
+	Clients  []string
+	Profiles []string
 }
 
-// String returns the rule as an operator would write it: "deny gh:delete_*".
-func (r Rule) String() string { return string(r.Action) + " " + r.Pattern }
+// String returns the rule as an operator would write it: "deny gh:delete_*",
+// "deny gh:* clients=ci profiles=ro,dev".
+func (r Rule) String() string {
+	s := string(r.Action) + " " + r.Pattern
+	if len(r.Clients) > 0 {
+		s += " clients=" + strings.Join(r.Clients, ",")
+	}
+	if len(r.Profiles) > 0 {
+		s += " profiles=" + strings.Join(r.Profiles, ",")
+	}
+	return s
+}
+
+// applies reports whether r's client and profile limits admit req.
+func (r *compiledRule) applies(caller, profile string) bool {
+	return (r.clients == nil || slices.Contains(r.clients, caller)) &&
+		(r.profiles == nil || slices.Contains(r.profiles, profile))
+}
 
 // Confirm says when a permitted call must first be confirmed by the user.
 type Confirm string
@@ -126,9 +151,10 @@ func (c Config) Validate() error {
 }
 
 type compiledRule struct {
-	action Action
-	glob   Glob
-	detail string // Decision.Detail when this rule denies, built once
+	action            Action
+	glob              Glob
+	clients, profiles []string // nil: any
+	detail            string   // Decision.Detail when this rule denies, built once
 }
 
 func compileRules(rules []Rule) ([]compiledRule, error) {
@@ -151,6 +177,12 @@ func compileRules(rules []Rule) ([]compiledRule, error) {
 			continue
 		}
 		out[i].action = r.Action
+		if len(r.Clients) > 0 {
+			out[i].clients = slices.Clone(r.Clients)
+		}
+		if len(r.Profiles) > 0 {
+			out[i].profiles = slices.Clone(r.Profiles)
+		}
 		out[i].detail = fmt.Sprintf("denied by rule %d %q", i, r.String())
 	}
 	if errs != nil {
@@ -234,6 +266,10 @@ type Request struct {
 	Trust       Trust        // of the tool's server; "" is treated as Untrusted
 	Annotations *Annotations // as the server declared them; nil if none
 	Client      string       // quota key: "" is the process itself
+	// Caller is the gateway client's configured name, and Profile the
+	// profile it called through; "" for none. Rules limited to clients or
+	// profiles match on them.
+	Caller, Profile string
 	// Counted says the call was already counted against the quota (this
 	// is a second decision for the same call, after its definition
 	// changed): no slot is taken again.
@@ -284,11 +320,17 @@ const (
 )
 
 // Match reports the index of the first rule matching id, or -1, and the
-// action that applies. Unlike Decide it consumes no quota, so it suits
-// "which rule covers this tool?" questions from a CLI or a dry run.
+// action that applies, for a call by no named client through no profile
+// (rules limited to clients or profiles are skipped). Unlike Decide it
+// consumes no quota, so it suits "which rule covers this tool?" questions
+// from a CLI or a dry run.
 func (e *Engine) Match(id string) (rule int, action Action) {
+	return e.match(id, "", "")
+}
+
+func (e *Engine) match(id, caller, profile string) (rule int, action Action) {
 	for i := range e.rules {
-		if e.rules[i].glob.Match(id) {
+		if e.rules[i].applies(caller, profile) && e.rules[i].glob.Match(id) {
 			return i, e.rules[i].action
 		}
 	}
@@ -301,7 +343,7 @@ func (e *Engine) Match(id string) (rule int, action Action) {
 // what a client may ask for. Deciding a permitted call does not allocate
 // unless the quota meets a new client (or is kept by a Counter).
 func (e *Engine) Decide(r Request) Decision {
-	idx, action := e.Match(r.ID)
+	idx, action := e.match(r.ID, r.Caller, r.Profile)
 	if action == Deny {
 		if idx < 0 {
 			return Decision{Verdict: Refuse, Reason: ReasonDefaultDeny, Rule: -1, Detail: detailDefaultDeny}

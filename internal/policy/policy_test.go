@@ -21,11 +21,11 @@ func mustNew(t testing.TB, c Config) *Engine {
 func TestRulesFirstMatchWins(t *testing.T) {
 	e := mustNew(t, Config{
 		Rules: []Rule{
-			{Allow, "gh:delete_draft"},
-			{Deny, "gh:delete_*"},
-			{Allow, "gh:*"},
-			{Deny, "*:exec"},
-			{Allow, "shell:exec"}, // shadowed by rule 3
+			{Action: Allow, Pattern: "gh:delete_draft"},
+			{Action: Deny, Pattern: "gh:delete_*"},
+			{Action: Allow, Pattern: "gh:*"},
+			{Action: Deny, Pattern: "*:exec"},
+			{Action: Allow, Pattern: "shell:exec"}, // shadowed by rule 3
 		},
 		Default: Deny,
 	})
@@ -69,7 +69,7 @@ func TestDefaults(t *testing.T) {
 			t.Fatalf("zero Config: Decide = %+v", d)
 		}
 	}
-	e = mustNew(t, Config{Default: Allow, Rules: []Rule{{Deny, "x:*"}}})
+	e = mustNew(t, Config{Default: Allow, Rules: []Rule{{Action: Deny, Pattern: "x:*"}}})
 	if d := e.Decide(Request{ID: "y:z"}); d.Verdict != Permit || d.Rule != -1 {
 		t.Errorf("default allow: Decide = %+v", d)
 	}
@@ -103,7 +103,7 @@ func TestConfirm(t *testing.T) {
 		{ConfirmAlways, Untrusted, nil, ReasonAlwaysConfirm},
 	}
 	for _, tt := range tests {
-		e := mustNew(t, Config{Confirm: tt.mode, Rules: []Rule{{Allow, "gh:*"}}})
+		e := mustNew(t, Config{Confirm: tt.mode, Rules: []Rule{{Action: Allow, Pattern: "gh:*"}}})
 		d := e.Decide(Request{ID: "gh:x", Trust: tt.trust, Annotations: tt.ann})
 		want := Decision{Verdict: Permit, Rule: 0}
 		if tt.reason != "" {
@@ -118,7 +118,7 @@ func TestConfirm(t *testing.T) {
 	}
 
 	// Rules still come first: a denied call is refused, not confirmed.
-	e := mustNew(t, Config{Confirm: ConfirmAlways, Rules: []Rule{{Deny, "gh:*"}}})
+	e := mustNew(t, Config{Confirm: ConfirmAlways, Rules: []Rule{{Action: Deny, Pattern: "gh:*"}}})
 	if d := e.Decide(Request{ID: "gh:x"}); d.Verdict != Refuse {
 		t.Errorf("deny rule with ConfirmAlways: Decide = %+v", d)
 	}
@@ -130,13 +130,13 @@ func TestNewRejects(t *testing.T) {
 		c    Config
 		want []string // substrings of the error
 	}{
-		{"malformed pattern", Config{Rules: []Rule{{Allow, "ok:*"}, {Deny, "gh:[z"}}},
+		{"malformed pattern", Config{Rules: []Rule{{Action: Allow, Pattern: "ok:*"}, {Action: Deny, Pattern: "gh:[z"}}},
 			[]string{`rule 1 pattern "gh:[z"`, "unterminated character class"}},
-		{"every bad rule is reported", Config{Rules: []Rule{{Deny, `a\`}, {Allow, "ok"}, {Deny, "[]"}}},
+		{"every bad rule is reported", Config{Rules: []Rule{{Action: Deny, Pattern: `a\`}, {Action: Allow, Pattern: "ok"}, {Action: Deny, Pattern: "[]"}}},
 			[]string{"rule 0", "trailing backslash", "rule 2", "empty character class"}},
-		{"bad action", Config{Rules: []Rule{{"block", "gh:*"}}}, []string{`rule 0 "block gh:*"`, `action "block"`}},
-		{"empty action", Config{Rules: []Rule{{"", "gh:*"}}}, []string{"rule 0", `action ""`}},
-		{"empty pattern", Config{Rules: []Rule{{Deny, ""}}}, []string{"rule 0", "empty pattern"}},
+		{"bad action", Config{Rules: []Rule{{Action: "block", Pattern: "gh:*"}}}, []string{`rule 0 "block gh:*"`, `action "block"`}},
+		{"empty action", Config{Rules: []Rule{{Action: "", Pattern: "gh:*"}}}, []string{"rule 0", `action ""`}},
+		{"empty pattern", Config{Rules: []Rule{{Action: Deny, Pattern: ""}}}, []string{"rule 0", "empty pattern"}},
 		{"bad default", Config{Default: "maybe"}, []string{`default action "maybe"`}},
 		{"bad confirm", Config{Confirm: "sometimes"}, []string{`confirm mode "sometimes"`}},
 		{"negative calls", Config{Quota: Quota{Calls: -1}}, []string{"negative"}},
@@ -162,7 +162,7 @@ func TestNewRejects(t *testing.T) {
 		}
 	}
 
-	_, err := New(Config{Rules: []Rule{{Deny, "gh:[b-a]"}}})
+	_, err := New(Config{Rules: []Rule{{Action: Deny, Pattern: "gh:[b-a]"}}})
 	var re *RuleError
 	var pe *PatternError
 	if !errors.As(err, &re) || re.Index != 0 || re.Rule.Pattern != "gh:[b-a]" || !errors.As(err, &pe) {
@@ -191,7 +191,7 @@ func TestDecideConcurrent(t *testing.T) {
 	clock := newFakeClock()
 	const calls = 500
 	e := mustNew(t, Config{
-		Rules:   []Rule{{Deny, "*:delete_*"}, {Allow, "*"}},
+		Rules:   []Rule{{Action: Deny, Pattern: "*:delete_*"}, {Action: Allow, Pattern: "*"}},
 		Confirm: ConfirmDestructive,
 		Quota:   Quota{Calls: calls, Per: time.Minute},
 		Now:     clock.Now,
@@ -250,13 +250,13 @@ func benchRules() []Rule {
 	var rules []Rule
 	for i := 0; len(rules) < 49; i++ {
 		rules = append(rules,
-			Rule{Deny, fmt.Sprintf("srv%d:delete_*", i)},
-			Rule{Allow, fmt.Sprintf("srv%d:[rl]*", i)},
-			Rule{Deny, fmt.Sprintf("*:admin_%d_?", i)},
+			Rule{Action: Deny, Pattern: fmt.Sprintf("srv%d:delete_*", i)},
+			Rule{Action: Allow, Pattern: fmt.Sprintf("srv%d:[rl]*", i)},
+			Rule{Action: Deny, Pattern: fmt.Sprintf("*:admin_%d_?", i)},
 		)
 	}
 	rules = rules[:49]
-	return append(rules, Rule{Allow, "srv49:*"})
+	return append(rules, Rule{Action: Allow, Pattern: "srv49:*"})
 }
 
 func BenchmarkDecide(b *testing.B) {

@@ -99,7 +99,7 @@ func TestQuotaPerClient(t *testing.T) {
 func TestQuotaConsumption(t *testing.T) {
 	clock := newFakeClock()
 	e := mustNew(t, Config{
-		Rules:   []Rule{{Deny, "x:bad"}, {Allow, "*"}},
+		Rules:   []Rule{{Action: Deny, Pattern: "x:bad"}, {Action: Allow, Pattern: "*"}},
 		Confirm: ConfirmDestructive,
 		Quota:   Quota{Calls: 2, Per: time.Minute},
 		Now:     clock.Now,
