@@ -219,10 +219,13 @@ func (a *auditLog) put(batch []*store.Call) bool {
 }
 
 // callRecord describes a finished call.
-func callRecord(server, tool string, catalogued bool, client string, args []byte, start time.Time, res *Result, err error) CallRecord {
+func callRecord(server, tool string, catalogued bool, opts *CallOptions, args []byte, start time.Time, res *Result, err error) CallRecord {
 	c := CallRecord{
-		Start: start, Latency: time.Since(start), Client: client,
+		Start: start, Latency: time.Since(start),
 		Server: server, Tool: tool, Catalogued: catalogued, BytesIn: len(args),
+	}
+	if opts != nil {
+		c.Client, c.Profile = opts.Client, opts.Profile
 	}
 	switch {
 	case err != nil:
@@ -241,7 +244,7 @@ func callRecord(server, tool string, catalogued bool, client string, args []byte
 // auditRow is the audit log's row for a call.
 func auditRow(c *CallRecord, args []byte) *store.Call {
 	return &store.Call{
-		Time: c.Start, Tool: c.Tool, Server: c.Server, Caller: c.Client,
+		Time: c.Start, Tool: c.Tool, Server: c.Server, Caller: c.Client, Profile: c.Profile,
 		ArgShape: argShape(args), Latency: c.Latency, BytesIn: c.BytesIn, BytesOut: c.BytesOut,
 		Outcome: c.Outcome, Code: c.Code,
 	}

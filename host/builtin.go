@@ -549,15 +549,11 @@ func (h *Host) serverRead(ctx context.Context, server, method string, args json.
 		raw, err = h.guardAndSpill(sc, method, raw, true, false)
 	}
 	if h.audit.on() {
-		client := ""
-		if opts != nil {
-			client = opts.Client
-		}
 		var res *Result
 		if err == nil {
 			res = &Result{Raw: raw}
 		}
-		rec := callRecord(server, names.ID{Server: server, Name: method}.String(), true, client, args, start, res, err)
+		rec := callRecord(server, names.ID{Server: server, Name: method}.String(), true, opts, args, start, res, err)
 		h.audit.record(auditRow(&rec, args))
 	}
 	return raw, err

@@ -92,7 +92,7 @@ func (h *Host) authorizeAs(ctx context.Context, pol *policy.Engine, t *registry.
 		req.Annotations = &policy.Annotations{ReadOnly: &ro, Destructive: a.DestructiveHint, Idempotent: &idem, OpenWorld: a.OpenWorldHint}
 	}
 	if opts != nil {
-		req.Client = opts.Client
+		req.Client, req.Caller, req.Profile = opts.Client, opts.Caller, opts.Profile
 	}
 	c := Confirmation{Tool: t.Name, ID: id, Server: t.ID.Server, Title: t.Tool.Title, Arguments: args}
 	return h.enforce(ctx, pol, req, c, func() string { return fmt.Sprintf("call tool %q", t.ID.Name) }, opts)
@@ -109,7 +109,7 @@ func (h *Host) authorizeRead(ctx context.Context, sc *config.Server, method stri
 	req := policy.Request{ID: sc.Name + ":" + method, Trust: policy.Trusted,
 		Annotations: &policy.Annotations{ReadOnly: &ro, Destructive: &destructive}}
 	if opts != nil {
-		req.Client = opts.Client
+		req.Client, req.Caller, req.Profile = opts.Client, opts.Caller, opts.Profile
 	}
 	c := Confirmation{Tool: method, ID: req.ID, Server: sc.Name, Arguments: args}
 	return h.enforce(ctx, h.comp.Load().pol, req, c, func() string { return method }, opts)

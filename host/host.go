@@ -270,9 +270,15 @@ type CallOptions struct {
 	// *InputRequired, verbatim.
 	InputResponses mcp.InputResponseMap
 	RequestState   string
-	// Client identifies the caller for the call quota (policy.quota); ""
-	// is the process itself. The gateway sets one per client session.
+	// Client identifies the caller for the call quota (policy.quota) and
+	// the audit log; "" is the process itself. The gateway sets the
+	// configured name of a named client, else one per client session.
 	Client string
+	// Caller is the configured name of the gateway client making the
+	// call, and Profile the profile it calls through; "" for none. Policy
+	// rules limited to clients and profiles match on them, and the audit
+	// log keeps the profile.
+	Caller, Profile string
 	// Confirm overrides Options.Confirm for this call.
 	Confirm Confirmer
 	// RawOnly leaves Result.Text empty, for callers that forward Raw and
@@ -863,11 +869,7 @@ func (h *Host) finished(ctx context.Context, server, tool string, catalogued boo
 	if !h.observing() && h.tracer == nil {
 		return
 	}
-	client := ""
-	if opts != nil {
-		client = opts.Client
-	}
-	rec := callRecord(server, tool, catalogued, client, args, start, res, err)
+	rec := callRecord(server, tool, catalogued, opts, args, start, res, err)
 	if audited && h.audit.on() {
 		h.audit.record(auditRow(&rec, args))
 	}

@@ -18,8 +18,9 @@ import (
 type CallRecord struct {
 	Start   time.Time
 	Latency time.Duration
-	// Client is CallOptions.Client ("" is the process itself).
-	Client string
+	// Client is CallOptions.Client ("" is the process itself), Profile
+	// CallOptions.Profile.
+	Client, Profile string
 	// Server is the configured server that owns the tool; "" for a
 	// built-in tool and for a name that matched no tool.
 	Server string

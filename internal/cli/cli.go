@@ -178,6 +178,7 @@ type run struct {
 	storeURL string
 	yes      bool   // call --yes
 	limit    int    // log -n
+	caller   string // log --client
 	raw      bool   // tools --raw
 	format   string // tools --format
 	tokens   bool   // servers --tokens
@@ -397,6 +398,7 @@ func (r *run) flags() *flag.FlagSet {
 		fs.BoolVar(&r.tokens, "tokens", false, "estimate the tokens each server's tool definitions take in a model's context")
 	case "log":
 		fs.IntVar(&r.limit, "n", 50, "show at most `N` calls")
+		fs.StringVar(&r.caller, "client", "", "show only the calls of the gateway client `NAME`")
 	case "search":
 		fs.IntVar(&r.limit, "k", 5, "show the best `N` matches")
 	case "connect", "disconnect":

@@ -161,7 +161,7 @@ func runLog(r *run) int {
 		return ExitUsage
 	}
 	return r.withStore(func(st store.Store) int {
-		f := store.CallFilter{Limit: r.limit}
+		f := store.CallFilter{Limit: r.limit, Caller: r.caller}
 		if len(r.args) == 1 {
 			server, tool, one := cut(r.args[0])
 			f.Server = server
@@ -187,9 +187,9 @@ func runLog(r *run) int {
 				code = "-"
 			}
 			rows = append(rows, []string{c.Time.Local().Format(time.DateTime), c.Tool, c.Outcome, code,
-				c.Latency.Round(time.Millisecond).String(), orDash(c.Caller), oneLine(c.ArgShape, 60)})
+				c.Latency.Round(time.Millisecond).String(), orDash(c.Caller), orDash(c.Profile), oneLine(c.ArgShape, 60)})
 		}
-		r.table("TIME\tTOOL\tOUTCOME\tCODE\tLATENCY\tCALLER\tARGUMENTS", rows)
+		r.table("TIME\tTOOL\tOUTCOME\tCODE\tLATENCY\tCALLER\tPROFILE\tARGUMENTS", rows)
 		return ExitOK
 	})
 }
@@ -203,6 +203,7 @@ type logEntry struct {
 	Tool      string    `json:"tool"` // canonical ID "server:tool"
 	Server    string    `json:"server"`
 	Caller    string    `json:"caller,omitempty"`
+	Profile   string    `json:"profile,omitempty"`
 	ArgShape  string    `json:"argShape"` // argument keys and types, never values
 	Outcome   string    `json:"outcome"`  // "ok", "tool_error" or "error"
 	Code      string    `json:"code,omitempty"`
@@ -213,7 +214,7 @@ type logEntry struct {
 
 func logEntryOf(c store.Call) logEntry {
 	return logEntry{
-		ID: c.ID, Time: c.Time, Tool: c.Tool, Server: c.Server, Caller: c.Caller, ArgShape: c.ArgShape,
+		ID: c.ID, Time: c.Time, Tool: c.Tool, Server: c.Server, Caller: c.Caller, Profile: c.Profile, ArgShape: c.ArgShape,
 		Outcome: c.Outcome, Code: c.Code, LatencyMs: float64(c.Latency.Microseconds()) / 1000,
 		BytesIn: c.BytesIn, BytesOut: c.BytesOut,
 	}

@@ -85,6 +85,9 @@ type Call struct {
 	Tool   string // canonical ID "server:tool"
 	Server string
 	Caller string // "" when unknown
+	// Profile is the gateway profile the call came through; "" for the
+	// whole aggregate.
+	Profile string
 	// ArgShape lists argument keys and types only, never values; computed
 	// by the caller.
 	ArgShape string
@@ -99,6 +102,7 @@ type Call struct {
 type CallFilter struct {
 	Server string
 	Tool   string
+	Caller string
 	Since  time.Time // calls at or after Since
 	Limit  int       // at most this many rows; not positive means DefaultCallLimit
 }

@@ -57,7 +57,9 @@ func testCallsFilter(t *testing.T, open Opener) {
 		server := []string{"gh", "fs", "gh"}[i%3]
 		tool := []string{"search", "read", "create"}[i%3]
 		// Pairs of calls share a timestamp, so ID must break the tie.
-		c := record(t, db, NewCall(server, tool, base.Add(time.Duration(i/2)*time.Second)))
+		nc := NewCall(server, tool, base.Add(time.Duration(i/2)*time.Second))
+		nc.Caller, nc.Profile = []string{"alice", "ci"}[i%2], []string{"", "readonly"}[i%2]
+		c := record(t, db, nc)
 		all = append([]store.Call{c}, all...)
 	}
 	keep := func(f func(store.Call) bool) []store.Call {
@@ -78,6 +80,7 @@ func testCallsFilter(t *testing.T, open Opener) {
 		{"all", store.CallFilter{}, all},
 		{"server", store.CallFilter{Server: "gh"}, keep(func(c store.Call) bool { return c.Server == "gh" })},
 		{"tool", store.CallFilter{Tool: "gh:create"}, keep(func(c store.Call) bool { return c.Tool == "gh:create" })},
+		{"caller", store.CallFilter{Caller: "ci"}, keep(func(c store.Call) bool { return c.Caller == "ci" && c.Profile == "readonly" })},
 		{"since", store.CallFilter{Since: since}, keep(func(c store.Call) bool { return !c.Time.Before(since) })},
 		{"limit", store.CallFilter{Limit: 3}, all[:3]},
 		{"combined", store.CallFilter{Server: "gh", Since: since, Limit: 2},

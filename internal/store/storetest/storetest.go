@@ -116,6 +116,7 @@ func NewCall(server, tool string, t time.Time) *store.Call {
 		Tool:     server + ":" + tool,
 		Server:   server,
 		Caller:   "claude",
+		Profile:  "readonly",
 		ArgShape: `{"q":"string","n":"number"}`,
 		Outcome:  "tool_error",
 		Code:     "E42",

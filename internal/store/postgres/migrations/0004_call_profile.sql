@@ -1,0 +1,3 @@
+-- The profile a call came through (the gateway's /mcp/<profile>, or
+-- serve --stdio --profile); '' for the whole aggregate.
+ALTER TABLE calls ADD COLUMN profile TEXT COLLATE "C" NOT NULL DEFAULT '';
