@@ -44,6 +44,7 @@ type serveFlags struct {
 	pprof       string
 	logFormat   string // --log-format: logText or logJSON
 	grace       time.Duration
+	auth        serveAuth // serve_auth.go
 
 	// Settled by checkServe: the bearer token, and where it comes from
 	// (none with --no-auth, nor with --stdio without --token-env).
@@ -67,12 +68,16 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.logFormat, "log-format", logText, "format of the log on stderr (a line per call, servers' exits and restarts): `text` or json")
 	fs.DurationVar(&f.grace, "grace", defaultGrace, "on SIGTERM or Ctrl-C, how long the calls in flight may finish (no new connection is taken meanwhile) before they are cancelled")
 	fs.StringVar(&f.pprof, "pprof", "", "serve Go's runtime profiles (net/http/pprof) on this loopback `address`, e.g. 127.0.0.1:6060")
+	f.auth.register(fs)
 }
 
 // checkServe rejects contradictory serve flags and settles the token
 // before any server starts.
 func checkServe(r *run) error {
 	f := r.serve
+	if err := f.auth.check(&f); err != nil {
+		return err
+	}
 	if f.pprof != "" && !loopback(f.pprof) {
 		return fmt.Errorf("serve: --pprof %s: profiles are served on a loopback address only", f.pprof)
 	}
@@ -143,7 +148,11 @@ func runServe(r *run) int {
 		fmt.Fprintf(r.env.Stderr, "switchboard: runtime profiles at http://%s/debug/pprof/\n", bound)
 	}
 	r.replica = replicaID()
-	gopts := &gateway.Options{Version: r.env.Version, PageSize: f.pageSize, Logger: log, OnConfirm: r.cfg.Policy.OnConfirm}
+	gopts := &gateway.Options{Version: r.env.Version, PageSize: f.pageSize, Logger: log, OnConfirm: r.cfg.Policy.OnConfirm,
+		Profile: f.auth.profile}
+	if f.auth.profile != "" && r.cfg.Profile(f.auth.profile) == nil {
+		return r.usagef("serve: --profile %s: the configuration has no such profile", f.auth.profile)
+	}
 	if obs.tracing != nil {
 		gopts.TracerProvider = obs.tracing.Provider
 	}
@@ -198,7 +207,15 @@ func runServe(r *run) int {
 		fmt.Fprintf(r.env.Stderr, "switchboard: draining: no new connections; the calls in flight have %v to finish (--grace)\n", f.grace)
 	})
 	defer stopDrainNote()
-	if err := g.ServeHTTP(r.ctx, ln, gateway.HTTPOptions{Front: front, Ready: ready, Grace: f.grace}); err != nil {
+	auth, err := r.authOptions(r.ctx)
+	if err != nil {
+		ln.Close()
+		return r.usagef("%v", err)
+	}
+	if auth != nil {
+		front.Token = "" // checked with the clients' tokens and JWTs
+	}
+	if err := g.ServeHTTP(r.ctx, ln, gateway.HTTPOptions{Front: front, Ready: ready, Grace: f.grace, Auth: auth}); err != nil {
 		return r.failf(ExitUpstream, codeError, "serve: %v", err)
 	}
 	fmt.Fprintln(r.env.Stderr, "switchboard: stopped")

@@ -93,6 +93,24 @@ type Options struct {
 	// request, one of the Refused* constants (a bounded set, fit for a
 	// metric's label). It must not block. Default: nil.
 	OnRefuse func(reason string)
+
+	// Authenticate, when set, takes the place of Token (which must then
+	// be empty, as must NoAuth): middleware such as go-sdk's
+	// auth.RequireBearerToken that admits a request by calling next, with
+	// whatever it learnt in the request's context, or refuses it by
+	// answering 401 or 403 itself. See authn.go. Default: nil.
+	Authenticate func(next http.Handler) http.Handler
+
+	// WellKnown, when set, answers every path under /.well-known/ after
+	// the Host and Origin checks and without a token: the OAuth protected
+	// resource metadata (RFC 9728) that a client reads before it has one.
+	// Default: nil, such paths are 404.
+	WellKnown http.Handler
+
+	// SubPaths admits Path/NAME (one more segment of letters, digits, '_'
+	// and '-') as the MCP path too: the gateway's profiles.
+	// Default: false.
+	SubPaths bool
 }
 
 // MetricsPath is where Options.Metrics is served.
@@ -122,6 +140,9 @@ type handler struct {
 	log      *slog.Logger
 	metrics  http.Handler        // nil: MetricsPath is 404
 	onRefuse func(reason string) // may be nil
+	authn    func(http.Handler) http.Handler
+	known    http.Handler // nil: /.well-known/ is 404
+	subPaths bool
 }
 
 // New returns inner behind the front door described in the package
@@ -141,6 +162,9 @@ func New(inner http.Handler, opts Options) (http.Handler, error) {
 		log:      opts.Logger,
 		metrics:  opts.Metrics,
 		onRefuse: opts.OnRefuse,
+		authn:    opts.Authenticate,
+		known:    opts.WellKnown,
+		subPaths: opts.SubPaths,
 	}
 	if h.path == "" {
 		h.path = DefaultPath
@@ -149,6 +173,9 @@ func New(inner http.Handler, opts Options) (http.Handler, error) {
 		return nil, err
 	}
 	switch {
+	case opts.Authenticate != nil && (opts.NoAuth || opts.Token != ""):
+		return nil, errors.New("frontdoor: Authenticate excludes Token and NoAuth")
+	case opts.Authenticate != nil:
 	case opts.NoAuth && opts.Token != "":
 		return nil, errors.New("frontdoor: Token and NoAuth are mutually exclusive")
 	case opts.NoAuth:
@@ -201,12 +228,21 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	metrics := r.URL.Path == MetricsPath && h.metrics != nil
-	if r.URL.Path != h.path && !metrics {
+	known := h.known != nil && strings.HasPrefix(r.URL.Path, wellKnownPrefix)
+	if r.URL.Path != h.path && !metrics && !known && !h.isSubPath(r.URL.Path) {
 		h.reject(w, r, http.StatusNotFound, RefusedPath, "unknown path")
 		return
 	}
 	if reason := h.checkHostOrigin(r); reason != "" {
 		h.reject(w, r, http.StatusForbidden, RefusedHost, reason)
+		return
+	}
+	if known {
+		h.known.ServeHTTP(w, r)
+		return
+	}
+	if h.authn != nil {
+		h.authenticate(w, r, metrics)
 		return
 	}
 
@@ -225,7 +261,12 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	h.admit(w, r, caller, metrics)
+}
 
+// admit serves a request that passed the Host, Origin and token checks:
+// the metrics, or the MCP path after the content type and body checks.
+func (h *handler) admit(w http.ResponseWriter, r *http.Request, caller string, metrics bool) {
 	if metrics {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")

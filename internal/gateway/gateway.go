@@ -87,6 +87,10 @@ type Options struct {
 	// client (see trace.go); give the host the same one. Nil traces
 	// nothing.
 	TracerProvider trace.TracerProvider
+	// Profile, when set, serves only the configuration's profile of that
+	// name (`serve --stdio --profile`; see profile.go). Default "": the
+	// whole aggregate, and each profile at <path>/<name> over HTTP.
+	Profile string
 }
 
 // Gateway is the aggregate as an MCP server.
@@ -107,6 +111,14 @@ type Gateway struct {
 	parkMu sync.Mutex
 	parked map[string]*parkedCall // calls waiting for a 2026-07-28 client's input (park.go)
 
+	// opts and profile are fixed at creation; profile is Options.Profile.
+	opts    Options
+	profile string
+	// profMu guards profiles, the gateways of the profiles served over
+	// HTTP, made on first use (profile.go). Lock order: profMu, then a
+	// profile gateway's syncMu.
+	profMu   sync.Mutex
+	profiles map[string]*profileServer
 }
 
 // subscription is one upstream subscription and the clients that want it.
@@ -130,7 +142,8 @@ func New(h *host.Host, opts *Options) *Gateway {
 	}
 	g := &Gateway{host: h, log: log, states: newSealer(), subs: map[string]*subscription{},
 		tools: registered{}, resources: registered{}, templates: registered{}, prompts: registered{},
-		parked: map[string]*parkedCall{}, onConfirm: opts.OnConfirm}
+		parked: map[string]*parkedCall{}, onConfirm: opts.OnConfirm,
+		opts: *opts, profile: opts.Profile, profiles: map[string]*profileServer{}}
 	g.server = mcp.NewServer(&mcp.Implementation{Name: "switchboard", Title: "Switchboard gateway", Version: version}, &mcp.ServerOptions{
 		Instructions: instructions(h),
 		PageSize:     opts.PageSize,
@@ -244,7 +257,7 @@ func (g *Gateway) heldBack(next mcp.MethodHandler) mcp.MethodHandler {
 			return res, err
 		}
 		refused := func(err error) {
-			g.host.Refused(ctx, call.Params.Name, call.Params.Arguments, &host.CallOptions{Client: call.Session.ID()}, err)
+			g.host.Refused(ctx, call.Params.Name, call.Params.Arguments, g.callOptions(call.Session, call.Extra), err)
 		}
 		// Find, not Tool: a name missing from a catalogue that may be
 		// stale (saved, or from an earlier connection) has its server
@@ -260,6 +273,11 @@ func (g *Gateway) heldBack(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			g.Sync() // OnChange may not have run yet
 			t, herr = g.host.Find(ctx, call.Params.Name)
+		}
+		if herr == nil && !g.scope().hasTool(t) {
+			// Outside the profile: unknown, as go-sdk said.
+			refused(fault.New(fault.CodeNotFound, t.Server, "", errors.New("not in the profile")))
+			return res, err
 		}
 		if herr == nil {
 			// Only a tool the model is given: a deferred one waits for a
@@ -298,10 +316,11 @@ func (g *Gateway) add(kind, name string, register func()) {
 // reach clients once the registry has reconciled.
 func (g *Gateway) Sync() {
 	g.syncMu.Lock()
-	defer g.syncMu.Unlock()
 	g.syncTools()
 	g.syncResources()
 	g.syncPrompts()
+	g.syncMu.Unlock()
+	g.syncProfiles()
 }
 
 // registered records what is registered on the go-sdk server, by key, with
@@ -334,7 +353,11 @@ func fingerprint(v ...any) string {
 func (g *Gateway) syncTools() {
 	tools := map[string]host.Tool{}
 	desired := map[string]string{}
+	scope := g.scope()
 	for _, t := range g.host.ModelTools() {
+		if !scope.hasTool(t) {
+			continue
+		}
 		if !objectSchema(t.InputSchema) {
 			g.log.Warn("tool skipped: its input schema is not an object schema", "tool", t.ID)
 			continue
@@ -379,7 +402,8 @@ func (g *Gateway) callTool(t host.Tool) mcp.ToolHandler {
 		p := g.newPeer(ctx, req.Session, req.ClientCapabilities(), req.ProtocolVersion())
 		// The quota is per client session; sessionless (2026-07-28 and
 		// stdio) clients share the gateway's.
-		opts := &host.CallOptions{Peer: p, RawOnly: true, Confirm: g.confirmer(p), Client: req.Session.ID()}
+		opts := g.callOptions(req.Session, req.Extra)
+		opts.Peer, opts.RawOnly, opts.Confirm = p, true, g.confirmer(p)
 		parked, err := g.retryInput(opts, t.ID, req.Params.InputResponses, req.Params.RequestState)
 		if err != nil {
 			return nil, err
@@ -544,9 +568,13 @@ func (g *Gateway) protocolError(ctx context.Context, r failed, err error) error 
 }
 
 func (g *Gateway) syncResources() {
+	scope := g.scope()
 	resources := map[string]host.Resource{}
 	desired := map[string]string{}
 	for _, r := range g.host.Resources() {
+		if !scope.hasServer(r.Server) {
+			continue
+		}
 		if first, dup := resources[r.URI]; dup {
 			g.log.Warn("resource URI offered by several servers; the first in server-name order serves it",
 				"uri", r.URI, "served_by", first.Server, "hidden", r.Server)
@@ -570,6 +598,9 @@ func (g *Gateway) syncResources() {
 	templates := map[string]host.Template{}
 	desired = map[string]string{}
 	for _, t := range g.host.Templates() {
+		if !scope.hasServer(t.Server) {
+			continue
+		}
 		if first, dup := templates[t.URITemplate]; dup {
 			g.log.Warn("resource template offered by several servers; the first in server-name order serves it",
 				"template", t.URITemplate, "served_by", first.Server, "hidden", t.Server)
@@ -606,7 +637,11 @@ func (g *Gateway) read(server string) mcp.ResourceHandler {
 func (g *Gateway) syncPrompts() {
 	prompts := map[string]host.Prompt{}
 	desired := map[string]string{}
+	scope := g.scope()
 	for _, p := range g.host.Prompts() {
+		if !scope.hasServer(p.Server) {
+			continue
+		}
 		prompts[p.ModelName] = p
 		desired[p.ModelName] = fingerprint(p)
 	}
@@ -622,7 +657,8 @@ func (g *Gateway) syncPrompts() {
 
 func (g *Gateway) getPrompt(p host.Prompt) mcp.PromptHandler {
 	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-		opts := &host.CallOptions{Peer: g.newPeer(ctx, req.Session, req.ClientCapabilities(), req.ProtocolVersion())}
+		opts := g.callOptions(req.Session, req.Extra)
+		opts.Peer = g.newPeer(ctx, req.Session, req.ClientCapabilities(), req.ProtocolVersion())
 		if parked, err := g.retryInput(opts, p.ID, req.Params.InputResponses, req.Params.RequestState); err != nil || parked != "" {
 			if err == nil {
 				err = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "requestState names a tool call, not a prompt"}
@@ -731,6 +767,11 @@ func (g *Gateway) ResourceUpdated(server, uri string) {
 	g.mu.Lock()
 	sub := g.subs[uri]
 	g.mu.Unlock()
+	g.profMu.Lock()
+	for _, ps := range g.profiles {
+		ps.g.ResourceUpdated(server, uri)
+	}
+	g.profMu.Unlock()
 	if sub == nil || sub.server != server || g.server == nil {
 		return
 	}
@@ -756,24 +797,41 @@ type HTTPOptions struct {
 	// Grace is how long the calls in flight may finish once ctx is done;
 	// zero means mcphttp.DefaultShutdownTimeout.
 	Grace time.Duration
+	// Auth, when set, authenticates callers as named clients, JWTs and
+	// the single static token, in the front door's place for the token
+	// (see auth.go); Front.Token and Front.NoAuth must then be empty.
+	Auth *AuthOptions
 }
 
 // ServeHTTP serves the gateway over Streamable HTTP on ln, both protocol
 // eras on one endpoint behind the front door, until ctx is done; then it
 // shuts down gracefully (see mcphttp.Serve).
 func (g *Gateway) ServeHTTP(ctx context.Context, ln net.Listener, opts HTTPOptions) error {
+	// Profiles are served at Path/NAME.
+	opts.Front.SubPaths = true
+	if opts.Auth != nil {
+		if err := g.authFront(&opts.Front, opts.Auth, ln.Addr()); err != nil {
+			ln.Close()
+			return err
+		}
+	}
 	// Check the front door's options before serving: Middleware cannot fail.
 	if _, err := frontdoor.New(http.NotFoundHandler(), opts.Front); err != nil {
 		ln.Close()
 		return err
 	}
+	path := opts.Front.Path
+	if path == "" {
+		path = frontdoor.DefaultPath
+	}
 	mw := func(endpoint http.Handler) http.Handler {
-		h, err := frontdoor.New(endpoint, opts.Front)
+		h, err := frontdoor.New(g.mayUse(path, endpoint), opts.Front)
 		if err != nil {
 			panic("gateway: front door options changed after validation: " + err.Error())
 		}
 		return h
 	}
-	mopts := &mcphttp.Options{Path: opts.Front.Path, Middleware: mw, Ready: opts.Ready, ShutdownTimeout: opts.Grace}
+	mopts := &mcphttp.Options{Path: opts.Front.Path, Middleware: mw, Ready: opts.Ready, ShutdownTimeout: opts.Grace,
+		Sub: g.profileHandler}
 	return mcphttp.Serve(ctx, ln, mcphttp.NewHandler(g.server, &mcphttp.HandlerOptions{Logger: g.log}), mopts)
 }

@@ -34,6 +34,12 @@ type Options struct {
 	// ShutdownTimeout is how long the calls in flight may finish once ctx
 	// is done, before they are cancelled; default DefaultShutdownTimeout.
 	ShutdownTimeout time.Duration
+	// Sub, when set, serves Path/NAME (one more path segment) with the
+	// handler it returns for NAME, or 404 when it returns nil: the
+	// gateway's profiles, each a go-sdk server of its own. It must return
+	// the same handler for a name every time; Serve shuts each one it got
+	// down as it shuts down h.
+	Sub func(name string) *Handler
 }
 
 // Serve serves h on ln at opts.Path until ctx is done, then shuts down
@@ -73,6 +79,10 @@ func Serve(ctx context.Context, ln net.Listener, h *Handler, opts *Options) erro
 	defer t.endStreams()
 	mux := http.NewServeMux()
 	mux.Handle(o.Path, h)
+	subs := &subHandlers{seen: map[*Handler]bool{}}
+	if o.Sub != nil {
+		mux.Handle(o.Path+"/{name}", subs.serve(o.Sub))
+	}
 	var handler http.Handler = mux
 	if o.Middleware != nil {
 		handler = o.Middleware(mux)
@@ -109,7 +119,9 @@ func Serve(ctx context.Context, ln net.Listener, h *Handler, opts *Options) erro
 			// handlers' ctx is the request's); the calls of legacy
 			// sessions outlive their POST and are cancelled by hand.
 			srv.Close()
-			h.calls.cancelAll()
+			for _, hh := range subs.all(h) {
+				hh.calls.cancelAll()
+			}
 		}
 		cancel()
 		<-served // http.ErrServerClosed
@@ -123,8 +135,10 @@ func Serve(ctx context.Context, ln net.Listener, h *Handler, opts *Options) erro
 	closed := make(chan struct{})
 	go func() {
 		defer close(closed)
-		for ss := range h.server.Sessions() {
-			ss.Close()
+		for _, hh := range subs.all(h) {
+			for ss := range hh.server.Sessions() {
+				ss.Close()
+			}
 		}
 	}()
 	gctx, cancel := context.WithTimeout(context.Background(), handlerExitTimeout)
@@ -314,4 +328,38 @@ func (f *inFlight) wait(ctx context.Context) bool {
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// subHandlers remembers the handlers Options.Sub gave out, so that Serve
+// shuts them down too.
+type subHandlers struct {
+	mu   sync.Mutex
+	seen map[*Handler]bool // guarded by mu
+}
+
+func (s *subHandlers) serve(sub func(string) *Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hh := sub(r.PathValue("name"))
+		if hh == nil {
+			http.NotFound(w, r)
+			return
+		}
+		s.mu.Lock()
+		s.seen[hh] = true
+		s.mu.Unlock()
+		hh.ServeHTTP(w, r)
+	})
+}
+
+// all returns h and the handlers given out.
+func (s *subHandlers) all(h *Handler) []*Handler {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := []*Handler{h}
+	for hh := range s.seen {
+		if hh != h {
+			out = append(out, hh)
+		}
+	}
+	return out
 }

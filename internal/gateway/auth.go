@@ -1,0 +1,189 @@
+package gateway
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	"github.com/switchboard-mcp/switchboard/internal/frontdoor"
+	"github.com/switchboard-mcp/switchboard/internal/jwtauth"
+)
+
+// AuthOptions make the gateway's HTTP endpoint know its callers: the
+// named clients of the configuration (by their own static tokens, or by
+// the subject and claims of a JWT), JWT access tokens of an OAuth
+// authorization server (the gateway as an OAuth 2.1 resource server), and
+// the one static token of a single user.
+//
+// Tokens are checked by go-sdk's auth.RequireBearerToken, in the front
+// door's place for the token (Host and Origin are checked before, the
+// content type and body after); the protected resource metadata (RFC 9728)
+// is served by go-sdk's auth.ProtectedResourceMetadataHandler at
+// /.well-known/oauth-protected-resource, and at that path followed by the
+// endpoint's path (and a profile's), and every 401 names it in
+// WWW-Authenticate's resource_metadata.
+type AuthOptions struct {
+	// Token is the static token of a single user ("" for none): the
+	// --token-env or generated one. Its caller has no name, as before
+	// clients had names, and every scope.
+	Token string
+	// JWT checks JWT access tokens; nil accepts none.
+	JWT *jwtauth.Verifier
+	// Issuer is the authorization server named in the metadata.
+	Issuer string
+	// Resource is the resource identifier in the metadata: the audience
+	// JWTs must carry. Default: the endpoint's URL on the listening
+	// address.
+	Resource string
+	// Scopes are the scopes a JWT must carry (all of them). A static
+	// token has them all.
+	Scopes []string
+}
+
+// tokenInfoClient is the TokenInfo.Extra key of a named client's name.
+const tokenInfoClient = "io.switchboard/client"
+
+// clientName returns the configured client a token belongs to, or "".
+func clientName(ti *auth.TokenInfo) string {
+	name, _ := ti.Extra[tokenInfoClient].(string)
+	return name
+}
+
+// verifier is the auth.TokenVerifier of opts: the named clients' static
+// tokens (read from the host's configuration at each request, so a
+// reload changes them), the single user's, then a JWT. Static tokens are
+// compared by their SHA-256 sums in constant time, as the front door does.
+func (g *Gateway) verifier(opts *AuthOptions) auth.TokenVerifier {
+	var single [sha256.Size]byte
+	if opts.Token != "" {
+		single = sha256.Sum256([]byte(opts.Token))
+	}
+	return func(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+		sum := sha256.Sum256([]byte(token))
+		for _, c := range g.host.Clients() {
+			if c.Token == "" {
+				continue
+			}
+			want := sha256.Sum256([]byte(c.Token))
+			if subtle.ConstantTimeCompare(sum[:], want[:]) == 1 {
+				return &auth.TokenInfo{UserID: "client:" + c.Name, Scopes: opts.Scopes,
+					Extra: map[string]any{tokenInfoClient: c.Name}}, nil
+			}
+		}
+		if opts.Token != "" && subtle.ConstantTimeCompare(sum[:], single[:]) == 1 {
+			return &auth.TokenInfo{Scopes: opts.Scopes}, nil
+		}
+		if opts.JWT == nil || strings.Count(token, ".") != 2 {
+			return nil, auth.ErrInvalidToken
+		}
+		claims, err := opts.JWT.Verify(ctx, token)
+		if err != nil {
+			g.log.Debug("bearer token refused", "reason", err.Error())
+			return nil, fmt.Errorf("%w: %s", auth.ErrInvalidToken, strings.TrimPrefix(err.Error(), jwtauth.ErrInvalid.Error()+": "))
+		}
+		ti := &auth.TokenInfo{UserID: "sub:" + claims.Subject, Scopes: claims.Scopes, Expiration: claims.Expiry}
+		for _, c := range g.host.Clients() {
+			if c.MatchesClaims(claims.Subject, claims.Raw) {
+				ti.UserID, ti.Extra = "client:"+c.Name, map[string]any{tokenInfoClient: c.Name}
+				break
+			}
+		}
+		return ti, nil
+	}
+}
+
+// metadataPath is where the protected resource metadata is served.
+const metadataPath = "/.well-known/oauth-protected-resource"
+
+// authFront sets front to authenticate with opts on the endpoint at addr.
+func (g *Gateway) authFront(front *frontdoor.Options, opts *AuthOptions, addr net.Addr) error {
+	if front.Token != "" || front.NoAuth {
+		return errors.New("gateway: AuthOptions take the place of the front door's Token and NoAuth")
+	}
+	path := front.Path
+	if path == "" {
+		path = frontdoor.DefaultPath
+	}
+	base := "http://" + addr.String()
+	resource := opts.Resource
+	if resource == "" {
+		resource = base + path
+	}
+	// The metadata URL is on the gateway itself: the resource's own
+	// origin when the resource is a URL, else the listening address.
+	origin := base
+	if u, err := url.Parse(resource); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
+		origin = u.Scheme + "://" + u.Host
+	}
+	meta := &oauthex.ProtectedResourceMetadata{
+		Resource:               resource,
+		ScopesSupported:        opts.Scopes,
+		BearerMethodsSupported: []string{"header"},
+		ResourceName:           "Switchboard gateway",
+	}
+	if opts.Issuer != "" {
+		meta.AuthorizationServers = []string{opts.Issuer}
+	}
+	metaHandler := auth.ProtectedResourceMetadataHandler(meta)
+	front.WellKnown = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.Path
+		if p == metadataPath || p == metadataPath+path || (strings.HasPrefix(p, metadataPath+path+"/") && g.host.Profile(strings.TrimPrefix(p, metadataPath+path+"/")) != nil) {
+			metaHandler.ServeHTTP(w, r)
+			return
+		}
+		http.NotFound(w, r)
+	})
+	front.Authenticate = auth.RequireBearerToken(g.verifier(opts), &auth.RequireBearerTokenOptions{
+		ResourceMetadataURL: origin + metadataPath + path,
+		Scopes:              opts.Scopes,
+		// A static token has no expiry; a JWT without one is refused by
+		// jwtauth, which also allows for the clock skew.
+		AllowMissingExpiration: true,
+		ClockSkew:              jwtauth.DefaultLeeway,
+	})
+	return nil
+}
+
+// mayUse is middleware after authentication that keeps a named client to
+// its profiles: the whole aggregate at path, a profile at path/NAME.
+func (g *Gateway) mayUse(path string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ti := auth.TokenInfoFromContext(r.Context())
+		if ti == nil || (r.URL.Path != path && !strings.HasPrefix(r.URL.Path, path+"/")) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		name := clientName(ti)
+		if name == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		profile := strings.TrimPrefix(strings.TrimPrefix(r.URL.Path, path), "/")
+		if profile != "" && g.host.Profile(profile) == nil {
+			next.ServeHTTP(w, r) // 404
+			return
+		}
+		for _, c := range g.host.Clients() {
+			if c.Name == name {
+				if !c.MayUse(profile) {
+					w.Header().Set("Cache-Control", "no-store")
+					http.Error(w, "forbidden: this client may not use this profile", http.StatusForbidden)
+					return
+				}
+				next.ServeHTTP(w, r)
+				return
+			}
+		}
+		// The client went away in a reload since its token was checked.
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+	})
+}
