@@ -716,6 +716,9 @@ func clientFacing(err error) *jsonrpc.Error {
 }
 
 func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	if !g.completes(req.Params) {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown reference"}
+	}
 	res, err := g.host.Complete(ctx, req.Params)
 	if err != nil {
 		return nil, g.protocolError(ctx, failed{kind: completion, name: "completion/complete"}, err)
@@ -735,6 +738,12 @@ func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 	server, err := g.host.Subscribe(ctx, uri)
 	if err != nil {
 		return g.protocolError(ctx, failed{kind: resourceRead, name: uri, id: uri}, err)
+	}
+	if !g.scope().hasServer(server) {
+		if err := g.host.Unsubscribe(ctx, server, uri); err != nil {
+			g.log.Debug("upstream unsubscribe failed", "uri", uri, "err", err)
+		}
+		return mcp.ResourceNotFoundError(uri)
 	}
 	g.subs[uri] = &subscription{server: server, clients: map[*mcp.ServerSession]bool{req.Session: true}}
 	return nil

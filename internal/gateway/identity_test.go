@@ -153,9 +153,20 @@ func (b withToken) RoundTrip(r *http.Request) (*http.Response, error) {
 // connectAs connects a real go-sdk client to endpoint with tok.
 func connectAs(t *testing.T, endpoint, tok string) (*mcp.ClientSession, error) {
 	t.Helper()
+	return connectAsVersion(t, endpoint, tok, "")
+}
+
+// connectAsVersion is connectAs in the era of version ("" is the modern
+// one).
+func connectAsVersion(t *testing.T, endpoint, tok, version string) (*mcp.ClientSession, error) {
+	t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, nil)
 	tr := &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &http.Client{Transport: withToken{tok}}}
-	cs, err := c.Connect(context.Background(), tr, nil)
+	var opts *mcp.ClientSessionOptions
+	if version != "" {
+		opts = &mcp.ClientSessionOptions{ProtocolVersion: version}
+	}
+	cs, err := c.Connect(context.Background(), tr, opts)
 	if err == nil {
 		t.Cleanup(func() { cs.Close() })
 	}
@@ -414,5 +425,169 @@ func TestNamedClientsAndProfiles(t *testing.T) {
 	}
 	if res, err := alice.CallTool(ctx, &mcp.CallToolParams{Name: "demo__echo", Arguments: map[string]any{"text": "hi"}}); err != nil || res.IsError {
 		t.Fatalf("alice echo after the reload: %v %+v", err, res)
+	}
+}
+
+// TestProfileHidesOtherServers: a profile shows the tools, prompts and
+// resources of its servers only, over HTTP at /mcp/<name> and on a
+// gateway serving one profile (serve --stdio --profile), and a resource
+// of a server outside it cannot be read.
+func TestProfileHidesOtherServers(t *testing.T) {
+	const rootToken = "root-token-0123456789abcdef"
+	top := map[string]any{
+		"profiles": map[string]any{
+			"onlya": map[string]any{"servers": []string{"demo"}},
+			"none":  map[string]any{"servers": []string{}},
+		},
+		"clients": map[string]any{"root": map[string]any{"tokenEnv": "ROOT_TOKEN"}},
+	}
+	gw := newAuthGateway(t, top, map[string]string{"ROOT_TOKEN": rootToken}, nil, func(string) *gateway.AuthOptions {
+		return &gateway.AuthOptions{}
+	})
+	// A second server beside "demo": the demo server again, as "b".
+	doc := map[string]any{"mcpServers": map[string]any{
+		"demo": map[string]any{"url": gw.demo, "trust": "trusted"},
+		"b":    map[string]any{"url": demoUpstream(t), "trust": "trusted"},
+	}}
+	for k, v := range top {
+		doc[k] = v
+	}
+	if err := gw.host.Reload(context.Background(), parseWithEnv(t, doc, gw.env)); err != nil {
+		t.Fatal(err)
+	}
+	if err := gw.host.Await(context.Background(), "b"); err != nil {
+		t.Fatal(err)
+	}
+	gw.g.Sync()
+
+	ctx := context.Background()
+	inMemory := gateway.New(gw.host, &gateway.Options{Version: "test", Profile: "onlya"})
+	ct, sst := mcp.NewInMemoryTransports()
+	ss, err := inMemory.Server().Connect(ctx, sst, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	stdio, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stdio.Close() })
+
+	whole, err := connectAs(t, gw.base+"/mcp", rootToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	onlya, err := connectAs(t, gw.base+"/mcp/onlya", rootToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	none, err := connectAs(t, gw.base+"/mcp/none", rootToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefixes := func(cs *mcp.ClientSession) (tools, prompts map[string]bool, resources int) {
+		tools, prompts = map[string]bool{}, map[string]bool{}
+		for _, n := range toolNames(t, cs) {
+			tools[strings.SplitN(n, "__", 2)[0]] = true
+		}
+		for p, err := range cs.Prompts(ctx, nil) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			prompts[strings.SplitN(p.Name, "__", 2)[0]] = true
+		}
+		for _, err := range cs.Resources(ctx, nil) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			resources++
+		}
+		return tools, prompts, resources
+	}
+	if tools, prompts, res := prefixes(whole); !tools["demo"] || !tools["b"] || !prompts["demo"] || !prompts["b"] || res == 0 {
+		t.Fatalf("whole: tools %v prompts %v resources %d, want both servers", tools, prompts, res)
+	}
+	for name, cs := range map[string]*mcp.ClientSession{"onlya": onlya, "stdio --profile onlya": stdio} {
+		if tools, prompts, res := prefixes(cs); tools["b"] || !tools["demo"] || prompts["b"] || !prompts["demo"] || res == 0 {
+			t.Errorf("%s: tools %v prompts %v resources %d, want demo's only", name, tools, prompts, res)
+		}
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "b__echo", Arguments: map[string]any{"text": "hi"}})
+		if rpc := (*jsonrpc.Error)(nil); !errors.As(err, &rpc) || rpc.Code != jsonrpc.CodeInvalidParams {
+			t.Errorf("%s: b__echo: %v, want -32602", name, err)
+		}
+	}
+	if tools, prompts, res := prefixes(none); len(tools) != 0 || len(prompts) != 0 || res != 0 {
+		t.Errorf("none: tools %v prompts %v resources %d, want nothing", tools, prompts, res)
+	}
+	if _, err := none.ReadResource(ctx, &mcp.ReadResourceParams{URI: "demo://readme"}); err == nil {
+		t.Error("a profile without servers read a resource")
+	}
+	if _, err := whole.ReadResource(ctx, &mcp.ReadResourceParams{URI: "demo://readme"}); err != nil {
+		t.Errorf("whole: read: %v", err)
+	}
+	// Completions and subscriptions reach only what the profile holds.
+	complete := &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "b__review"},
+		Argument: mcp.CompleteParamsArgument{Name: "language", Value: "g"}}
+	// (The demo server completes nothing: the whole aggregate passes the
+	// request on, and b refuses it.)
+	if _, err := onlya.Complete(ctx, complete); err == nil || !strings.Contains(err.Error(), "unknown reference") {
+		t.Errorf("onlya completed a prompt of b: %v", err)
+	}
+	if _, err := whole.Complete(ctx, complete); err == nil || strings.Contains(err.Error(), "unknown reference") {
+		t.Errorf("whole: complete: %v, want b's refusal", err)
+	}
+	legacyNone, err := connectAsVersion(t, gw.base+"/mcp/none", rootToken, "2025-11-25")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := legacyNone.Subscribe(ctx, &mcp.SubscribeParams{URI: "demo://readme"}); err == nil {
+		t.Error("a profile without servers subscribed to a resource")
+	}
+}
+
+// TestQuotaPerNamedClient: the call quota counts a named client's calls
+// across its sessions, and each client apart.
+func TestQuotaPerNamedClient(t *testing.T) {
+	const aliceToken, bobToken = "alice-token-0123456789abcdef", "bob-token-0123456789abcdefgh"
+	top := map[string]any{
+		"clients": map[string]any{
+			"alice": map[string]any{"tokenEnv": "ALICE_TOKEN"},
+			"bob":   map[string]any{"token": "${BOB_TOKEN}"},
+		},
+		"policy": map[string]any{"quota": map[string]any{"calls": 2, "perMs": 60000}},
+	}
+	gw := newAuthGateway(t, top, map[string]string{"ALICE_TOKEN": aliceToken, "BOB_TOKEN": bobToken}, nil, func(string) *gateway.AuthOptions {
+		return &gateway.AuthOptions{}
+	})
+	ctx := context.Background()
+	echo := func(cs *mcp.ClientSession) *mcp.CallToolResult {
+		t.Helper()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "demo__echo", Arguments: map[string]any{"text": "hi"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	var alice [2]*mcp.ClientSession
+	for i := range alice {
+		cs, err := connectAsVersion(t, gw.base+"/mcp", aliceToken, "2025-11-25")
+		if err != nil {
+			t.Fatal(err)
+		}
+		alice[i] = cs
+	}
+	if echo(alice[0]).IsError || echo(alice[1]).IsError {
+		t.Fatal("alice's first two calls refused")
+	}
+	if res := echo(alice[0]); !res.IsError || !strings.Contains(text(t, res), "rate_limited") {
+		t.Fatalf("alice's third call, from her first session: %+v, want rate_limited", res)
+	}
+	bob, err := connectAs(t, gw.base+"/mcp", bobToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := echo(bob); res.IsError {
+		t.Fatalf("bob's first call: %s", text(t, res))
 	}
 }

@@ -93,3 +93,23 @@ func (g *Gateway) callOptions(ss *mcp.ServerSession, extra *mcp.RequestExtra) *h
 	}
 	return opts
 }
+
+// completes reports whether a completion's reference is served here: on a
+// profile gateway, a prompt or a resource (template) it registered.
+func (g *Gateway) completes(p *mcp.CompleteParams) bool {
+	if g.profile == "" || p == nil || p.Ref == nil {
+		return true
+	}
+	g.syncMu.Lock()
+	defer g.syncMu.Unlock()
+	switch p.Ref.Type {
+	case "ref/prompt":
+		_, ok := g.prompts[p.Ref.Name]
+		return ok
+	case "ref/resource":
+		_, ok := g.resources[p.Ref.URI]
+		_, tok := g.templates[p.Ref.URI]
+		return ok || tok
+	}
+	return false
+}
