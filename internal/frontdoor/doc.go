@@ -36,6 +36,14 @@
 //     only check that reads the body, and reading costs memory: only an
 //     authenticated, well-formed request gets that far.
 //
+// With Options.Authenticate, middleware (go-sdk's auth.RequireBearerToken
+// in the gateway) takes the place of step 4: it admits a request or answers
+// 401 or 403 itself; the front door reports its refusals by reason and adds
+// the RFC 6750 error code to its challenge (authn.go). Options.WellKnown
+// answers /.well-known/... after step 3 without a token (the OAuth protected
+// resource metadata), and Options.SubPaths admits Path/NAME as well (the
+// gateway's profiles).
+//
 // A request that passes reaches the inner handler without its Authorization
 // (and Proxy-Authorization) header, so the client's credential can never be
 // forwarded upstream or shown to a tool handler (go-sdk hands request headers
