@@ -43,6 +43,8 @@ var fuzzSeeds = []string{
 	`{"a": 1, "a": 2}`,
 	`{"mcpServers": {}, "context": {"search": {"embeddings": {"url": "http://u:${K}@127.0.0.1:1/v1?key=${K}", "model": "m", "apiKeyEnv": "K", "minSimilarity": 0.5, "timeoutMs": 100, "strict": true}}}}`,
 	`{"mcpServers": {}, "context": {"search": {"embeddings": {"url": "${UNSET}", "apiKeyEnv": "EMPTY", "minSimilarity": 1e999}}}}`,
+	`{"mcpServers": {"a": {"command": "x"}}, "profiles": {"p": {"servers": ["a"], "tools": ["a:*"], "exclude": ["a:[b]"]}, "q": {}}, "clients": {"c": {"tokenEnv": "T", "profiles": ["p"]}, "d": {"token": "${cred:x}"}, "e": {"subject": "s", "claims": {"azp": "z"}}, "f": {"token": "${UNSET}"}}, "policy": {"rules": [{"deny": "a:*", "clients": ["c"], "profiles": ["p"]}]}}`,
+	`{"mcpServers": {}, "clients": {"c d": {"token": "lit"}}, "profiles": {"../x": {"servers": ["nope"]}}}`,
 	`[`,
 }
 

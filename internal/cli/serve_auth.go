@@ -51,6 +51,9 @@ func (a *serveAuth) check(f *serveFlags) error {
 // the front door's own single-token check.
 func (r *run) authOptions(ctx context.Context) (*gateway.AuthOptions, error) {
 	a, f := &r.serve.auth, r.serve
+	if f.noAuth && len(r.cfg.Clients) > 0 {
+		fmt.Fprintln(r.env.Stderr, "warning: --no-auth: the configuration's clients are not told apart; every caller is anonymous")
+	}
 	if f.noAuth || (a.issuer == "" && len(r.cfg.Clients) == 0) {
 		return nil, nil
 	}
