@@ -54,6 +54,9 @@ const tokenInfoClient = "io.switchboard/client"
 
 // clientName returns the configured client a token belongs to, or "".
 func clientName(ti *auth.TokenInfo) string {
+	if ti == nil {
+		return ""
+	}
 	name, _ := ti.Extra[tokenInfoClient].(string)
 	return name
 }
@@ -142,6 +145,9 @@ func (g *Gateway) authFront(front *frontdoor.Options, opts *AuthOptions, addr ne
 		}
 		http.NotFound(w, r)
 	})
+	if m := front.Metrics; m != nil {
+		front.Metrics = g.operatorOnly(m)
+	}
 	front.Authenticate = auth.RequireBearerToken(g.verifier(opts), &auth.RequireBearerTokenOptions{
 		ResourceMetadataURL: origin + metadataPath + path,
 		Scopes:              opts.Scopes,
@@ -185,5 +191,26 @@ func (g *Gateway) mayUse(path string, next http.Handler) http.Handler {
 		}
 		// The client went away in a reload since its token was checked.
 		http.Error(w, "unauthorized", http.StatusUnauthorized)
+	})
+}
+
+// operatorOnly keeps /metrics to the callers that may see everything: the
+// single static token and named clients limited to no profile. The
+// metrics name every server and tool.
+func (g *Gateway) operatorOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ti := auth.TokenInfoFromContext(r.Context())
+		ok := ti != nil && ti.UserID == ""
+		if name := clientName(ti); ti != nil && name != "" {
+			for _, c := range g.host.Clients() {
+				ok = ok || (c.Name == name && c.MayUse(""))
+			}
+		}
+		if !ok {
+			w.Header().Set("Cache-Control", "no-store")
+			http.Error(w, "forbidden: the metrics are for the operator's token", http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
 	})
 }

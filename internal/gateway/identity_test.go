@@ -78,6 +78,17 @@ func (a *authGateway) reload(t *testing.T, top map[string]any) {
 // clients' token variables.
 func newAuthGateway(t *testing.T, top map[string]any, env map[string]string, st store.Store, auth func(base string) *gateway.AuthOptions) *authGateway {
 	t.Helper()
+	return newAuthGatewayWith(t, top, env, st, frontdoor.Options{}, auth)
+}
+
+// newAuthGatewayFront is newAuthGateway with front door options.
+func newAuthGatewayFront(t *testing.T, top map[string]any, env map[string]string, front frontdoor.Options, auth func(base string) *gateway.AuthOptions) *authGateway {
+	t.Helper()
+	return newAuthGatewayWith(t, top, env, nil, front, auth)
+}
+
+func newAuthGatewayWith(t *testing.T, top map[string]any, env map[string]string, st store.Store, front frontdoor.Options, auth func(base string) *gateway.AuthOptions) *authGateway {
+	t.Helper()
 	demoURL := demoUpstream(t)
 	doc := map[string]any{"mcpServers": map[string]any{"demo": map[string]any{"url": demoURL, "trust": "trusted"}}}
 	for k, v := range top {
@@ -113,7 +124,7 @@ func newAuthGateway(t *testing.T, top map[string]any, env map[string]string, st 
 	done := make(chan error, 1)
 	a := auth(base)
 	go func() {
-		done <- g.ServeHTTP(ctx, ln, gateway.HTTPOptions{Front: frontdoor.Options{}, Auth: a})
+		done <- g.ServeHTTP(ctx, ln, gateway.HTTPOptions{Front: front, Auth: a})
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -589,5 +600,54 @@ func TestQuotaPerNamedClient(t *testing.T) {
 	}
 	if res := echo(bob); res.IsError {
 		t.Fatalf("bob's first call: %s", text(t, res))
+	}
+}
+
+// TestMetricsForTheOperator: with named clients, /metrics answers the
+// static token and a client limited to no profile, and refuses a client
+// kept to a profile and a JWT that names no client.
+func TestMetricsForTheOperator(t *testing.T) {
+	is := issuer.New(t)
+	const opsToken, ciToken = "ops-token-0123456789abcdef", "ci-token-0123456789abcdefgh"
+	top := map[string]any{
+		"profiles": map[string]any{"p": map[string]any{}},
+		"clients": map[string]any{
+			"ops": map[string]any{"tokenEnv": "OPS"},
+			"ci":  map[string]any{"tokenEnv": "CI", "profiles": []string{"p"}},
+		},
+	}
+	var aud string
+	metrics := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "metrics\n") })
+	gw := newAuthGatewayFront(t, top, map[string]string{"OPS": opsToken, "CI": ciToken}, frontdoor.Options{Metrics: metrics},
+		func(base string) *gateway.AuthOptions {
+			aud = base + "/mcp"
+			v, err := jwtauth.New(context.Background(), jwtauth.Options{Issuer: is.URL, Audience: aud})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return &gateway.AuthOptions{Token: staticToken, JWT: v, Issuer: is.URL}
+		})
+	for _, c := range []struct {
+		name, tok string
+		want      int
+	}{
+		{"static token", staticToken, http.StatusOK},
+		{"unlimited client", opsToken, http.StatusOK},
+		{"client kept to a profile", ciToken, http.StatusForbidden},
+		{"JWT of no client", is.Mint(t, issuer.Token{Audience: []string{aud}}), http.StatusForbidden},
+		{"no token", "", http.StatusUnauthorized},
+	} {
+		req, _ := http.NewRequest(http.MethodGet, gw.base+"/metrics", nil)
+		if c.tok != "" {
+			req.Header.Set("Authorization", "Bearer "+c.tok)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("%s: /metrics %d, want %d", c.name, resp.StatusCode, c.want)
+		}
 	}
 }
