@@ -52,6 +52,12 @@ func (ix *Index) Search(query string, k int) []Hit {
 		query = query[:maxQueryBytes]
 	}
 	toks := analyze(nil, query)
+	if f := strings.Fields(query); len(toks) > 1 && toks[0].plain && strings.ToLower(f[0]) == toks[0].raw {
+		// A request that leads with a verb (leadVerbs) asks for its action.
+		if v, ok := leadVerbs[toks[0].raw]; ok {
+			toks[0] = token{raw: v, term: stem(v), plain: true}
+		}
+	}
 	// A model-facing name in the query ("github__create_issue") also
 	// yields the compound of its tool part, as Index does for documents
 	// (splitName), so that asking for a tool by name finds it first.

@@ -17,10 +17,10 @@ import "strings"
 // words (a phrase alternative) or the compound ("pull_request"); a query
 // that writes it as words finds it through the query's compounds.
 var actionGroups = [][]string{
-	{"create", "add", "new", "make", "insert", "open", "generate", "init", "initialize", "spawn", "register", "raise"},
+	{"create", "add", "new", "make", "insert", "open", "generate", "init", "initialize", "spawn", "register", "raise", "start"},
 	{"delete", "remove", "erase", "rm", "destroy", "drop", "purge", "trash", "discard", "tear down", "teardown", "wipe", "uninstall", "unlink", "deregister"},
 	{"list", "enumerate", "show", "ls", "display", "browse", "exist", "available"},
-	{"get", "fetch", "read", "retrieve", "obtain", "load", "view", "show", "see", "inspect", "cat", "look at", "details"},
+	{"get", "fetch", "read", "retrieve", "obtain", "load", "view", "show", "see", "inspect", "cat", "look at", "details", "describe"},
 	{"update", "edit", "modify", "change", "patch", "alter", "amend", "set", "adjust", "tweak", "replace", "rewrite", "bump", "close", "reopen", "resolve"},
 	{"search", "find", "query", "lookup", "look up", "locate", "grep", "seek", "discover", "filter", "look for", "google"},
 	{"run", "execute", "exec", "invoke", "launch", "evaluate", "eval", "call", "trigger"},
@@ -74,12 +74,16 @@ var actionGroups = [][]string{
 	{"link", "associate", "relate", "connect", "attach"},
 	{"assign", "reassign", "delegate", "allocate"},
 	{"log", "record", "track"},
+	{"switch", "checkout", "check out", "change to"},
+	{"mute", "silence", "snooze", "quiet"},
+	{"schedule", "book", "reserve", "plan"},
+	{"stash", "shelve", "set aside"},
 }
 
 // nounGroups are the nouns that every second server renames, and the
 // abbreviations of the tool-use world.
 var nounGroups = [][]string{
-	{"file", "document", "doc"},
+	{"file", "document", "doc", "readme", "changelog", "license", "dockerfile", "makefile"},
 	{"directory", "folder", "dir"},
 	{"issue", "ticket", "bug", "defect", "bug report"},
 	{"message", "mail", "email", "msg", "dm", "direct message", "chat", "note", "post"},
@@ -167,10 +171,19 @@ var nounGroups = [][]string{
 	{"workflow", "automation", "flow", "sequence"},
 	{"design", "figma", "mockup", "frame", "layout", "component", "ui"},
 	{"emoji", "reaction", "thumbs up", "thumbsup"},
-	{"thread", "replies", "conversation"},
+	{"thread", "replies", "conversation", "forum post", "topic"},
 	{"workspace", "team", "org", "organization"},
 	{"token", "key", "secret", "credential", "credentials", "api key", "password"},
-	{"statistics", "stats", "metrics", "usage", "analytics"},
+	{"statistics", "stats", "metrics", "usage", "analytics", "timeseries", "time series", "latency", "throughput", "percentile"},
+	{"host", "machine", "vm", "hostname", "virtual machine"},
+	{"downtime", "maintenance window", "maintenance", "outage"},
+	{"cycle", "sprint", "iteration"},
+	{"subtask", "sub issue", "sub task", "child issue", "subissue"},
+	{"priority", "urgent", "urgency", "severity", "importance"},
+	{"listing", "rental", "stay", "accommodation", "lodging", "hotel"},
+	{"notification", "notifications", "inbox", "unread", "mention", "mentions"},
+	{"viewer", "current user", "whoami", "logged in user"},
+	{"webhook", "hook", "callback"},
 	{"plan", "explain", "query plan", "execution plan", "performance", "slow"},
 	{"monitor", "monitors", "watcher", "watch", "alert"},
 	{"research", "deep research", "report"},
@@ -271,6 +284,12 @@ var actionBits = func() map[string]uint64 {
 	return m
 }()
 
+// leadVerbs are nouns of the tool-use world that a request leading with
+// them uses as a verb, for the action given: "file a bug", "book a
+// meeting room", "ping the on-call engineer". As the first word of a
+// request they are that action and no longer a topic.
+var leadVerbs = map[string]string{"file": "create", "book": "schedule", "ping": "send", "text": "send"}
+
 // nameNouns are verbs of requests ("DM the lead", "message the team")
 // that are nouns in tool names ("open_dm", "post_message").
 var nameNouns = map[string]bool{"dm": true, stem("message"): true}
@@ -286,6 +305,52 @@ func actionsOf(toks []token) uint64 {
 	}
 	return a
 }
+
+// Descriptions say what a tool does in their first words, in the verb
+// that names its action: "Search and retrieve logs", "Creates a new
+// record", "Notion | Get users". leadActions returns the actions of the
+// verbs that lead the first sentence of a description: the first word
+// that names an action, if it is among the first maxLead words, and the
+// verbs that follow it directly ("Search and retrieve"). A description
+// that leads with "manage" ("Manage branches: list, create, delete or
+// rename them") does every action its first sentence names.
+func leadActions(desc string) uint64 {
+	toks := analyze(nil, lead(desc))
+	var a uint64
+	for i, t := range toks {
+		if t.joined {
+			continue
+		}
+		if t.term == leadManage {
+			for _, u := range toks[i+1 : min(len(toks), i+1+maxManaged)] {
+				if !u.joined && !nameNouns[u.term] {
+					a |= actionBits[u.term]
+				}
+			}
+			return a
+		}
+		b := actionBits[t.term]
+		if nameNouns[t.term] {
+			b = 0
+		}
+		switch {
+		case a == 0 && i >= maxLead:
+			return 0
+		case b != 0:
+			a |= b
+		case a != 0:
+			return a
+		}
+	}
+	return a
+}
+
+const (
+	maxLead    = 2  // words of a description's first sentence searched for its verb
+	maxManaged = 24 // words after "manage" searched for the actions it lists
+)
+
+var leadManage = stem("manage")
 
 // queryAction returns the action of a request, that of its first word
 // that names one, since a request leads with what it wants done ("close
