@@ -108,3 +108,22 @@ func TestLeadSearch(t *testing.T) {
 		}
 	}
 }
+
+// TestQuestion: a question that names no action asks to read.
+func TestQuestion(t *testing.T) {
+	ix := New()
+	ix.Upsert(
+		Doc{ID: "billing__create_invoice", Name: "billing__create_invoice", Description: "Create an invoice"},
+		Doc{ID: "billing__get_invoice_state", Name: "billing__get_invoice_state", Description: "The state of an invoice"},
+		Doc{ID: "ops__list_hosts", Name: "ops__list_hosts", Description: "List hosts"},
+	)
+	for q, want := range map[string]string{
+		"which invoices are overdue": "billing__get_invoice_state",
+		"invoices for the customer":  "billing__create_invoice", // no question: the topic decides
+		"what invoice should I add":  "billing__create_invoice", // a question that names its action
+	} {
+		if got := ix.Search(q, 1); len(got) != 1 || got[0].ID != want {
+			t.Errorf("Search(%q) = %v, want %s first", q, got, want)
+		}
+	}
+}

@@ -195,6 +195,11 @@ func (ix *Index) Search(query string, k int) []Hit {
 	// are.
 	exact := ix.byName[strings.ToLower(strings.TrimSpace(query))]
 	act, acts := queryAction(toks)
+	if f := strings.Fields(query); act == 0 && len(f) > 0 && questionWords[strings.ToLower(f[0])] {
+		// A question that names no action asks to read: "which alerts
+		// are firing", "who is on call".
+		act, acts = readActions, readActions
+	}
 	// A request about several things ("the open issues", "people in the
 	// workspace") prefers the tool whose name is plural, one about one
 	// thing the singular: list_issues against get_issue.

@@ -290,6 +290,13 @@ var actionBits = func() map[string]uint64 {
 // request they are that action and no longer a topic.
 var leadVerbs = map[string]string{"file": "create", "book": "schedule", "ping": "send", "text": "send"}
 
+// questionWords lead a question, which asks to read what it names unless
+// it names another action ("what can I delete").
+var questionWords = map[string]bool{"what": true, "which": true, "who": true, "whose": true, "where": true, "when": true, "how": true, "is": true, "are": true, "does": true, "do": true}
+
+// readActions are the actions that read: get, list and search.
+var readActions = actionBits[stem("get")] | actionBits[stem("list")] | actionBits[stem("search")]
+
 // nameNouns are verbs of requests ("DM the lead", "message the team")
 // that are nouns in tool names ("open_dm", "post_message").
 var nameNouns = map[string]bool{"dm": true, stem("message"): true}
