@@ -127,3 +127,25 @@ func TestQuestion(t *testing.T) {
 		}
 	}
 }
+
+func TestEntryTerm(t *testing.T) {
+	tests := []struct{ entry, want string }{
+		{"issue", "issu"},
+		{"pull request", "pullrequest"},
+		{"turn by turn", "turnturn"}, // as "turn-by-turn" and "turn by turn" analyse
+		{"drag and drop", "dragdrop"},
+		{"look at", "lookat"}, // one word would be left: the entry stays whole
+		{"log in", "login"},
+	}
+	for _, tt := range tests {
+		if got := entryTerm(tt.entry); got != tt.want {
+			t.Errorf("entryTerm(%q) = %q, want %q", tt.entry, got, tt.want)
+		}
+	}
+	// The lexicon reaches a compound that analysis builds.
+	for _, tok := range analyze(nil, "turn-by-turn") {
+		if tok.joined && len(synonyms[tok.term]) == 0 {
+			t.Errorf("no synonyms for %q, the compound of turn-by-turn", tok.term)
+		}
+	}
+}

@@ -180,7 +180,7 @@ var nounGroups = [][]string{
 	{"cycle", "sprint", "iteration"},
 	{"subtask", "sub issue", "sub task", "child issue", "subissue"},
 	{"priority", "urgent", "urgency", "severity", "importance"},
-	{"listing", "rental", "stay", "accommodation", "lodging", "hotel"},
+	{"rental", "stay", "accommodation", "lodging", "hotel", "vacation rental"},
 	{"notification", "notifications", "inbox", "unread", "mention", "mentions"},
 	{"viewer", "current user", "whoami", "logged in user"},
 	{"webhook", "hook", "callback"},
@@ -236,9 +236,9 @@ var synonyms = func() map[string][]synonym {
 		}
 		var es []entry
 		for _, w := range g {
-			e := entry{term: stem(strings.ReplaceAll(w, " ", ""))}
+			e := entry{term: entryTerm(w)}
 			e.alts = append(e.alts, synonym{e.term})
-			if ws := strings.Fields(w); len(ws) > 1 {
+			if ws := entryWords(w); len(ws) > 1 {
 				var p synonym
 				for _, x := range ws {
 					p = append(p, stem(x))
@@ -263,6 +263,31 @@ var synonyms = func() map[string][]synonym {
 	return m
 }()
 
+// entryWords returns the words of a lexicon entry as analysis keeps them:
+// without stop words ("turn by turn" → "turn", "turn"), unless that would
+// leave one word of several ("look at", "log in"), which the entry does
+// not mean alone.
+func entryWords(w string) []string {
+	ws := strings.Fields(w)
+	var kept []string
+	for _, x := range ws {
+		if !stopWords[x] {
+			kept = append(kept, x)
+		}
+	}
+	if len(kept) < 2 {
+		return ws
+	}
+	return kept
+}
+
+// entryTerm returns the term of a lexicon entry: its words joined and
+// stemmed, as analysis joins the parts of "turn-by-turn" and a query's
+// adjacent words.
+func entryTerm(w string) string {
+	return stem(strings.Join(entryWords(w), ""))
+}
+
 func containsSyn(s []synonym, v synonym) bool {
 	for _, x := range s {
 		if strings.Join(x, " ") == strings.Join(v, " ") {
@@ -278,7 +303,7 @@ var actionBits = func() map[string]uint64 {
 	m := map[string]uint64{}
 	for i, g := range actionGroups {
 		for _, w := range g {
-			m[stem(strings.ReplaceAll(w, " ", ""))] |= 1 << i
+			m[entryTerm(w)] |= 1 << i
 		}
 	}
 	return m
