@@ -65,6 +65,10 @@ func TestLeadActions(t *testing.T) {
 		{"Search and retrieve logs from Datadog", bits("search", "retrieve", "log")},
 		{"Creates a new text channel in a Discord server", bits("create")},
 		{"Notion | Get users", bits("get")},
+		// "Returns" says what comes back, not what the tool does.
+		{"Returns the list of users", bits("list")},
+		{"Allows you to create a page", bits("create")},
+		{"Returns, helps, manages tags: list or delete them", bits("list", "delete")},
 		{"Get or list Kubernetes resources", bits("get", "list")},
 		// The verb must lead: "restore" is the fifth word.
 		{"Branches and working tree files: restore them", 0},

@@ -349,12 +349,14 @@ func actionsOf(toks []token) uint64 {
 func leadActions(desc string) uint64 {
 	toks := analyze(nil, lead(desc))
 	var a uint64
-	for i, t := range toks {
-		if t.joined {
+	i := -1 // words seen, fillers left out
+	for j, t := range toks {
+		if t.joined || a == 0 && leadFiller[t.term] {
 			continue
 		}
+		i++
 		if t.term == leadManage {
-			for _, u := range toks[i+1 : min(len(toks), i+1+maxManaged)] {
+			for _, u := range toks[j+1 : min(len(toks), j+1+maxManaged)] {
 				if !u.joined && !nameNouns[u.term] {
 					a |= actionBits[u.term]
 				}
@@ -383,6 +385,10 @@ const (
 )
 
 var leadManage = stem("manage")
+
+// leadFiller are verbs that lead descriptions without saying what the tool
+// does: "Returns the list of users" lists, "Allows you to create" creates.
+var leadFiller = map[string]bool{stem("returns"): true, stem("allows"): true, stem("lets"): true, stem("helps"): true, stem("enables"): true, stem("provides"): true}
 
 // queryAction returns the action of a request, that of its first word
 // that names one, since a request leads with what it wants done ("close
