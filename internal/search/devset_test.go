@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// The dev set (testdata/devset, see its README): the tools of twenty-five
+// The dev set (testdata/devset, see its README): the tools of thirty-three
 // real MCP servers from npm, split by server into a tuning part and two
 // held-out parts, and paraphrased requests for each. TestDevSet reports
 // recall@1 and recall@5 of each part; it asserts only the set's

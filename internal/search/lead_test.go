@@ -153,3 +153,19 @@ func TestEntryTerm(t *testing.T) {
 		}
 	}
 }
+
+// TestNameQuality: a quality in a tool's name ("slow") is no action of the
+// tool, so a tool that leads with a verb of the request's action does not
+// outrank the one whose description the request paraphrases.
+func TestNameQuality(t *testing.T) {
+	ix := New()
+	ix.Upsert(
+		Doc{ID: "s__slow", Name: "s__slow", Description: "Report progress, then finish."},
+		Doc{ID: "s__stubborn", Name: "s__stubborn", Description: "Ignores cancellation: reports progress every 20 ms for delay_ms."},
+		Doc{ID: "s__echo", Name: "s__echo", Description: "Echoes its input."},
+		Doc{ID: "s__crash", Name: "s__crash", Description: "Exits the server mid-call."},
+	)
+	if got := ix.Search("report progress then finish", 1); len(got) != 1 || got[0].ID != "s__slow" {
+		t.Errorf("Search = %v, want s__slow first", got)
+	}
+}

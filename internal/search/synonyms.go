@@ -322,9 +322,11 @@ var questionWords = map[string]bool{"what": true, "which": true, "who": true, "w
 // readActions are the actions that read: get, list and search.
 var readActions = actionBits[stem("get")] | actionBits[stem("list")] | actionBits[stem("search")]
 
-// nameNouns are verbs of requests ("DM the lead", "message the team")
-// that are nouns in tool names ("open_dm", "post_message").
-var nameNouns = map[string]bool{"dm": true, stem("message"): true}
+// nameNouns are words of requests that name an action ("DM the lead",
+// "message the team", "why is it slow") but in tool names and
+// descriptions name a thing or a quality ("open_dm", "post_message", a
+// tool called "slow").
+var nameNouns = map[string]bool{"dm": true, stem("message"): true, "slow": true}
 
 // actionsOf returns the actions named by toks: all of them for a tool's
 // name ("create_or_update_file" creates and updates).
