@@ -1,14 +1,17 @@
 // Package search is an offline index over tool definitions that ranks
 // them for a natural-language request, for tool_search and deferred
 // tools. It does no I/O and needs no network: ranking is BM25F over
-// the tool's server prefix, name, title, description and parameters, with
+// the tool's server prefix, name, title, description (and its first
+// sentence again, on its own) and parameters, with
 // analysis built for identifiers (snake_case, camelCase, kebab-case,
 // dotted, digits), a light English stemmer, stop words, a lexicon of the
 // tool-use world's verbs, nouns and abbreviations (synonyms.go), prefix
 // and one-typo matching for words the index does not know, and character
 // trigrams as the evidence of last resort (ngram.go). The action a
-// request asks for, a server it names and the number of its object weigh
-// on their own against the words it shares with a tool (query.go).
+// request asks for (against the actions of a tool's name and its
+// description's leading verb), a server it names and the number of its
+// object weigh on their own against the words it shares with a tool
+// (query.go).
 //
 // It is a leaf: it imports only the standard library.
 package search
