@@ -52,6 +52,12 @@ func (ix *Index) Search(query string, k int) []Hit {
 		query = query[:maxQueryBytes]
 	}
 	toks := analyze(nil, query)
+	if f := strings.Fields(query); len(toks) > 1 && toks[0].plain && strings.ToLower(f[0]) == toks[0].raw {
+		// A request that leads with a verb (leadVerbs) asks for its action.
+		if v, ok := leadVerbs[toks[0].raw]; ok {
+			toks[0] = token{raw: v, term: stem(v), plain: true}
+		}
+	}
 	// A model-facing name in the query ("github__create_issue") also
 	// yields the compound of its tool part, as Index does for documents
 	// (splitName), so that asking for a tool by name finds it first.
@@ -189,6 +195,11 @@ func (ix *Index) Search(query string, k int) []Hit {
 	// are.
 	exact := ix.byName[strings.ToLower(strings.TrimSpace(query))]
 	act, acts := queryAction(toks)
+	if f := strings.Fields(query); act == 0 && len(f) > 0 && questionWords[strings.ToLower(f[0])] {
+		// A question that names no action asks to read: "which alerts
+		// are firing", "who is on call".
+		act, acts = readActions, readActions
+	}
 	// A request about several things ("the open issues", "people in the
 	// workspace") prefers the tool whose name is plural, one about one
 	// thing the singular: list_issues against get_issue.

@@ -39,9 +39,6 @@ func ParamsFromSchema(schema []byte) []Param {
 			break
 		}
 		name, _ := tok.(string)
-		var prop struct {
-			Description, Title json.RawMessage
-		}
 		var raw json.RawMessage
 		if dec.Decode(&raw) != nil {
 			break
@@ -50,14 +47,58 @@ func ParamsFromSchema(schema []byte) []Param {
 			continue
 		}
 		seen[name] = true
-		_ = json.Unmarshal(raw, &prop) // a non-object property has neither
-		desc := jsonString(prop.Description)
-		if desc == "" {
-			desc = jsonString(prop.Title)
-		}
-		params = append(params, Param{Name: name, Description: truncate(desc, maxParamDescBytes)})
+		params = append(params, Param{Name: name, Description: truncate(describe(raw, maxAltDepth), maxParamDescBytes)})
 	}
 	return params
+}
+
+// maxAltDepth bounds how deep describe looks into a property's
+// alternatives.
+const maxAltDepth = 2
+
+// describe returns the description of the schema raw: its "description",
+// else its "title", else, depth levels down at most, the first description
+// of the schemas it stands for, its "anyOf", "oneOf" and "allOf"
+// alternatives in order and then its "items". Generated schemas put an
+// optional or nullable property's description on one of its alternatives
+// ({"anyOf": [{"description": "The page that contains the comment", ...},
+// {"type": "null"}]}). Properties of a nested object are not its
+// description. A schema that is not an object has none.
+func describe(raw json.RawMessage, depth int) string {
+	var prop struct {
+		Description, Title  json.RawMessage
+		AnyOf, OneOf, AllOf []json.RawMessage
+		Items               json.RawMessage
+	}
+	if json.Unmarshal(raw, &prop) != nil {
+		// Not an object, or an alternative list that is not an array:
+		// its description and title may still be there.
+		var plain struct{ Description, Title json.RawMessage }
+		if json.Unmarshal(raw, &plain) != nil {
+			return ""
+		}
+		prop.Description, prop.Title = plain.Description, plain.Title
+	}
+	if d := jsonString(prop.Description); d != "" {
+		return d
+	}
+	if d := jsonString(prop.Title); d != "" {
+		return d
+	}
+	if depth == 0 {
+		return ""
+	}
+	for _, alts := range [][]json.RawMessage{prop.AnyOf, prop.OneOf, prop.AllOf, {prop.Items}} {
+		for _, a := range alts {
+			if len(a) == 0 {
+				continue
+			}
+			if d := describe(a, depth-1); d != "" {
+				return d
+			}
+		}
+	}
+	return ""
 }
 
 // jsonString returns raw as a string if it is a JSON string, else "".

@@ -23,6 +23,22 @@ func TestParamsFromSchema(t *testing.T) {
 			[]Param{{"a", "one"}}},
 		{"nested ignored", `{"properties":{"outer":{"type":"object","properties":{"inner":{"description":"no"}}}}}`,
 			[]Param{{"outer", ""}}},
+		{"description of an alternative", `{"properties":{"parent":{"anyOf":[{"type":"object","description":"The page that holds it"},{"type":"string"}]}}}`,
+			[]Param{{"parent", "The page that holds it"}}},
+		{"first alternative with one", `{"properties":{"a":{"oneOf":[{"type":"null"},{"title":"Second"},{"description":"Third"}]}}}`,
+			[]Param{{"a", "Second"}}},
+		{"own description first", `{"properties":{"a":{"description":"Own","anyOf":[{"description":"Alt"}]}}}`,
+			[]Param{{"a", "Own"}}},
+		{"anyOf before allOf before items", `{"properties":{"a":{"items":{"description":"I"},"allOf":[{"description":"All"}],"anyOf":[{}]}}}`,
+			[]Param{{"a", "All"}}},
+		{"items", `{"properties":{"tags":{"type":"array","items":{"description":"A tag"}}}}`,
+			[]Param{{"tags", "A tag"}}},
+		{"two levels at most", `{"properties":{"a":{"anyOf":[{"anyOf":[{"anyOf":[{"description":"deep"}]}]}]}}}`,
+			[]Param{{"a", ""}}},
+		{"two levels", `{"properties":{"a":{"anyOf":[{"items":{"description":"two"}}]}}}`,
+			[]Param{{"a", "two"}}},
+		{"alternatives not an array", `{"properties":{"a":{"anyOf":{"description":"x"},"title":"T"}}}`,
+			[]Param{{"a", "T"}}},
 		{"no properties", `{"type":"object"}`, nil},
 		{"empty properties", `{"type":"object","properties":{}}`, nil},
 		{"properties not an object", `{"properties":[1,2]}`, nil},
@@ -63,6 +79,7 @@ func FuzzParamsFromSchema(f *testing.F) {
 	f.Add([]byte(`{"type":"object","properties":{"path":{"type":"string","description":"File path"}}}`))
 	f.Add([]byte(`{"properties":{"a":{"title":"T"},"a":1}}`))
 	f.Add([]byte(`{"properties":[]}`))
+	f.Add([]byte(`{"properties":{"a":{"anyOf":[{"items":{"description":"d"}},{"type":"null"}]}}}`))
 	f.Fuzz(func(t *testing.T, schema []byte) {
 		ps := ParamsFromSchema(schema)
 		if len(ps) > maxParams {

@@ -1,14 +1,17 @@
 // Package search is an offline index over tool definitions that ranks
 // them for a natural-language request, for tool_search and deferred
 // tools. It does no I/O and needs no network: ranking is BM25F over
-// the tool's server prefix, name, title, description and parameters, with
+// the tool's server prefix, name, title, description (and its first
+// sentence again, on its own) and parameters, with
 // analysis built for identifiers (snake_case, camelCase, kebab-case,
 // dotted, digits), a light English stemmer, stop words, a lexicon of the
 // tool-use world's verbs, nouns and abbreviations (synonyms.go), prefix
 // and one-typo matching for words the index does not know, and character
 // trigrams as the evidence of last resort (ngram.go). The action a
-// request asks for, a server it names and the number of its object weigh
-// on their own against the words it shares with a tool (query.go).
+// request asks for (against the actions of a tool's name and its
+// description's leading verb), a server it names and the number of its
+// object weigh on their own against the words it shares with a tool
+// (query.go).
 //
 // It is a leaf: it imports only the standard library.
 package search
@@ -48,22 +51,26 @@ const (
 	fName             // the rest of the model-facing name
 	fTitle            // Doc.Title
 	fDesc             // Doc.Description
+	fLead             // the description's first sentence, again (lead)
 	fParamName        // Param.Name, all params in one field
 	fParamDesc        // Param.Description, likewise
 	nFields
 )
 
 // weight is w_f, what a match in field f is worth: the name says what a
-// tool is, the description says it in more words and more noise, and
-// parameter descriptions are mostly about values. lenNorm is b_f, how much
-// a long field is discounted; 0 for the server prefix, which every tool of
-// a server shares. Both were set before measuring; a sweep over the
-// labelled queries (eval_test.go) found recall flat within ±0.01 over
-// name 3–6, server 0.75–3, title 0.5–3 and b_desc 0–0.75, so they are
-// not tuned to the set.
+// tool is, the description's first sentence says it in more words, the
+// rest of the description adds how to call it, caveats and examples (more
+// noise: a term there counts half, and a long description is discounted
+// in full), and parameter descriptions are mostly about values. lenNorm is
+// b_f, how much a long field is discounted; 0 for the server prefix, which
+// every tool of a server shares. A sweep over the dev set's tuning part
+// (never the held-out parts) found recall@5 flat within ±0.02 over name
+// 2–5, description 0.5–1, lead 0–2, b_desc 0.5–1, k1 0.9–2 and the
+// synonym weight 0.5–0.9; the values are inside those plateaus, not at a
+// peak of the set.
 var (
-	weight  = [nFields]float64{fServer: 1.5, fName: 3, fTitle: 2, fDesc: 1, fParamName: 0.7, fParamDesc: 0.35}
-	lenNorm = [nFields]float64{fServer: 0, fName: 0.5, fTitle: 0.5, fDesc: 0.75, fParamName: 0.5, fParamDesc: 0.75}
+	weight  = [nFields]float64{fServer: 1.5, fName: 3, fTitle: 2, fDesc: 0.5, fLead: 1, fParamName: 0.7, fParamDesc: 0.35}
+	lenNorm = [nFields]float64{fServer: 0, fName: 0.5, fTitle: 0.5, fDesc: 1, fLead: 0.5, fParamName: 0.5, fParamDesc: 0.75}
 )
 
 const (
@@ -80,7 +87,8 @@ const (
 	prefixWeight = 0.7 // a vocabulary term that extends the query word ("repo" → "repositori")
 	typoWeight   = 0.6 // a vocabulary term one edit away, for words the index does not know
 
-	// The action of a request against the actions a tool's name says.
+	// The action of a request against the actions a tool's name and its
+	// description's lead say it does.
 	actionBonus   = 0.25 // a tool that does what the request asks
 	actionPenalty = 0.25 // a tool that does something else
 	serverBoost   = 0.5  // a tool of a server that the request names
@@ -118,7 +126,7 @@ type slot struct {
 	live  bool
 	lens  [nFields]uint16
 	terms []string // distinct terms of the doc, to remove its postings
-	act   uint64   // the actions its name says it does (actionsOf)
+	act   uint64   // the actions its name and its description's lead say it does (actionsOf, leadActions)
 	many  bool     // its name ends in a plural ("list_issues", "get-users")
 }
 
@@ -177,7 +185,7 @@ func (ix *Index) Upsert(docs ...Doc) {
 		p.lens, p.terms, p.posts = index(d)
 		_, tool := splitName(d.Name)
 		nt := analyze(nil, tool)
-		p.act = actionsOf(nt)
+		p.act = actionsOf(nt) | leadActions(d.Description)
 		p.many = lastPlural(nt)
 		prep = append(prep, p)
 	}
@@ -306,11 +314,31 @@ func index(d Doc) (lens [nFields]uint16, terms []string, posts []posting) {
 	add(fName, name)
 	add(fTitle, d.Title)
 	add(fDesc, d.Description)
+	add(fLead, lead(d.Description))
 	for _, p := range d.Params {
 		add(fParamName, p.Name)
 		add(fParamDesc, p.Description)
 	}
 	return lens, terms, posts
+}
+
+// lead returns the first sentence of a description: what the tool does,
+// before how to call it, its caveats and its examples. The sentence ends at
+// a full stop before a space or the end, or at a line break.
+func lead(desc string) string {
+	for i := 0; i < len(desc); i++ {
+		switch desc[i] {
+		case '\n':
+			if i > 0 {
+				return desc[:i]
+			}
+		case '.':
+			if i+1 == len(desc) || desc[i+1] == ' ' || desc[i+1] == '\n' {
+				return desc[:i]
+			}
+		}
+	}
+	return desc
 }
 
 // splitName splits a model-facing name at its first "__" into the server

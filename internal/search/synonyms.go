@@ -17,10 +17,10 @@ import "strings"
 // words (a phrase alternative) or the compound ("pull_request"); a query
 // that writes it as words finds it through the query's compounds.
 var actionGroups = [][]string{
-	{"create", "add", "new", "make", "insert", "open", "generate", "init", "initialize", "spawn", "register", "raise"},
+	{"create", "add", "new", "make", "insert", "open", "generate", "init", "initialize", "spawn", "register", "raise", "start"},
 	{"delete", "remove", "erase", "rm", "destroy", "drop", "purge", "trash", "discard", "tear down", "teardown", "wipe", "uninstall", "unlink", "deregister"},
 	{"list", "enumerate", "show", "ls", "display", "browse", "exist", "available"},
-	{"get", "fetch", "read", "retrieve", "obtain", "load", "view", "show", "see", "inspect", "cat", "look at", "details"},
+	{"get", "fetch", "read", "retrieve", "obtain", "load", "view", "show", "see", "inspect", "cat", "look at", "details", "describe"},
 	{"update", "edit", "modify", "change", "patch", "alter", "amend", "set", "adjust", "tweak", "replace", "rewrite", "bump", "close", "reopen", "resolve"},
 	{"search", "find", "query", "lookup", "look up", "locate", "grep", "seek", "discover", "filter", "look for", "google"},
 	{"run", "execute", "exec", "invoke", "launch", "evaluate", "eval", "call", "trigger"},
@@ -74,12 +74,16 @@ var actionGroups = [][]string{
 	{"link", "associate", "relate", "connect", "attach"},
 	{"assign", "reassign", "delegate", "allocate"},
 	{"log", "record", "track"},
+	{"switch", "checkout", "check out", "change to"},
+	{"mute", "silence", "snooze", "quiet"},
+	{"schedule", "book", "reserve", "plan"},
+	{"stash", "shelve", "set aside"},
 }
 
 // nounGroups are the nouns that every second server renames, and the
 // abbreviations of the tool-use world.
 var nounGroups = [][]string{
-	{"file", "document", "doc"},
+	{"file", "document", "doc", "readme", "changelog", "license", "dockerfile", "makefile"},
 	{"directory", "folder", "dir"},
 	{"issue", "ticket", "bug", "defect", "bug report"},
 	{"message", "mail", "email", "msg", "dm", "direct message", "chat", "note", "post"},
@@ -167,10 +171,19 @@ var nounGroups = [][]string{
 	{"workflow", "automation", "flow", "sequence"},
 	{"design", "figma", "mockup", "frame", "layout", "component", "ui"},
 	{"emoji", "reaction", "thumbs up", "thumbsup"},
-	{"thread", "replies", "conversation"},
+	{"thread", "replies", "conversation", "forum post", "topic"},
 	{"workspace", "team", "org", "organization"},
 	{"token", "key", "secret", "credential", "credentials", "api key", "password"},
-	{"statistics", "stats", "metrics", "usage", "analytics"},
+	{"statistics", "stats", "metrics", "usage", "analytics", "timeseries", "time series", "latency", "throughput", "percentile"},
+	{"host", "machine", "vm", "hostname", "virtual machine"},
+	{"downtime", "maintenance window", "maintenance", "outage"},
+	{"cycle", "sprint", "iteration"},
+	{"subtask", "sub issue", "sub task", "child issue", "subissue"},
+	{"priority", "urgent", "urgency", "severity", "importance"},
+	{"rental", "stay", "accommodation", "lodging", "hotel", "vacation rental"},
+	{"notification", "notifications", "inbox", "unread", "mention", "mentions"},
+	{"viewer", "current user", "whoami", "logged in user"},
+	{"webhook", "hook", "callback"},
 	{"plan", "explain", "query plan", "execution plan", "performance", "slow"},
 	{"monitor", "monitors", "watcher", "watch", "alert"},
 	{"research", "deep research", "report"},
@@ -223,9 +236,9 @@ var synonyms = func() map[string][]synonym {
 		}
 		var es []entry
 		for _, w := range g {
-			e := entry{term: stem(strings.ReplaceAll(w, " ", ""))}
+			e := entry{term: entryTerm(w)}
 			e.alts = append(e.alts, synonym{e.term})
-			if ws := strings.Fields(w); len(ws) > 1 {
+			if ws := entryWords(w); len(ws) > 1 {
 				var p synonym
 				for _, x := range ws {
 					p = append(p, stem(x))
@@ -250,6 +263,31 @@ var synonyms = func() map[string][]synonym {
 	return m
 }()
 
+// entryWords returns the words of a lexicon entry as analysis keeps them:
+// without stop words ("turn by turn" → "turn", "turn"), unless that would
+// leave one word of several ("look at", "log in"), which the entry does
+// not mean alone.
+func entryWords(w string) []string {
+	ws := strings.Fields(w)
+	var kept []string
+	for _, x := range ws {
+		if !stopWords[x] {
+			kept = append(kept, x)
+		}
+	}
+	if len(kept) < 2 {
+		return ws
+	}
+	return kept
+}
+
+// entryTerm returns the term of a lexicon entry: its words joined and
+// stemmed, as analysis joins the parts of "turn-by-turn" and a query's
+// adjacent words.
+func entryTerm(w string) string {
+	return stem(strings.Join(entryWords(w), ""))
+}
+
 func containsSyn(s []synonym, v synonym) bool {
 	for _, x := range s {
 		if strings.Join(x, " ") == strings.Join(v, " ") {
@@ -265,15 +303,30 @@ var actionBits = func() map[string]uint64 {
 	m := map[string]uint64{}
 	for i, g := range actionGroups {
 		for _, w := range g {
-			m[stem(strings.ReplaceAll(w, " ", ""))] |= 1 << i
+			m[entryTerm(w)] |= 1 << i
 		}
 	}
 	return m
 }()
 
-// nameNouns are verbs of requests ("DM the lead", "message the team")
-// that are nouns in tool names ("open_dm", "post_message").
-var nameNouns = map[string]bool{"dm": true, stem("message"): true}
+// leadVerbs are nouns of the tool-use world that a request leading with
+// them uses as a verb, for the action given: "file a bug", "book a
+// meeting room", "ping the on-call engineer". As the first word of a
+// request they are that action and no longer a topic.
+var leadVerbs = map[string]string{"file": "create", "book": "schedule", "ping": "send", "text": "send"}
+
+// questionWords lead a question, which asks to read what it names unless
+// it names another action ("what can I delete").
+var questionWords = map[string]bool{"what": true, "which": true, "who": true, "whose": true, "where": true, "when": true, "how": true, "is": true, "are": true, "does": true, "do": true}
+
+// readActions are the actions that read: get, list and search.
+var readActions = actionBits[stem("get")] | actionBits[stem("list")] | actionBits[stem("search")]
+
+// nameNouns are words of requests that name an action ("DM the lead",
+// "message the team", "why is it slow") but in tool names and
+// descriptions name a thing or a quality ("open_dm", "post_message", a
+// tool called "slow").
+var nameNouns = map[string]bool{"dm": true, stem("message"): true, "slow": true}
 
 // actionsOf returns the actions named by toks: all of them for a tool's
 // name ("create_or_update_file" creates and updates).
@@ -286,6 +339,58 @@ func actionsOf(toks []token) uint64 {
 	}
 	return a
 }
+
+// Descriptions say what a tool does in their first words, in the verb
+// that names its action: "Search and retrieve logs", "Creates a new
+// record", "Notion | Get users". leadActions returns the actions of the
+// verbs that lead the first sentence of a description: the first word
+// that names an action, if it is among the first maxLead words, and the
+// verbs that follow it directly ("Search and retrieve"). A description
+// that leads with "manage" ("Manage branches: list, create, delete or
+// rename them") does every action its first sentence names.
+func leadActions(desc string) uint64 {
+	toks := analyze(nil, lead(desc))
+	var a uint64
+	i := -1 // words seen, fillers left out
+	for j, t := range toks {
+		if t.joined || a == 0 && leadFiller[t.term] {
+			continue
+		}
+		i++
+		if t.term == leadManage {
+			for _, u := range toks[j+1 : min(len(toks), j+1+maxManaged)] {
+				if !u.joined && !nameNouns[u.term] {
+					a |= actionBits[u.term]
+				}
+			}
+			return a
+		}
+		b := actionBits[t.term]
+		if nameNouns[t.term] {
+			b = 0
+		}
+		switch {
+		case a == 0 && i >= maxLead:
+			return 0
+		case b != 0:
+			a |= b
+		case a != 0:
+			return a
+		}
+	}
+	return a
+}
+
+const (
+	maxLead    = 2  // words of a description's first sentence searched for its verb
+	maxManaged = 24 // words after "manage" searched for the actions it lists
+)
+
+var leadManage = stem("manage")
+
+// leadFiller are verbs that lead descriptions without saying what the tool
+// does: "Returns the list of users" lists, "Allows you to create" creates.
+var leadFiller = map[string]bool{stem("returns"): true, stem("allows"): true, stem("lets"): true, stem("helps"): true, stem("enables"): true, stem("provides"): true}
 
 // queryAction returns the action of a request, that of its first word
 // that names one, since a request leads with what it wants done ("close
