@@ -120,6 +120,7 @@ func init() {
 		{"import", "[--from CLIENT|FILE] [--dry-run] [--prefix P]", "add the servers of your MCP clients' configurations (every one found, or --from one), each checked first; inline secrets move to creds.json", false, runImport, false},
 		{"connect", clientNames(), "write the gateway into a client's configuration, with a backup (--print: show the entry only; --move: take the client's servers into Switchboard first)", false, runConnect, false},
 		{"disconnect", clientNames(), "take the gateway out of a client's configuration again, keeping later edits", false, runDisconnect, false},
+		{"completion", "bash|zsh|fish", "print the script that completes commands, flags, server and tool names in your shell (see the examples)", false, runCompletion, false},
 		{"demo-server", "[--http ADDR]", "serve the demo MCP server on stdio, or Streamable HTTP at ADDR", false, runDemoServer, false},
 		{name: "conformance-fixture", args: "[--http ADDR]", summary: "serve the MCP conformance-suite fixture (for scripts/conformance-all.sh)", run: runFixture, hidden: true},
 		{name: "conformance-client", args: "SERVER-URL", summary: "the client side of the MCP conformance suite, on the host package", run: runConformanceClient, hidden: true},
@@ -195,6 +196,8 @@ type run struct {
 	// not read.
 	noProject bool
 	show      bool // trust-project --show
+	// cobra is r's command in the command tree (dispatch.go).
+	cobra *cobra.Command
 }
 
 // Run executes the CLI and returns the exit code.

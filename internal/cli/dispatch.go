@@ -99,14 +99,16 @@ func newTree(r0 *run) *tree {
 	}
 	root.SetHelpCommand(&cobra.Command{
 		Use:                "help",
+		Short:              "show a command's usage, flags and examples",
 		DisableFlagParsing: true, // `help COMMAND --json` is help on COMMAND
 		RunE: func(_ *cobra.Command, args []string) error {
 			t.code = t.help(args)
 			return nil
 		},
+		ValidArgsFunction: (&run{cmd: &command{name: "help"}}).completeArgs,
 	})
-	t.complete()
 	args := longFlags(r0.env.Args, t.knownFlag)
+	t.complete(strings.HasPrefix(args[0], cobra.ShellCompRequestCmd))
 	if args[0] == "--version" || args[0] == "-version" {
 		args[0] = "version"
 	}
@@ -196,4 +198,3 @@ func (t *tree) knownFlag(name string) bool {
 	}
 	return false
 }
-
