@@ -613,3 +613,34 @@ func TestAddScopeProject(t *testing.T) {
 		t.Errorf("--scope team: exit %d, want 2", r.code)
 	}
 }
+
+// TestFailedWriteRestoresCreds: when the configuration cannot be written
+// after the credentials were (its lock file cannot be opened), the
+// credentials are put back as they were: a name that had a value keeps
+// it, a new one is gone; by add and by import alike.
+func TestFailedWriteRestoresCreds(t *testing.T) {
+	exe, _ := os.Executable()
+	home := t.TempDir()
+	before := map[string]string{"s.env.K": "old-value", "imp.env.API_KEY": "old-key", "other": "x"}
+	b, _ := json.Marshal(before)
+	if err := os.WriteFile(filepath.Join(home, "creds.json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(home, "config.json.lock"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	client := filepath.Join(t.TempDir(), "claude_desktop_config.json")
+	os.WriteFile(client, []byte(`{"mcpServers": {"imp": {"command": "`+exe+`", "args": ["demo-server"], "env": {"API_KEY": "sk-new-key-1234567890", "NEW_TOKEN": "tok-new-1234567890"}}}}`), 0o600)
+	for _, args := range [][]string{
+		{"add", "s", "--no-verify", "--env", "K=new-value", "--env", "J=new-too", "--", exe, "demo-server"},
+		{"import", "--from", client, "--no-verify"},
+	} {
+		r := runHome(t, home, args...)
+		if r.code == 0 {
+			t.Fatalf("%q: exit 0 with the lock file a directory\n%s", args, r.stdout)
+		}
+		if diff := cmp.Diff(before, credsFile(t, home)); diff != "" {
+			t.Errorf("%q: creds.json (-want +got):\n%s\n%s", args, diff, r.stderr)
+		}
+	}
+}
