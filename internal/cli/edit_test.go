@@ -644,3 +644,29 @@ func TestFailedWriteRestoresCreds(t *testing.T) {
 		}
 	}
 }
+
+// TestGetMasksArgsAndURL: get shows no literal secret from a server's
+// args or from its URL's query, in text or JSON (the configuration
+// refuses a URL with user information).
+func TestGetMasksArgsAndURL(t *testing.T) {
+	exe, _ := os.Executable()
+	home := t.TempDir()
+	cfg := `{"mcpServers": {
+  "local": {"command": "` + exe + `", "args": ["demo-server", "--api-key=supersecret-1", "--token", "supersecret-2", "ghp_supersecret3abcdef"], "enabled": false},
+  "remote": {"url": "http://127.0.0.1:1/mcp?token=supersecret-5&mode=fast", "enabled": false}}}`
+	if err := os.WriteFile(filepath.Join(home, "config.json"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"get", "local"}, {"get", "local", "--json"}, {"get", "remote"}, {"get", "remote", "--json"}} {
+		r := runHome(t, home, args...)
+		if r.code != 0 || !strings.Contains(r.stdout, "[redacted]") {
+			t.Errorf("%q: exit %d\n%s\n%s", args, r.code, r.stdout, r.stderr)
+		}
+		if strings.Contains(r.stdout+r.stderr, "supersecret") {
+			t.Errorf("%q printed a secret:\n%s", args, r.stdout)
+		}
+	}
+	if r := runHome(t, home, "get", "remote"); !strings.Contains(r.stdout, "mode=fast") {
+		t.Errorf("get remote hides more than the secrets:\n%s", r.stdout)
+	}
+}
