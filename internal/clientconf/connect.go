@@ -26,6 +26,10 @@ type Options struct {
 	// Move also takes the client's other servers out of its file, so that
 	// the gateway is its only entry (the caller imports them first: Read).
 	Move bool
+	// Private says that the gateway's entry holds a secret (its token):
+	// Connect leaves the file readable and writable by its owner only
+	// (mode 0600), whatever its mode was.
+	Private bool
 	// Force lets Disconnect keep the current version of a server that was
 	// moved out and has since been added back with other content, instead
 	// of refusing.
@@ -173,7 +177,11 @@ func Connect(c *Client, path string, gw Entry, opts Options) (*Change, error) {
 			return nil, err
 		}
 	}
-	if err := replace(ch.Path, ch.Before, ch.After); err != nil {
+	mode := modeOf(ch.Path)
+	if opts.Private {
+		mode = 0o600
+	}
+	if err := replace(ch.Path, ch.Before, ch.After, mode); err != nil {
 		return nil, err
 	}
 	return ch, nil
@@ -211,7 +219,7 @@ func Disconnect(c *Client, path string, opts Options) (*Change, error) {
 		if err := os.Remove(real); err != nil {
 			return nil, err
 		}
-	} else if err := replace(real, cur, ch.After); err != nil {
+	} else if err := replace(real, cur, ch.After, modeOf(real)); err != nil {
 		return nil, err
 	}
 	if err := os.Remove(ch.Backup); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -296,9 +304,9 @@ func modeOf(path string) fs.FileMode {
 	return 0o600
 }
 
-// replace writes data to path in place of want, refusing if the file no
-// longer holds want (the client wrote it meanwhile).
-func replace(path string, want, data []byte) error {
+// replace writes data to path in place of want, with mode mode, refusing
+// if the file no longer holds want (the client wrote it meanwhile).
+func replace(path string, want, data []byte, mode fs.FileMode) error {
 	_, now, err := load(path)
 	if err != nil {
 		return err
@@ -306,7 +314,7 @@ func replace(path string, want, data []byte) error {
 	if (now == nil) != (want == nil) || !bytes.Equal(now, want) {
 		return fmt.Errorf("%s changed while it was being edited; nothing was written, try again", path)
 	}
-	return writeAtomic(path, data, modeOf(path))
+	return writeAtomic(path, data, mode)
 }
 
 // writeAtomic writes data to a temporary file in path's directory, syncs
