@@ -649,8 +649,10 @@ func (r *run) importFrom(srcs []importSource, strict bool) (int, bool) {
 		}
 	}
 	if len(add) > 0 {
+		undo := func() error { return nil }
 		if len(save) > 0 {
-			if err := creds.Update(cpath, save, nil); err != nil {
+			var err error
+			if undo, err = creds.Set(cpath, save); err != nil {
 				return r.configError(err), false
 			}
 		}
@@ -670,9 +672,7 @@ func (r *run) importFrom(srcs []importSource, strict bool) (int, bool) {
 			})
 		})
 		if err != nil {
-			if len(save) > 0 {
-				creds.Update(cpath, nil, sortedKeys(save)) //nolint:errcheck // best effort: they are referenced by nothing
-			}
+			undo() //nolint:errcheck // best effort: the error reported is the file's
 			return r.configError(err), false
 		}
 	}
