@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/switchboard-mcp/switchboard/internal/confedit"
 )
 
 // DefaultName is the name the gateway's entry takes in a client's file.
@@ -173,7 +175,7 @@ func Connect(c *Client, path string, gw Entry, opts Options) (*Change, error) {
 	_, statErr := os.Stat(ch.Backup)
 	keep := statErr == nil && ch.Replaced
 	if !keep {
-		if err := writeAtomic(ch.Backup, ch.Before, modeOf(ch.Path)); err != nil {
+		if err := confedit.WriteAtomic(ch.Backup, ch.Before, modeOf(ch.Path)); err != nil {
 			return nil, err
 		}
 	}
@@ -314,49 +316,7 @@ func replace(path string, want, data []byte, mode fs.FileMode) error {
 	if (now == nil) != (want == nil) || !bytes.Equal(now, want) {
 		return fmt.Errorf("%s changed while it was being edited; nothing was written, try again", path)
 	}
-	return writeAtomic(path, data, mode)
-}
-
-// writeAtomic writes data to a temporary file in path's directory, syncs
-// it and renames it over path, then syncs the directory.
-func writeAtomic(path string, data []byte, mode fs.FileMode) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if _, err := f.Write(data); err != nil {
-		return err
-	}
-	if err := f.Chmod(mode); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	ok = true
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
+	return confedit.WriteAtomic(path, data, mode)
 }
 
 // undo fills ch.After (nil: remove the file) and ch.Restored from

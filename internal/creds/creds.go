@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 
@@ -130,4 +131,14 @@ func sortedKeys(m map[string]string) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// check refuses a credential file that group or others may read or
+// change, that is not a regular file, or that another user owns.
+func check(path string) error {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return err
+	}
+	return confedit.CheckPrivate(path, fi, "credentials")
 }
