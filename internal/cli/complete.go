@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/clientconf"
@@ -165,24 +166,28 @@ func (r *run) completeArgs(_ *cobra.Command, args []string, prefix string) ([]co
 	return slices.Compact(match), none
 }
 
-// quiet returns a copy of r for completion: it reads what r's flags name
-// but writes no warning (the shell would show it), within
-// completionTimeout.
-func (r *run) quiet() (*run, context.CancelFunc) {
-	q := &run{cmd: r.cmd, env: r.env, home: r.home, cfgFile: r.cfgFile, storeURL: r.storeURL, noProject: r.noProject}
+// completionConfig loads the configuration as r's flags name it, for a
+// completion: on a copy of r that writes no warning (the shell would show
+// it) and gives up after completionTimeout. cfg is nil when it cannot be
+// loaded; done releases q.
+func (r *run) completionConfig() (q *run, cfg *config.Config, done func()) {
+	q = &run{cmd: r.cmd, env: r.env, home: r.home, cfgFile: r.cfgFile, storeURL: r.storeURL, noProject: r.noProject}
 	q.env.Stderr = io.Discard
 	ctx, cancel := context.WithTimeout(r.ctx, completionTimeout)
 	q.ctx = ctx
-	return q, cancel
+	cfg, err := q.loadConfig()
+	if err != nil {
+		cfg = nil
+	}
+	return q, cfg, cancel
 }
 
 // configuredServers are the servers of the configuration and of the working
 // directory's project file; none when it cannot be read.
 func (r *run) configuredServers() []string {
-	q, cancel := r.quiet()
-	defer cancel()
-	cfg, err := q.loadConfig()
-	if err != nil {
+	_, cfg, done := r.completionConfig()
+	defer done()
+	if cfg == nil {
 		return nil
 	}
 	var out []string
@@ -196,10 +201,9 @@ func (r *run) configuredServers() []string {
 // their catalogues were last saved in the state store; none when there is
 // no store yet (one is never created for a completion).
 func (r *run) toolNames() []string {
-	q, cancel := r.quiet()
-	defer cancel()
-	cfg, err := q.loadConfig()
-	if err != nil {
+	q, cfg, done := r.completionConfig()
+	defer done()
+	if cfg == nil {
 		return nil
 	}
 	if q.storeURL == "" && cfg.Store.Postgres == "" {
