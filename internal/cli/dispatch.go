@@ -2,9 +2,12 @@ package cli
 
 import (
 	"errors"
+	"flag"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // The command tree is built with cobra from the commands table and
@@ -16,10 +19,13 @@ import (
 // prints help through this package's usage, and brings shell completion
 // (the hidden __complete command and the scripts of `completion`).
 
-// persistent names the flags any command takes, also before its name
-// ("switchboard --home DIR tools"): the flags every flags() has, and
-// --scope of the editing commands.
-var persistent = []string{"json", "v", "config", "home", "store", "no-project", "scope"}
+// persistent names the flags every command has (every flags() defines
+// them), which may also come before its name: "switchboard --home DIR
+// tools". A command's own flag may come there too ("switchboard --scope
+// project add ...", "switchboard --stdio serve"): the root knows every
+// command's flags, those hidden, so that cobra tells a flag's value from
+// the command's name, and a command refuses one it does not have (exec).
+var persistent = []string{"json", "v", "config", "home", "store", "no-project"}
 
 // tree is one invocation's cobra command tree.
 type tree struct {
@@ -91,9 +97,12 @@ func newTree(r0 *run) *tree {
 			},
 		}
 		cc.Flags().AddGoFlagSet(fs)
-		if root.PersistentFlags().Lookup("scope") == nil && fs.Lookup("scope") != nil {
-			root.PersistentFlags().AddGoFlag(fs.Lookup("scope"))
-		}
+		fs.VisitAll(func(f *flag.Flag) {
+			if root.PersistentFlags().Lookup(f.Name) == nil {
+				root.PersistentFlags().AddGoFlag(f)
+				root.PersistentFlags().Lookup(f.Name).Hidden = !slices.Contains(persistent, f.Name)
+			}
+		})
 		t.runs[cc] = r
 		root.AddCommand(cc)
 	}
@@ -139,8 +148,14 @@ func (t *tree) execute() int {
 func (r *run) exec(cc *cobra.Command, args []string) int {
 	r.args = args
 	r.dashAt = cc.ArgsLenAtDash()
-	if f := cc.Flags().Lookup("scope"); f != nil && f.Changed && cc.LocalFlags().Lookup("scope") == nil {
-		return r.usagef("%s takes no --scope", r.cmd.name)
+	var foreign []string // another command's flags, given
+	cc.InheritedFlags().VisitAll(func(f *pflag.Flag) {
+		if f.Changed && f.Name != "help" {
+			foreign = append(foreign, "--"+f.Name)
+		}
+	})
+	if len(foreign) > 0 {
+		return r.usagef("%s takes no %s; 'switchboard help %s' lists its flags", r.cmd.name, strings.Join(foreign, ", "), r.cmd.name)
 	}
 	if err := checkStoreFlag(r.storeURL); err != nil {
 		return r.usagef("%v", err)

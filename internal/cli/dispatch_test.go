@@ -7,10 +7,9 @@ import (
 	"testing"
 )
 
-// TestGlobalFlagsBeforeCommand: the flags every command takes (and
-// --scope) may come before the command's name, with their values; a
-// command's own flag given there, or --scope to a command without it, is a
-// usage error.
+// TestGlobalFlagsBeforeCommand: flags may come before the command's name,
+// with their values: those every command takes, and the command's own
+// (--scope project add); another command's flag is a usage error.
 func TestGlobalFlagsBeforeCommand(t *testing.T) {
 	home, dir := t.TempDir(), t.TempDir()
 	exe, _ := os.Executable()
@@ -37,6 +36,8 @@ func TestGlobalFlagsBeforeCommand(t *testing.T) {
 		{"single dash long", []string{"-json", "version"}, 0, `"version"`, ""},
 		{"single dash after", []string{"tools", "-format", "openai"}, 0, `"type": "function"`, ""},
 		{"scope to servers", []string{"--scope", "project", "servers"}, 2, "", "servers takes no --scope"},
+		{"command flags before", []string{"--stdio", "--http", "127.0.0.1:0", "serve"}, 2, "", "not both"},
+		{"another command's flag", []string{"--raw", "-n", "3", "servers"}, 2, "", "servers takes no --n, --raw"},
 		{"unknown flag", []string{"tools", "--bogus"}, 2, "", "unknown flag: --bogus"},
 		{"unknown flag json", []string{"tools", "--bogus", "--json"}, 2, `"code": "usage"`, ""},
 		{"bad value", []string{"log", "-n", "many"}, 2, "", "Usage: switchboard log"},
