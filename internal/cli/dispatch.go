@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"flag"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -42,7 +41,7 @@ type flagError struct{ err error }
 
 func (e flagError) Error() string { return e.err.Error() }
 
-// newTree builds the command tree of one invocation in env.
+// newTree builds the command tree of the invocation r0 (no command yet).
 func newTree(r0 *run) *tree {
 	t := &tree{global: r0, runs: map[*cobra.Command]*run{}}
 	root := &cobra.Command{
@@ -100,7 +99,7 @@ func newTree(r0 *run) *tree {
 		fs.VisitAll(func(f *flag.Flag) {
 			if root.PersistentFlags().Lookup(f.Name) == nil {
 				root.PersistentFlags().AddGoFlag(f)
-				root.PersistentFlags().Lookup(f.Name).Hidden = !slices.Contains(persistent, f.Name)
+				root.PersistentFlags().Lookup(f.Name).Hidden = true // not every command's
 			}
 		})
 		t.runs[cc] = r
@@ -201,15 +200,8 @@ func longFlags(args []string, known func(string) bool) []string {
 	return out
 }
 
-// knownFlag reports whether some command has a flag called name.
+// knownFlag reports whether some command has a flag called name: the root
+// knows them all.
 func (t *tree) knownFlag(name string) bool {
-	if name == "help" || t.root.PersistentFlags().Lookup(name) != nil {
-		return true
-	}
-	for c := range t.runs {
-		if c.Flags().Lookup(name) != nil {
-			return true
-		}
-	}
-	return false
+	return t.root.PersistentFlags().Lookup(name) != nil
 }
