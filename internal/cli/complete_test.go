@@ -13,7 +13,8 @@ import (
 
 // completionHome is a real home: a configuration with the demo server
 // ("docs") and a sleeper that counts its starts in mark, catalogues saved
-// by one `tools`, and a working directory whose project file has "proj".
+// by one `tools --refresh` (which waits for every server), and a working
+// directory whose project file has "proj".
 func completionHome(t *testing.T) (home, dir, mark string) {
 	t.Helper()
 	exe, _ := os.Executable()
@@ -29,7 +30,7 @@ func completionHome(t *testing.T) (home, dir, mark string) {
 		t.Fatal(err)
 	}
 	writeProject(t, dir, map[string]any{"mcpServers": map[string]any{"proj": map[string]any{"command": "proj-server"}}})
-	if r := runIn(t, dir, home, "tools"); r.code != 0 || !strings.Contains(r.stdout, "docs__echo") {
+	if r := runIn(t, dir, home, "tools", "--refresh"); r.code != 0 || !strings.Contains(r.stdout, "docs__echo") {
 		t.Fatalf("tools: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	return home, dir, mark
