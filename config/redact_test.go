@@ -297,3 +297,21 @@ func TestRedactedArgsAndURL(t *testing.T) {
 		})
 	}
 }
+
+// FuzzRedactURL: masking a URL never panics, keeps a URL with no user
+// information and no query as it is, and masks a secret-named query
+// parameter's literal value.
+func FuzzRedactURL(f *testing.F) {
+	for _, s := range []string{"https://h/mcp", "https://a:b@h/x?token=t&x=1#f", "http://${HOST}/sse?key=${KEY}", "?", "@", "://@?&=#", "https://h/?api_key=v"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got := redactURL(s)
+		if !strings.ContainsAny(s, "@?") && got != s {
+			t.Errorf("redactURL(%q) = %q, want it unchanged", s, got)
+		}
+		if v := s + "?token=fuzzsecretvalue"; !strings.ContainsAny(s, "?#") && strings.Contains(redactURL(v), "fuzzsecretvalue") {
+			t.Errorf("redactURL(%q) = %q keeps the token", v, redactURL(v))
+		}
+	})
+}
