@@ -276,7 +276,8 @@ func (c *Config) Redacted() *Config {
 // header and env values are shown as written in the configuration, with
 // ${VAR} references unexpanded, and env and header values that reference no
 // variable (which may be secrets pasted inline) are replaced by
-// "[redacted]". Headers leaves out the Authorization header derived from
+// "[redacted]", as are the literal secrets in Args (SecretArg) and in the
+// URL's user information and secret-named query parameters. Headers leaves out the Authorization header derived from
 // BearerTokenEnvVar. The result is for display only: never launch it.
 //
 // The view is of the configuration as loaded: later changes to a loaded
@@ -311,8 +312,13 @@ func (s *Server) Redacted() *Server {
 			}
 		}
 	}
-	r.Command, r.Cwd, r.URL = raw.command, raw.cwd, raw.url
+	r.Command, r.Cwd, r.URL = raw.command, raw.cwd, redactURL(raw.url)
 	r.Args = slices.Clone(raw.args)
+	for i := range r.Args {
+		if _, keep, _, ok := SecretArg(raw.args, i); ok {
+			r.Args[i] = keep + redactedValue
+		}
+	}
 	r.Env = redactValues(raw.env)
 	r.Headers = redactValues(raw.headers)
 	r.EnabledTools = slices.Clone(s.EnabledTools)

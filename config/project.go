@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/switchboard-mcp/switchboard/internal/confedit"
 )
 
 // Project scope: a ".mcp.json" in the working directory (Claude Code's
@@ -145,8 +147,9 @@ type trustFile struct {
 }
 
 // readTrust reads home's trust file; a missing file is empty. A file that
-// others may write is refused: whoever can write it can make any project
-// file run.
+// group or others may read or change, or that another user owns, is
+// refused (confedit.CheckPrivate): whoever can write it can make any
+// project file run.
 func readTrust(home string) (trustFile, error) {
 	path := filepath.Join(home, TrustFileName)
 	t := trustFile{Projects: map[string]string{}}
@@ -161,8 +164,8 @@ func readTrust(home string) (trustFile, error) {
 	if err != nil {
 		return t, readError(path, err)
 	}
-	if fi.Mode().Perm()&0o022 != 0 {
-		return t, &Error{File: path, Msg: fmt.Sprintf("is writable by others (mode %04o): refusing to trust project files from it; chmod 600 it", fi.Mode().Perm())}
+	if err := confedit.CheckPrivate(path, fi, "the project files you trust"); err != nil {
+		return t, fmt.Errorf("config: refusing to trust project files: %w", err)
 	}
 	if err := json.Unmarshal(data, &t); err != nil {
 		return t, &Error{File: path, Msg: "invalid JSON: " + err.Error()}
@@ -211,27 +214,7 @@ func TrustProject(home string, p *Project) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(home, 0o700); err != nil {
-		return fmt.Errorf("config: %w", err)
-	}
-	f, err := os.CreateTemp(home, TrustFileName+".*")
-	if err != nil {
-		return fmt.Errorf("config: %w", err)
-	}
-	defer os.Remove(f.Name()) // after a successful rename, there is nothing to remove
-	_, err = f.Write(append(data, '\n'))
-	if err == nil {
-		err = f.Chmod(0o600)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), filepath.Join(home, TrustFileName))
-	}
+	err = confedit.WriteAtomic(filepath.Join(home, TrustFileName), append(data, '\n'), 0o600)
 	if err != nil {
 		return fmt.Errorf("config: recording trust in %s: %w", filepath.Join(home, TrustFileName), err)
 	}

@@ -120,4 +120,19 @@ func TestWithProject(t *testing.T) {
 	if _, err := TrustedProject(home, p); err == nil || !strings.Contains(err.Error(), "writable by others") {
 		t.Errorf("TrustedProject with a world-writable trust file: %v", err)
 	}
+	// So is one group or others may read, or another user's: the same
+	// check as every file that must be private.
+	if err := os.Chmod(filepath.Join(home, TrustFileName), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := TrustedProject(home, p); err == nil || !strings.Contains(err.Error(), "chmod 600") {
+		t.Errorf("TrustedProject with a group-readable trust file: %v", err)
+	}
+	os.Chmod(filepath.Join(home, TrustFileName), 0o600)
+	if err := os.Chown(filepath.Join(home, TrustFileName), 65534, 65534); err != nil {
+		t.Fatalf("this case needs root to give the file away: %v", err)
+	}
+	if _, err := TrustedProject(home, p); err == nil || !strings.Contains(err.Error(), "belongs to user 65534") {
+		t.Errorf("TrustedProject with another user's trust file: %v", err)
+	}
 }

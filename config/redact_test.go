@@ -261,3 +261,57 @@ func TestMarshalJSON(t *testing.T) {
 		t.Errorf("round trip mismatch (-want +got):\n%s", diff)
 	}
 }
+
+// TestRedactedArgsAndURL: the literal secrets of args (a secret-named
+// flag's value, given with = or after it, and a token-shaped argument) and
+// of a URL (user information, secret-named or token-shaped query values)
+// are masked; references and everything else are shown as written.
+func TestRedactedArgsAndURL(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		url      string
+		wantArgs []string
+		wantURL  string
+	}{
+		{"flag=value", []string{"--api-key=s3cr3t", "--verbose"}, "", []string{"--api-key=[redacted]", "--verbose"}, ""},
+		{"flag value", []string{"--token", "s3cr3t", "/srv"}, "", []string{"--token", "[redacted]", "/srv"}, ""},
+		{"token shape", []string{"run", "ghp_0123456789abcdef"}, "", []string{"run", "[redacted]"}, ""},
+		{"reference kept", []string{"--token", "${cred:x.TOKEN}", "--key=${KEY}"}, "", []string{"--token", "$${cred:x.TOKEN}", "--key=$${KEY}"}, ""},
+		{"userinfo", nil, "https://alice:s3cr3t@h.example/mcp", nil, "https://alice:[redacted]@h.example/mcp"},
+		{"user token", nil, "https://s3cr3t@h.example/mcp", nil, "https://[redacted]@h.example/mcp"},
+		{"query", nil, "https://h.example/mcp?api_key=s3cr3t&mode=fast#top", nil, "https://h.example/mcp?api_key=[redacted]&mode=fast#top"},
+		{"query token shape", nil, "https://h.example/mcp?x=sk-0123456789abcdef", nil, "https://h.example/mcp?x=[redacted]"},
+		{"plain", nil, "https://h.example/mcp?page=2", nil, "https://h.example/mcp?page=2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := &Server{Name: "x", Command: "srv", Args: tt.args, URL: tt.url}
+			r := s.Redacted()
+			if diff := cmp.Diff(tt.wantArgs, r.Args); diff != "" {
+				t.Errorf("args (-want +got):\n%s", diff)
+			}
+			if r.URL != tt.wantURL {
+				t.Errorf("url = %q, want %q", r.URL, tt.wantURL)
+			}
+		})
+	}
+}
+
+// FuzzRedactURL: masking a URL never panics, keeps a URL with no user
+// information and no query as it is, and masks a secret-named query
+// parameter's literal value.
+func FuzzRedactURL(f *testing.F) {
+	for _, s := range []string{"https://h/mcp", "https://a:b@h/x?token=t&x=1#f", "http://${HOST}/sse?key=${KEY}", "?", "@", "://@?&=#", "https://h/?api_key=v"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got := redactURL(s)
+		if !strings.ContainsAny(s, "@?") && got != s {
+			t.Errorf("redactURL(%q) = %q, want it unchanged", s, got)
+		}
+		if v := s + "?token=fuzzsecretvalue"; !strings.ContainsAny(s, "?#") && strings.Contains(redactURL(v), "fuzzsecretvalue") {
+			t.Errorf("redactURL(%q) = %q keeps the token", v, redactURL(v))
+		}
+	})
+}

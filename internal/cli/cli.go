@@ -26,11 +26,12 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/fault"
@@ -119,6 +120,7 @@ func init() {
 		{"import", "[--from CLIENT|FILE] [--dry-run] [--prefix P]", "add the servers of your MCP clients' configurations (every one found, or --from one), each checked first; inline secrets move to creds.json", false, runImport, false},
 		{"connect", clientNames(), "write the gateway into a client's configuration, with a backup (--print: show the entry only; --move: take the client's servers into Switchboard first)", false, runConnect, false},
 		{"disconnect", clientNames(), "take the gateway out of a client's configuration again, keeping later edits", false, runDisconnect, false},
+		{"completion", "bash|zsh|fish", "print the script that completes commands, flags, server and tool names in your shell (see the examples)", false, runCompletion, false},
 		{"demo-server", "[--http ADDR]", "serve the demo MCP server on stdio, or Streamable HTTP at ADDR", false, runDemoServer, false},
 		{name: "conformance-fixture", args: "[--http ADDR]", summary: "serve the MCP conformance-suite fixture (for scripts/conformance-all.sh)", run: runFixture, hidden: true},
 		{name: "conformance-client", args: "SERVER-URL", summary: "the client side of the MCP conformance suite, on the host package", run: runConformanceClient, hidden: true},
@@ -195,6 +197,8 @@ type run struct {
 	// not read.
 	noProject bool
 	show      bool // trust-project --show
+	// cobra is r's command in the command tree (dispatch.go).
+	cobra *cobra.Command
 }
 
 // Run executes the CLI and returns the exit code.
@@ -205,55 +209,12 @@ func Run(ctx context.Context, env Env) int {
 	if env.Stdin == nil {
 		env.Stdin = strings.NewReader("")
 	}
-	env.Args = commandFirst(env.Args)
-	r := &run{ctx: ctx, env: env, dashAt: -1}
+	r := &run{ctx: ctx, env: env, dashAt: -1, cmd: &command{}}
 	if len(env.Args) == 0 {
 		r.usage(env.Stderr)
 		return ExitUsage
 	}
-	name := env.Args[0]
-	switch name {
-	case "help", "-h", "--help", "-help":
-		return r.help(env.Args[1:])
-	case "--version", "-version":
-		name = "version"
-	}
-	for _, c := range commands {
-		if c.name == name {
-			r.cmd = c
-		}
-	}
-	if r.cmd == nil {
-		r.json = wantsJSON(env.Args)
-		return r.usagef("unknown command %q%s; run 'switchboard help'", name, suggestCommand(name))
-	}
-	if code, ok := r.parse(env.Args[1:]); !ok {
-		return code
-	}
-	if err := checkStoreFlag(r.storeURL); err != nil {
-		return r.usagef("%v", err)
-	}
-	// Ctrl-C or SIGTERM cancels what is under way (a call is cancelled
-	// upstream) and still runs Close, which stops every server's process
-	// group: servers are in their own groups, so the terminal's signal
-	// reaches only us.
-	stop := r.notifySignals()
-	defer stop()
-	if r.cmd.name == "serve" {
-		if err := checkServe(r); err != nil {
-			return r.usagef("%v", err)
-		}
-	}
-	if r.cmd.needsHost {
-		if code := r.open(); code != ExitOK {
-			return code
-		}
-		defer func() {
-			r.host.Close()
-			r.store.Close()
-		}()
-	}
-	return r.cmd.run(r)
+	return newTree(r).execute()
 }
 
 // notifySignals makes SIGINT and SIGTERM cancel r.ctx and records which
@@ -305,23 +266,6 @@ func wantsJSON(args []string) bool {
 	return false
 }
 
-// commandFirst moves global flags given before the command after it, so
-// "switchboard --home DIR tools" works like "switchboard tools --home DIR".
-func commandFirst(args []string) []string {
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if !strings.HasPrefix(a, "-") || a == "-" {
-			out := append([]string{a}, args[:i]...)
-			return append(out, args[i+1:]...)
-		}
-		switch strings.TrimLeft(a, "-") {
-		case "config", "home", "store", "http", "path", "token-env", "allow-host", "page-size", "format", "grace":
-			i++ // the flag's value
-		}
-	}
-	return args
-}
-
 // suggestCommand is " (did you mean X?)" for the command name most likely
 // meant: one it is a prefix of (or that is a prefix of it), else one at
 // most two edits away; "" when none is.
@@ -345,7 +289,8 @@ func suggestCommand(name string) string {
 
 // help prints the usage of the command args names, or the general usage
 // without one: `switchboard help [COMMAND]`.
-func (r *run) help(args []string) int {
+func (t *tree) help(args []string) int {
+	r := t.global
 	var name string
 	for _, a := range args {
 		if !strings.HasPrefix(a, "-") {
@@ -357,17 +302,14 @@ func (r *run) help(args []string) int {
 		r.usage(r.env.Stdout)
 		return ExitOK
 	}
-	for _, c := range commands {
-		if c.name == name {
-			r.cmd = c
+	for c, cr := range t.runs {
+		if c.Name() == name {
+			cr.commandUsage(r.env.Stdout, c)
+			return ExitOK
 		}
 	}
-	if r.cmd == nil {
-		r.json = wantsJSON(args)
-		return r.usagef("unknown command %q%s; run 'switchboard help'", name, suggestCommand(name))
-	}
-	r.commandUsage(r.env.Stdout, r.flags())
-	return ExitOK
+	r.json = wantsJSON(args)
+	return r.usagef("unknown command %q%s; run 'switchboard help'", name, suggestCommand(name))
 }
 
 // flags returns the flags of r's command, bound to r's fields.
@@ -415,42 +357,6 @@ func (r *run) flags() *flag.FlagSet {
 	return fs
 }
 
-// parse reads flags anywhere among the arguments before "--"; the
-// arguments after it are positional, as they are.
-func (r *run) parse(args []string) (int, bool) {
-	fs := r.flags()
-	var after []string
-	if i := slices.Index(args, "--"); i >= 0 {
-		args, after = args[:i], args[i+1:]
-	}
-	defer func() {
-		if after != nil {
-			r.dashAt = len(r.args)
-			r.args = append(r.args, after...)
-		}
-	}()
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				r.commandUsage(r.env.Stdout, fs)
-				return ExitOK, false
-			}
-			r.json = wantsJSON(args) // parsing stopped at err
-			code := r.usagef("%v", err)
-			if !r.json {
-				r.commandUsage(r.env.Stderr, fs)
-			}
-			return code, false
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return ExitOK, true
-		}
-		r.args = append(r.args, args[0])
-		args = args[1:]
-	}
-}
-
 func (r *run) usage(w io.Writer) {
 	fmt.Fprintf(w, "switchboard: one host for all your MCP servers\n\nUsage: switchboard COMMAND [flags] [args]\n\nCommands:\n")
 	for _, c := range commands {
@@ -463,16 +369,14 @@ func (r *run) usage(w io.Writer) {
 	fmt.Fprintf(w, "With no config file, the embedded default serves the demo server: try 'switchboard tools'.\n")
 }
 
-// commandUsage prints the usage of r's command: its arguments, what it
+// commandUsage prints the usage of r's command c: its arguments, what it
 // does, examples and its flags.
-func (r *run) commandUsage(w io.Writer, fs *flag.FlagSet) {
+func (r *run) commandUsage(w io.Writer, c *cobra.Command) {
 	fmt.Fprintf(w, "Usage: switchboard %s [flags] %s\n\n%s\n", r.cmd.name, r.cmd.args, r.cmd.summary)
 	if ex := examples[r.cmd.name]; len(ex) > 0 {
 		fmt.Fprintf(w, "\nExamples:\n  %s\n", strings.Join(ex, "\n  "))
 	}
-	fmt.Fprintf(w, "\nFlags:\n")
-	fs.SetOutput(w)
-	fs.PrintDefaults()
+	fmt.Fprintf(w, "\nFlags:\n%s", c.LocalFlags().FlagUsages())
 }
 
 // Codes of the failures that carry no fault code: a usage error, a

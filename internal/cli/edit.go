@@ -480,22 +480,21 @@ func (r *run) check(path string, e *entry, apply func(*confedit.Object) error) *
 
 // write saves e: its credentials to creds.json, then apply to the file at
 // path under its lock; then it removes the credentials in drop. When the
-// file cannot be written, the credentials it added are taken out again.
+// file cannot be written, the credentials are put back as they were.
 func (r *run) write(path string, e *entry, apply func(*confedit.Object) error, drop []string) *saveError {
 	cpath, err := r.credsPath()
 	if err != nil {
 		return configErr(err)
 	}
+	undo := func() error { return nil }
 	if len(e.creds) > 0 {
-		if err := creds.Update(cpath, e.creds, nil); err != nil {
+		if undo, err = creds.Set(cpath, e.creds); err != nil {
 			return configErr(err)
 		}
 	}
 	err = confedit.Edit(path, nil, apply) // again, under the lock: another writer may have been first
 	if err != nil {
-		if len(e.creds) > 0 {
-			creds.Update(cpath, nil, sortedKeys(e.creds)) //nolint:errcheck // best effort: they are referenced by nothing
-		}
+		undo() //nolint:errcheck // best effort: the error reported is the file's
 		return configErr(err)
 	}
 	if len(drop) > 0 {

@@ -613,3 +613,60 @@ func TestAddScopeProject(t *testing.T) {
 		t.Errorf("--scope team: exit %d, want 2", r.code)
 	}
 }
+
+// TestFailedWriteRestoresCreds: when the configuration cannot be written
+// after the credentials were (its lock file cannot be opened), the
+// credentials are put back as they were: a name that had a value keeps
+// it, a new one is gone; by add and by import alike.
+func TestFailedWriteRestoresCreds(t *testing.T) {
+	exe, _ := os.Executable()
+	home := t.TempDir()
+	before := map[string]string{"s.env.K": "old-value", "imp.env.API_KEY": "old-key", "other": "x"}
+	b, _ := json.Marshal(before)
+	if err := os.WriteFile(filepath.Join(home, "creds.json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(home, "config.json.lock"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	client := filepath.Join(t.TempDir(), "claude_desktop_config.json")
+	os.WriteFile(client, []byte(`{"mcpServers": {"imp": {"command": "`+exe+`", "args": ["demo-server"], "env": {"API_KEY": "sk-new-key-1234567890", "NEW_TOKEN": "tok-new-1234567890"}}}}`), 0o600)
+	for _, args := range [][]string{
+		{"add", "s", "--no-verify", "--env", "K=new-value", "--env", "J=new-too", "--", exe, "demo-server"},
+		{"import", "--from", client, "--no-verify"},
+	} {
+		r := runHome(t, home, args...)
+		if r.code == 0 {
+			t.Fatalf("%q: exit 0 with the lock file a directory\n%s", args, r.stdout)
+		}
+		if diff := cmp.Diff(before, credsFile(t, home)); diff != "" {
+			t.Errorf("%q: creds.json (-want +got):\n%s\n%s", args, diff, r.stderr)
+		}
+	}
+}
+
+// TestGetMasksArgsAndURL: get shows no literal secret from a server's
+// args or from its URL's query, in text or JSON (the configuration
+// refuses a URL with user information).
+func TestGetMasksArgsAndURL(t *testing.T) {
+	exe, _ := os.Executable()
+	home := t.TempDir()
+	cfg := `{"mcpServers": {
+  "local": {"command": "` + exe + `", "args": ["demo-server", "--api-key=supersecret-1", "--token", "supersecret-2", "ghp_supersecret3abcdef"], "enabled": false},
+  "remote": {"url": "http://127.0.0.1:1/mcp?token=supersecret-5&mode=fast", "enabled": false}}}`
+	if err := os.WriteFile(filepath.Join(home, "config.json"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"get", "local"}, {"get", "local", "--json"}, {"get", "remote"}, {"get", "remote", "--json"}} {
+		r := runHome(t, home, args...)
+		if r.code != 0 || !strings.Contains(r.stdout, "[redacted]") {
+			t.Errorf("%q: exit %d\n%s\n%s", args, r.code, r.stdout, r.stderr)
+		}
+		if strings.Contains(r.stdout+r.stderr, "supersecret") {
+			t.Errorf("%q printed a secret:\n%s", args, r.stdout)
+		}
+	}
+	if r := runHome(t, home, "get", "remote"); !strings.Contains(r.stdout, "mode=fast") {
+		t.Errorf("get remote hides more than the secrets:\n%s", r.stdout)
+	}
+}

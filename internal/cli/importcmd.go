@@ -132,17 +132,15 @@ func runConnect(r *run) int {
 	if r.conn.print && r.imp.move {
 		return r.usagef("connect: --print shows the entry only; it does not go with --move")
 	}
+	// The entry holds the token kept in the home unless it refers to a
+	// variable (--token-env) or launches serve --stdio.
+	tokenFile := ""
+	if gw.Transport != clientconf.Stdio && r.conn.tokenEnv == "" {
+		home, _ := r.homeDir() // gatewayEntry read the token there
+		tokenFile = filepath.Join(home, TokenFile)
+	}
 	if r.conn.print {
-		gw.Name = clientconf.DefaultName
-		b, err := clientconf.Render(c, gw)
-		if err != nil {
-			return r.usagef("connect: %v", err)
-		}
-		if r.json {
-			return r.printJSON(map[string]string{"client": c.ID, "file": path, "entry": string(b)})
-		}
-		fmt.Fprintf(r.env.Stdout, "# %s: %s\n%s", c.Name, launcher.Escape(path), b)
-		return ExitOK
+		return r.printEntry(c, path, gw, tokenFile)
 	}
 	if r.imp.move {
 		// The client's servers go into Switchboard first, each checked;
@@ -157,12 +155,12 @@ func runConnect(r *run) int {
 			return code
 		}
 	}
-	ch, err := clientconf.Connect(c, path, gw, clientconf.Options{Move: r.imp.move})
+	ch, err := clientconf.Connect(c, path, gw, clientconf.Options{Move: r.imp.move, Private: tokenFile != ""})
 	if err != nil {
 		return r.failf(ExitUsage, codeConfig, "connect: %v", err)
 	}
 	if r.json {
-		out := map[string]any{"client": c.ID, "file": ch.Path, "backup": ch.Backup, "replaced": ch.Replaced}
+		out := map[string]any{"client": c.ID, "file": ch.Path, "backup": ch.Backup, "replaced": ch.Replaced, "private": tokenFile != ""}
 		if r.imp.move {
 			out["moved"] = append([]string{}, ch.Removed...)
 			out["import"] = r.imported
@@ -175,11 +173,44 @@ func runConnect(r *run) int {
 	}
 	fmt.Fprintf(r.env.Stdout, "%s: %s the %q entry in %s (backup: %s; 'switchboard disconnect %s' restores it)\n",
 		c.Name, verb, clientconf.DefaultName, launcher.Escape(ch.Path), launcher.Escape(ch.Backup), c.ID)
+	if tokenFile != "" {
+		fmt.Fprintf(r.env.Stdout, "%s: the file holds the gateway's token now, so it is readable by you only (mode 0600); 'connect --token-env VAR' writes a reference to a variable instead\n", c.Name)
+	}
 	if len(ch.Removed) > 0 {
 		fmt.Fprintf(r.env.Stdout, "%s: moved %s into Switchboard; the gateway is its one entry\n", c.Name, launcher.Escape(strings.Join(ch.Removed, ", ")))
 	}
 	return ExitOK
 }
+
+// printEntry prints the entry connect would write for c in path, with the
+// token kept in tokenFile ("" when the entry holds none) masked: a secret
+// is never printed. It says how to get the real one.
+func (r *run) printEntry(c *clientconf.Client, path string, gw clientconf.Entry, tokenFile string) int {
+	gw.Name = clientconf.DefaultName
+	if tokenFile != "" {
+		gw.Headers = map[string]string{"Authorization": "Bearer " + maskedToken}
+	}
+	b, err := clientconf.Render(c, gw)
+	if err != nil {
+		return r.usagef("connect: %v", err)
+	}
+	if r.json {
+		out := map[string]string{"client": c.ID, "file": path, "entry": string(b)}
+		if tokenFile != "" {
+			out["tokenFile"] = tokenFile
+		}
+		return r.printJSON(out)
+	}
+	fmt.Fprintf(r.env.Stdout, "# %s: %s\n%s", c.Name, launcher.Escape(path), b)
+	if tokenFile != "" {
+		fmt.Fprintf(r.env.Stdout, "# the token is masked: it is kept in %s (mode 0600); 'switchboard connect %s' writes the real one, or use --token-env VAR to refer to a variable holding it\n",
+			launcher.Escape(tokenFile), c.ID)
+	}
+	return ExitOK
+}
+
+// maskedToken stands for the gateway's token in a printed entry.
+const maskedToken = "[redacted]"
 
 func runDisconnect(r *run) int {
 	if !r.wantArgs(1, 1) {
@@ -618,8 +649,10 @@ func (r *run) importFrom(srcs []importSource, strict bool) (int, bool) {
 		}
 	}
 	if len(add) > 0 {
+		undo := func() error { return nil }
 		if len(save) > 0 {
-			if err := creds.Update(cpath, save, nil); err != nil {
+			var err error
+			if undo, err = creds.Set(cpath, save); err != nil {
 				return r.configError(err), false
 			}
 		}
@@ -639,9 +672,7 @@ func (r *run) importFrom(srcs []importSource, strict bool) (int, bool) {
 			})
 		})
 		if err != nil {
-			if len(save) > 0 {
-				creds.Update(cpath, nil, sortedKeys(save)) //nolint:errcheck // best effort: they are referenced by nothing
-			}
+			undo() //nolint:errcheck // best effort: the error reported is the file's
 			return r.configError(err), false
 		}
 	}

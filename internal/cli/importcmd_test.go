@@ -228,3 +228,58 @@ func TestConnectErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestConnectTokenPrivate: connect --print never prints the gateway's
+// token (it is masked, and the output says where it is kept); connect
+// writing the token into a client's file leaves that file mode 0600 and
+// says so, while an entry that refers to a variable leaves its mode alone.
+func TestConnectTokenPrivate(t *testing.T) {
+	h := newHomes(t)
+	path := filepath.Join(h.user, ".cursor", "mcp.json")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write := func() {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(`{"mcpServers": {}}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(path, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write()
+	// The first connect generates the token; --print reads it.
+	if r := h.run(t, "connect", "cursor", "--token-env", "SB"); r.code != 0 || strings.Contains(r.stdout, "0600") {
+		t.Fatalf("connect --token-env: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o644 {
+		t.Errorf("connect --token-env: mode %04o, want 0644 (no secret in it)", fi.Mode().Perm())
+	}
+	h.run(t, "disconnect", "cursor")
+	write()
+	r := h.run(t, "connect", "cursor")
+	if r.code != 0 || !strings.Contains(r.stdout, "mode 0600") {
+		t.Fatalf("connect: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
+		t.Errorf("connect: %s mode %04o, want 0600: it holds the token", path, fi.Mode().Perm())
+	}
+	tok, err := os.ReadFile(filepath.Join(h.sb, cli.TokenFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := strings.TrimSpace(string(tok))
+	if b, _ := os.ReadFile(path); !strings.Contains(string(b), token) {
+		t.Fatalf("the file lacks the token:\n%s", b)
+	}
+	for _, args := range [][]string{{"connect", "cursor", "--print"}, {"connect", "cursor", "--print", "--json"}, {"connect", "vscode", "--print"}} {
+		r := h.run(t, args...)
+		if r.code != 0 || strings.Contains(r.stdout+r.stderr, token) {
+			t.Errorf("%q: exit %d, printed the token:\n%s%s", args, r.code, r.stdout, r.stderr)
+		}
+		if !strings.Contains(r.stdout, "[redacted]") || !strings.Contains(r.stdout, filepath.Join(h.sb, cli.TokenFile)) {
+			t.Errorf("%q: the masked entry, or where the token is, is missing:\n%s", args, r.stdout)
+		}
+	}
+}

@@ -6,10 +6,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
-	"runtime"
 	"strings"
 
+	"github.com/switchboard-mcp/switchboard/internal/confedit"
 	"github.com/switchboard-mcp/switchboard/internal/frontdoor"
 )
 
@@ -51,13 +50,8 @@ func readToken(path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if !fi.Mode().IsRegular() {
-		return "", fmt.Errorf("%s is not a regular file; remove it to have a token generated", path)
-	}
-	// Windows has no such mode bits: the file is as private as the home.
-	if perm := fi.Mode().Perm(); perm&0o077 != 0 && runtime.GOOS != "windows" {
-		return "", fmt.Errorf("%s holds the gateway's token, but group or others may read or change it (mode %04o); "+
-			"run 'chmod 600 %s', or remove the file to have a new token generated", path, perm, path)
+	if err := confedit.CheckPrivate(path, fi, "the gateway's token"); err != nil {
+		return "", fmt.Errorf("%w; removing the file has a new token generated", err)
 	}
 	b, err := io.ReadAll(io.LimitReader(f, 1<<10))
 	if err != nil {
@@ -75,29 +69,5 @@ func readToken(path string) (string, error) {
 // another start meanwhile) is left as it is: the error is then
 // fs.ErrExist.
 func writeToken(path, tok string) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, ".token-*") // mode 0600
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp)
-	_, err = f.WriteString(tok + "\n")
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	err = os.Link(tmp, path)
-	if err != nil && !errors.Is(err, fs.ErrExist) {
-		err = os.Rename(tmp, path) // a file system without hard links
-	}
-	return err
+	return confedit.WriteNew(path, []byte(tok+"\n"), 0o600)
 }

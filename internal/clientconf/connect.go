@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/switchboard-mcp/switchboard/internal/confedit"
 )
 
 // DefaultName is the name the gateway's entry takes in a client's file.
@@ -26,6 +28,10 @@ type Options struct {
 	// Move also takes the client's other servers out of its file, so that
 	// the gateway is its only entry (the caller imports them first: Read).
 	Move bool
+	// Private says that the gateway's entry holds a secret (its token):
+	// Connect leaves the file readable and writable by its owner only
+	// (mode 0600), whatever its mode was.
+	Private bool
 	// Force lets Disconnect keep the current version of a server that was
 	// moved out and has since been added back with other content, instead
 	// of refusing.
@@ -169,11 +175,15 @@ func Connect(c *Client, path string, gw Entry, opts Options) (*Change, error) {
 	_, statErr := os.Stat(ch.Backup)
 	keep := statErr == nil && ch.Replaced
 	if !keep {
-		if err := writeAtomic(ch.Backup, ch.Before, modeOf(ch.Path)); err != nil {
+		if err := confedit.WriteAtomic(ch.Backup, ch.Before, modeOf(ch.Path)); err != nil {
 			return nil, err
 		}
 	}
-	if err := replace(ch.Path, ch.Before, ch.After); err != nil {
+	mode := modeOf(ch.Path)
+	if opts.Private {
+		mode = 0o600
+	}
+	if err := replace(ch.Path, ch.Before, ch.After, mode); err != nil {
 		return nil, err
 	}
 	return ch, nil
@@ -211,7 +221,7 @@ func Disconnect(c *Client, path string, opts Options) (*Change, error) {
 		if err := os.Remove(real); err != nil {
 			return nil, err
 		}
-	} else if err := replace(real, cur, ch.After); err != nil {
+	} else if err := replace(real, cur, ch.After, modeOf(real)); err != nil {
 		return nil, err
 	}
 	if err := os.Remove(ch.Backup); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -296,9 +306,9 @@ func modeOf(path string) fs.FileMode {
 	return 0o600
 }
 
-// replace writes data to path in place of want, refusing if the file no
-// longer holds want (the client wrote it meanwhile).
-func replace(path string, want, data []byte) error {
+// replace writes data to path in place of want, with mode mode, refusing
+// if the file no longer holds want (the client wrote it meanwhile).
+func replace(path string, want, data []byte, mode fs.FileMode) error {
 	_, now, err := load(path)
 	if err != nil {
 		return err
@@ -306,49 +316,7 @@ func replace(path string, want, data []byte) error {
 	if (now == nil) != (want == nil) || !bytes.Equal(now, want) {
 		return fmt.Errorf("%s changed while it was being edited; nothing was written, try again", path)
 	}
-	return writeAtomic(path, data, modeOf(path))
-}
-
-// writeAtomic writes data to a temporary file in path's directory, syncs
-// it and renames it over path, then syncs the directory.
-func writeAtomic(path string, data []byte, mode fs.FileMode) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if _, err := f.Write(data); err != nil {
-		return err
-	}
-	if err := f.Chmod(mode); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	ok = true
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
+	return confedit.WriteAtomic(path, data, mode)
 }
 
 // undo fills ch.After (nil: remove the file) and ch.Restored from

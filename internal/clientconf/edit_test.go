@@ -377,14 +377,14 @@ func TestRender(t *testing.T) {
 func TestReplaceRefusesChangedFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "mcp.json")
 	write(t, path, `{"mcpServers": {"theirs": {"command": "new"}}}`)
-	err := replace(path, []byte(`{"mcpServers": {}}`), []byte(`{"mcpServers": {"switchboard": {"command": "sb"}}}`))
+	err := replace(path, []byte(`{"mcpServers": {}}`), []byte(`{"mcpServers": {"switchboard": {"command": "sb"}}}`), 0o600)
 	if err == nil || !strings.Contains(err.Error(), "changed while it was being edited") {
 		t.Fatalf("err = %v", err)
 	}
 	if got := string(readBytes(t, path)); got != `{"mcpServers": {"theirs": {"command": "new"}}}` {
 		t.Errorf("overwritten: %s", got)
 	}
-	if err := replace(filepath.Join(filepath.Dir(path), "absent.json"), []byte("{}"), []byte("{}")); err == nil {
+	if err := replace(filepath.Join(filepath.Dir(path), "absent.json"), []byte("{}"), []byte("{}"), 0o600); err == nil {
 		t.Error("a file that disappeared was written")
 	}
 }

@@ -15,6 +15,8 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/tailscale/hujson"
+
+	"github.com/switchboard-mcp/switchboard/config"
 )
 
 // maxFile caps the size of a client file Read or Connect accepts: Claude
@@ -589,21 +591,6 @@ func isAlnum(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
-// secretKeyRE matches names whose values are credentials.
-var secretKeyRE = regexp.MustCompile(`(?i)(token|key|secret|passw(or)?d|auth|credential|cookie|session|(^|_)pat$)`)
-
-// tokenPrefixes start values that are credentials whatever their name.
-var tokenPrefixes = []string{"sk-", "ghp_", "gho_", "ghu_", "ghs_", "github_pat_", "xoxb-", "xoxp-", "xapp-", "glpat-", "AKIA", "pk_live_", "sk_live_", "rk_live_", "eyJ"}
-
-func looksLikeToken(v string) bool {
-	for _, p := range tokenPrefixes {
-		if strings.HasPrefix(v, p) && len(v) >= len(p)+8 {
-			return true
-		}
-	}
-	return false
-}
-
 // isRef reports whether v refers to a variable rather than holding a value.
 func isRef(v string) bool { return strings.Contains(v, "${") }
 
@@ -611,7 +598,7 @@ func isRef(v string) bool { return strings.Contains(v, "${") }
 func (r *reader) findSecrets(e *Entry) {
 	for _, k := range sortedKeys(e.Env) {
 		v := e.Env[k]
-		if v == "" || isRef(v) || !(secretKeyRE.MatchString(k) || looksLikeToken(v)) {
+		if v == "" || isRef(v) || !(config.SecretKey(k) || config.LooksLikeToken(v)) {
 			continue
 		}
 		name := r.secretName(e.Name, envName(k), v)
@@ -642,32 +629,23 @@ func (r *reader) findSecrets(e *Entry) {
 			}
 			continue
 		}
-		if secretKeyRE.MatchString(k) || looksLikeToken(v) {
+		if config.SecretKey(k) || config.LooksLikeToken(v) {
 			name := r.secretName(e.Name, envName(e.Name+"_"+k), v)
 			r.addSecret(e.Name, "headers."+k, name, v)
 			e.Headers[k] = "${" + name + "}"
 		}
 	}
-	for i, a := range e.Args {
-		if isRef(a) {
+	for i := range e.Args {
+		flag, keep, val, ok := config.SecretArg(e.Args, i)
+		if !ok {
 			continue
 		}
-		flag, val, ok := strings.Cut(a, "=")
-		switch {
-		case ok && strings.HasPrefix(flag, "-") && secretKeyRE.MatchString(flag) && val != "":
-			name := r.secretName(e.Name, envName(e.Name+"_"+strings.TrimLeft(flag, "-")), val)
-			r.addSecret(e.Name, "args["+strconv.Itoa(i)+"]", name, val)
-			e.Args[i] = flag + "=${" + name + "}"
-		case looksLikeToken(a):
-			name := r.secretName(e.Name, envName(e.Name+"_TOKEN"), a)
-			r.addSecret(e.Name, "args["+strconv.Itoa(i)+"]", name, a)
-			e.Args[i] = "${" + name + "}"
-		case i > 0 && strings.HasPrefix(e.Args[i-1], "-") && !strings.Contains(e.Args[i-1], "=") &&
-			secretKeyRE.MatchString(e.Args[i-1]) && !strings.HasPrefix(a, "-"):
-			name := r.secretName(e.Name, envName(e.Name+"_"+strings.TrimLeft(e.Args[i-1], "-")), a)
-			r.addSecret(e.Name, "args["+strconv.Itoa(i)+"]", name, a)
-			e.Args[i] = "${" + name + "}"
+		if flag == "" {
+			flag = "TOKEN"
 		}
+		name := r.secretName(e.Name, envName(e.Name+"_"+flag), val)
+		r.addSecret(e.Name, "args["+strconv.Itoa(i)+"]", name, val)
+		e.Args[i] = keep + "${" + name + "}"
 	}
 	if e.URL != "" && !isRef(e.URL) {
 		if q := strings.IndexByte(e.URL, '?'); q >= 0 {
@@ -680,7 +658,7 @@ func (r *reader) findSecrets(e *Entry) {
 			changed := false
 			for j, p := range parts {
 				k, v, ok := strings.Cut(p, "=")
-				if !ok || v == "" || !secretKeyRE.MatchString(k) {
+				if !ok || v == "" || !config.SecretKey(k) {
 					continue
 				}
 				val, err := url.QueryUnescape(v)

@@ -5,9 +5,12 @@
 // the same directory, fsynced, renamed over the file, the directory
 // fsynced) with the previous content kept as FILE.bak, under an exclusive
 // lock file FILE.lock so that two writers never lose each other's edit.
+// It is the one place files are written atomically (WriteAtomic, WriteNew)
+// and the one check that a file holding secrets is private (CheckPrivate).
 //
-// It imports the standard library only; the CLI's editing commands and
-// the credential store use it.
+// It imports the standard library only; the CLI's editing commands, the
+// credential store, clients' files (clientconf), the gateway's token and
+// config's trust file use it.
 package confedit
 
 import (

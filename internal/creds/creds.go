@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 
@@ -63,13 +64,53 @@ func decode(path string, data []byte) (map[string]string, error) {
 // replaces them, and the names in remove are deleted. The file is created
 // with mode 0600; an existing one must pass Load's checks.
 func Update(path string, set map[string]string, remove []string) error {
-	if err := check(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
+	_, err := update(path, set, remove)
+	return err
+}
+
+// Set adds or replaces the credentials in set, as Update does, and
+// returns the function that undoes it (when what refers to them could not
+// be saved): a name that had a value gets it back, a name that had none
+// is deleted.
+func Set(path string, set map[string]string) (undo func() error, err error) {
+	prev, err := update(path, set, nil)
+	if err != nil {
+		return nil, err
 	}
-	return confedit.Edit(path, &confedit.Options{Perm: 0o600, Check: func(data []byte) error {
+	return func() error {
+		restore := map[string]string{}
+		var remove []string
+		for name := range set {
+			if v, ok := prev[name]; ok {
+				restore[name] = v
+			} else {
+				remove = append(remove, name)
+			}
+		}
+		slices.Sort(remove)
+		return Update(path, restore, remove)
+	}, nil
+}
+
+// update is Update; it returns the values the names in set had before.
+func update(path string, set map[string]string, remove []string) (prev map[string]string, err error) {
+	if err := check(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	prev = map[string]string{}
+	err = confedit.Edit(path, &confedit.Options{Perm: 0o600, Check: func(data []byte) error {
 		_, err := decode(path, data)
 		return err
 	}}, func(o *confedit.Object) error {
+		for name := range set {
+			if raw, ok := o.Get(name); ok {
+				var v string
+				if err := json.Unmarshal(raw, &v); err != nil {
+					return fmt.Errorf("%s: the value of %q is not a string", path, name)
+				}
+				prev[name] = v
+			}
+		}
 		for _, name := range remove {
 			o.Delete(name)
 		}
@@ -80,6 +121,7 @@ func Update(path string, set map[string]string, remove []string) error {
 		}
 		return nil
 	})
+	return prev, err
 }
 
 func sortedKeys(m map[string]string) []string {
@@ -89,4 +131,14 @@ func sortedKeys(m map[string]string) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// check refuses a credential file that group or others may read or
+// change, that is not a regular file, or that another user owns.
+func check(path string) error {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return err
+	}
+	return confedit.CheckPrivate(path, fi, "credentials")
 }

@@ -108,3 +108,29 @@ func TestConcurrentUpdates(t *testing.T) {
 		t.Errorf("%v %v, want 4 credentials", m, err)
 	}
 }
+
+// TestSetUndo: Set's undo gives a name that had a value that value back
+// and deletes a name that had none, leaving the others alone.
+func TestSetUndo(t *testing.T) {
+	path := creds.Path(t.TempDir())
+	if err := creds.Update(path, map[string]string{"a": "old", "keep": "k"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	undo, err := creds.Set(path, map[string]string{"a": "new", "b": "added"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := creds.Load(path); m["a"] != "new" || m["b"] != "added" {
+		t.Fatalf("after Set: %v", m)
+	}
+	if err := undo(); err != nil {
+		t.Fatal(err)
+	}
+	m, err := creds.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]string{"a": "old", "keep": "k"}, m); diff != "" {
+		t.Errorf("after undo (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,259 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/catalog"
+	"github.com/switchboard-mcp/switchboard/internal/clientconf"
+	"github.com/switchboard-mcp/switchboard/internal/names"
+	"github.com/switchboard-mcp/switchboard/internal/store"
+)
+
+// Shell completion: `switchboard completion bash|zsh|fish` prints cobra's
+// script, which asks the hidden `switchboard __complete ARGS...` for the
+// candidates. Commands and flags come from the tree; fixed flag values
+// and the names below come from here. Server names are read from the
+// configuration and the working directory's project file, tool names from
+// the catalogues saved in the state store: completing never starts a
+// server.
+
+func init() {
+	examples["completion"] = []string{
+		"switchboard completion bash > /etc/bash_completion.d/switchboard",
+		"source <(switchboard completion bash)",
+		"switchboard completion zsh > \"${fpath[1]}/_switchboard\"",
+		"switchboard completion fish > ~/.config/fish/completions/switchboard.fish",
+	}
+}
+
+// completionTimeout bounds reading what a completion offers (the
+// configuration and the saved catalogues); a shell waits for it.
+const completionTimeout = 2 * time.Second
+
+// shells are the shells `completion` writes a script for.
+var shells = []string{"bash", "zsh", "fish"}
+
+// runCompletion prints the completion script of the shell named.
+func runCompletion(r *run) int {
+	if !r.wantArgs(1, 1) {
+		return ExitUsage
+	}
+	root := r.cobra.Root()
+	var err error
+	switch r.args[0] {
+	case "bash":
+		err = root.GenBashCompletionV2(r.env.Stdout, true)
+	case "zsh":
+		err = root.GenZshCompletion(r.env.Stdout)
+	case "fish":
+		err = root.GenFishCompletion(r.env.Stdout, true)
+	default:
+		return r.usagef("completion: no script for %q; the shells are %s", r.args[0], strings.Join(shells, ", "))
+	}
+	if err != nil {
+		return r.failf(ExitUpstream, codeError, "writing the script: %v", err)
+	}
+	return ExitOK
+}
+
+// fixedValues are the values of flags that take one of a fixed set.
+func fixedValues() map[string][]string {
+	return map[string][]string{
+		"scope":      {"user", "project"},
+		"transport":  {"http", "sse"},
+		"format":     host.Formats(),
+		"log-format": {logText, logJSON},
+		"from":       clientIDs(), // or a file, which the shell completes
+	}
+}
+
+// clientIDs are the clients import --from, connect and disconnect know.
+func clientIDs() []string {
+	var ids []string
+	for _, c := range clientconf.Clients() {
+		ids = append(ids, c.ID)
+	}
+	return ids
+}
+
+// complete sets what each command completes. Flag values are registered
+// only for a completion request: cobra keeps them in a process-wide table
+// that nothing empties.
+func (t *tree) complete(request bool) {
+	values := fixedValues()
+	for c, r := range t.runs {
+		r.cobra = c
+		c.ValidArgsFunction = r.completeArgs
+		if !request {
+			continue
+		}
+		for name, vs := range values {
+			if c.LocalFlags().Lookup(name) == nil {
+				continue
+			}
+			directive := cobra.ShellCompDirectiveNoFileComp
+			if name == "from" {
+				directive = cobra.ShellCompDirectiveDefault
+			}
+			c.RegisterFlagCompletionFunc(name, cobra.FixedCompletions(vs, directive)) //nolint:errcheck // each flag once per tree
+		}
+	}
+	if request {
+		t.root.RegisterFlagCompletionFunc("scope", cobra.FixedCompletions(values["scope"], cobra.ShellCompDirectiveNoFileComp)) //nolint:errcheck // once per tree
+	}
+}
+
+// completeArgs completes r's command's positional arguments.
+func (r *run) completeArgs(_ *cobra.Command, args []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	none := cobra.ShellCompDirectiveNoFileComp
+	var out []string
+	switch r.cmd.name {
+	case "get", "remove", "enable", "disable", "edit", "approve", "diff", "log":
+		if len(args) > 0 {
+			return nil, none
+		}
+		out = r.configuredServers()
+	case "tools":
+		if len(args) > 0 {
+			return nil, none
+		}
+		out = append(r.configuredServers(), r.toolNames()...)
+	case "call":
+		if len(args) > 0 {
+			return nil, none
+		}
+		out = r.toolNames()
+	case "connect", "disconnect":
+		if len(args) > 0 {
+			return nil, none
+		}
+		out = clientIDs()
+	case "completion":
+		if len(args) > 0 {
+			return nil, none
+		}
+		out = shells
+	case "help":
+		for _, c := range commands {
+			if !c.hidden {
+				out = append(out, c.name)
+			}
+		}
+	case "add":
+		return nil, cobra.ShellCompDirectiveDefault // a command, a file among its arguments
+	default:
+		return nil, none
+	}
+	var match []cobra.Completion
+	for _, s := range out {
+		if strings.HasPrefix(s, prefix) {
+			match = append(match, s)
+		}
+	}
+	slices.Sort(match)
+	return slices.Compact(match), none
+}
+
+// completionConfig loads the configuration as r's flags name it, for a
+// completion: on a copy of r that writes no warning (the shell would show
+// it) and gives up after completionTimeout. cfg is nil when it cannot be
+// loaded; done releases q.
+func (r *run) completionConfig() (q *run, cfg *config.Config, done func()) {
+	q = &run{cmd: r.cmd, env: r.env, home: r.home, cfgFile: r.cfgFile, storeURL: r.storeURL, noProject: r.noProject}
+	q.env.Stderr = io.Discard
+	ctx, cancel := context.WithTimeout(r.ctx, completionTimeout)
+	q.ctx = ctx
+	cfg, err := q.loadConfig()
+	if err != nil {
+		cfg = nil
+	}
+	return q, cfg, cancel
+}
+
+// configuredServers are the servers of the configuration and of the working
+// directory's project file; none when it cannot be read.
+func (r *run) configuredServers() []string {
+	_, cfg, done := r.completionConfig()
+	defer done()
+	if cfg == nil {
+		return nil
+	}
+	var out []string
+	for _, s := range cfg.Servers {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+// toolNames are the model-facing names of the enabled servers' tools, as
+// their catalogues were last saved in the state store; none when there is
+// no store yet (one is never created for a completion).
+func (r *run) toolNames() []string {
+	q, cfg, done := r.completionConfig()
+	defer done()
+	if cfg == nil {
+		return nil
+	}
+	if q.storeURL == "" && cfg.Store.Postgres == "" {
+		home, err := q.homeDir()
+		if err != nil {
+			return nil
+		}
+		if _, err := os.Stat(filepath.Join(home, StateFile)); err != nil {
+			return nil
+		}
+	}
+	st, err := q.openStore(cfg)
+	if err != nil {
+		return nil
+	}
+	defer st.Close()
+	var entries []names.Entry
+	for _, s := range cfg.Servers {
+		if !s.Enabled {
+			continue
+		}
+		tools, err := savedTools(q.ctx, st, s.Name)
+		if err != nil {
+			continue
+		}
+		for _, tool := range tools {
+			entries = append(entries, names.Entry{ID: names.ID{Server: s.Name, Name: tool}, Prefix: s.Prefix})
+		}
+	}
+	assigned, _ := names.Assign(entries)
+	out := make([]string, 0, len(assigned))
+	for _, n := range assigned {
+		out = append(out, n)
+	}
+	return out
+}
+
+// savedTools are the tool names of server's saved catalogue.
+func savedTools(ctx context.Context, st store.Store, server string) ([]string, error) {
+	c, err := st.Catalog(ctx, server)
+	if err != nil {
+		return nil, err
+	}
+	var cat catalog.Catalog
+	if err := json.Unmarshal(c.Data, &cat); err != nil {
+		return nil, fmt.Errorf("saved catalogue of %q: %w", server, err)
+	}
+	var out []string
+	for _, t := range cat.Tools {
+		out = append(out, t.Name)
+	}
+	return out, nil
+}

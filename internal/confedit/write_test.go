@@ -1,0 +1,92 @@
+package confedit_test
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/switchboard-mcp/switchboard/internal/confedit"
+)
+
+// TestWriteAtomic: the file gets the mode asked for, whatever the old
+// one's was, and no temporary file is left beside it.
+func TestWriteAtomic(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "sub", "f.json")
+	for _, tt := range []struct {
+		data string
+		perm fs.FileMode
+	}{{"one", 0o644}, {"two", 0o600}} {
+		if err := confedit.WriteAtomic(path, []byte(tt.data), tt.perm); err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Stat(path)
+		if err != nil || fi.Mode().Perm() != tt.perm {
+			t.Errorf("after writing %q: %v, mode %04o, want %04o", tt.data, err, fi.Mode().Perm(), tt.perm)
+		}
+		if b, _ := os.ReadFile(path); string(b) != tt.data {
+			t.Errorf("content %q, want %q", b, tt.data)
+		}
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(path)); len(ents) != 1 {
+		t.Errorf("files left beside it: %v", ents)
+	}
+}
+
+// TestWriteNew: a file already there is never replaced (fs.ErrExist).
+func TestWriteNew(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "token")
+	if err := confedit.WriteNew(path, []byte("first"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := confedit.WriteNew(path, []byte("second"), 0o600); !errors.Is(err, fs.ErrExist) {
+		t.Errorf("second WriteNew: %v, want fs.ErrExist", err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "first" {
+		t.Errorf("content %q, want first", b)
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(path)); len(ents) != 1 {
+		t.Errorf("files left beside it: %v", ents)
+	}
+}
+
+// TestCheckPrivate: a regular file of the user's with mode 0600 passes;
+// one group or others may read or change, one that is not a regular file,
+// or another user's is refused with what to do.
+func TestCheckPrivate(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup func(t *testing.T, path string)
+		want  string // "" passes
+	}{
+		{"0600", func(t *testing.T, path string) {}, ""},
+		{"group readable", func(t *testing.T, path string) { os.Chmod(path, 0o640) }, "group or others may read or change it (mode 0640); run 'chmod 600 "},
+		{"world writable", func(t *testing.T, path string) { os.Chmod(path, 0o602) }, "(mode 0602, writable by others)"},
+		{"a directory", func(t *testing.T, path string) { os.Remove(path); os.Mkdir(path, 0o700) }, "not a regular file"},
+		{"another user's", func(t *testing.T, path string) {
+			if err := os.Chown(path, 65534, 65534); err != nil {
+				t.Fatalf("this case needs root to give the file away: %v", err)
+			}
+		}, "belongs to user 65534"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "secret")
+			if err := os.WriteFile(path, []byte("s"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			tt.setup(t, path)
+			fi, err := os.Lstat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = confedit.CheckPrivate(path, fi, "a secret")
+			if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+				t.Errorf("CheckPrivate: %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
