@@ -1,0 +1,121 @@
+package config
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// OAuth is an http or sse server's "oauth" block: how Switchboard
+// identifies itself to the server's authorization server when the server
+// asks for an OAuth 2.1 login. Registration is tried in the order the MCP
+// specification gives: the client ID metadata document (ClientMetadataURL,
+// when the authorization server supports it), the pre-registered client
+// (ClientID), then dynamic client registration (unless NoRegistration).
+// Without the block, a server that asks for a login gets the metadata
+// document when one is configured for Switchboard, else dynamic
+// registration.
+type OAuth struct {
+	// ClientID ("clientId") is a client registered with the
+	// authorization server ahead of time.
+	ClientID string
+	// ClientSecretEnv ("clientSecretEnv") names the environment variable
+	// that holds ClientID's secret; "" for a public client.
+	ClientSecretEnv string
+	// ClientSecret is the value of ClientSecretEnv. Never shown: Redacted
+	// clears it.
+	ClientSecret string
+	// Scopes ("scopes"), when set, are the scopes asked for instead of
+	// those of the server's challenge or its scopes_supported.
+	Scopes []string
+	// ClientMetadataURL ("clientMetadataUrl") is an HTTPS URL, with a
+	// path, of a client ID metadata document that describes Switchboard.
+	ClientMetadataURL string
+	// Issuer ("issuer"), when set, is the only authorization server
+	// ClientID may be used with.
+	Issuer string
+}
+
+var oauthFields = []string{"clientId", "clientSecretEnv", "scopes", "clientMetadataUrl", "issuer"}
+
+var oauthHints = map[string]string{
+	"clientSecret":  `a secret is never written in the configuration: put it in an environment variable and name it in "clientSecretEnv"`,
+	"client_id":     `did you mean "clientId"?`,
+	"client_secret": `put the secret in an environment variable and name it in "clientSecretEnv"`,
+	"scope":         `did you mean "scopes"? (a list of strings)`,
+}
+
+// decodeOAuth decodes a server's "oauth" block; the secret is resolved by
+// resolveOAuth, with the server's other references.
+func (d *decoder) decodeOAuth(n *node, p *jsonPath, server string) (*OAuth, bool) {
+	if n.kind != kindObject {
+		d.wrongType(n, p, server, "object")
+		return nil, false
+	}
+	o := &OAuth{}
+	ok := true
+	for _, m := range n.members {
+		fp := p.k(m.key)
+		var good bool
+		switch m.key {
+		case "clientId":
+			o.ClientID, good = d.str(m.val, fp, server)
+			if good && o.ClientID == "" {
+				d.add(fp, server, "empty client ID", nil)
+				good = false
+			}
+		case "clientSecretEnv":
+			o.ClientSecretEnv, good = d.str(m.val, fp, server)
+			if good && !validIdent(o.ClientSecretEnv) {
+				d.add(fp, server, fmt.Sprintf("invalid environment variable name %s: want letters, digits and '_', not starting with a digit", quote(o.ClientSecretEnv)), nil)
+				good = false
+			}
+		case "scopes":
+			o.Scopes, good = d.strs(m.val, fp, server)
+			for _, s := range o.Scopes {
+				if s == "" || strings.ContainsAny(s, " \t\r\n\"\\") {
+					d.add(fp, server, fmt.Sprintf("invalid scope %s", quote(s)), nil)
+					good = false
+				}
+			}
+		case "clientMetadataUrl":
+			o.ClientMetadataURL, good = d.str(m.val, fp, server)
+			if good {
+				if u, err := url.Parse(o.ClientMetadataURL); err != nil || u.Scheme != "https" || u.Host == "" || u.Path == "" || u.Path == "/" {
+					d.add(fp, server, "want an https URL with a path", nil)
+					good = false
+				}
+			}
+		case "issuer":
+			o.Issuer, good = d.str(m.val, fp, server)
+			if good {
+				if u, err := url.Parse(o.Issuer); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+					d.add(fp, server, "want an http or https URL", nil)
+					good = false
+				}
+			}
+		default:
+			d.unknown(fp, m.key, oauthFields, oauthHints, server)
+		}
+		ok = ok && good
+	}
+	if ok && o.ClientSecretEnv != "" && o.ClientID == "" {
+		d.add(p.k("clientSecretEnv"), server, `a secret needs the client it belongs to: set "clientId"`, nil)
+		ok = false
+	}
+	return o, ok
+}
+
+// cloneOAuth copies o without its secret when redact is set.
+func cloneOAuth(o *OAuth, redact bool) *OAuth {
+	if o == nil {
+		return nil
+	}
+	c := *o
+	c.Scopes = slices.Clone(o.Scopes)
+	if redact {
+		c.ClientSecret = ""
+	}
+	return &c
+}
