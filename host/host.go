@@ -147,6 +147,10 @@ type Options struct {
 	// restarts, backoffs, re-discoveries: see ServerEvent), on the
 	// goroutine that saw them: it must not block.
 	OnEvent func(ServerEvent)
+	// OAuth, when set, logs in to Streamable HTTP servers that ask for
+	// OAuth 2.1 (see OAuthOptions). Nil sends them only their configured
+	// headers.
+	OAuth *OAuthOptions
 	// TracerProvider, when set, traces each Call as a span (see trace.go)
 	// and each request to a server as its child, with the trace context
 	// passed to the server in _meta (and in the headers of an HTTP
@@ -406,6 +410,7 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 			MaxFrame:          opts.MaxFrame,
 			Forward:           opts.Forward,
 			OnResourceUpdated: opts.OnResourceUpdated,
+			OAuth:             opts.OAuth.upstream(),
 		},
 		store:      opts.Store,
 		notify:     newNotifier(opts.OnChange),
@@ -696,7 +701,7 @@ func (h *Host) serverUnavailable(name string) error {
 	}
 	code := fault.CodeUnavailable
 	switch c := fault.CodeOf(v.err); c {
-	case fault.CodeRuntimeMissing, fault.CodeRuntimeTooOld:
+	case fault.CodeRuntimeMissing, fault.CodeRuntimeTooOld, fault.CodeNeedsLogin:
 		// Not retryable: it fails the same way until the machine or
 		// the configuration changes, and the code says what to fix.
 		code = c
