@@ -193,6 +193,10 @@ type ServerStatus struct {
 	Templates    int    `json:"templates"`
 	Prompts      int    `json:"prompts"`
 	LastError    string `json:"lastError,omitempty"`
+	// Auth is the state of the server's OAuth login, when it asked for
+	// one: "ok", "expires in 3m", "needs login (run: switchboard login
+	// NAME)". Never a token.
+	Auth string `json:"auth,omitempty"`
 	// Stderr is the escaped tail of a stdio server's stderr (last 64 KiB).
 	Stderr string `json:"stderr,omitempty"`
 	// Findings are what Switchboard changed, refused or noticed in the
@@ -567,6 +571,11 @@ func (h *Host) Servers() []ServerStatus {
 			st.ProtocolVersion = info.ProtocolVersion
 			st.ServerInfo = info.ServerInfo
 			st.Stderr = v.conn.StderrTail()
+			st.Auth = v.conn.Auth()
+		} else if fault.CodeOf(v.err) == fault.CodeNeedsLogin {
+			st.Auth = upstream.NeedsLoginState(sc.Name)
+		} else if v.err == nil {
+			st.Auth = upstream.StoredAuth(h.opts.OAuth, sc)
 		}
 		if v.vetted != nil {
 			st.Findings = append(st.Findings, v.vetted.Findings...)

@@ -36,5 +36,14 @@ func (o *OAuthOptions) upstream() *upstream.OAuth {
 	return &upstream.OAuth{TokensPath: o.TokensPath, Authorize: o.Authorize, RedirectURL: o.RedirectURL, ClientMetadataURL: o.ClientMetadataURL}
 }
 
-// LoginCommand is the command that logs in to server.
-func LoginCommand(server string) string { return upstream.LoginCommand(server) }
+// NeedsLoginState is ServerStatus.Auth of a server that needs a login.
+func NeedsLoginState(server string) string { return upstream.NeedsLoginState(server) }
+
+// Redirect is the loopback listener for the end of a login (see
+// ListenRedirect).
+type Redirect = upstream.Redirect
+
+// ListenRedirect binds a loopback listener on 127.0.0.1, on a port of the
+// system's choice, for an authorization server's redirect: bind it before
+// the login starts and pass its URL as OAuthOptions.RedirectURL.
+func ListenRedirect() (*Redirect, error) { return upstream.ListenRedirect() }

@@ -480,7 +480,8 @@ const (
 //     prompt, a completion's reference); invalid_input: -32602.
 //   - Any other failure of a tool call is a result with isError: the text
 //     names the code, and _meta[ErrorMetaKey] carries the code, the server
-//     and whether a retry may help. Of any other request: -32603.
+//     and whether a retry may help (and, for needs_login, the command
+//     that logs in). Of any other request: -32603.
 //   - A failure that quotes a server's own output (fault.Private: the
 //     stderr of a server that failed to start) is sent as a neutral
 //     message naming the server; the whole of it goes to the log, and the
@@ -517,12 +518,15 @@ func (g *Gateway) toClient(ctx context.Context, r failed, err error) (*mcp.CallT
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msg}
 	}
 	g.log.Warn("upstream call failed", "tool", r.id, "code", code, "err", err)
+	meta := map[string]any{"code": string(code), "server": r.server, "retryable": code.Retryable()}
+	if code == fault.CodeNeedsLogin {
+		// What a person runs where the gateway's configuration lives.
+		meta["command"] = "switchboard login " + serverOf(r, err)
+	}
 	return &mcp.CallToolResult{
 		IsError: true,
 		Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("Switchboard could not complete %s (%s): %s", r.name, code, msg)}},
-		Meta: mcp.Meta{ErrorMetaKey: map[string]any{
-			"code": string(code), "server": r.server, "retryable": code.Retryable(),
-		}},
+		Meta:    mcp.Meta{ErrorMetaKey: meta},
 	}, nil
 }
 

@@ -59,7 +59,7 @@ func LoginCommand(server string) string { return "switchboard login " + server }
 // needsLogin is the failure of a server that needs a login nobody can do
 // here.
 func needsLogin(server string) error {
-	return fault.New(fault.CodeNeedsLogin, server, "", fmt.Errorf("needs login (run: %s)", LoginCommand(server)))
+	return fault.New(fault.CodeNeedsLogin, server, "", errors.New(NeedsLoginState(server)))
 }
 
 // oauthHandler is the auth.OAuthHandler of one connection. The token
@@ -70,6 +70,7 @@ type oauthHandler struct {
 	o                *OAuth
 	code             *auth.AuthorizationCodeHandler // nil without Authorize
 	clientID         string                         // the configured client, "" when any will do
+	configured       bool                           // the server has an "oauth" block
 	hc               *http.Client
 	log              *slog.Logger
 
@@ -94,7 +95,7 @@ func (c *Conn) newOAuthHandler() (*oauthHandler, error) {
 		h.hc.CheckRedirect = netguard.CheckRedirect
 	}
 	if s.OAuth != nil {
-		h.clientID = s.OAuth.ClientID
+		h.clientID, h.configured = s.OAuth.ClientID, true
 	}
 	if o.TokensPath != "" {
 		ts, err := creds.LoadTokens(o.TokensPath, h.resource)
@@ -186,6 +187,11 @@ func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 	}
 	if h.code == nil {
 		resp.Body.Close()
+		if !h.configured && !bearerChallenge(resp) {
+			// A plain refusal, not an OAuth server asking for a login:
+			// classified from its status like any other (auth_failure).
+			return errors.New("the server refused the request")
+		}
 		if resp.StatusCode == http.StatusForbidden && cur != nil {
 			// Step-up needs a login; any other 403 is the server's answer.
 			if !insufficientScope(resp) {
@@ -195,6 +201,21 @@ func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 		return needsLogin(h.server)
 	}
 	return h.code.Authorize(ctx, req, resp)
+}
+
+// bearerChallenge reports whether a refusal asks for an OAuth bearer
+// token (RFC 6750 section 3).
+func bearerChallenge(resp *http.Response) bool {
+	cs, err := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
+	if err != nil {
+		return false
+	}
+	for _, c := range cs {
+		if c.Scheme == "bearer" {
+			return true
+		}
+	}
+	return false
 }
 
 // insufficientScope reports whether a 403 asks for more scopes.
@@ -369,10 +390,71 @@ func (c *Conn) setupOAuth() error {
 	if c.server.Transport != config.TransportHTTP {
 		return nil
 	}
+	if c.server.OAuth == nil {
+		for k := range c.server.Headers {
+			if strings.EqualFold(k, "Authorization") {
+				return nil // a static token: a refusal of it is no login to ask for
+			}
+		}
+	}
 	h, err := c.newOAuthHandler()
 	if err != nil {
 		return fault.New(fault.CodeAuthFailure, c.server.Name, "connect", err)
 	}
 	c.oauth = h
 	return nil
+}
+
+// NeedsLoginState is the auth state of a server that needs a login.
+func NeedsLoginState(server string) string {
+	return fmt.Sprintf("needs login (run: %s)", LoginCommand(server))
+}
+
+// Auth describes the connection's OAuth grant for a person: "" when the
+// server asked for none, "ok" while it is valid or can be refreshed,
+// "expires in 3m" when it cannot be refreshed and expires within the hour,
+// and NeedsLoginState once it has expired.
+func (c *Conn) Auth() string {
+	if c.oauth == nil {
+		return ""
+	}
+	c.oauth.mu.Lock()
+	g := c.oauth.cur
+	c.oauth.mu.Unlock()
+	if g == nil {
+		return ""
+	}
+	g.mu.Lock()
+	t := g.t
+	g.mu.Unlock()
+	return grantState(c.server.Name, &t)
+}
+
+// StoredAuth is Conn.Auth for a server not connected: the state of the
+// grant kept for it in o.TokensPath, "" when there is none.
+func StoredAuth(o *OAuth, s *config.Server) string {
+	if o == nil || o.TokensPath == "" || s.Transport != config.TransportHTTP {
+		return ""
+	}
+	ts, err := creds.LoadTokens(o.TokensPath, s.URL)
+	if err != nil {
+		return ""
+	}
+	for i := range ts {
+		if s.OAuth == nil || s.OAuth.ClientID == "" || ts[i].ClientID == s.OAuth.ClientID {
+			return grantState(s.Name, &ts[i])
+		}
+	}
+	return ""
+}
+
+func grantState(server string, t *creds.Token) string {
+	left := time.Until(t.Expiry)
+	switch {
+	case t.RefreshToken != "" || t.Expiry.IsZero() || left >= time.Hour:
+		return "ok"
+	case left <= 0:
+		return NeedsLoginState(server)
+	}
+	return "expires in " + left.Round(time.Minute).String()
 }

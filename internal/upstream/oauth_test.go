@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -199,5 +201,32 @@ func (r *oauthRig) checkNoToken(t *testing.T, err error) {
 		if strings.Contains(r.logs.String(), tok) || strings.Contains(msg, tok) {
 			t.Fatalf("a token is in the logs or the error")
 		}
+	}
+}
+
+// TestOAuthPlainRefusal: a 401 that asks for no bearer token, or a server
+// with a static Authorization header, is auth_failure as without OAuth,
+// never needs_login.
+func TestOAuthPlainRefusal(t *testing.T) {
+	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "no", http.StatusUnauthorized)
+	}))
+	t.Cleanup(plain.Close)
+	as := oauthtest.Start(t, nil)
+	tokens := filepath.Join(t.TempDir(), "creds.json")
+	for _, tt := range []struct{ name, server string }{
+		{"no challenge", `{"url":"` + plain.URL + `","trust":"trusted"}`},
+		{"static token", `{"url":"` + as.MCP + `","trust":"trusted","headers":{"Authorization":"Bearer wrong"}}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := config.Parse([]byte(`{"mcpServers":{"s":`+tt.server+`}}`), "t.json", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = Dial(context.Background(), cfg.Servers[0], &Options{OAuth: &OAuth{TokensPath: tokens}})
+			if !errors.Is(err, fault.AuthFailure) {
+				t.Fatalf("err = %v, want auth_failure", err)
+			}
+		})
 	}
 }
