@@ -1076,17 +1076,24 @@ func (d *decoder) expandServer(s *Server, f *rawServer, p *jsonPath) {
 			s.Headers["Authorization"] = "Bearer " + v
 		}
 	}
-	if o := s.OAuth; o != nil && o.ClientSecretEnv != "" {
-		fp, name := p.k("oauth").k("clientSecretEnv"), o.ClientSecretEnv
-		refs[name] = true
-		switch v, ok := d.lookup(name); {
-		case !ok:
-			missing(name, fp)
-		case v == "":
-			d.add(fp, s.Name, fmt.Sprintf("environment variable %q is empty", name), nil)
-		default:
-			o.ClientSecret = v
+	if o := s.OAuth; o != nil {
+		secret := func(field, name string, to *string) {
+			if name == "" {
+				return
+			}
+			fp := p.k("oauth").k(field)
+			refs[name] = true
+			switch v, ok := d.lookup(name); {
+			case !ok:
+				missing(name, fp)
+			case v == "":
+				d.add(fp, s.Name, fmt.Sprintf("environment variable %q is empty", name), nil)
+			default:
+				*to = v
+			}
 		}
+		secret("clientSecretEnv", o.ClientSecretEnv, &o.ClientSecret)
+		secret("privateKeyEnv", o.PrivateKeyEnv, &o.PrivateKey)
 	}
 	if len(refs) > 0 {
 		s.SecretRefs = slices.Sorted(maps.Keys(refs))
@@ -1095,7 +1102,7 @@ func (d *decoder) expandServer(s *Server, f *rawServer, p *jsonPath) {
 		s.Unusable = unusable
 		s.Command, s.Args, s.Env, s.Cwd, s.URL, s.Headers = "", nil, nil, "", "", nil
 		if s.OAuth != nil {
-			s.OAuth.ClientSecret = ""
+			s.OAuth.ClientSecret, s.OAuth.PrivateKey = "", ""
 		}
 	}
 }

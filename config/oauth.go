@@ -35,15 +35,35 @@ type OAuth struct {
 	// Issuer ("issuer"), when set, is the only authorization server
 	// ClientID may be used with.
 	Issuer string
+	// Grant ("grant") is GrantAuthorizationCode (the default: a person
+	// logs in) or GrantClientCredentials (a machine client: ClientID with
+	// its secret or its private key, no person and no login).
+	Grant string
+	// PrivateKeyEnv ("privateKeyEnv") names the environment variable that
+	// holds ClientID's private key (PEM: PKCS#8, EC or RSA), for
+	// private_key_jwt client authentication (RFC 7523) with
+	// GrantClientCredentials.
+	PrivateKeyEnv string
+	// PrivateKey is the value of PrivateKeyEnv. Never shown: Redacted
+	// clears it.
+	PrivateKey string
 }
 
-var oauthFields = []string{"clientId", "clientSecretEnv", "scopes", "clientMetadataUrl", "issuer"}
+// The grants of the "oauth" block.
+const (
+	GrantAuthorizationCode = "authorization_code"
+	GrantClientCredentials = "client_credentials"
+)
+
+var oauthFields = []string{"clientId", "clientSecretEnv", "scopes", "clientMetadataUrl", "issuer", "grant", "privateKeyEnv"}
 
 var oauthHints = map[string]string{
 	"clientSecret":  `a secret is never written in the configuration: put it in an environment variable and name it in "clientSecretEnv"`,
 	"client_id":     `did you mean "clientId"?`,
 	"client_secret": `put the secret in an environment variable and name it in "clientSecretEnv"`,
 	"scope":         `did you mean "scopes"? (a list of strings)`,
+	"privateKey":    `a key is never written in the configuration: put it in an environment variable and name it in "privateKeyEnv"`,
+	"grant_type":    `did you mean "grant"?`,
 }
 
 // decodeOAuth decodes a server's "oauth" block; the secret is resolved by
@@ -95,6 +115,18 @@ func (d *decoder) decodeOAuth(n *node, p *jsonPath, server string) (*OAuth, bool
 					good = false
 				}
 			}
+		case "grant":
+			o.Grant, good = d.str(m.val, fp, server)
+			if good && o.Grant != GrantAuthorizationCode && o.Grant != GrantClientCredentials {
+				d.add(fp, server, fmt.Sprintf("unknown grant %s: want %q or %q", quote(o.Grant), GrantAuthorizationCode, GrantClientCredentials), nil)
+				good = false
+			}
+		case "privateKeyEnv":
+			o.PrivateKeyEnv, good = d.str(m.val, fp, server)
+			if good && !validIdent(o.PrivateKeyEnv) {
+				d.add(fp, server, fmt.Sprintf("invalid environment variable name %s: want letters, digits and '_', not starting with a digit", quote(o.PrivateKeyEnv)), nil)
+				good = false
+			}
 		default:
 			d.unknown(fp, m.key, oauthFields, oauthHints, server)
 		}
@@ -102,6 +134,23 @@ func (d *decoder) decodeOAuth(n *node, p *jsonPath, server string) (*OAuth, bool
 	}
 	if ok && o.ClientSecretEnv != "" && o.ClientID == "" {
 		d.add(p.k("clientSecretEnv"), server, `a secret needs the client it belongs to: set "clientId"`, nil)
+		ok = false
+	}
+	if !ok {
+		return o, false
+	}
+	if o.Grant == "" {
+		o.Grant = GrantAuthorizationCode
+	}
+	switch {
+	case o.PrivateKeyEnv != "" && o.Grant != GrantClientCredentials:
+		d.add(p.k("privateKeyEnv"), server, `a private key signs client_credentials requests: set "grant": "client_credentials"`, nil)
+		ok = false
+	case o.Grant == GrantClientCredentials && o.ClientID == "":
+		d.add(p, server, `the client_credentials grant needs "clientId"`, nil)
+		ok = false
+	case o.Grant == GrantClientCredentials && (o.ClientSecretEnv == "") == (o.PrivateKeyEnv == ""):
+		d.add(p, server, `the client_credentials grant needs one of "clientSecretEnv" and "privateKeyEnv"`, nil)
 		ok = false
 	}
 	return o, ok
@@ -115,7 +164,7 @@ func cloneOAuth(o *OAuth, redact bool) *OAuth {
 	c := *o
 	c.Scopes = slices.Clone(o.Scopes)
 	if redact {
-		c.ClientSecret = ""
+		c.ClientSecret, c.PrivateKey = "", ""
 	}
 	return &c
 }

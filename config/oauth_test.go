@@ -20,10 +20,10 @@ func TestOAuthBlock(t *testing.T) {
 		err      string
 	}{
 		{name: "pre-registered", oauth: `{"clientId": "abc", "clientSecretEnv": "GH_SECRET", "scopes": ["repo", "read:org"]}`,
-			want: OAuth{ClientID: "abc", ClientSecretEnv: "GH_SECRET", ClientSecret: "s3cret-value", Scopes: []string{"repo", "read:org"}}},
-		{name: "public client", oauth: `{"clientId": "abc"}`, want: OAuth{ClientID: "abc"}},
+			want: OAuth{ClientID: "abc", ClientSecretEnv: "GH_SECRET", ClientSecret: "s3cret-value", Scopes: []string{"repo", "read:org"}, Grant: GrantAuthorizationCode}},
+		{name: "public client", oauth: `{"clientId": "abc"}`, want: OAuth{ClientID: "abc", Grant: GrantAuthorizationCode}},
 		{name: "metadata document", oauth: `{"clientMetadataUrl": "https://example.com/client.json", "issuer": "https://auth.example.com"}`,
-			want: OAuth{ClientMetadataURL: "https://example.com/client.json", Issuer: "https://auth.example.com"}},
+			want: OAuth{ClientMetadataURL: "https://example.com/client.json", Issuer: "https://auth.example.com", Grant: GrantAuthorizationCode}},
 		{name: "typo", oauth: `{"clientID": "abc"}`, err: `unknown field "clientID" (did you mean "clientId"?)`},
 		{name: "inline secret", oauth: `{"clientId": "abc", "clientSecret": "x"}`, err: `a secret is never written in the configuration`},
 		{name: "secret without client", oauth: `{"clientSecretEnv": "GH_SECRET"}`, err: `a secret needs the client it belongs to`},
@@ -33,6 +33,12 @@ func TestOAuthBlock(t *testing.T) {
 		{name: "http metadata URL", oauth: `{"clientMetadataUrl": "http://example.com/c.json"}`, err: `want an https URL with a path`},
 		{name: "root metadata URL", oauth: `{"clientMetadataUrl": "https://example.com/"}`, err: `want an https URL with a path`},
 		{name: "not an object", oauth: `"abc"`, err: `want object`},
+		{name: "client credentials", oauth: `{"grant": "client_credentials", "clientId": "m", "privateKeyEnv": "GH_SECRET"}`,
+			want: OAuth{ClientID: "m", Grant: GrantClientCredentials, PrivateKeyEnv: "GH_SECRET", PrivateKey: "s3cret-value"}},
+		{name: "client credentials without client", oauth: `{"grant": "client_credentials", "clientSecretEnv": "GH_SECRET"}`, err: `a secret needs the client`},
+		{name: "client credentials without secret", oauth: `{"grant": "client_credentials", "clientId": "m"}`, err: `needs one of "clientSecretEnv" and "privateKeyEnv"`},
+		{name: "key without grant", oauth: `{"clientId": "m", "privateKeyEnv": "GH_SECRET"}`, err: `set "grant": "client_credentials"`},
+		{name: "unknown grant", oauth: `{"grant": "password"}`, err: `unknown grant "password"`},
 		{name: "stdio", oauth: `{"clientId": "a"}`, stdio: true, err: `"oauth" is only for http and sse servers`},
 	}
 	for _, tt := range tests {
@@ -64,10 +70,11 @@ func TestOAuthBlock(t *testing.T) {
 			}
 			got := *s.OAuth
 			if got.ClientID != tt.want.ClientID || got.ClientSecret != tt.want.ClientSecret || got.ClientSecretEnv != tt.want.ClientSecretEnv ||
-				strings.Join(got.Scopes, " ") != strings.Join(tt.want.Scopes, " ") || got.ClientMetadataURL != tt.want.ClientMetadataURL || got.Issuer != tt.want.Issuer {
+				strings.Join(got.Scopes, " ") != strings.Join(tt.want.Scopes, " ") || got.ClientMetadataURL != tt.want.ClientMetadataURL || got.Issuer != tt.want.Issuer ||
+				got.Grant != tt.want.Grant || got.PrivateKey != tt.want.PrivateKey || got.PrivateKeyEnv != tt.want.PrivateKeyEnv {
 				t.Fatalf("OAuth = %+v, want %+v", got, tt.want)
 			}
-			if r := s.Redacted(); r.OAuth.ClientSecret != "" {
+			if r := s.Redacted(); r.OAuth.ClientSecret != "" || r.OAuth.PrivateKey != "" {
 				t.Fatal("the redacted view shows the secret")
 			}
 			if s.OAuth.ClientSecret != tt.want.ClientSecret {

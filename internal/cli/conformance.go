@@ -41,7 +41,7 @@ func runConformanceClient(r *run) int {
 	var hopts host.Options
 	env := map[string]string{}
 	if strings.HasPrefix(scenario, "auth/") {
-		hopts.OAuth, env = conformanceOAuth(server, cctx)
+		hopts.OAuth, env = conformanceOAuth(scenario, server, cctx)
 	}
 	data, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"server": server}})
 	cfg, err := config.Parse(data, "conformance", &config.LoadOptions{LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
@@ -143,7 +143,7 @@ func conformanceScenario(ctx context.Context, h *host.Host, scenario string, cct
 // client (MCP_CONFORMANCE_CONTEXT's client_id and client_secret) goes into
 // the server's "oauth" block, its secret through the environment of the
 // configuration, as a person would write it.
-func conformanceOAuth(server map[string]any, cctx map[string]any) (*host.OAuthOptions, map[string]string) {
+func conformanceOAuth(scenario string, server map[string]any, cctx map[string]any) (*host.OAuthOptions, map[string]string) {
 	env := map[string]string{}
 	block := map[string]any{"clientMetadataUrl": "https://conformance-test.local/client-metadata.json"}
 	if id, _ := cctx["client_id"].(string); id != "" {
@@ -152,6 +152,15 @@ func conformanceOAuth(server map[string]any, cctx map[string]any) (*host.OAuthOp
 			env["CONFORMANCE_CLIENT_SECRET"] = secret
 			block["clientSecretEnv"] = "CONFORMANCE_CLIENT_SECRET"
 		}
+		if key, _ := cctx["private_key_pem"].(string); key != "" {
+			env["CONFORMANCE_PRIVATE_KEY"] = key
+			block["privateKeyEnv"] = "CONFORMANCE_PRIVATE_KEY"
+		}
+	}
+	if strings.HasPrefix(scenario, "auth/client-credentials-") {
+		// A machine client: no person, no login.
+		block["grant"] = "client_credentials"
+		delete(block, "clientMetadataUrl")
 	}
 	server["oauth"] = block
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}

@@ -69,6 +69,7 @@ type oauthHandler struct {
 	server, resource string
 	o                *OAuth
 	code             *auth.AuthorizationCodeHandler // nil without Authorize
+	machine          auth.OAuthHandler              // the client_credentials grant's handler; nil for a person's login
 	clientID         string                         // the configured client, "" when any will do
 	configured       bool                           // the server has an "oauth" block
 	hc               *http.Client
@@ -96,6 +97,14 @@ func (c *Conn) newOAuthHandler() (*oauthHandler, error) {
 	}
 	if s.OAuth != nil {
 		h.clientID, h.configured = s.OAuth.ClientID, true
+		if s.OAuth.Grant == config.GrantClientCredentials {
+			m, err := machineHandler(s.OAuth, h.hc)
+			if err != nil {
+				return nil, err
+			}
+			h.machine = m
+			return h, nil
+		}
 	}
 	if o.TokensPath != "" {
 		ts, err := creds.LoadTokens(o.TokensPath, h.resource)
@@ -155,7 +164,10 @@ func (c *Conn) newOAuthHandler() (*oauthHandler, error) {
 
 // TokenSource returns the grant in use, nil before one: go-sdk then sends
 // no Authorization header, and the server's 401 calls Authorize.
-func (h *oauthHandler) TokenSource(context.Context) (oauth2.TokenSource, error) {
+func (h *oauthHandler) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
+	if h.machine != nil {
+		return h.machine.TokenSource(ctx)
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.cur == nil {
@@ -172,6 +184,9 @@ func (h *oauthHandler) TokenSource(context.Context) (oauth2.TokenSource, error) 
 func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
 	h.flow.Lock()
 	defer h.flow.Unlock()
+	if h.machine != nil {
+		return h.machine.Authorize(ctx, req, resp)
+	}
 	h.mu.Lock()
 	cur := h.cur
 	h.mu.Unlock()

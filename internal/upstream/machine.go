@@ -1,0 +1,215 @@
+package upstream
+
+import (
+	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/auth/extauth"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/clientcredentials"
+
+	"github.com/switchboard-mcp/switchboard/config"
+)
+
+// machineHandler returns the OAuth handler of a server whose "oauth"
+// block has the client_credentials grant (a machine client, RFC 6749
+// section 4.4): go-sdk's extauth handler for a client secret, and
+// private_key_jwt (RFC 7523) for a private key, which go-sdk lacks.
+func machineHandler(a *config.OAuth, hc *http.Client) (auth.OAuthHandler, error) {
+	creds := &oauthex.ClientCredentials{ClientID: a.ClientID, Issuer: a.Issuer}
+	if a.PrivateKey == "" {
+		creds.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: a.ClientSecret}
+		return extauth.NewClientCredentialsHandler(&extauth.ClientCredentialsHandlerConfig{Credentials: creds, HTTPClient: hc})
+	}
+	key, method, err := parsePrivateKey(a.PrivateKey)
+	if err != nil {
+		return nil, err
+	}
+	return &jwtClientHandler{clientID: a.ClientID, issuer: a.Issuer, scopes: a.Scopes, key: key, method: method, hc: hc}, nil
+}
+
+// parsePrivateKey reads a PEM private key and the JWS algorithm that goes
+// with it: ES256/ES384/ES512 by curve, RS256 for RSA. No key material is
+// ever in an error.
+func parsePrivateKey(pemText string) (crypto.Signer, jwt.SigningMethod, error) {
+	block, _ := pem.Decode([]byte(pemText))
+	if block == nil {
+		return nil, nil, errors.New(`"privateKeyEnv": not a PEM private key`)
+	}
+	var key any
+	var err error
+	switch block.Type {
+	case "EC PRIVATE KEY":
+		key, err = x509.ParseECPrivateKey(block.Bytes)
+	case "RSA PRIVATE KEY":
+		key, err = x509.ParsePKCS1PrivateKey(block.Bytes)
+	default:
+		key, err = x509.ParsePKCS8PrivateKey(block.Bytes)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf(`"privateKeyEnv": the private key does not parse (%s)`, block.Type)
+	}
+	switch k := key.(type) {
+	case *ecdsa.PrivateKey:
+		switch k.Curve {
+		case elliptic.P256():
+			return k, jwt.SigningMethodES256, nil
+		case elliptic.P384():
+			return k, jwt.SigningMethodES384, nil
+		case elliptic.P521():
+			return k, jwt.SigningMethodES512, nil
+		}
+	case *rsa.PrivateKey:
+		return k, jwt.SigningMethodRS256, nil
+	}
+	return nil, nil, errors.New(`"privateKeyEnv": want an EC (P-256, P-384, P-521) or RSA private key`)
+}
+
+// jwtClientHandler is the client_credentials grant with private_key_jwt
+// client authentication. Discovery is go-sdk's (protected-resource and
+// authorization-server metadata); each token request carries a fresh
+// assertion signed for the authorization server's issuer.
+type jwtClientHandler struct {
+	clientID, issuer string
+	scopes           []string
+	key              crypto.Signer
+	method           jwt.SigningMethod
+	hc               *http.Client
+
+	mu sync.Mutex
+	ts oauth2.TokenSource // guarded by mu; nil before Authorize
+}
+
+func (h *jwtClientHandler) TokenSource(context.Context) (oauth2.TokenSource, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.ts, nil
+}
+
+func (h *jwtClientHandler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
+	defer resp.Body.Close()
+	defer io.Copy(io.Discard, resp.Body) //nolint:errcheck // draining only
+	cs, err := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
+	if err != nil {
+		return fmt.Errorf("the server's WWW-Authenticate: %w", err)
+	}
+	resource := req.URL.String()
+	prm := h.resourceMetadata(ctx, cs, resource)
+	asm, err := auth.GetAuthServerMetadata(ctx, prm.AuthorizationServers[0], h.hc)
+	if err != nil {
+		return fmt.Errorf("authorization server metadata: %w", err)
+	}
+	if asm == nil { // the 2025-03-26 fallback
+		asm = &oauthex.AuthServerMeta{Issuer: prm.AuthorizationServers[0], TokenEndpoint: strings.TrimSuffix(prm.AuthorizationServers[0], "/") + "/token"}
+	}
+	if h.issuer != "" && h.issuer != asm.Issuer {
+		return fmt.Errorf("the authorization server %q is not the client's issuer %q", asm.Issuer, h.issuer)
+	}
+	scopes := h.scopes
+	if len(scopes) == 0 {
+		for _, c := range cs {
+			if c.Scheme == "bearer" && c.Params["scope"] != "" {
+				scopes = strings.Fields(c.Params["scope"])
+			}
+		}
+	}
+	if len(scopes) == 0 {
+		scopes = prm.ScopesSupported
+	}
+	src := &assertionSource{h: h, issuer: asm.Issuer, tokenURL: asm.TokenEndpoint, resource: prm.Resource, scopes: scopes}
+	ts := oauth2.ReuseTokenSource(nil, src)
+	if _, err := ts.Token(); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	h.ts = ts
+	h.mu.Unlock()
+	return nil
+}
+
+// resourceMetadata finds the protected-resource metadata where the
+// challenge says, else at the well-known paths (path-based first), else
+// falls back (2025-03-26) to the server's origin as authorization server.
+func (h *jwtClientHandler) resourceMetadata(ctx context.Context, cs []oauthex.Challenge, resource string) *oauthex.ProtectedResourceMetadata {
+	u, err := url.Parse(resource)
+	if err == nil {
+		var tries [][2]string // metadata URL, resource
+		for _, c := range cs {
+			if m := c.Params["resource_metadata"]; m != "" {
+				tries = append(tries, [2]string{m, resource})
+			}
+		}
+		origin := u.Scheme + "://" + u.Host
+		tries = append(tries,
+			[2]string{origin + "/.well-known/oauth-protected-resource/" + strings.TrimLeft(u.Path, "/"), resource},
+			[2]string{origin + "/.well-known/oauth-protected-resource", origin})
+		for _, t := range tries {
+			prm, err := oauthex.GetProtectedResourceMetadata(ctx, t[0], t[1], h.hc)
+			if err == nil && prm != nil && len(prm.AuthorizationServers) > 0 {
+				return prm
+			}
+		}
+		return &oauthex.ProtectedResourceMetadata{Resource: resource, AuthorizationServers: []string{origin}}
+	}
+	return &oauthex.ProtectedResourceMetadata{Resource: resource, AuthorizationServers: []string{resource}}
+}
+
+// assertionTTL is the life of a client assertion.
+const assertionTTL = 5 * time.Minute
+
+// assertionSource makes a token request with a fresh client assertion.
+type assertionSource struct {
+	h                          *jwtClientHandler
+	issuer, tokenURL, resource string
+	scopes                     []string
+}
+
+func (s *assertionSource) Token() (*oauth2.Token, error) {
+	now := time.Now()
+	assertion, err := jwt.NewWithClaims(s.h.method, jwt.RegisteredClaims{
+		Issuer: s.h.clientID, Subject: s.h.clientID, Audience: jwt.ClaimStrings{s.issuer},
+		IssuedAt: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(now.Add(assertionTTL)),
+		ID: rand.Text(),
+	}).SignedString(s.h.key)
+	if err != nil {
+		return nil, fmt.Errorf("signing the client assertion: %w", err)
+	}
+	params := url.Values{
+		"client_assertion_type": {"urn:ietf:params:oauth:client-assertion-type:jwt-bearer"},
+		"client_assertion":      {assertion},
+	}
+	if s.resource != "" {
+		params.Set("resource", s.resource)
+	}
+	cfg := &clientcredentials.Config{ClientID: s.h.clientID, TokenURL: s.tokenURL, Scopes: s.scopes,
+		AuthStyle: oauth2.AuthStyleInParams, EndpointParams: params}
+	ctx, cancel := context.WithTimeout(context.WithValue(context.Background(), oauth2.HTTPClient, s.h.hc), refreshTimeout)
+	defer cancel()
+	tok, err := cfg.Token(ctx)
+	if err != nil {
+		var re *oauth2.RetrieveError
+		if errors.As(err, &re) {
+			// The code only: the body may echo what was sent.
+			return nil, fmt.Errorf("the authorization server refused the client credentials (%s)", re.ErrorCode)
+		}
+		return nil, errors.New("the token request failed: the authorization server could not be reached")
+	}
+	return tok, nil
+}
