@@ -1094,6 +1094,7 @@ func (d *decoder) expandServer(s *Server, f *rawServer, p *jsonPath) {
 		}
 		secret("clientSecretEnv", o.ClientSecretEnv, &o.ClientSecret)
 		secret("privateKeyEnv", o.PrivateKeyEnv, &o.PrivateKey)
+		secret("assertionEnv", o.AssertionEnv, &o.Assertion)
 	}
 	if len(refs) > 0 {
 		s.SecretRefs = slices.Sorted(maps.Keys(refs))
@@ -1102,7 +1103,7 @@ func (d *decoder) expandServer(s *Server, f *rawServer, p *jsonPath) {
 		s.Unusable = unusable
 		s.Command, s.Args, s.Env, s.Cwd, s.URL, s.Headers = "", nil, nil, "", "", nil
 		if s.OAuth != nil {
-			s.OAuth.ClientSecret, s.OAuth.PrivateKey = "", ""
+			s.OAuth.ClientSecret, s.OAuth.PrivateKey, s.OAuth.Assertion = "", "", ""
 		}
 	}
 }

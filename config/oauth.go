@@ -47,15 +47,30 @@ type OAuth struct {
 	// PrivateKey is the value of PrivateKeyEnv. Never shown: Redacted
 	// clears it.
 	PrivateKey string
+	// AssertionFile ("assertionFile") is, for GrantJWTBearer, the file
+	// that holds the workload's identity token (a JWT its platform
+	// issues and rotates, such as a Kubernetes projected service-account
+	// token); it is read again for each token request.
+	AssertionFile string
+	// AssertionEnv ("assertionEnv") names, for GrantJWTBearer, the
+	// environment variable that holds the workload's identity token
+	// instead.
+	AssertionEnv string
+	// Assertion is the value of AssertionEnv. Never shown: Redacted
+	// clears it.
+	Assertion string
 }
 
 // The grants of the "oauth" block.
 const (
 	GrantAuthorizationCode = "authorization_code"
 	GrantClientCredentials = "client_credentials"
+	// GrantJWTBearer: workload identity federation (RFC 7523 section
+	// 2.1): the workload's identity token is the grant.
+	GrantJWTBearer = "jwt_bearer"
 )
 
-var oauthFields = []string{"clientId", "clientSecretEnv", "scopes", "clientMetadataUrl", "issuer", "grant", "privateKeyEnv"}
+var oauthFields = []string{"clientId", "clientSecretEnv", "scopes", "clientMetadataUrl", "issuer", "grant", "privateKeyEnv", "assertionFile", "assertionEnv"}
 
 var oauthHints = map[string]string{
 	"clientSecret":  `a secret is never written in the configuration: put it in an environment variable and name it in "clientSecretEnv"`,
@@ -117,14 +132,26 @@ func (d *decoder) decodeOAuth(n *node, p *jsonPath, server string) (*OAuth, bool
 			}
 		case "grant":
 			o.Grant, good = d.str(m.val, fp, server)
-			if good && o.Grant != GrantAuthorizationCode && o.Grant != GrantClientCredentials {
-				d.add(fp, server, fmt.Sprintf("unknown grant %s: want %q or %q", quote(o.Grant), GrantAuthorizationCode, GrantClientCredentials), nil)
+			if good && o.Grant != GrantAuthorizationCode && o.Grant != GrantClientCredentials && o.Grant != GrantJWTBearer {
+				d.add(fp, server, fmt.Sprintf("unknown grant %s: want %q, %q or %q", quote(o.Grant), GrantAuthorizationCode, GrantClientCredentials, GrantJWTBearer), nil)
 				good = false
 			}
 		case "privateKeyEnv":
 			o.PrivateKeyEnv, good = d.str(m.val, fp, server)
 			if good && !validIdent(o.PrivateKeyEnv) {
 				d.add(fp, server, fmt.Sprintf("invalid environment variable name %s: want letters, digits and '_', not starting with a digit", quote(o.PrivateKeyEnv)), nil)
+				good = false
+			}
+		case "assertionFile":
+			o.AssertionFile, good = d.str(m.val, fp, server)
+			if good && o.AssertionFile == "" {
+				d.add(fp, server, "empty file name", nil)
+				good = false
+			}
+		case "assertionEnv":
+			o.AssertionEnv, good = d.str(m.val, fp, server)
+			if good && !validIdent(o.AssertionEnv) {
+				d.add(fp, server, fmt.Sprintf("invalid environment variable name %s: want letters, digits and '_', not starting with a digit", quote(o.AssertionEnv)), nil)
 				good = false
 			}
 		default:
@@ -152,6 +179,12 @@ func (d *decoder) decodeOAuth(n *node, p *jsonPath, server string) (*OAuth, bool
 	case o.Grant == GrantClientCredentials && (o.ClientSecretEnv == "") == (o.PrivateKeyEnv == ""):
 		d.add(p, server, `the client_credentials grant needs one of "clientSecretEnv" and "privateKeyEnv"`, nil)
 		ok = false
+	case (o.AssertionFile != "" || o.AssertionEnv != "") && o.Grant != GrantJWTBearer:
+		d.add(p, server, `a workload's identity token is the jwt_bearer grant: set "grant": "jwt_bearer"`, nil)
+		ok = false
+	case o.Grant == GrantJWTBearer && (o.AssertionFile == "") == (o.AssertionEnv == ""):
+		d.add(p, server, `the jwt_bearer grant needs one of "assertionFile" and "assertionEnv"`, nil)
+		ok = false
 	}
 	return o, ok
 }
@@ -164,7 +197,7 @@ func cloneOAuth(o *OAuth, redact bool) *OAuth {
 	c := *o
 	c.Scopes = slices.Clone(o.Scopes)
 	if redact {
-		c.ClientSecret, c.PrivateKey = "", ""
+		c.ClientSecret, c.PrivateKey, c.Assertion = "", "", ""
 	}
 	return &c
 }

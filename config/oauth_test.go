@@ -38,6 +38,12 @@ func TestOAuthBlock(t *testing.T) {
 		{name: "client credentials without client", oauth: `{"grant": "client_credentials", "clientSecretEnv": "GH_SECRET"}`, err: `a secret needs the client`},
 		{name: "client credentials without secret", oauth: `{"grant": "client_credentials", "clientId": "m"}`, err: `needs one of "clientSecretEnv" and "privateKeyEnv"`},
 		{name: "key without grant", oauth: `{"clientId": "m", "privateKeyEnv": "GH_SECRET"}`, err: `set "grant": "client_credentials"`},
+		{name: "workload identity", oauth: `{"grant": "jwt_bearer", "clientId": "w", "assertionEnv": "GH_SECRET"}`,
+			want: OAuth{ClientID: "w", Grant: GrantJWTBearer, AssertionEnv: "GH_SECRET", Assertion: "s3cret-value"}},
+		{name: "workload identity file", oauth: `{"grant": "jwt_bearer", "assertionFile": "/var/run/token"}`,
+			want: OAuth{Grant: GrantJWTBearer, AssertionFile: "/var/run/token"}},
+		{name: "workload identity without token", oauth: `{"grant": "jwt_bearer"}`, err: `needs one of "assertionFile" and "assertionEnv"`},
+		{name: "token without grant", oauth: `{"assertionFile": "/t"}`, err: `set "grant": "jwt_bearer"`},
 		{name: "unknown grant", oauth: `{"grant": "password"}`, err: `unknown grant "password"`},
 		{name: "stdio", oauth: `{"clientId": "a"}`, stdio: true, err: `"oauth" is only for http and sse servers`},
 	}
@@ -71,10 +77,11 @@ func TestOAuthBlock(t *testing.T) {
 			got := *s.OAuth
 			if got.ClientID != tt.want.ClientID || got.ClientSecret != tt.want.ClientSecret || got.ClientSecretEnv != tt.want.ClientSecretEnv ||
 				strings.Join(got.Scopes, " ") != strings.Join(tt.want.Scopes, " ") || got.ClientMetadataURL != tt.want.ClientMetadataURL || got.Issuer != tt.want.Issuer ||
-				got.Grant != tt.want.Grant || got.PrivateKey != tt.want.PrivateKey || got.PrivateKeyEnv != tt.want.PrivateKeyEnv {
+				got.Grant != tt.want.Grant || got.PrivateKey != tt.want.PrivateKey || got.PrivateKeyEnv != tt.want.PrivateKeyEnv ||
+				got.Assertion != tt.want.Assertion || got.AssertionFile != tt.want.AssertionFile || got.AssertionEnv != tt.want.AssertionEnv {
 				t.Fatalf("OAuth = %+v, want %+v", got, tt.want)
 			}
-			if r := s.Redacted(); r.OAuth.ClientSecret != "" || r.OAuth.PrivateKey != "" {
+			if r := s.Redacted(); r.OAuth.ClientSecret != "" || r.OAuth.PrivateKey != "" || r.OAuth.Assertion != "" {
 				t.Fatal("the redacted view shows the secret")
 			}
 			if s.OAuth.ClientSecret != tt.want.ClientSecret {

@@ -157,6 +157,14 @@ func conformanceOAuth(scenario string, server map[string]any, cctx map[string]an
 			block["privateKeyEnv"] = "CONFORMANCE_PRIVATE_KEY"
 		}
 	}
+	if jwt, _ := cctx["valid_jwt"].(string); jwt != "" {
+		// Workload identity federation: the platform's token is the grant.
+		env["CONFORMANCE_WORKLOAD_JWT"] = jwt
+		block = map[string]any{"grant": "jwt_bearer", "assertionEnv": "CONFORMANCE_WORKLOAD_JWT"}
+		if id, _ := cctx["client_id"].(string); id != "" {
+			block["clientId"] = id
+		}
+	}
 	if strings.HasPrefix(scenario, "auth/client-credentials-") {
 		// A machine client: no person, no login.
 		block["grant"] = "client_credentials"

@@ -14,6 +14,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -33,6 +34,23 @@ import (
 // section 4.4): go-sdk's extauth handler for a client secret, and
 // private_key_jwt (RFC 7523) for a private key, which go-sdk lacks.
 func machineHandler(a *config.OAuth, hc *http.Client) (auth.OAuthHandler, error) {
+	if a.Grant == config.GrantJWTBearer {
+		h := &jwtClientHandler{clientID: a.ClientID, issuer: a.Issuer, scopes: a.Scopes, hc: hc}
+		if a.AssertionFile != "" {
+			path := a.AssertionFile
+			h.workload = func() (string, error) {
+				b, err := os.ReadFile(path)
+				if err != nil {
+					return "", fmt.Errorf(`"assertionFile": %w`, err)
+				}
+				return strings.TrimSpace(string(b)), nil
+			}
+		} else {
+			token := a.Assertion
+			h.workload = func() (string, error) { return token, nil }
+		}
+		return h, nil
+	}
 	creds := &oauthex.ClientCredentials{ClientID: a.ClientID, Issuer: a.Issuer}
 	if a.PrivateKey == "" {
 		creds.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: a.ClientSecret}
@@ -82,15 +100,19 @@ func parsePrivateKey(pemText string) (crypto.Signer, jwt.SigningMethod, error) {
 	return nil, nil, errors.New(`"privateKeyEnv": want an EC (P-256, P-384, P-521) or RSA private key`)
 }
 
-// jwtClientHandler is the client_credentials grant with private_key_jwt
-// client authentication. Discovery is go-sdk's (protected-resource and
-// authorization-server metadata); each token request carries a fresh
-// assertion signed for the authorization server's issuer.
+// jwtClientHandler is a machine client whose token requests carry a JWT:
+// the client_credentials grant with private_key_jwt client
+// authentication (key set: a fresh assertion signed for the authorization
+// server's issuer each time), or the jwt_bearer grant of workload identity
+// federation (workload set: the platform's token, read each time; one
+// request, no retry and no other grant after a refusal). Discovery is
+// go-sdk's (protected-resource and authorization-server metadata).
 type jwtClientHandler struct {
 	clientID, issuer string
 	scopes           []string
 	key              crypto.Signer
 	method           jwt.SigningMethod
+	workload         func() (string, error)
 	hc               *http.Client
 
 	mu sync.Mutex
@@ -181,7 +203,21 @@ type assertionSource struct {
 	scopes                     []string
 }
 
+// grantJWTBearer is the grant type of RFC 7523 section 2.1.
+const grantJWTBearer = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+
 func (s *assertionSource) Token() (*oauth2.Token, error) {
+	params := url.Values{}
+	if s.h.workload != nil {
+		a, err := s.h.workload()
+		if err != nil {
+			return nil, err
+		}
+		// clientcredentials lets EndpointParams name the grant type.
+		params.Set("grant_type", grantJWTBearer)
+		params.Set("assertion", a)
+		return s.request(params)
+	}
 	now := time.Now()
 	assertion, err := jwt.NewWithClaims(s.h.method, jwt.RegisteredClaims{
 		Issuer: s.h.clientID, Subject: s.h.clientID, Audience: jwt.ClaimStrings{s.issuer},
@@ -191,10 +227,13 @@ func (s *assertionSource) Token() (*oauth2.Token, error) {
 	if err != nil {
 		return nil, fmt.Errorf("signing the client assertion: %w", err)
 	}
-	params := url.Values{
-		"client_assertion_type": {"urn:ietf:params:oauth:client-assertion-type:jwt-bearer"},
-		"client_assertion":      {assertion},
-	}
+	params.Set("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
+	params.Set("client_assertion", assertion)
+	return s.request(params)
+}
+
+// request makes the token request with params.
+func (s *assertionSource) request(params url.Values) (*oauth2.Token, error) {
 	if s.resource != "" {
 		params.Set("resource", s.resource)
 	}
@@ -207,7 +246,7 @@ func (s *assertionSource) Token() (*oauth2.Token, error) {
 		var re *oauth2.RetrieveError
 		if errors.As(err, &re) {
 			// The code only: the body may echo what was sent.
-			return nil, fmt.Errorf("the authorization server refused the client credentials (%s)", re.ErrorCode)
+			return nil, fmt.Errorf("the authorization server refused the token request (%s)", re.ErrorCode)
 		}
 		return nil, errors.New("the token request failed: the authorization server could not be reached")
 	}

@@ -97,7 +97,7 @@ func (c *Conn) newOAuthHandler() (*oauthHandler, error) {
 	}
 	if s.OAuth != nil {
 		h.clientID, h.configured = s.OAuth.ClientID, true
-		if s.OAuth.Grant == config.GrantClientCredentials {
+		if g := s.OAuth.Grant; g == config.GrantClientCredentials || g == config.GrantJWTBearer {
 			m, err := machineHandler(s.OAuth, h.hc)
 			if err != nil {
 				return nil, err
