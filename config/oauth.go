@@ -59,6 +59,13 @@ type OAuth struct {
 	// Assertion is the value of AssertionEnv. Never shown: Redacted
 	// clears it.
 	Assertion string
+	// IdPTokenURL ("idpTokenUrl") is, for GrantEnterprise, the token
+	// endpoint of the enterprise identity provider that exchanges the
+	// person's ID token (AssertionFile or AssertionEnv) for an identity
+	// assertion grant (RFC 8693), and IdPClientID ("idpClientId") the
+	// client registered there.
+	IdPTokenURL string
+	IdPClientID string
 }
 
 // The grants of the "oauth" block.
@@ -68,9 +75,14 @@ const (
 	// GrantJWTBearer: workload identity federation (RFC 7523 section
 	// 2.1): the workload's identity token is the grant.
 	GrantJWTBearer = "jwt_bearer"
+	// GrantEnterprise: enterprise-managed authorization: the person's ID
+	// token from the enterprise identity provider is exchanged there for
+	// an identity assertion grant (ID-JAG), which the server's
+	// authorization server takes as a jwt-bearer grant from ClientID.
+	GrantEnterprise = "enterprise"
 )
 
-var oauthFields = []string{"clientId", "clientSecretEnv", "scopes", "clientMetadataUrl", "issuer", "grant", "privateKeyEnv", "assertionFile", "assertionEnv"}
+var oauthFields = []string{"clientId", "clientSecretEnv", "scopes", "clientMetadataUrl", "issuer", "grant", "privateKeyEnv", "assertionFile", "assertionEnv", "idpTokenUrl", "idpClientId"}
 
 var oauthHints = map[string]string{
 	"clientSecret":  `a secret is never written in the configuration: put it in an environment variable and name it in "clientSecretEnv"`,
@@ -132,8 +144,8 @@ func (d *decoder) decodeOAuth(n *node, p *jsonPath, server string) (*OAuth, bool
 			}
 		case "grant":
 			o.Grant, good = d.str(m.val, fp, server)
-			if good && o.Grant != GrantAuthorizationCode && o.Grant != GrantClientCredentials && o.Grant != GrantJWTBearer {
-				d.add(fp, server, fmt.Sprintf("unknown grant %s: want %q, %q or %q", quote(o.Grant), GrantAuthorizationCode, GrantClientCredentials, GrantJWTBearer), nil)
+			if good && o.Grant != GrantAuthorizationCode && o.Grant != GrantClientCredentials && o.Grant != GrantJWTBearer && o.Grant != GrantEnterprise {
+				d.add(fp, server, fmt.Sprintf("unknown grant %s: want %q, %q, %q or %q", quote(o.Grant), GrantAuthorizationCode, GrantClientCredentials, GrantJWTBearer, GrantEnterprise), nil)
 				good = false
 			}
 		case "privateKeyEnv":
@@ -146,6 +158,20 @@ func (d *decoder) decodeOAuth(n *node, p *jsonPath, server string) (*OAuth, bool
 			o.AssertionFile, good = d.str(m.val, fp, server)
 			if good && o.AssertionFile == "" {
 				d.add(fp, server, "empty file name", nil)
+				good = false
+			}
+		case "idpTokenUrl":
+			o.IdPTokenURL, good = d.str(m.val, fp, server)
+			if good {
+				if u, err := url.Parse(o.IdPTokenURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+					d.add(fp, server, "want an http or https URL", nil)
+					good = false
+				}
+			}
+		case "idpClientId":
+			o.IdPClientID, good = d.str(m.val, fp, server)
+			if good && o.IdPClientID == "" {
+				d.add(fp, server, "empty client ID", nil)
 				good = false
 			}
 		case "assertionEnv":
@@ -179,11 +205,17 @@ func (d *decoder) decodeOAuth(n *node, p *jsonPath, server string) (*OAuth, bool
 	case o.Grant == GrantClientCredentials && (o.ClientSecretEnv == "") == (o.PrivateKeyEnv == ""):
 		d.add(p, server, `the client_credentials grant needs one of "clientSecretEnv" and "privateKeyEnv"`, nil)
 		ok = false
-	case (o.AssertionFile != "" || o.AssertionEnv != "") && o.Grant != GrantJWTBearer:
-		d.add(p, server, `a workload's identity token is the jwt_bearer grant: set "grant": "jwt_bearer"`, nil)
+	case (o.AssertionFile != "" || o.AssertionEnv != "") && o.Grant != GrantJWTBearer && o.Grant != GrantEnterprise:
+		d.add(p, server, `an identity token is for the jwt_bearer or enterprise grant: set "grant"`, nil)
 		ok = false
-	case o.Grant == GrantJWTBearer && (o.AssertionFile == "") == (o.AssertionEnv == ""):
-		d.add(p, server, `the jwt_bearer grant needs one of "assertionFile" and "assertionEnv"`, nil)
+	case (o.Grant == GrantJWTBearer || o.Grant == GrantEnterprise) && (o.AssertionFile == "") == (o.AssertionEnv == ""):
+		d.add(p, server, fmt.Sprintf(`the %s grant needs one of "assertionFile" and "assertionEnv"`, o.Grant), nil)
+		ok = false
+	case (o.IdPTokenURL != "" || o.IdPClientID != "") != (o.Grant == GrantEnterprise):
+		d.add(p, server, `the enterprise grant, and only it, needs "idpTokenUrl" and "idpClientId"`, nil)
+		ok = false
+	case o.Grant == GrantEnterprise && (o.IdPTokenURL == "" || o.IdPClientID == "" || o.ClientID == ""):
+		d.add(p, server, `the enterprise grant needs "idpTokenUrl", "idpClientId" and "clientId"`, nil)
 		ok = false
 	}
 	return o, ok

@@ -43,7 +43,11 @@ func TestOAuthBlock(t *testing.T) {
 		{name: "workload identity file", oauth: `{"grant": "jwt_bearer", "assertionFile": "/var/run/token"}`,
 			want: OAuth{Grant: GrantJWTBearer, AssertionFile: "/var/run/token"}},
 		{name: "workload identity without token", oauth: `{"grant": "jwt_bearer"}`, err: `needs one of "assertionFile" and "assertionEnv"`},
-		{name: "token without grant", oauth: `{"assertionFile": "/t"}`, err: `set "grant": "jwt_bearer"`},
+		{name: "token without grant", oauth: `{"assertionFile": "/t"}`, err: `an identity token is for the jwt_bearer or enterprise grant`},
+		{name: "enterprise", oauth: `{"grant": "enterprise", "clientId": "c", "clientSecretEnv": "GH_SECRET", "idpTokenUrl": "https://idp.example/token", "idpClientId": "i", "assertionFile": "/t"}`,
+			want: OAuth{ClientID: "c", ClientSecretEnv: "GH_SECRET", ClientSecret: "s3cret-value", Grant: GrantEnterprise, AssertionFile: "/t", IdPTokenURL: "https://idp.example/token", IdPClientID: "i"}},
+		{name: "enterprise without IdP", oauth: `{"grant": "enterprise", "clientId": "c", "assertionFile": "/t"}`, err: `needs "idpTokenUrl" and "idpClientId"`},
+		{name: "IdP without enterprise", oauth: `{"clientId": "c", "idpClientId": "i"}`, err: `the enterprise grant, and only it`},
 		{name: "unknown grant", oauth: `{"grant": "password"}`, err: `unknown grant "password"`},
 		{name: "stdio", oauth: `{"clientId": "a"}`, stdio: true, err: `"oauth" is only for http and sse servers`},
 	}
@@ -78,7 +82,8 @@ func TestOAuthBlock(t *testing.T) {
 			if got.ClientID != tt.want.ClientID || got.ClientSecret != tt.want.ClientSecret || got.ClientSecretEnv != tt.want.ClientSecretEnv ||
 				strings.Join(got.Scopes, " ") != strings.Join(tt.want.Scopes, " ") || got.ClientMetadataURL != tt.want.ClientMetadataURL || got.Issuer != tt.want.Issuer ||
 				got.Grant != tt.want.Grant || got.PrivateKey != tt.want.PrivateKey || got.PrivateKeyEnv != tt.want.PrivateKeyEnv ||
-				got.Assertion != tt.want.Assertion || got.AssertionFile != tt.want.AssertionFile || got.AssertionEnv != tt.want.AssertionEnv {
+				got.Assertion != tt.want.Assertion || got.AssertionFile != tt.want.AssertionFile || got.AssertionEnv != tt.want.AssertionEnv ||
+				got.IdPTokenURL != tt.want.IdPTokenURL || got.IdPClientID != tt.want.IdPClientID {
 				t.Fatalf("OAuth = %+v, want %+v", got, tt.want)
 			}
 			if r := s.Redacted(); r.OAuth.ClientSecret != "" || r.OAuth.PrivateKey != "" || r.OAuth.Assertion != "" {

@@ -165,6 +165,16 @@ func conformanceOAuth(scenario string, server map[string]any, cctx map[string]an
 			block["clientId"] = id
 		}
 	}
+	if idToken, _ := cctx["idp_id_token"].(string); idToken != "" {
+		// Enterprise-managed authorization: the person's ID token from
+		// the identity provider, exchanged there for the grant.
+		env["CONFORMANCE_ID_TOKEN"] = idToken
+		block["grant"] = "enterprise"
+		block["assertionEnv"] = "CONFORMANCE_ID_TOKEN"
+		block["idpTokenUrl"], _ = cctx["idp_token_endpoint"].(string)
+		block["idpClientId"], _ = cctx["idp_client_id"].(string)
+		delete(block, "clientMetadataUrl")
+	}
 	if strings.HasPrefix(scenario, "auth/client-credentials-") {
 		// A machine client: no person, no login.
 		block["grant"] = "client_credentials"

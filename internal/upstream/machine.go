@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -34,22 +35,12 @@ import (
 // section 4.4): go-sdk's extauth handler for a client secret, and
 // private_key_jwt (RFC 7523) for a private key, which go-sdk lacks.
 func machineHandler(a *config.OAuth, hc *http.Client) (auth.OAuthHandler, error) {
-	if a.Grant == config.GrantJWTBearer {
-		h := &jwtClientHandler{clientID: a.ClientID, issuer: a.Issuer, scopes: a.Scopes, hc: hc}
-		if a.AssertionFile != "" {
-			path := a.AssertionFile
-			h.workload = func() (string, error) {
-				b, err := os.ReadFile(path)
-				if err != nil {
-					return "", fmt.Errorf(`"assertionFile": %w`, err)
-				}
-				return strings.TrimSpace(string(b)), nil
-			}
-		} else {
-			token := a.Assertion
-			h.workload = func() (string, error) { return token, nil }
-		}
-		return h, nil
+	switch a.Grant {
+	case config.GrantJWTBearer:
+		return &jwtClientHandler{clientID: a.ClientID, issuer: a.Issuer, scopes: a.Scopes, hc: hc, workload: identityToken(a)}, nil
+	case config.GrantEnterprise:
+		return &jwtClientHandler{clientID: a.ClientID, secret: a.ClientSecret, issuer: a.Issuer, scopes: a.Scopes, hc: hc,
+			idToken: identityToken(a), idpTokenURL: a.IdPTokenURL, idpClientID: a.IdPClientID}, nil
 	}
 	creds := &oauthex.ClientCredentials{ClientID: a.ClientID, Issuer: a.Issuer}
 	if a.PrivateKey == "" {
@@ -61,6 +52,22 @@ func machineHandler(a *config.OAuth, hc *http.Client) (auth.OAuthHandler, error)
 		return nil, err
 	}
 	return &jwtClientHandler{clientID: a.ClientID, issuer: a.Issuer, scopes: a.Scopes, key: key, method: method, hc: hc}, nil
+}
+
+// identityToken returns the reader of a's identity token: the file, read
+// each time (the platform rotates it), or the environment's value.
+func identityToken(a *config.OAuth) func() (string, error) {
+	if path := a.AssertionFile; path != "" {
+		return func() (string, error) {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return "", fmt.Errorf(`"assertionFile": %w`, err)
+			}
+			return strings.TrimSpace(string(b)), nil
+		}
+	}
+	token := a.Assertion
+	return func() (string, error) { return token, nil }
 }
 
 // parsePrivateKey reads a PEM private key and the JWS algorithm that goes
@@ -115,6 +122,14 @@ type jwtClientHandler struct {
 	workload         func() (string, error)
 	hc               *http.Client
 
+	// Enterprise-managed authorization: the person's ID token, exchanged
+	// at the identity provider for an ID-JAG (go-sdk's
+	// oauthex.ExchangeToken), which is the jwt-bearer grant, with the
+	// client's secret (client_secret_basic where the server takes it).
+	idToken                  func() (string, error)
+	idpTokenURL, idpClientID string
+	secret                   string
+
 	mu sync.Mutex
 	ts oauth2.TokenSource // guarded by mu; nil before Authorize
 }
@@ -155,7 +170,8 @@ func (h *jwtClientHandler) Authorize(ctx context.Context, req *http.Request, res
 	if len(scopes) == 0 {
 		scopes = prm.ScopesSupported
 	}
-	src := &assertionSource{h: h, issuer: asm.Issuer, tokenURL: asm.TokenEndpoint, resource: prm.Resource, scopes: scopes}
+	src := &assertionSource{h: h, issuer: asm.Issuer, tokenURL: asm.TokenEndpoint, resource: prm.Resource, scopes: scopes,
+		basic: slices.Contains(asm.TokenEndpointAuthMethodsSupported, "client_secret_basic")}
 	ts := oauth2.ReuseTokenSource(nil, src)
 	if _, err := ts.Token(); err != nil {
 		return err
@@ -201,6 +217,7 @@ type assertionSource struct {
 	h                          *jwtClientHandler
 	issuer, tokenURL, resource string
 	scopes                     []string
+	basic                      bool // the server takes client_secret_basic
 }
 
 // grantJWTBearer is the grant type of RFC 7523 section 2.1.
@@ -208,6 +225,15 @@ const grantJWTBearer = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 
 func (s *assertionSource) Token() (*oauth2.Token, error) {
 	params := url.Values{}
+	if s.h.idToken != nil {
+		jag, err := s.idJAG()
+		if err != nil {
+			return nil, err
+		}
+		params.Set("grant_type", grantJWTBearer)
+		params.Set("assertion", jag)
+		return s.request(params)
+	}
 	if s.h.workload != nil {
 		a, err := s.h.workload()
 		if err != nil {
@@ -232,13 +258,39 @@ func (s *assertionSource) Token() (*oauth2.Token, error) {
 	return s.request(params)
 }
 
+// idJAG exchanges the person's ID token at the identity provider for an
+// identity assertion grant for this authorization server and resource.
+func (s *assertionSource) idJAG() (string, error) {
+	idToken, err := s.h.idToken()
+	if err != nil {
+		return "", err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), refreshTimeout)
+	defer cancel()
+	tok, err := oauthex.ExchangeToken(ctx, s.h.idpTokenURL, &oauthex.TokenExchangeRequest{
+		RequestedTokenType: oauthex.TokenTypeIDJAG, Audience: s.issuer, Resource: s.resource, Scope: s.scopes,
+		SubjectToken: idToken, SubjectTokenType: oauthex.TokenTypeIDToken,
+	}, &oauthex.ClientCredentials{ClientID: s.h.idpClientID}, s.h.hc)
+	if err != nil {
+		var re *oauth2.RetrieveError
+		if errors.As(err, &re) {
+			return "", fmt.Errorf("the identity provider refused the token exchange (%s)", re.ErrorCode)
+		}
+		return "", errors.New("the token exchange at the identity provider failed")
+	}
+	return tok.AccessToken, nil
+}
+
 // request makes the token request with params.
 func (s *assertionSource) request(params url.Values) (*oauth2.Token, error) {
 	if s.resource != "" {
 		params.Set("resource", s.resource)
 	}
-	cfg := &clientcredentials.Config{ClientID: s.h.clientID, TokenURL: s.tokenURL, Scopes: s.scopes,
+	cfg := &clientcredentials.Config{ClientID: s.h.clientID, ClientSecret: s.h.secret, TokenURL: s.tokenURL, Scopes: s.scopes,
 		AuthStyle: oauth2.AuthStyleInParams, EndpointParams: params}
+	if s.h.secret != "" && s.basic {
+		cfg.AuthStyle = oauth2.AuthStyleInHeader
+	}
 	ctx, cancel := context.WithTimeout(context.WithValue(context.Background(), oauth2.HTTPClient, s.h.hc), refreshTimeout)
 	defer cancel()
 	tok, err := cfg.Token(ctx)

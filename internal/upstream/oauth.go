@@ -97,7 +97,7 @@ func (c *Conn) newOAuthHandler() (*oauthHandler, error) {
 	}
 	if s.OAuth != nil {
 		h.clientID, h.configured = s.OAuth.ClientID, true
-		if g := s.OAuth.Grant; g == config.GrantClientCredentials || g == config.GrantJWTBearer {
+		if g := s.OAuth.Grant; g == config.GrantClientCredentials || g == config.GrantJWTBearer || g == config.GrantEnterprise {
 			m, err := machineHandler(s.OAuth, h.hc)
 			if err != nil {
 				return nil, err
