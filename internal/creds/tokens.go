@@ -28,7 +28,9 @@ type Token struct {
 	RefreshToken string    `json:"refreshToken,omitempty"`
 	Expiry       time.Time `json:"expiry,omitzero"`
 	Scopes       []string  `json:"scopes,omitempty"`
-	Saved        time.Time `json:"saved"`
+	// DPoPKey is the key a DPoP-bound grant is bound to (PKCS#8 PEM).
+	DPoPKey string    `json:"dpopKey,omitempty"`
+	Saved   time.Time `json:"saved"`
 }
 
 // key is the name t is kept under.

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -80,6 +81,7 @@ type oauthHandler struct {
 	mu     sync.Mutex
 	cur    *grantSource // guarded by mu; nil before a grant
 	issuer string       // guarded by mu; the issuer of the last authorization-server metadata read
+	dpop   *dpopKey     // guarded by mu; the DPoP key (dpop.go) when the authorization server takes DPoP, nil otherwise
 }
 
 // newOAuthHandler returns the OAuth handler of c's server, or nil when
@@ -91,7 +93,7 @@ func (c *Conn) newOAuthHandler() (*oauthHandler, error) {
 	}
 	s := c.server
 	h := &oauthHandler{server: s.Name, resource: s.URL, o: o, log: c.log}
-	h.hc = &http.Client{Transport: issuerWatch{next: c.baseTransport(), h: h}}
+	h.hc = &http.Client{Transport: issuerWatch{next: dpopAS{next: c.baseTransport(), h: h}, h: h}}
 	if c.guarded() {
 		h.hc.CheckRedirect = netguard.CheckRedirect
 	}
@@ -114,6 +116,11 @@ func (c *Conn) newOAuthHandler() (*oauthHandler, error) {
 		for _, t := range ts {
 			if h.clientID == "" || t.ClientID == h.clientID {
 				h.cur = h.sourceOf(t)
+				if t.DPoPKey != "" {
+					if h.dpop, err = parseDPoPKey(t.DPoPKey); err != nil {
+						return nil, err
+					}
+				}
 				break
 			}
 		}
@@ -218,19 +225,40 @@ func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 	return h.code.Authorize(ctx, req, resp)
 }
 
-// bearerChallenge reports whether a refusal asks for an OAuth bearer
-// token (RFC 6750 section 3).
+// bearerChallenge reports whether a refusal asks for an OAuth access
+// token (RFC 6750 section 3, RFC 9449 section 7.1).
 func bearerChallenge(resp *http.Response) bool {
 	cs, err := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
 	if err != nil {
 		return false
 	}
 	for _, c := range cs {
-		if c.Scheme == "bearer" {
+		if c.Scheme == "bearer" || c.Scheme == "dpop" {
 			return true
 		}
 	}
 	return false
+}
+
+// dpopKey is the DPoP key in use, nil without DPoP.
+func (h *oauthHandler) dpopKey() *dpopKey {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.dpop
+}
+
+// dpopBound reports whether tok is the current grant's access token and
+// bound to the DPoP key.
+func (h *oauthHandler) dpopBound(tok string) bool {
+	h.mu.Lock()
+	g := h.cur
+	h.mu.Unlock()
+	if g == nil {
+		return false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.t.AccessToken == tok && strings.EqualFold(g.t.TokenType, "DPoP")
 }
 
 // insufficientScope reports whether a 403 asks for more scopes.
@@ -263,6 +291,9 @@ func (h *oauthHandler) newTokenSource(_ context.Context, cfg *oauth2.Config, tok
 		TokenURL: cfg.Endpoint.TokenURL, AuthStyle: int(cfg.Endpoint.AuthStyle), Scopes: cfg.Scopes,
 	}
 	setToken(&t, tok)
+	if k := h.dpopKey(); k != nil && strings.EqualFold(tok.Type(), "DPoP") {
+		t.DPoPKey = k.pem()
+	}
 	g := h.sourceOf(t)
 	g.save()
 	h.mu.Lock()
@@ -389,11 +420,19 @@ func (w issuerWatch) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, nil
 	}
 	var m struct {
-		Issuer string `json:"issuer"`
+		Issuer   string   `json:"issuer"`
+		DPoPAlgs []string `json:"dpop_signing_alg_values_supported"`
 	}
 	if json.Unmarshal(body, &m) == nil && m.Issuer != "" {
+		var k *dpopKey
+		if slices.Contains(m.DPoPAlgs, "ES256") {
+			k, _ = newDPoPKey() // without one, plain bearer tokens
+		}
 		w.h.mu.Lock()
 		w.h.issuer = m.Issuer
+		if w.h.dpop == nil {
+			w.h.dpop = k
+		}
 		w.h.mu.Unlock()
 	}
 	return resp, nil

@@ -422,8 +422,12 @@ func (c *Conn) roundTripper() http.RoundTripper {
 	for k, v := range c.server.Headers {
 		h.Set(k, v)
 	}
+	next := c.baseTransport()
+	if c.oauth != nil {
+		next = dpopRS{next: next, h: c.oauth}
+	}
 	rt := &captureRoundTripper{
-		next:    c.baseTransport(),
+		next:    next,
 		headers: h,
 		maxBody: int64(c.opts.MaxFrame),
 		server:  c.server.Name,
