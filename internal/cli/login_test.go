@@ -155,3 +155,21 @@ func TestLoginRefusesOtherServers(t *testing.T) {
 		}
 	}
 }
+
+// TestAddNeedsLogin: adding a server that answers and asks for a login
+// saves it and says to log in; the login that follows makes it work.
+func TestAddNeedsLogin(t *testing.T) {
+	as := oauthtest.Start(t, nil)
+	home := t.TempDir()
+	r := runHome(t, home, "add", "gh", as.MCP, "--trust")
+	if r.code != 0 || !strings.Contains(r.stderr, "asks for a login: run 'switchboard login gh'") {
+		t.Fatalf("add: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	if as.Count("authorize") != 0 || as.Count("register") != 0 {
+		t.Fatal("add started a login")
+	}
+	r = runHome(t, home, "servers")
+	if !strings.Contains(r.stdout, "gh: auth: needs login (run: switchboard login gh)") {
+		t.Fatalf("servers after add:\n%s%s", r.stdout, r.stderr)
+	}
+}
