@@ -251,7 +251,9 @@ func (g *Gateway) heldBack(next mcp.MethodHandler) mcp.MethodHandler {
 		// discovered again, once. A tool of a server still starting waits
 		// for that server, then is looked up again. A tool found so is
 		// called now (the change notification registers it for the calls
-		// after); a held one is refused like any other.
+		// after); a held one is refused like any other, and one of a
+		// server that needs a login says so (its tools are unknown until
+		// then).
 		t, herr := g.host.Find(ctx, call.Params.Name)
 		if server := g.host.Starting(herr); server != "" {
 			if aerr := g.host.Await(ctx, server); aerr != nil {
@@ -272,7 +274,7 @@ func (g *Gateway) heldBack(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		refused(herr)
 		var fe *fault.Error
-		if !errors.As(herr, &fe) || (fe.Code != fault.CodeDefinitionChanged && fe.Code != fault.CodeHeldInjection) {
+		if !errors.As(herr, &fe) || (fe.Code != fault.CodeDefinitionChanged && fe.Code != fault.CodeHeldInjection && fe.Code != fault.CodeNeedsLogin) {
 			return res, err
 		}
 		return g.toClient(ctx, failed{kind: toolCall, name: call.Params.Name, id: call.Params.Name, server: fe.Server}, herr)
