@@ -206,7 +206,7 @@ type Server struct {
 	// env may set.
 	AllowEnv []string
 
-	// OAuth ("oauth") says how to log in to an http or sse server that
+	// OAuth ("oauth") says how to log in to a Streamable HTTP server that
 	// asks for OAuth 2.1; nil means the defaults (see [OAuth]).
 	OAuth *OAuth
 

@@ -835,7 +835,7 @@ func (d *decoder) checkShape(f *rawServer, tr Transport, p *jsonPath, name strin
 		onlyFor(f.urlKey, f.url.set, "http and sse")
 		onlyFor("headers", f.headers.set, "http and sse")
 		onlyFor("bearerTokenEnvVar", f.bearer.set, "http and sse")
-		onlyFor("oauth", f.oauth.set, "http and sse")
+		onlyFor("oauth", f.oauth.set, "Streamable HTTP")
 	} else {
 		if !f.url.set {
 			d.add(p, name, fmt.Sprintf(`an %s server needs "url"; %s`, tr, why), nil)
@@ -845,6 +845,9 @@ func (d *decoder) checkShape(f *rawServer, tr Transport, p *jsonPath, name strin
 		onlyFor("env", f.env.set, "stdio")
 		onlyFor("cwd", f.cwd.set, "stdio")
 		onlyFor("runtime", f.runtime.set, "stdio")
+		if tr == TransportSSE {
+			onlyFor("oauth", f.oauth.set, "Streamable HTTP")
+		}
 	}
 	if f.enabled.set && f.disabled.set && f.enabled.v == f.disabled.v {
 		d.add(p.k("disabled"), name, fmt.Sprintf(`"disabled": %t contradicts "enabled": %t`, f.disabled.v, f.enabled.v), nil)

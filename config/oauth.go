@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// OAuth is an http or sse server's "oauth" block: how Switchboard
+// OAuth is a Streamable HTTP server's "oauth" block: how Switchboard
 // identifies itself to the server's authorization server when the server
 // asks for an OAuth 2.1 login. Registration is tried in the order the MCP
 // specification gives: the client ID metadata document (ClientMetadataURL,

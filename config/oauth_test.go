@@ -7,7 +7,7 @@ import (
 
 // TestOAuthBlock: the "oauth" block is strict (unknown fields named with a
 // suggestion), its secret comes from the environment and never shows in
-// the redacted view, and it is only for http and sse servers.
+// the redacted view, and it is only for Streamable HTTP servers.
 func TestOAuthBlock(t *testing.T) {
 	env := map[string]string{"GH_SECRET": "s3cret-value"}
 	lookup := func(n string) (string, bool) { v, ok := env[n]; return v, ok }
@@ -15,6 +15,7 @@ func TestOAuthBlock(t *testing.T) {
 		name     string
 		oauth    string
 		stdio    bool
+		sse      bool
 		want     OAuth
 		unusable string
 		err      string
@@ -49,13 +50,17 @@ func TestOAuthBlock(t *testing.T) {
 		{name: "enterprise without IdP", oauth: `{"grant": "enterprise", "clientId": "c", "assertionFile": "/t"}`, err: `needs "idpTokenUrl" and "idpClientId"`},
 		{name: "IdP without enterprise", oauth: `{"clientId": "c", "idpClientId": "i"}`, err: `the enterprise grant, and only it`},
 		{name: "unknown grant", oauth: `{"grant": "password"}`, err: `unknown grant "password"`},
-		{name: "stdio", oauth: `{"clientId": "a"}`, stdio: true, err: `"oauth" is only for http and sse servers`},
+		{name: "stdio", oauth: `{"clientId": "a"}`, stdio: true, err: `"oauth" is only for Streamable HTTP servers`},
+		{name: "sse", oauth: `{"clientId": "a"}`, sse: true, err: `"oauth" is only for Streamable HTTP servers`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			where := `"url": "https://h.example/mcp"`
 			if tt.stdio {
 				where = `"command": "x"`
+			}
+			if tt.sse {
+				where = `"type": "sse", "url": "https://h.example/sse"`
 			}
 			src := `{"mcpServers": {"gh": {` + where + `, "oauth": ` + tt.oauth + `}}}`
 			cfg, err := Parse([]byte(src), "t.json", &LoadOptions{LookupEnv: lookup})
