@@ -211,6 +211,10 @@ type Server struct {
 	// env may set.
 	AllowEnv []string
 
+	// OAuth ("oauth") says how to log in to a Streamable HTTP server that
+	// asks for OAuth 2.1; nil means the defaults (see [OAuth]).
+	OAuth *OAuth
+
 	// SecretRefs are the names of the environment variables this server
 	// references (through ${VAR} or bearerTokenEnvVar) and of its
 	// credentials ("cred:NAME", through ${cred:NAME}), sorted and unique,
@@ -325,6 +329,7 @@ func (s *Server) Redacted() *Server {
 	r.DisabledTools = slices.Clone(s.DisabledTools)
 	r.SecretRefs = slices.Clone(s.SecretRefs)
 	r.Runtime = maps.Clone(s.Runtime)
+	r.OAuth = cloneOAuth(s.OAuth, true)
 	r.raw = &rawFields{
 		command: r.Command, args: slices.Clone(r.Args), env: maps.Clone(r.Env),
 		cwd: r.Cwd, url: r.URL, headers: maps.Clone(r.Headers),

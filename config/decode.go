@@ -284,7 +284,7 @@ var (
 		"startupTimeoutMs", "callTimeoutMs", "bearerTokenEnvVar", "prefix", "protocolVersion",
 		"trust", "expectedTools", "allowEnv", "sampling", "elicitation", "roots", "images", "strict",
 		"eager", "idleTimeoutMs", "startupAttempts", "retryMs", "approval", "onDrift", "lockToolList", "deferTools",
-		"runtime",
+		"runtime", "oauth",
 	}
 	inputFields  = []string{"id", "type", "description", "password", "default", "options", "command", "args"}
 	optionFields = []string{"label", "value"}
@@ -614,6 +614,7 @@ type rawServer struct {
 	args, enabledTools, disabledTools             opt[[]string]
 	expectedTools, allowEnv                       opt[[]string]
 	env, headers, runtime                         opt[*orderedMap]
+	oauth                                         opt[*OAuth]
 	enabled, disabled, deferTools                 opt[bool]
 	sampling, elicitation, roots, images, strict  opt[bool]
 	startup, call                                 opt[time.Duration]
@@ -660,6 +661,8 @@ func (d *decoder) decodeServer(name string, n *node, p *jsonPath) *Server {
 			f.url = some(d.str(m.val, fp, name))
 		case "headers":
 			f.headers = some(d.strMap(m.val, fp, name))
+		case "oauth":
+			f.oauth = some(d.decodeOAuth(m.val, fp, name))
 		case "enabled":
 			f.enabled = some(d.boolean(m.val, fp, name))
 		case "disabled":
@@ -753,6 +756,9 @@ func (d *decoder) decodeServer(name string, n *node, p *jsonPath) *Server {
 	if f.call.set {
 		s.CallTimeout = f.call.v
 	}
+	if f.oauth.set {
+		s.OAuth = f.oauth.v
+	}
 	if f.protocolVersion.set {
 		if msg := checkProtocolVersion(f.protocolVersion.v, tr); msg != "" {
 			d.add(p.k("protocolVersion"), name, msg, nil)
@@ -840,6 +846,7 @@ func (d *decoder) checkShape(f *rawServer, tr Transport, p *jsonPath, name strin
 		onlyFor(f.urlKey, f.url.set, "http and sse")
 		onlyFor("headers", f.headers.set, "http and sse")
 		onlyFor("bearerTokenEnvVar", f.bearer.set, "http and sse")
+		onlyFor("oauth", f.oauth.set, "Streamable HTTP")
 	} else {
 		if !f.url.set {
 			d.add(p, name, fmt.Sprintf(`an %s server needs "url"; %s`, tr, why), nil)
@@ -849,6 +856,9 @@ func (d *decoder) checkShape(f *rawServer, tr Transport, p *jsonPath, name strin
 		onlyFor("env", f.env.set, "stdio")
 		onlyFor("cwd", f.cwd.set, "stdio")
 		onlyFor("runtime", f.runtime.set, "stdio")
+		if tr == TransportSSE {
+			onlyFor("oauth", f.oauth.set, "Streamable HTTP")
+		}
 	}
 	if f.enabled.set && f.disabled.set && f.enabled.v == f.disabled.v {
 		d.add(p.k("disabled"), name, fmt.Sprintf(`"disabled": %t contradicts "enabled": %t`, f.disabled.v, f.enabled.v), nil)
@@ -1080,11 +1090,34 @@ func (d *decoder) expandServer(s *Server, f *rawServer, p *jsonPath) {
 			s.Headers["Authorization"] = "Bearer " + v
 		}
 	}
+	if o := s.OAuth; o != nil {
+		secret := func(field, name string, to *string) {
+			if name == "" {
+				return
+			}
+			fp := p.k("oauth").k(field)
+			refs[name] = true
+			switch v, ok := d.lookup(name); {
+			case !ok:
+				missing(name, fp)
+			case v == "":
+				d.add(fp, s.Name, fmt.Sprintf("environment variable %q is empty", name), nil)
+			default:
+				*to = v
+			}
+		}
+		secret("clientSecretEnv", o.ClientSecretEnv, &o.ClientSecret)
+		secret("privateKeyEnv", o.PrivateKeyEnv, &o.PrivateKey)
+		secret("assertionEnv", o.AssertionEnv, &o.Assertion)
+	}
 	if len(refs) > 0 {
 		s.SecretRefs = slices.Sorted(maps.Keys(refs))
 	}
 	if unusable.Missing != nil {
 		s.Unusable = unusable
 		s.Command, s.Args, s.Env, s.Cwd, s.URL, s.Headers = "", nil, nil, "", "", nil
+		if s.OAuth != nil {
+			s.OAuth.ClientSecret, s.OAuth.PrivateKey, s.OAuth.Assertion = "", "", ""
+		}
 	}
 }

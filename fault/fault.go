@@ -44,6 +44,10 @@ const (
 	// CodeAuthFailure: the server refused Switchboard's credentials (HTTP
 	// 401, 403). Retrying with the same credentials cannot help.
 	CodeAuthFailure Code = "auth_failure"
+	// CodeNeedsLogin: the server asks for an OAuth login that Switchboard
+	// holds no valid grant for; the message names the command to run
+	// (`switchboard login NAME`). Nothing is retried until then.
+	CodeNeedsLogin Code = "needs_login"
 	// CodeNotFound: no tool, resource, prompt or server has that name.
 	CodeNotFound Code = "not_found"
 	// CodeInvalidInput: the server or Switchboard rejected the arguments.
@@ -80,7 +84,7 @@ const (
 var Codes = []Code{
 	CodeTransient, CodeRateLimited, CodeInvalidInput, CodeAuthFailure, CodeServerError, CodeNotFound,
 	CodePolicyBlocked, CodeUnknownOutcome, CodeTooLarge, CodeTimeout, CodeUnavailable, CodeDefinitionChanged,
-	CodeHeldInjection, CodeRuntimeMissing, CodeRuntimeTooOld,
+	CodeHeldInjection, CodeRuntimeMissing, CodeRuntimeTooOld, CodeNeedsLogin,
 }
 
 // Retryable reports whether an identical request may reasonably be sent
@@ -112,6 +116,7 @@ var (
 	HeldInjection     = &Error{Code: CodeHeldInjection}
 	RuntimeMissing    = &Error{Code: CodeRuntimeMissing}
 	RuntimeTooOld     = &Error{Code: CodeRuntimeTooOld}
+	NeedsLogin        = &Error{Code: CodeNeedsLogin}
 )
 
 // Error is a failure talking to, or finding something on, an upstream server.

@@ -147,6 +147,10 @@ type Options struct {
 	// restarts, backoffs, re-discoveries: see ServerEvent), on the
 	// goroutine that saw them: it must not block.
 	OnEvent func(ServerEvent)
+	// OAuth, when set, logs in to Streamable HTTP servers that ask for
+	// OAuth 2.1 (see OAuthOptions). Nil sends them only their configured
+	// headers.
+	OAuth *OAuthOptions
 	// TracerProvider, when set, traces each Call as a span (see trace.go)
 	// and each request to a server as its child, with the trace context
 	// passed to the server in _meta (and in the headers of an HTTP
@@ -189,6 +193,10 @@ type ServerStatus struct {
 	Templates    int    `json:"templates"`
 	Prompts      int    `json:"prompts"`
 	LastError    string `json:"lastError,omitempty"`
+	// Auth is the state of the server's OAuth login, when it asked for
+	// one: "ok", "expires in 3m", "needs login (run: switchboard login
+	// NAME)". Never a token.
+	Auth string `json:"auth,omitempty"`
 	// Stderr is the escaped tail of a stdio server's stderr (last 64 KiB).
 	Stderr string `json:"stderr,omitempty"`
 	// Findings are what Switchboard changed, refused or noticed in the
@@ -412,6 +420,7 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 			MaxFrame:          opts.MaxFrame,
 			Forward:           opts.Forward,
 			OnResourceUpdated: opts.OnResourceUpdated,
+			OAuth:             opts.OAuth.upstream(),
 		},
 		store:      opts.Store,
 		notify:     newNotifier(opts.OnChange),
@@ -568,6 +577,11 @@ func (h *Host) Servers() []ServerStatus {
 			st.ProtocolVersion = info.ProtocolVersion
 			st.ServerInfo = info.ServerInfo
 			st.Stderr = v.conn.StderrTail()
+			st.Auth = v.conn.Auth()
+		} else if fault.CodeOf(v.err) == fault.CodeNeedsLogin {
+			st.Auth = upstream.NeedsLoginState(sc.Name)
+		} else if v.err == nil {
+			st.Auth = upstream.StoredAuth(h.opts.OAuth, sc)
 		}
 		if v.vetted != nil {
 			st.Findings = append(st.Findings, v.vetted.Findings...)
@@ -702,7 +716,7 @@ func (h *Host) serverUnavailable(name string) error {
 	}
 	code := fault.CodeUnavailable
 	switch c := fault.CodeOf(v.err); c {
-	case fault.CodeRuntimeMissing, fault.CodeRuntimeTooOld:
+	case fault.CodeRuntimeMissing, fault.CodeRuntimeTooOld, fault.CodeNeedsLogin:
 		// Not retryable: it fails the same way until the machine or
 		// the configuration changes, and the code says what to fix.
 		code = c

@@ -112,6 +112,8 @@ func init() {
 		{"remove", "NAME", "remove a server (and the credentials only it used)", false, runRemove, false},
 		{"enable", "NAME", "enable a server, after checking that it starts", false, runEnable, false},
 		{"disable", "NAME", "disable a server", false, runDisable, false},
+		{"login", "NAME", "log in to an HTTP server that asks for OAuth: opens the browser (or prints the URL) and keeps the grant in creds.json", false, runLogin, false},
+		{"logout", "NAME", "forget the OAuth grants kept for a server", false, runLogout, false},
 		{"get", "NAME", "show one server: its configuration (secrets masked), state, protocol, capabilities, tools, findings, last error, stderr", true, runGet, false},
 		{"list", "[--check]", "the same as servers", true, runServers, false},
 		{"version", "", "print the version", false, runVersion, false},
@@ -131,6 +133,8 @@ func init() {
 // COMMAND` and `switchboard COMMAND --help`.
 var examples = map[string][]string{
 	"servers":       {"switchboard servers", "switchboard servers -v", "switchboard servers --tokens"},
+	"login":         {"switchboard login github"},
+	"logout":        {"switchboard logout github"},
 	"tools":         {"switchboard tools", "switchboard tools demo", "switchboard tools demo__echo", "switchboard tools --format openai"},
 	"search":        {"switchboard search add two numbers"},
 	"call":          {"switchboard call demo__echo text=hello", `switchboard call demo__add '{"a": 2, "b": 40}'`},
@@ -521,7 +525,7 @@ func (r *run) open() int {
 	}
 	// The gateway forwards servers' requests (sampling, elicitation,
 	// roots) to its clients; the other commands have no one to ask.
-	opts := &host.Options{ClientVersion: r.env.Version, Forward: r.cmd.name == "serve"}
+	opts := &host.Options{ClientVersion: r.env.Version, Forward: r.cmd.name == "serve", OAuth: r.oauthOptions()}
 	if r.cmd.name != "serve" {
 		opts.StopTimeout = oneShotStop
 		opts.StartupWait = startupWait

@@ -85,6 +85,7 @@ func runServers(r *run) int {
 	if r.cfg.Project != "" {
 		fmt.Fprintf(r.env.Stdout, "project: %s\n", launcher.Escape(r.cfg.Project))
 	}
+	printAuth(r.env.Stdout, servers)
 	for _, s := range servers {
 		if len(s.Held) > 0 {
 			fmt.Fprintf(r.env.Stdout, "%s: %d definition(s) changed since approved and held back: switchboard diff %s, then switchboard approve %s\n",

@@ -3,12 +3,14 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/config"
@@ -33,18 +35,23 @@ func runConformanceClient(r *run) int {
 			return r.usagef("conformance-client: MCP_CONFORMANCE_CONTEXT: %v", err)
 		}
 	}
-	data, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
-		"server": map[string]any{"type": "http", "url": r.args[0], "prefix": "", "startupTimeoutMs": 20000, "callTimeoutMs": 20000,
-			// The suite's test server runs on loopback and asks for sampling.
-			"trust": "trusted"},
-	}})
-	cfg, err := config.Parse(data, "conformance", nil)
+	server := map[string]any{"type": "http", "url": r.args[0], "prefix": "", "startupTimeoutMs": 20000, "callTimeoutMs": 20000,
+		// The suite's test server runs on loopback and asks for sampling.
+		"trust": "trusted"}
+	var hopts host.Options
+	env := map[string]string{}
+	if strings.HasPrefix(scenario, "auth/") {
+		hopts.OAuth, env = conformanceOAuth(scenario, server, cctx)
+	}
+	data, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"server": server}})
+	cfg, err := config.Parse(data, "conformance", &config.LoadOptions{LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
 	if err != nil {
 		return r.failf(ExitUsage, codeConfig, "conformance-client: %v", err)
 	}
 	ctx, cancel := context.WithTimeout(r.ctx, 25*time.Second)
 	defer cancel()
-	h, err := host.Open(ctx, cfg, &host.Options{Forward: true, ClientName: "switchboard-conformance-client", ClientVersion: r.env.Version})
+	hopts.Forward, hopts.ClientName, hopts.ClientVersion = true, "switchboard-conformance-client", r.env.Version
+	h, err := host.Open(ctx, cfg, &hopts)
 	if err != nil {
 		return r.report(ExitUpstream, failureOf(fmt.Errorf("conformance-client: %w", err), codeError))
 	}
@@ -124,9 +131,77 @@ func conformanceScenario(ctx context.Context, h *host.Host, scenario string, cct
 		return nil
 	}
 	if strings.HasPrefix(scenario, "auth/") {
-		return errors.New("OAuth is not implemented yet")
+		_, err := call("test-tool", map[string]any{})
+		return err
 	}
 	return fmt.Errorf("unknown scenario %q", scenario)
+}
+
+// conformanceOAuth configures the OAuth client for an auth scenario: the
+// suite's authorization server redirects at once, so the browser leg is
+// one GET whose Location carries the code. The scenario's pre-registered
+// client (MCP_CONFORMANCE_CONTEXT's client_id and client_secret) goes into
+// the server's "oauth" block, its secret through the environment of the
+// configuration, as a person would write it.
+func conformanceOAuth(scenario string, server map[string]any, cctx map[string]any) (*host.OAuthOptions, map[string]string) {
+	env := map[string]string{}
+	block := map[string]any{"clientMetadataUrl": "https://conformance-test.local/client-metadata.json"}
+	if id, _ := cctx["client_id"].(string); id != "" {
+		block["clientId"] = id
+		if secret, _ := cctx["client_secret"].(string); secret != "" {
+			env["CONFORMANCE_CLIENT_SECRET"] = secret
+			block["clientSecretEnv"] = "CONFORMANCE_CLIENT_SECRET"
+		}
+		if key, _ := cctx["private_key_pem"].(string); key != "" {
+			env["CONFORMANCE_PRIVATE_KEY"] = key
+			block["privateKeyEnv"] = "CONFORMANCE_PRIVATE_KEY"
+		}
+	}
+	if jwt, _ := cctx["valid_jwt"].(string); jwt != "" {
+		// Workload identity federation: the platform's token is the grant.
+		env["CONFORMANCE_WORKLOAD_JWT"] = jwt
+		block = map[string]any{"grant": "jwt_bearer", "assertionEnv": "CONFORMANCE_WORKLOAD_JWT"}
+		if id, _ := cctx["client_id"].(string); id != "" {
+			block["clientId"] = id
+		}
+	}
+	if idToken, _ := cctx["idp_id_token"].(string); idToken != "" {
+		// Enterprise-managed authorization: the person's ID token from
+		// the identity provider, exchanged there for the grant.
+		env["CONFORMANCE_ID_TOKEN"] = idToken
+		block["grant"] = "enterprise"
+		block["assertionEnv"] = "CONFORMANCE_ID_TOKEN"
+		block["idpTokenUrl"], _ = cctx["idp_token_endpoint"].(string)
+		block["idpClientId"], _ = cctx["idp_client_id"].(string)
+		delete(block, "clientMetadataUrl")
+	}
+	if strings.HasPrefix(scenario, "auth/client-credentials-") {
+		// A machine client: no person, no login.
+		block["grant"] = "client_credentials"
+		delete(block, "clientMetadataUrl")
+	}
+	server["oauth"] = block
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	return &host.OAuthOptions{
+		RedirectURL: "http://localhost:3000/callback",
+		Authorize: func(ctx context.Context, _ string, authURL string) (*auth.AuthorizationResult, error) {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
+			if err != nil {
+				return nil, err
+			}
+			resp, err := noRedirect.Do(req)
+			if err != nil {
+				return nil, err
+			}
+			resp.Body.Close()
+			loc, err := url.Parse(resp.Header.Get("Location"))
+			if err != nil {
+				return nil, fmt.Errorf("the authorization server's redirect: %w", err)
+			}
+			q := loc.Query()
+			return &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}, nil
+		},
+	}, env
 }
 
 // conformancePeer answers a server's requests the way the suite expects of

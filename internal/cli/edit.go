@@ -556,12 +556,17 @@ func (r *run) checkServer(cfg *config.Config, name, written string) *saveError {
 	sc.Enabled = true
 	one.Servers = []*config.Server{&sc}
 	fmt.Fprintf(r.env.Stderr, "checking server %q...\n", name)
-	h, err := host.Open(r.ctx, &one, &host.Options{ClientVersion: r.env.Version, StopTimeout: oneShotStop})
+	h, err := host.Open(r.ctx, &one, &host.Options{ClientVersion: r.env.Version, StopTimeout: oneShotStop, OAuth: r.oauthOptions()})
 	if err != nil {
 		return &saveError{ExitUpstream, failureOf(err, codeError), []string{written}}
 	}
 	st := h.Servers()[0]
 	h.Close()
+	if needsLogin(st) {
+		// It answered, and asked for a login: the grant is the person's to give.
+		fmt.Fprintf(r.env.Stderr, "server %q answers and asks for a login: run 'switchboard login %s'\n", name, launcher.Escape(name))
+		return nil
+	}
 	if st.State != host.StateReady && st.State != host.StateIdle {
 		msg := st.LastError
 		if msg == "" {
@@ -772,6 +777,7 @@ func runGet(r *run) int {
 	c := d.Config
 	p("name", c.Name)
 	p("transport", string(c.Transport))
+	p("auth", st.Auth)
 	p("command", c.Command)
 	if len(c.Args) > 0 {
 		p("args", shellQuote(c.Args))

@@ -264,7 +264,9 @@ func (g *Gateway) heldBack(next mcp.MethodHandler) mcp.MethodHandler {
 		// discovered again, once. A tool of a server still starting waits
 		// for that server, then is looked up again. A tool found so is
 		// called now (the change notification registers it for the calls
-		// after); a held one is refused like any other.
+		// after); a held one is refused like any other, and one of a
+		// server that needs a login says so (its tools are unknown until
+		// then).
 		t, herr := g.host.Find(ctx, call.Params.Name)
 		if server := g.host.Starting(herr); server != "" {
 			if aerr := g.host.Await(ctx, server); aerr != nil {
@@ -290,7 +292,7 @@ func (g *Gateway) heldBack(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		refused(herr)
 		var fe *fault.Error
-		if !errors.As(herr, &fe) || (fe.Code != fault.CodeDefinitionChanged && fe.Code != fault.CodeHeldInjection) {
+		if !errors.As(herr, &fe) || (fe.Code != fault.CodeDefinitionChanged && fe.Code != fault.CodeHeldInjection && fe.Code != fault.CodeNeedsLogin) {
 			return res, err
 		}
 		return g.toClient(ctx, failed{kind: toolCall, name: call.Params.Name, id: call.Params.Name, server: fe.Server}, herr)
@@ -504,7 +506,8 @@ const (
 //     prompt, a completion's reference); invalid_input: -32602.
 //   - Any other failure of a tool call is a result with isError: the text
 //     names the code, and _meta[ErrorMetaKey] carries the code, the server
-//     and whether a retry may help. Of any other request: -32603.
+//     and whether a retry may help (and, for needs_login, the command
+//     that logs in). Of any other request: -32603.
 //   - A failure that quotes a server's own output (fault.Private: the
 //     stderr of a server that failed to start) is sent as a neutral
 //     message naming the server; the whole of it goes to the log, and the
@@ -541,12 +544,15 @@ func (g *Gateway) toClient(ctx context.Context, r failed, err error) (*mcp.CallT
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msg}
 	}
 	g.log.Warn("upstream call failed", "tool", r.id, "code", code, "err", err)
+	meta := map[string]any{"code": string(code), "server": r.server, "retryable": code.Retryable()}
+	if code == fault.CodeNeedsLogin {
+		// What a person runs where the gateway's configuration lives.
+		meta["command"] = "switchboard login " + serverOf(r, err)
+	}
 	return &mcp.CallToolResult{
 		IsError: true,
 		Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("Switchboard could not complete %s (%s): %s", r.name, code, msg)}},
-		Meta: mcp.Meta{ErrorMetaKey: map[string]any{
-			"code": string(code), "server": r.server, "retryable": code.Retryable(),
-		}},
+		Meta:    mcp.Meta{ErrorMetaKey: meta},
 	}, nil
 }
 

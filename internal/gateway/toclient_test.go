@@ -35,6 +35,7 @@ func TestToClient(t *testing.T) {
 		{"tool: unknown outcome", live, toolCall, fault.New(fault.CodeUnknownOutcome, "s", "", nil), fault.CodeUnknownOutcome, 0},
 		{"tool: timeout", live, toolCall, fault.New(fault.CodeTimeout, "s", "", nil), fault.CodeTimeout, 0},
 		{"tool: rate limited", live, toolCall, fault.New(fault.CodeRateLimited, "s", "", nil), fault.CodeRateLimited, 0},
+		{"tool: needs login", live, toolCall, fault.New(fault.CodeNeedsLogin, "s", "", errors.New("needs login (run: switchboard login s)")), fault.CodeNeedsLogin, 0},
 		{"tool: policy", live, toolCall, fault.New(fault.CodePolicyBlocked, "s", "", nil), fault.CodePolicyBlocked, 0},
 		{"tool: no code", live, toolCall, errors.New("odd"), fault.CodeServerError, 0},
 		{"tool: not found", live, toolCall, fault.New(fault.CodeNotFound, "s", "", nil), "", jsonrpc.CodeInvalidParams},
@@ -61,6 +62,12 @@ func TestToClient(t *testing.T) {
 				m, _ := res.Meta[ErrorMetaKey].(map[string]any)
 				if m["code"] != string(tt.isError) || m["server"] != "s" || m["retryable"] != tt.isError.Retryable() {
 					t.Errorf("_meta %v, want code %s of server s", m, tt.isError)
+				}
+				if cmd, _ := m["command"].(string); (tt.isError == fault.CodeNeedsLogin) != (cmd == "switchboard login s") {
+					t.Errorf("_meta command %q", cmd)
+				}
+				if text := res.Content[0].(*mcp.TextContent).Text; tt.isError == fault.CodeNeedsLogin && !strings.Contains(text, "run: switchboard login s") {
+					t.Errorf("text %q names no command", text)
 				}
 				return
 			}

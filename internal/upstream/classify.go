@@ -169,12 +169,12 @@ func (e *protocolError) Unwrap() error { return e.err }
 
 // Permanent reports whether a failed dial would fail the same way again
 // until the configuration changes: the server refused Switchboard's
-// credentials, a policy refused its address, its program does not exist,
-// or a runtime it needs is missing or too old. The host stops retrying the
+// credentials or needs a login, a policy refused its address, its program
+// does not exist, or a runtime it needs is missing or too old. The host stops retrying the
 // start-up of such a server.
 func Permanent(err error) bool {
 	switch fault.CodeOf(err) {
-	case fault.CodeAuthFailure, fault.CodePolicyBlocked, fault.CodeRuntimeMissing, fault.CodeRuntimeTooOld:
+	case fault.CodeAuthFailure, fault.CodePolicyBlocked, fault.CodeRuntimeMissing, fault.CodeRuntimeTooOld, fault.CodeNeedsLogin:
 		return true
 	}
 	return cannotLaunch(err)

@@ -75,6 +75,10 @@ type Options struct {
 	// routes their requests to the Peer of the call that caused them (see
 	// WithPeer). Without it Switchboard declares none of them.
 	Forward bool
+	// OAuth, when set, is the OAuth 2.1 client of Streamable HTTP servers
+	// that ask for a login (see OAuth). Nil sends only the configured
+	// headers.
+	OAuth *OAuth
 	// TracerProvider, when set, makes a span of every request sent within
 	// a traced call and passes the trace context to the server (see
 	// trace.go). Nil traces nothing.
@@ -156,6 +160,8 @@ type Conn struct {
 	err   error        // why the session ended, set before done closes
 	peers map[Peer]int // peers of the calls in flight, with their counts
 
+	oauth *oauthHandler // nil without Options.OAuth; fixed at Dial
+
 	twin twin // the legacy connection for legacy clients (twin.go); its own lock
 }
 
@@ -177,7 +183,10 @@ func Dial(ctx context.Context, s *config.Server, opts *Options) (*Conn, error) {
 	ctx, cancel := context.WithTimeout(withPhase(withStatus(ctx)), s.StartupTimeout)
 	defer cancel()
 	start := time.Now()
-	err := c.connect(ctx)
+	err := c.setupOAuth()
+	if err == nil {
+		err = c.connect(ctx)
+	}
 	if err == nil {
 		c.askForLogs(ctx)
 	}
@@ -389,7 +398,7 @@ func (c *Conn) setSession(cs *mcp.ClientSession) {
 }
 
 func (c *Conn) streamableTransport() mcp.Transport {
-	return &mcp.StreamableClientTransport{
+	t := &mcp.StreamableClientTransport{
 		Endpoint:     c.server.URL,
 		HTTPClient:   c.httpClient(),
 		MaxEventSize: c.opts.MaxFrame,
@@ -398,6 +407,10 @@ func (c *Conn) streamableTransport() mcp.Transport {
 		// is broken and the caller redials.
 		MaxRetries: 3,
 	}
+	if c.oauth != nil {
+		t.OAuthHandler = c.oauth
+	}
+	return t
 }
 
 // roundTripper adds the configured headers and bounds response bodies. For
@@ -409,8 +422,12 @@ func (c *Conn) roundTripper() http.RoundTripper {
 	for k, v := range c.server.Headers {
 		h.Set(k, v)
 	}
+	next := c.baseTransport()
+	if c.oauth != nil {
+		next = dpopRS{next: next, h: c.oauth}
+	}
 	rt := &captureRoundTripper{
-		next:    c.baseTransport(),
+		next:    next,
 		headers: h,
 		maxBody: int64(c.opts.MaxFrame),
 		server:  c.server.Name,

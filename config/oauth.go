@@ -1,0 +1,235 @@
+package config
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// OAuth is a Streamable HTTP server's "oauth" block: how Switchboard
+// identifies itself to the server's authorization server when the server
+// asks for an OAuth 2.1 login. Registration is tried in the order the MCP
+// specification gives: the client ID metadata document (ClientMetadataURL,
+// when the authorization server supports it), the pre-registered client
+// (ClientID), then dynamic client registration (unless NoRegistration).
+// Without the block, a server that asks for a login gets the metadata
+// document when one is configured for Switchboard, else dynamic
+// registration.
+type OAuth struct {
+	// ClientID ("clientId") is a client registered with the
+	// authorization server ahead of time.
+	ClientID string
+	// ClientSecretEnv ("clientSecretEnv") names the environment variable
+	// that holds ClientID's secret; "" for a public client.
+	ClientSecretEnv string
+	// ClientSecret is the value of ClientSecretEnv. Never shown: Redacted
+	// clears it.
+	ClientSecret string
+	// Scopes ("scopes"), when set, are the scopes asked for instead of
+	// those of the server's challenge or its scopes_supported.
+	Scopes []string
+	// ClientMetadataURL ("clientMetadataUrl") is an HTTPS URL, with a
+	// path, of a client ID metadata document that describes Switchboard.
+	ClientMetadataURL string
+	// Issuer ("issuer"), when set, is the only authorization server
+	// ClientID may be used with.
+	Issuer string
+	// Grant ("grant") is GrantAuthorizationCode (the default: a person
+	// logs in) or GrantClientCredentials (a machine client: ClientID with
+	// its secret or its private key, no person and no login).
+	Grant string
+	// PrivateKeyEnv ("privateKeyEnv") names the environment variable that
+	// holds ClientID's private key (PEM: PKCS#8, EC or RSA), for
+	// private_key_jwt client authentication (RFC 7523) with
+	// GrantClientCredentials.
+	PrivateKeyEnv string
+	// PrivateKey is the value of PrivateKeyEnv. Never shown: Redacted
+	// clears it.
+	PrivateKey string
+	// AssertionFile ("assertionFile") is, for GrantJWTBearer, the file
+	// that holds the workload's identity token (a JWT its platform
+	// issues and rotates, such as a Kubernetes projected service-account
+	// token); it is read again for each token request.
+	AssertionFile string
+	// AssertionEnv ("assertionEnv") names, for GrantJWTBearer, the
+	// environment variable that holds the workload's identity token
+	// instead.
+	AssertionEnv string
+	// Assertion is the value of AssertionEnv. Never shown: Redacted
+	// clears it.
+	Assertion string
+	// IdPTokenURL ("idpTokenUrl") is, for GrantEnterprise, the token
+	// endpoint of the enterprise identity provider that exchanges the
+	// person's ID token (AssertionFile or AssertionEnv) for an identity
+	// assertion grant (RFC 8693), and IdPClientID ("idpClientId") the
+	// client registered there.
+	IdPTokenURL string
+	IdPClientID string
+}
+
+// The grants of the "oauth" block.
+const (
+	GrantAuthorizationCode = "authorization_code"
+	GrantClientCredentials = "client_credentials"
+	// GrantJWTBearer: workload identity federation (RFC 7523 section
+	// 2.1): the workload's identity token is the grant.
+	GrantJWTBearer = "jwt_bearer"
+	// GrantEnterprise: enterprise-managed authorization: the person's ID
+	// token from the enterprise identity provider is exchanged there for
+	// an identity assertion grant (ID-JAG), which the server's
+	// authorization server takes as a jwt-bearer grant from ClientID.
+	GrantEnterprise = "enterprise"
+)
+
+var oauthFields = []string{"clientId", "clientSecretEnv", "scopes", "clientMetadataUrl", "issuer", "grant", "privateKeyEnv", "assertionFile", "assertionEnv", "idpTokenUrl", "idpClientId"}
+
+var oauthHints = map[string]string{
+	"clientSecret":  `a secret is never written in the configuration: put it in an environment variable and name it in "clientSecretEnv"`,
+	"client_id":     `did you mean "clientId"?`,
+	"client_secret": `put the secret in an environment variable and name it in "clientSecretEnv"`,
+	"scope":         `did you mean "scopes"? (a list of strings)`,
+	"privateKey":    `a key is never written in the configuration: put it in an environment variable and name it in "privateKeyEnv"`,
+	"grant_type":    `did you mean "grant"?`,
+}
+
+// decodeOAuth decodes a server's "oauth" block; the secret is resolved by
+// resolveOAuth, with the server's other references.
+func (d *decoder) decodeOAuth(n *node, p *jsonPath, server string) (*OAuth, bool) {
+	if n.kind != kindObject {
+		d.wrongType(n, p, server, "object")
+		return nil, false
+	}
+	o := &OAuth{}
+	ok := true
+	for _, m := range n.members {
+		fp := p.k(m.key)
+		var good bool
+		switch m.key {
+		case "clientId":
+			o.ClientID, good = d.str(m.val, fp, server)
+			if good && o.ClientID == "" {
+				d.add(fp, server, "empty client ID", nil)
+				good = false
+			}
+		case "clientSecretEnv":
+			o.ClientSecretEnv, good = d.str(m.val, fp, server)
+			if good && !validIdent(o.ClientSecretEnv) {
+				d.add(fp, server, fmt.Sprintf("invalid environment variable name %s: want letters, digits and '_', not starting with a digit", quote(o.ClientSecretEnv)), nil)
+				good = false
+			}
+		case "scopes":
+			o.Scopes, good = d.strs(m.val, fp, server)
+			for _, s := range o.Scopes {
+				if s == "" || strings.ContainsAny(s, " \t\r\n\"\\") {
+					d.add(fp, server, fmt.Sprintf("invalid scope %s", quote(s)), nil)
+					good = false
+				}
+			}
+		case "clientMetadataUrl":
+			o.ClientMetadataURL, good = d.str(m.val, fp, server)
+			if good {
+				if u, err := url.Parse(o.ClientMetadataURL); err != nil || u.Scheme != "https" || u.Host == "" || u.Path == "" || u.Path == "/" {
+					d.add(fp, server, "want an https URL with a path", nil)
+					good = false
+				}
+			}
+		case "issuer":
+			o.Issuer, good = d.str(m.val, fp, server)
+			if good {
+				if u, err := url.Parse(o.Issuer); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+					d.add(fp, server, "want an http or https URL", nil)
+					good = false
+				}
+			}
+		case "grant":
+			o.Grant, good = d.str(m.val, fp, server)
+			if good && o.Grant != GrantAuthorizationCode && o.Grant != GrantClientCredentials && o.Grant != GrantJWTBearer && o.Grant != GrantEnterprise {
+				d.add(fp, server, fmt.Sprintf("unknown grant %s: want %q, %q, %q or %q", quote(o.Grant), GrantAuthorizationCode, GrantClientCredentials, GrantJWTBearer, GrantEnterprise), nil)
+				good = false
+			}
+		case "privateKeyEnv":
+			o.PrivateKeyEnv, good = d.str(m.val, fp, server)
+			if good && !validIdent(o.PrivateKeyEnv) {
+				d.add(fp, server, fmt.Sprintf("invalid environment variable name %s: want letters, digits and '_', not starting with a digit", quote(o.PrivateKeyEnv)), nil)
+				good = false
+			}
+		case "assertionFile":
+			o.AssertionFile, good = d.str(m.val, fp, server)
+			if good && o.AssertionFile == "" {
+				d.add(fp, server, "empty file name", nil)
+				good = false
+			}
+		case "idpTokenUrl":
+			o.IdPTokenURL, good = d.str(m.val, fp, server)
+			if good {
+				if u, err := url.Parse(o.IdPTokenURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+					d.add(fp, server, "want an http or https URL", nil)
+					good = false
+				}
+			}
+		case "idpClientId":
+			o.IdPClientID, good = d.str(m.val, fp, server)
+			if good && o.IdPClientID == "" {
+				d.add(fp, server, "empty client ID", nil)
+				good = false
+			}
+		case "assertionEnv":
+			o.AssertionEnv, good = d.str(m.val, fp, server)
+			if good && !validIdent(o.AssertionEnv) {
+				d.add(fp, server, fmt.Sprintf("invalid environment variable name %s: want letters, digits and '_', not starting with a digit", quote(o.AssertionEnv)), nil)
+				good = false
+			}
+		default:
+			d.unknown(fp, m.key, oauthFields, oauthHints, server)
+		}
+		ok = ok && good
+	}
+	if ok && o.ClientSecretEnv != "" && o.ClientID == "" {
+		d.add(p.k("clientSecretEnv"), server, `a secret needs the client it belongs to: set "clientId"`, nil)
+		ok = false
+	}
+	if !ok {
+		return o, false
+	}
+	if o.Grant == "" {
+		o.Grant = GrantAuthorizationCode
+	}
+	switch {
+	case o.PrivateKeyEnv != "" && o.Grant != GrantClientCredentials:
+		d.add(p.k("privateKeyEnv"), server, `a private key signs client_credentials requests: set "grant": "client_credentials"`, nil)
+		ok = false
+	case o.Grant == GrantClientCredentials && o.ClientID == "":
+		d.add(p, server, `the client_credentials grant needs "clientId"`, nil)
+		ok = false
+	case o.Grant == GrantClientCredentials && (o.ClientSecretEnv == "") == (o.PrivateKeyEnv == ""):
+		d.add(p, server, `the client_credentials grant needs one of "clientSecretEnv" and "privateKeyEnv"`, nil)
+		ok = false
+	case (o.AssertionFile != "" || o.AssertionEnv != "") && o.Grant != GrantJWTBearer && o.Grant != GrantEnterprise:
+		d.add(p, server, `an identity token is for the jwt_bearer or enterprise grant: set "grant"`, nil)
+		ok = false
+	case (o.Grant == GrantJWTBearer || o.Grant == GrantEnterprise) && (o.AssertionFile == "") == (o.AssertionEnv == ""):
+		d.add(p, server, fmt.Sprintf(`the %s grant needs one of "assertionFile" and "assertionEnv"`, o.Grant), nil)
+		ok = false
+	case (o.IdPTokenURL != "" || o.IdPClientID != "") != (o.Grant == GrantEnterprise):
+		d.add(p, server, `the enterprise grant, and only it, needs "idpTokenUrl" and "idpClientId"`, nil)
+		ok = false
+	case o.Grant == GrantEnterprise && (o.IdPTokenURL == "" || o.IdPClientID == "" || o.ClientID == ""):
+		d.add(p, server, `the enterprise grant needs "idpTokenUrl", "idpClientId" and "clientId"`, nil)
+		ok = false
+	}
+	return o, ok
+}
+
+// cloneOAuth copies o without its secret when redact is set.
+func cloneOAuth(o *OAuth, redact bool) *OAuth {
+	if o == nil {
+		return nil
+	}
+	c := *o
+	c.Scopes = slices.Clone(o.Scopes)
+	if redact {
+		c.ClientSecret, c.PrivateKey, c.Assertion = "", "", ""
+	}
+	return &c
+}

@@ -1,0 +1,49 @@
+package host
+
+import (
+	"context"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+
+	"github.com/switchboard-mcp/switchboard/internal/upstream"
+)
+
+// OAuthOptions configure the OAuth 2.1 client of HTTP servers that ask
+// for a login. The flow is go-sdk's (discovery, registration, PKCE, the
+// resource indicator, the iss check, step-up); grants are kept in
+// TokensPath and refreshed before they expire and when a server refuses
+// them.
+type OAuthOptions struct {
+	// TokensPath is the creds.json that keeps grants, keyed by issuer,
+	// resource and client. "" keeps them in memory, per connection.
+	TokensPath string
+	// Authorize drives the browser leg of a login: it sends a person to
+	// authURL and returns what the redirect to RedirectURL carried (code,
+	// state, iss). Nil: a server without a valid grant fails with
+	// fault.CodeNeedsLogin, whose message names the command to run.
+	Authorize func(ctx context.Context, server, authURL string) (*auth.AuthorizationResult, error)
+	// RedirectURL is the loopback URL that Authorize listens on.
+	RedirectURL string
+	// ClientMetadataURL is Switchboard's client ID metadata document (an
+	// https URL with a path), for servers whose "oauth" block names none.
+	ClientMetadataURL string
+}
+
+func (o *OAuthOptions) upstream() *upstream.OAuth {
+	if o == nil {
+		return nil
+	}
+	return &upstream.OAuth{TokensPath: o.TokensPath, Authorize: o.Authorize, RedirectURL: o.RedirectURL, ClientMetadataURL: o.ClientMetadataURL}
+}
+
+// NeedsLoginState is ServerStatus.Auth of a server that needs a login.
+func NeedsLoginState(server string) string { return upstream.NeedsLoginState(server) }
+
+// Redirect is the loopback listener for the end of a login (see
+// ListenRedirect).
+type Redirect = upstream.Redirect
+
+// ListenRedirect binds a loopback listener on 127.0.0.1, on a port of the
+// system's choice, for an authorization server's redirect: bind it before
+// the login starts and pass its URL as OAuthOptions.RedirectURL.
+func ListenRedirect() (*Redirect, error) { return upstream.ListenRedirect() }

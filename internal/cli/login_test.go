@@ -1,0 +1,175 @@
+package cli_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/cli"
+	"github.com/switchboard-mcp/switchboard/internal/testkit/oauthtest"
+)
+
+// runLoginHome runs the CLI with home as its home and stderr to errw.
+func runLoginHome(t *testing.T, home string, errw io.Writer, args ...string) (int, string) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	code := cli.Run(context.Background(), cli.Env{
+		Args: args, Stdin: strings.NewReader(""), Stdout: &out, Stderr: errw,
+		LookupEnv: func(k string) (string, bool) {
+			if k == "SWITCHBOARD_HOME" {
+				return home, true
+			}
+			return "", false // no $BROWSER, no display: the URL is printed
+		},
+		Executable: exe, Version: "1.2.3",
+	})
+	return code, out.String()
+}
+
+// TestLoginLogout: a server that asks for OAuth is "needs login" until
+// `switchboard login` (loopback listener, the URL printed where there is
+// no browser, the browser leg driven over HTTP), then "ok" with its tools
+// callable, across processes; `logout` forgets the grant. No output,
+// --json or not, and no audit row holds a token.
+func TestLoginLogout(t *testing.T) {
+	as := oauthtest.Start(t, nil)
+	home := t.TempDir()
+	cfg := writeConfig(t, map[string]any{"mcpServers": map[string]any{"gh": map[string]any{"url": as.MCP, "trust": "trusted"}}})
+	var all bytes.Buffer // every output, to look for tokens
+	runAll := func(args ...string) (int, string, string) {
+		t.Helper()
+		var errb bytes.Buffer
+		code, out := runLoginHome(t, home, &errb, append(args, "--config", cfg)...)
+		all.WriteString(out + errb.String())
+		return code, out, errb.String()
+	}
+
+	_, out, _ := runAll("servers")
+	if !strings.Contains(out, "gh: auth: needs login (run: switchboard login gh)") {
+		t.Fatalf("servers before login:\n%s", out)
+	}
+	code, _, errs := runAll("call", "gh__whoami")
+	if code == 0 || !strings.Contains(errs, "switchboard login gh") {
+		t.Fatalf("call before login: exit %d, stderr:\n%s", code, errs)
+	}
+
+	// login: read the URL it prints, and be the browser.
+	pr, pw := io.Pipe()
+	type res struct {
+		code int
+		out  string
+	}
+	done := make(chan res, 1)
+	go func() {
+		code, out := runLoginHome(t, home, pw, "login", "gh", "--config", cfg)
+		pw.Close()
+		done <- res{code, out}
+	}()
+	var loginErr bytes.Buffer
+	sc := bufio.NewScanner(io.TeeReader(pr, &loginErr))
+	browsed := false
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if strings.HasPrefix(line, as.Issuer+"/authorize?") && !browsed {
+			browsed = true
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			if err := oauthtest.Browse(ctx, line); err != nil {
+				t.Error(err)
+			}
+			cancel()
+		}
+	}
+	r := <-done
+	all.WriteString(r.out + loginErr.String())
+	if r.code != 0 || !browsed || !strings.Contains(r.out, `logged in to "gh"`) {
+		t.Fatalf("login: exit %d, browsed %v, stdout %q, stderr:\n%s", r.code, browsed, r.out, loginErr.String())
+	}
+	fi, err := os.Stat(filepath.Join(home, "creds.json"))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("creds.json: %v, %v", fi, err)
+	}
+
+	code, out, errs = runAll("call", "gh__whoami")
+	if code != 0 || !strings.Contains(out, "caller ok") {
+		t.Fatalf("call after login: exit %d, %s%s", code, out, errs)
+	}
+	_, out, _ = runAll("servers", "--json")
+	var servers []struct{ Name, Auth string }
+	if err := json.Unmarshal([]byte(out), &servers); err != nil || len(servers) != 1 || servers[0].Auth != "ok" {
+		t.Fatalf("servers --json after login: %v\n%s", err, out)
+	}
+	_, out, _ = runAll("get", "gh")
+	if !strings.Contains(out, "auth:") || !strings.Contains(out, " ok\n") {
+		t.Fatalf("get after login:\n%s", out)
+	}
+	runAll("get", "gh", "--json")
+	runAll("log", "--json")
+
+	code, out, _ = runAll("logout", "gh")
+	if code != 0 || !strings.Contains(out, `logged out of "gh": 1 grant(s) forgotten`) {
+		t.Fatalf("logout: exit %d, %s", code, out)
+	}
+	code, _, errs = runAll("call", "gh__whoami")
+	if code == 0 || !strings.Contains(errs, "needs login (run: switchboard login gh)") {
+		t.Fatalf("call after logout: exit %d, stderr:\n%s", code, errs)
+	}
+
+	if len(as.Issued()) == 0 {
+		t.Fatal("no token was issued")
+	}
+	for _, tok := range as.Issued() {
+		if strings.Contains(all.String(), tok) {
+			t.Fatalf("a token is in the output:\n%s", all.String())
+		}
+	}
+}
+
+// TestLoginRefusesOtherServers: login and logout need a Streamable HTTP
+// server that exists.
+func TestLoginRefusesOtherServers(t *testing.T) {
+	cfg := writeConfig(t, map[string]any{"mcpServers": map[string]any{"local": map[string]any{"command": "true"}}})
+	home := t.TempDir()
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"login", "local"}, "only Streamable HTTP servers log in with OAuth"},
+		{[]string{"logout", "nope"}, `no server "nope"`},
+		{[]string{"login"}, "usage"},
+	} {
+		var errb bytes.Buffer
+		code, _ := runLoginHome(t, home, &errb, append(tt.args, "--config", cfg)...)
+		if code != 2 || !strings.Contains(strings.ToLower(errb.String()), strings.ToLower(tt.want)) {
+			t.Errorf("%v: exit %d, stderr %q, want 2 and %q", tt.args, code, errb.String(), tt.want)
+		}
+	}
+}
+
+// TestAddNeedsLogin: adding a server that answers and asks for a login
+// saves it and says to log in; the login that follows makes it work.
+func TestAddNeedsLogin(t *testing.T) {
+	as := oauthtest.Start(t, nil)
+	home := t.TempDir()
+	r := runHome(t, home, "add", "gh", as.MCP, "--trust")
+	if r.code != 0 || !strings.Contains(r.stderr, "asks for a login: run 'switchboard login gh'") {
+		t.Fatalf("add: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	if as.Count("authorize") != 0 || as.Count("register") != 0 {
+		t.Fatal("add started a login")
+	}
+	r = runHome(t, home, "servers")
+	if !strings.Contains(r.stdout, "gh: auth: needs login (run: switchboard login gh)") {
+		t.Fatalf("servers after add:\n%s%s", r.stdout, r.stderr)
+	}
+}

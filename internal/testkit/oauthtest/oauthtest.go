@@ -1,0 +1,297 @@
+// Package oauthtest is, for tests only, a real OAuth 2.1 authorization
+// server on 127.0.0.1 in front of a real go-sdk Streamable HTTP MCP server
+// protected by go-sdk's auth.RequireBearerToken: authorization-server
+// metadata (RFC 8414), protected-resource metadata (RFC 9728, through
+// go-sdk's handler), /authorize that redirects at once (PKCE S256 and
+// the resource indicator required, iss in the redirect), /token (code and
+// refresh grants), /register (dynamic registration). Its tokens are
+// opaque; the test can expire, revoke and count them.
+//
+// It imports go-sdk and the standard library.
+package oauthtest
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+)
+
+// Options shape the server. The zero value is usable.
+type Options struct {
+	// Scopes are the scopes the MCP server requires; nil means none.
+	Scopes []string
+	// TTL is the life of an access token. Zero means an hour.
+	TTL time.Duration
+	// NoRefresh issues no refresh tokens.
+	NoRefresh bool
+}
+
+// Server is the authorization server and the MCP server it protects.
+type Server struct {
+	// Issuer is the authorization server's URL; MCP is the MCP endpoint.
+	Issuer, MCP string
+
+	opts Options
+	as   *httptest.Server
+	rs   *httptest.Server
+
+	mu       sync.Mutex
+	clients  map[string]bool      // registered client IDs
+	codes    map[string]codeGrant // code → grant
+	access   map[string]time.Time // access token → expiry
+	refresh  map[string]bool      // live refresh tokens
+	counts   map[string]int       // requests by endpoint, "refresh" for refresh grants
+	issued   []string             // every access and refresh token issued
+	resource map[string]string    // access token → resource it was issued for
+}
+
+type codeGrant struct {
+	client, challenge, redirect, resource, scope string
+}
+
+// Start starts both servers on 127.0.0.1:0; they stop with the test.
+func Start(t testing.TB, opts *Options) *Server {
+	t.Helper()
+	s := &Server{clients: map[string]bool{}, codes: map[string]codeGrant{}, access: map[string]time.Time{},
+		refresh: map[string]bool{}, counts: map[string]int{}, resource: map[string]string{}}
+	if opts != nil {
+		s.opts = *opts
+	}
+	if s.opts.TTL == 0 {
+		s.opts.TTL = time.Hour
+	}
+	s.as = httptest.NewServer(http.HandlerFunc(s.serveAS))
+	t.Cleanup(s.as.Close)
+	s.Issuer = s.as.URL
+
+	srv := mcp.NewServer(&mcp.Implementation{Name: "protected", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "whoami", Description: "Says who called."},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "caller ok"}}}, nil, nil
+		})
+	mux := http.NewServeMux()
+	s.rs = httptest.NewServer(mux)
+	t.Cleanup(s.rs.Close)
+	s.MCP = s.rs.URL + "/mcp"
+	prmURL := s.rs.URL + "/.well-known/oauth-protected-resource/mcp"
+	mux.Handle("/.well-known/oauth-protected-resource/mcp", auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
+		Resource: s.MCP, AuthorizationServers: []string{s.Issuer}, ScopesSupported: s.opts.Scopes,
+	}))
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+	mux.Handle("/mcp", auth.RequireBearerToken(s.verify, &auth.RequireBearerTokenOptions{ResourceMetadataURL: prmURL, Scopes: s.opts.Scopes})(h))
+	return s
+}
+
+func (s *Server) verify(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.counts["mcp"]++
+	exp, ok := s.access[token]
+	if !ok || !time.Now().Before(exp) || s.resource[token] != s.MCP {
+		return nil, auth.ErrInvalidToken
+	}
+	return &auth.TokenInfo{Scopes: s.opts.Scopes, Expiration: exp}, nil
+}
+
+// Count returns how many requests an endpoint had ("authorize", "token",
+// "register", "metadata", "mcp" for verified MCP requests) or how many
+// refresh grants were made ("refresh").
+func (s *Server) Count(what string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.counts[what]
+}
+
+// Issued returns every access and refresh token issued so far, for tests
+// that look for them where they must not be.
+func (s *Server) Issued() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.issued)
+}
+
+// RevokeAccess makes every access token issued so far unknown to the MCP
+// server (a refresh still works).
+func (s *Server) RevokeAccess() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.access)
+}
+
+// RevokeAll forgets every access and refresh token.
+func (s *Server) RevokeAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.access)
+	clear(s.refresh)
+}
+
+func (s *Server) serveAS(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/.well-known/oauth-authorization-server":
+		s.count("metadata")
+		writeJSON(w, http.StatusOK, map[string]any{
+			"issuer":                                         s.Issuer,
+			"authorization_endpoint":                         s.Issuer + "/authorize",
+			"token_endpoint":                                 s.Issuer + "/token",
+			"registration_endpoint":                          s.Issuer + "/register",
+			"response_types_supported":                       []string{"code"},
+			"grant_types_supported":                          []string{"authorization_code", "refresh_token"},
+			"code_challenge_methods_supported":               []string{"S256"},
+			"token_endpoint_auth_methods_supported":          []string{"none"},
+			"authorization_response_iss_parameter_supported": true,
+		})
+	case "/register":
+		s.count("register")
+		var m struct {
+			RedirectURIs []string `json:"redirect_uris"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&m); err != nil || len(m.RedirectURIs) == 0 {
+			writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid_client_metadata"})
+			return
+		}
+		id := "client-" + rand.Text()[:8]
+		s.mu.Lock()
+		s.clients[id] = true
+		s.mu.Unlock()
+		writeJSON(w, http.StatusCreated, map[string]any{"client_id": id, "redirect_uris": m.RedirectURIs, "token_endpoint_auth_method": "none"})
+	case "/authorize":
+		s.count("authorize")
+		s.authorize(w, r)
+	case "/token":
+		s.count("token")
+		s.token(w, r)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	s.mu.Lock()
+	known := s.clients[q.Get("client_id")]
+	s.mu.Unlock()
+	switch {
+	case !known:
+		http.Error(w, "unknown client", http.StatusBadRequest)
+		return
+	case q.Get("response_type") != "code", q.Get("code_challenge_method") != "S256", q.Get("code_challenge") == "":
+		http.Error(w, "PKCE S256 is required", http.StatusBadRequest)
+		return
+	case q.Get("resource") == "":
+		http.Error(w, "the resource indicator is required", http.StatusBadRequest)
+		return
+	}
+	redirect, err := url.Parse(q.Get("redirect_uri"))
+	if err != nil || redirect.Hostname() != "127.0.0.1" {
+		http.Error(w, "the redirect must be to 127.0.0.1", http.StatusBadRequest)
+		return
+	}
+	code := rand.Text()
+	s.mu.Lock()
+	s.codes[code] = codeGrant{client: q.Get("client_id"), challenge: q.Get("code_challenge"), redirect: q.Get("redirect_uri"), resource: q.Get("resource"), scope: q.Get("scope")}
+	s.mu.Unlock()
+	v := redirect.Query()
+	v.Set("code", code)
+	v.Set("state", q.Get("state"))
+	v.Set("iss", s.Issuer)
+	redirect.RawQuery = v.Encode()
+	http.Redirect(w, r, redirect.String(), http.StatusFound)
+}
+
+func (s *Server) token(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid_request"})
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var resource string
+	switch r.PostForm.Get("grant_type") {
+	case "authorization_code":
+		g, ok := s.codes[r.PostForm.Get("code")]
+		delete(s.codes, r.PostForm.Get("code"))
+		sum := sha256.Sum256([]byte(r.PostForm.Get("code_verifier")))
+		if !ok || g.client != r.PostForm.Get("client_id") || g.redirect != r.PostForm.Get("redirect_uri") ||
+			base64.RawURLEncoding.EncodeToString(sum[:]) != g.challenge || r.PostForm.Get("resource") != g.resource {
+			writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid_grant"})
+			return
+		}
+		resource = g.resource
+	case "refresh_token":
+		rt := r.PostForm.Get("refresh_token")
+		if !s.refresh[rt] {
+			writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid_grant"})
+			return
+		}
+		s.counts["refresh"]++
+		delete(s.refresh, rt) // rotated
+		resource = s.MCP
+	default:
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "unsupported_grant_type"})
+		return
+	}
+	at := "at-" + rand.Text()
+	s.access[at] = time.Now().Add(s.opts.TTL)
+	s.resource[at] = resource
+	s.issued = append(s.issued, at)
+	out := map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": int(s.opts.TTL.Seconds())}
+	if len(s.opts.Scopes) > 0 {
+		out["scope"] = strings.Join(s.opts.Scopes, " ")
+	}
+	if !s.opts.NoRefresh {
+		rt := "rt-" + rand.Text()
+		s.refresh[rt] = true
+		s.issued = append(s.issued, rt)
+		out["refresh_token"] = rt
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) count(what string) {
+	s.mu.Lock()
+	s.counts[what]++
+	s.mu.Unlock()
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	if err := json.NewEncoder(w).Encode(v); err != nil {
+		panic(fmt.Sprintf("oauthtest: %v", err))
+	}
+}
+
+// Browse is the browser leg driven over HTTP: it GETs authURL and follows
+// the redirects, to the loopback redirect listener in the end.
+func Browse(ctx context.Context, authURL string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("the redirect listener answered %s", resp.Status)
+	}
+	return nil
+}

@@ -1,0 +1,514 @@
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"golang.org/x/oauth2"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/fault"
+	"github.com/switchboard-mcp/switchboard/internal/creds"
+	"github.com/switchboard-mcp/switchboard/internal/netguard"
+)
+
+// OAuth configures the OAuth 2.1 client of the HTTP transports. The flow
+// itself is go-sdk's (auth.AuthorizationCodeHandler): protected-resource
+// metadata from the challenge or the well-known paths, authorization-server
+// metadata (RFC 8414, OIDC, the 2025-03-26 fallbacks), registration by
+// client ID metadata document, pre-registered client or dynamic
+// registration, PKCE S256, the resource indicator, the RFC 9207 iss check,
+// scopes from the challenge or scopes_supported, step-up on
+// insufficient_scope. This file adds what a host needs around it: grants
+// kept in creds.json and reused across connections and processes, a
+// refresh before expiry (by the wall clock, so a grant survives sleep) and
+// on a 401, and a connection without a browser that fails with
+// needs_login instead of starting a flow nobody can finish.
+type OAuth struct {
+	// TokensPath is the creds.json that keeps grants (see
+	// creds.LoadTokens). "" keeps them for the connection only.
+	TokensPath string
+	// Authorize drives the browser leg: it sends the person (or, in
+	// tests, an HTTP client) to authURL and returns what the authorization
+	// server's redirect to RedirectURL carried. Nil: a server that needs a
+	// login fails with needs_login, without any request to its
+	// authorization server.
+	Authorize func(ctx context.Context, server, authURL string) (*auth.AuthorizationResult, error)
+	// RedirectURL is the loopback URL Authorize listens on. Required with
+	// Authorize.
+	RedirectURL string
+	// ClientMetadataURL is Switchboard's client ID metadata document, for
+	// servers whose "oauth" block names none. "" means none.
+	ClientMetadataURL string
+}
+
+// LoginCommand is what a person runs to log in to server.
+func LoginCommand(server string) string { return "switchboard login " + server }
+
+// needsLogin is the failure of a server that needs a login nobody can do
+// here.
+func needsLogin(server string) error {
+	return fault.New(fault.CodeNeedsLogin, server, "", errors.New(NeedsLoginState(server)))
+}
+
+// oauthHandler is the auth.OAuthHandler of one connection. The token
+// source in use is a grantSource: loaded from creds.json at dial, or made
+// by go-sdk's handler after a login (NewTokenSource).
+type oauthHandler struct {
+	server, resource string
+	o                *OAuth
+	code             *auth.AuthorizationCodeHandler // nil without Authorize
+	machine          auth.OAuthHandler              // the client_credentials grant's handler; nil for a person's login
+	clientID         string                         // the configured client, "" when any will do
+	configured       bool                           // the server has an "oauth" block
+	hc               *http.Client
+	log              *slog.Logger
+
+	flow sync.Mutex // serialises Authorize: one login or refresh at a time
+
+	mu     sync.Mutex
+	cur    *grantSource // guarded by mu; nil before a grant
+	issuer string       // guarded by mu; the issuer of the last authorization-server metadata read
+	dpop   *dpopKey     // guarded by mu; the DPoP key (dpop.go) when the authorization server takes DPoP, nil otherwise
+}
+
+// newOAuthHandler returns the OAuth handler of c's server, or nil when
+// the connection has no OAuth configured (Options.OAuth nil).
+func (c *Conn) newOAuthHandler() (*oauthHandler, error) {
+	o := c.opts.OAuth
+	if o == nil {
+		return nil, nil
+	}
+	s := c.server
+	h := &oauthHandler{server: s.Name, resource: s.URL, o: o, log: c.log}
+	h.hc = &http.Client{Transport: issuerWatch{next: dpopAS{next: c.baseTransport(), h: h}, h: h}}
+	if c.guarded() {
+		h.hc.CheckRedirect = netguard.CheckRedirect
+	}
+	if s.OAuth != nil {
+		h.clientID, h.configured = s.OAuth.ClientID, true
+		if g := s.OAuth.Grant; g == config.GrantClientCredentials || g == config.GrantJWTBearer || g == config.GrantEnterprise {
+			m, err := machineHandler(s.OAuth, h.hc)
+			if err != nil {
+				return nil, err
+			}
+			h.machine = m
+			return h, nil
+		}
+	}
+	if o.TokensPath != "" {
+		ts, err := creds.LoadTokens(o.TokensPath, h.resource)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range ts {
+			if h.clientID == "" || t.ClientID == h.clientID {
+				h.cur = h.sourceOf(t)
+				if t.DPoPKey != "" {
+					if h.dpop, err = parseDPoPKey(t.DPoPKey); err != nil {
+						return nil, err
+					}
+				}
+				break
+			}
+		}
+	}
+	if o.Authorize == nil {
+		return h, nil
+	}
+	cfg := &auth.AuthorizationCodeHandlerConfig{
+		RedirectURL: o.RedirectURL,
+		AuthorizationCodeFetcher: func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+			return o.Authorize(ctx, s.Name, args.URL)
+		},
+		DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{Metadata: &oauthex.ClientRegistrationMetadata{
+			RedirectURIs: []string{o.RedirectURL},
+			ClientName:   "Switchboard",
+			GrantTypes:   []string{"authorization_code", "refresh_token"},
+		}},
+		RequestRefreshToken: true,
+		Client:              h.hc,
+		NewTokenSource:      h.newTokenSource,
+	}
+	if u := o.ClientMetadataURL; u != "" {
+		cfg.ClientIDMetadataDocumentConfig = &auth.ClientIDMetadataDocumentConfig{URL: u}
+	}
+	if a := s.OAuth; a != nil {
+		if a.ClientMetadataURL != "" {
+			cfg.ClientIDMetadataDocumentConfig = &auth.ClientIDMetadataDocumentConfig{URL: a.ClientMetadataURL}
+		}
+		if a.ClientID != "" {
+			pre := &oauthex.ClientCredentials{ClientID: a.ClientID, Issuer: a.Issuer}
+			if a.ClientSecret != "" {
+				pre.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: a.ClientSecret}
+			}
+			cfg.PreregisteredClient = pre
+		}
+		if len(a.Scopes) > 0 {
+			scopes := a.Scopes
+			cfg.ScopeFilter = func([]string) []string { return scopes }
+		}
+	}
+	code, err := auth.NewAuthorizationCodeHandler(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("oauth: %w", err)
+	}
+	h.code = code
+	return h, nil
+}
+
+// TokenSource returns the grant in use, nil before one: go-sdk then sends
+// no Authorization header, and the server's 401 calls Authorize.
+func (h *oauthHandler) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
+	if h.machine != nil {
+		return h.machine.TokenSource(ctx)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.cur == nil {
+		return nil, nil
+	}
+	return h.cur, nil
+}
+
+// Authorize answers a 401 or 403. A request refused with a token older
+// than the current one is retried as it is (another request already
+// renewed it); a 401 with a refresh token in hand refreshes; anything else
+// is a login: go-sdk's flow when there is a browser leg, needs_login when
+// there is none.
+func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
+	h.flow.Lock()
+	defer h.flow.Unlock()
+	if h.machine != nil {
+		return h.machine.Authorize(ctx, req, resp)
+	}
+	h.mu.Lock()
+	cur := h.cur
+	h.mu.Unlock()
+	if cur != nil {
+		if sent := strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer "); sent != "" && sent != cur.access() {
+			resp.Body.Close()
+			return nil
+		}
+		if resp.StatusCode == http.StatusUnauthorized && cur.refresh(ctx) == nil {
+			resp.Body.Close()
+			return nil
+		}
+	}
+	if h.code == nil {
+		resp.Body.Close()
+		if !h.configured && !bearerChallenge(resp) {
+			// A plain refusal, not an OAuth server asking for a login:
+			// classified from its status like any other (auth_failure).
+			return errors.New("the server refused the request")
+		}
+		if resp.StatusCode == http.StatusForbidden && cur != nil {
+			// Step-up needs a login; any other 403 is the server's answer.
+			if !insufficientScope(resp) {
+				return nil
+			}
+		}
+		return needsLogin(h.server)
+	}
+	return h.code.Authorize(ctx, req, resp)
+}
+
+// bearerChallenge reports whether a refusal asks for an OAuth access
+// token (RFC 6750 section 3, RFC 9449 section 7.1).
+func bearerChallenge(resp *http.Response) bool {
+	cs, err := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
+	if err != nil {
+		return false
+	}
+	for _, c := range cs {
+		if c.Scheme == "bearer" || c.Scheme == "dpop" {
+			return true
+		}
+	}
+	return false
+}
+
+// dpopKey is the DPoP key in use, nil without DPoP.
+func (h *oauthHandler) dpopKey() *dpopKey {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.dpop
+}
+
+// dpopBound reports whether tok is the current grant's access token and
+// bound to the DPoP key.
+func (h *oauthHandler) dpopBound(tok string) bool {
+	h.mu.Lock()
+	g := h.cur
+	h.mu.Unlock()
+	if g == nil {
+		return false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.t.AccessToken == tok && strings.EqualFold(g.t.TokenType, "DPoP")
+}
+
+// insufficientScope reports whether a 403 asks for more scopes.
+func insufficientScope(resp *http.Response) bool {
+	cs, err := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
+	if err != nil {
+		return false
+	}
+	for _, c := range cs {
+		if c.Scheme == "bearer" && c.Params["error"] == "insufficient_scope" {
+			return true
+		}
+	}
+	return false
+}
+
+// newTokenSource is go-sdk's hook after a login: the new grant becomes
+// the current one, and is kept.
+func (h *oauthHandler) newTokenSource(_ context.Context, cfg *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
+	h.mu.Lock()
+	issuer := h.issuer
+	h.mu.Unlock()
+	if issuer == "" {
+		// No metadata (the 2025-03-26 fallback): the authorization
+		// endpoint's origin stands for the issuer.
+		issuer = strings.TrimSuffix(cfg.Endpoint.AuthURL, "/authorize")
+	}
+	t := creds.Token{
+		Issuer: issuer, Resource: h.resource, ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret,
+		TokenURL: cfg.Endpoint.TokenURL, AuthStyle: int(cfg.Endpoint.AuthStyle), Scopes: cfg.Scopes,
+	}
+	setToken(&t, tok)
+	if k := h.dpopKey(); k != nil && strings.EqualFold(tok.Type(), "DPoP") {
+		t.DPoPKey = k.pem()
+	}
+	g := h.sourceOf(t)
+	g.save()
+	h.mu.Lock()
+	h.cur = g
+	h.mu.Unlock()
+	return g, nil
+}
+
+func setToken(t *creds.Token, tok *oauth2.Token) {
+	t.AccessToken, t.TokenType, t.Expiry = tok.AccessToken, tok.TokenType, tok.Expiry.Round(0)
+	if tok.RefreshToken != "" {
+		t.RefreshToken = tok.RefreshToken
+	}
+	t.Saved = time.Now().Round(0)
+}
+
+func (h *oauthHandler) sourceOf(t creds.Token) *grantSource {
+	return &grantSource{h: h, t: t, cfg: &oauth2.Config{
+		ClientID: t.ClientID, ClientSecret: t.ClientSecret,
+		Endpoint: oauth2.Endpoint{TokenURL: t.TokenURL, AuthStyle: oauth2.AuthStyle(t.AuthStyle)},
+	}}
+}
+
+// refreshTimeout bounds a refresh made when a request finds its access
+// token expired.
+const refreshTimeout = 30 * time.Second
+
+// grantSource is one grant as an oauth2.TokenSource: the access token
+// while it is valid by the wall clock (oauth2.Token.Valid, with its
+// margin), else a refresh, kept in creds.json.
+type grantSource struct {
+	h   *oauthHandler
+	cfg *oauth2.Config
+
+	mu sync.Mutex
+	t  creds.Token // guarded by mu
+}
+
+func (g *grantSource) access() string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.t.AccessToken
+}
+
+func (g *grantSource) Token() (*oauth2.Token, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	tok := &oauth2.Token{AccessToken: g.t.AccessToken, TokenType: g.t.TokenType, RefreshToken: g.t.RefreshToken, Expiry: g.t.Expiry}
+	if tok.Valid() {
+		return tok, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), refreshTimeout)
+	defer cancel()
+	if err := g.refreshLocked(ctx); err != nil {
+		return nil, err
+	}
+	return &oauth2.Token{AccessToken: g.t.AccessToken, TokenType: g.t.TokenType, Expiry: g.t.Expiry}, nil
+}
+
+// refresh renews the access token now (the server refused it).
+func (g *grantSource) refresh(ctx context.Context) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.refreshLocked(ctx)
+}
+
+// refreshLocked trades the refresh token for a new access token. Without
+// one, or when the authorization server refuses it, the error is an
+// invalid_grant: go-sdk then sends the request without a token, and the
+// server's 401 asks for a login.
+func (g *grantSource) refreshLocked(ctx context.Context) error {
+	if g.t.RefreshToken == "" {
+		return &oauth2.RetrieveError{ErrorCode: "invalid_grant", ErrorDescription: "the access token expired and there is no refresh token"}
+	}
+	ctx = context.WithValue(ctx, oauth2.HTTPClient, g.h.hc)
+	tok, err := g.cfg.TokenSource(ctx, &oauth2.Token{RefreshToken: g.t.RefreshToken}).Token()
+	if err != nil {
+		var re *oauth2.RetrieveError
+		if errors.As(err, &re) {
+			// Never the response body: it may echo a token.
+			return &oauth2.RetrieveError{ErrorCode: "invalid_grant", ErrorDescription: "the authorization server refused the refresh token"}
+		}
+		return errors.New("refreshing the access token failed: the authorization server could not be reached")
+	}
+	setToken(&g.t, tok)
+	g.saveLocked()
+	return nil
+}
+
+func (g *grantSource) save() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.saveLocked()
+}
+
+func (g *grantSource) saveLocked() {
+	if p := g.h.o.TokensPath; p != "" {
+		if err := creds.SaveToken(p, g.t); err != nil {
+			// The grant still serves this connection; the next process
+			// asks for a login again. The error names the file only.
+			g.h.log.Warn("could not keep the OAuth grant", "err", err)
+		}
+	}
+}
+
+// issuerWatch notes the issuer of the authorization-server metadata that
+// go-sdk reads, so that a grant is kept under its issuer.
+type issuerWatch struct {
+	next http.RoundTripper
+	h    *oauthHandler
+}
+
+func (w issuerWatch) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := w.next.RoundTrip(req)
+	p := req.URL.Path
+	if err != nil || resp.StatusCode != http.StatusOK ||
+		!(strings.Contains(p, "/.well-known/oauth-authorization-server") || strings.Contains(p, "/.well-known/openid-configuration")) {
+		return resp, err
+	}
+	body, rerr := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	if rerr != nil {
+		return resp, nil
+	}
+	var m struct {
+		Issuer   string   `json:"issuer"`
+		DPoPAlgs []string `json:"dpop_signing_alg_values_supported"`
+	}
+	if json.Unmarshal(body, &m) == nil && m.Issuer != "" {
+		var k *dpopKey
+		if slices.Contains(m.DPoPAlgs, "ES256") {
+			k, _ = newDPoPKey() // without one, plain bearer tokens
+		}
+		w.h.mu.Lock()
+		w.h.issuer = m.Issuer
+		if w.h.dpop == nil {
+			w.h.dpop = k
+		}
+		w.h.mu.Unlock()
+	}
+	return resp, nil
+}
+
+// setupOAuth makes the connection's OAuth handler for a Streamable HTTP
+// server, when Options.OAuth is set.
+func (c *Conn) setupOAuth() error {
+	if c.server.Transport != config.TransportHTTP {
+		return nil
+	}
+	if c.server.OAuth == nil {
+		for k := range c.server.Headers {
+			if strings.EqualFold(k, "Authorization") {
+				return nil // a static token: a refusal of it is no login to ask for
+			}
+		}
+	}
+	h, err := c.newOAuthHandler()
+	if err != nil {
+		return fault.New(fault.CodeAuthFailure, c.server.Name, "connect", err)
+	}
+	c.oauth = h
+	return nil
+}
+
+// NeedsLoginState is the auth state of a server that needs a login.
+func NeedsLoginState(server string) string {
+	return fmt.Sprintf("needs login (run: %s)", LoginCommand(server))
+}
+
+// Auth describes the connection's OAuth grant for a person: "" when the
+// server asked for none, "ok" while it is valid or can be refreshed,
+// "expires in 3m" when it cannot be refreshed and expires within the hour,
+// and NeedsLoginState once it has expired.
+func (c *Conn) Auth() string {
+	if c.oauth == nil {
+		return ""
+	}
+	c.oauth.mu.Lock()
+	g := c.oauth.cur
+	c.oauth.mu.Unlock()
+	if g == nil {
+		return ""
+	}
+	g.mu.Lock()
+	t := g.t
+	g.mu.Unlock()
+	return grantState(c.server.Name, &t)
+}
+
+// StoredAuth is Conn.Auth for a server not connected: the state of the
+// grant kept for it in o.TokensPath, "" when there is none.
+func StoredAuth(o *OAuth, s *config.Server) string {
+	if o == nil || o.TokensPath == "" || s.Transport != config.TransportHTTP {
+		return ""
+	}
+	ts, err := creds.LoadTokens(o.TokensPath, s.URL)
+	if err != nil {
+		return ""
+	}
+	for i := range ts {
+		if s.OAuth == nil || s.OAuth.ClientID == "" || ts[i].ClientID == s.OAuth.ClientID {
+			return grantState(s.Name, &ts[i])
+		}
+	}
+	return ""
+}
+
+func grantState(server string, t *creds.Token) string {
+	left := time.Until(t.Expiry)
+	switch {
+	case t.RefreshToken != "" || t.Expiry.IsZero() || left >= time.Hour:
+		return "ok"
+	case left <= 0:
+		return NeedsLoginState(server)
+	}
+	return "expires in " + left.Round(time.Minute).String()
+}

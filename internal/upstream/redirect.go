@@ -1,0 +1,106 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+)
+
+// Redirect is the loopback listener that receives an authorization
+// server's redirect at the end of a login (RFC 8252 section 7.3): bound to
+// 127.0.0.1 on a port of the system's choice before the flow starts, so
+// the redirect URL is known when the client registers. It takes the first
+// redirect only.
+type Redirect struct {
+	// URL is the redirect URL: http://127.0.0.1:PORT/callback.
+	URL string
+
+	srv  *http.Server
+	got  chan redirectResult // one result, buffered
+	once sync.Once
+	done chan struct{} // closed when Serve has returned
+}
+
+type redirectResult struct {
+	res *auth.AuthorizationResult
+	err error
+}
+
+// ListenRedirect binds the listener.
+func ListenRedirect() (*Redirect, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("the redirect listener: %w", err)
+	}
+	r := &Redirect{URL: "http://" + ln.Addr().String() + "/callback", got: make(chan redirectResult, 1), done: make(chan struct{})}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/callback", r.callback)
+	r.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		defer close(r.done)
+		r.srv.Serve(ln) //nolint:errcheck // ErrServerClosed after Close
+	}()
+	return r, nil
+}
+
+func (r *Redirect) callback(w http.ResponseWriter, req *http.Request) {
+	q := req.URL.Query()
+	var res redirectResult
+	switch {
+	case q.Get("error") != "":
+		// The error code only: a description is the server's text.
+		res.err = fmt.Errorf("the authorization server refused the login: %q", truncate(q.Get("error"), 64))
+	case q.Get("code") == "":
+		http.Error(w, "no authorization code", http.StatusBadRequest)
+		return
+	default:
+		res.res = &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}
+	}
+	first := false
+	r.once.Do(func() { first = true; r.got <- res })
+	if !first {
+		http.Error(w, "this login is already complete", http.StatusGone)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if res.err != nil {
+		fmt.Fprintln(w, "Switchboard: the login failed. You can close this window.")
+		return
+	}
+	fmt.Fprintln(w, "Switchboard: logged in. You can close this window.")
+}
+
+// Wait returns what the redirect carried, or ctx's error.
+func (r *Redirect) Wait(ctx context.Context) (*auth.AuthorizationResult, error) {
+	select {
+	case res := <-r.got:
+		return res.res, res.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for the login in the browser: %w", ctx.Err())
+	}
+}
+
+// Close stops the listener and waits for it.
+func (r *Redirect) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := r.srv.Shutdown(ctx)
+	<-r.done
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
