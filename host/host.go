@@ -47,6 +47,7 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -139,6 +140,11 @@ type Options struct {
 	// is unreachable the Host serves from memory (see Ready, StoreUp and
 	// AuditStats).
 	Store store.Store
+	// PinsRecheck is how often the pins of servers with held tools are
+	// re-read from the store: the fallback of a store's change feed, and
+	// what picks up an approval made elsewhere when the store has none.
+	// Zero means 1 s.
+	PinsRecheck time.Duration
 	// OnCall, when set, receives a record of every tool call, once it has
 	// ended or been refused (see CallRecord), on the caller's goroutine:
 	// it must not block. The gateway's metrics and its log line read it.
@@ -340,6 +346,7 @@ type Host struct {
 	opts       upstream.Options
 	relists    chan string   // servers whose lists changed, for relister
 	pinNotices chan struct{} // the store's change feed said pins changed, for relister
+	pinsEvery  time.Duration // Options.PinsRecheck, defaulted
 	stop       chan struct{}
 	confirm    Confirmer
 	store      store.Store       // may be nil
@@ -428,6 +435,7 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 		onEvent:    opts.OnEvent,
 		relists:    make(chan string, 64),
 		pinNotices: make(chan struct{}, 1),
+		pinsEvery:  cmp.Or(opts.PinsRecheck, time.Second),
 		stop:       make(chan struct{}),
 		sem:        newSemantic(),
 	}

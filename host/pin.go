@@ -145,6 +145,7 @@ func (h *Host) refreshPins() bool {
 		cancel()
 		h.storeReached(err)
 		if err != nil {
+			h.log.Debug("pins not re-read; they are read again at the next re-read", "server", s.name, "err", err)
 			continue
 		}
 		fresh := make(map[string]string, len(pins))

@@ -69,14 +69,16 @@ func (p *relistPace) ran(t time.Time, changed bool) {
 
 // relister re-lists servers whose lists changed (paced by relistPace),
 // rebuilds the snapshot and tells OnChange. A failed re-listing keeps the
-// previous catalogue. Every second it also stops idle servers, picks up
-// approvals made elsewhere (switchboard approve, another replica) and
-// saves trust scores; it picks them up at once when the store's change
-// feed tells of them (follow).
+// previous catalogue. Every second it also stops idle servers and saves
+// trust scores; every Options.PinsRecheck it picks up approvals made
+// elsewhere (switchboard approve, another replica), and at once when the
+// store's change feed tells of them (follow).
 // It alone owns the paces. It ends when the host closes.
 func (h *Host) relister() {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
+	recheck := time.NewTicker(h.pinsEvery)
+	defer recheck.Stop()
 	paces := map[*server]*relistPace{}
 	var wake <-chan time.Time
 	for {
@@ -89,11 +91,12 @@ func (h *Host) relister() {
 			}
 		case <-tick.C:
 			h.reapIdle()
+			h.saveScores()
+		case <-recheck.C:
 			if h.refreshPins() {
 				h.rebuild()
 				h.changed()
 			}
-			h.saveScores()
 		case <-h.pinNotices:
 			if h.refreshPins() {
 				h.rebuild()

@@ -11,9 +11,9 @@ import (
 // Replicas: several Hosts (in several processes) sharing one store. An
 // approval made through any of them, or by `switchboard approve`, reaches
 // the others through the store's change feed (store.Notifier) when it has
-// one, at once; the relister's once-a-second re-read of the pins of
-// servers with held tools is the fallback, and catches up after the store
-// was unreachable. A Host that loses its store goes on serving from what
+// one, at once; the relister's periodic re-read of the pins of servers
+// with held tools (Options.PinsRecheck, 1 s) is the fallback, and catches
+// up after the store was unreachable. A Host that loses its store goes on serving from what
 // it holds in memory; Ready says so, and the audit log keeps its rows for
 // retry.
 

@@ -3,6 +3,7 @@ package host_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"path/filepath"
 	"testing"
 	"time"
@@ -33,7 +34,8 @@ func openPostgres(t *testing.T, url string) *postgres.DB {
 // `switchboard approve` does) releases it on B within a second, through
 // the change feed; also when the feed's connections were just killed, and
 // the approval's notice is lost: the feed says it missed notices once it
-// is back, and B re-reads.
+// is back, and B re-reads. The periodic re-read, the feed's fallback, is
+// made an hour apart here, so that only the feed can meet the second.
 func TestReplicasShareApprovals(t *testing.T) {
 	for _, killFeed := range []bool{false, true} {
 		name := "feed"
@@ -56,7 +58,9 @@ func shareApproval(t *testing.T, killFeed bool) {
 	}
 	// B advertises A's saved catalogue; its first call starts its own
 	// server, whose second start changes echo's description.
-	b := openWith(t, cfg, &host.Options{StopTimeout: 500 * time.Millisecond, Store: openPostgres(t, url)})
+	blog := &testkit.Buffer{}
+	b := openWith(t, cfg, &host.Options{StopTimeout: 500 * time.Millisecond, Store: openPostgres(t, url), PinsRecheck: time.Hour,
+		Logger: slog.New(slog.NewTextHandler(blog, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	if got := call(t, b, "sleeper__slow", `{"steps":1,"delay_ms":1}`).Text; got != "done" {
 		t.Fatalf("B: slow = %q", got)
 	}
@@ -89,7 +93,7 @@ func shareApproval(t *testing.T, killFeed bool) {
 			break
 		}
 		if time.Since(start) > 5*time.Second {
-			t.Fatal("the approval did not reach B within 5s")
+			t.Fatalf("the approval did not reach B within 5s (store up: %v); B's log:\n%s", b.StoreUp(), blog.String())
 		}
 		time.Sleep(time.Millisecond)
 	}

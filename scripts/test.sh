@@ -13,6 +13,9 @@
 #
 # PostgreSQL's initdb and postgres must be installed (on $PATH or under
 # /usr/lib/postgresql/*/bin): the PostgreSQL store's tests fail without them.
+# HAProxy (Debian's package) runs in front of the replicas of the cluster
+# test: installed here with apt-get when missing and run as root, else the
+# script stops saying so.
 #
 # Set SWITCHBOARD_SKIP_FUZZ=1 to skip step 3 while iterating.
 set -euo pipefail
@@ -29,6 +32,16 @@ export SWITCHBOARD_REQUIRE_PEERS=1
 # machine's initdb and postgres, and fail without them (see
 # internal/testkit/pgtest).
 export SWITCHBOARD_REQUIRE_POSTGRES=1
+
+step "haproxy"
+if ! command -v haproxy >/dev/null && [ ! -x /usr/sbin/haproxy ]; then
+  if [ "$(id -u)" != 0 ]; then
+    echo "haproxy is not installed: apt-get install haproxy (as root), then run this again" >&2; exit 1
+  fi
+  apt-get install -y haproxy || { apt-get update && apt-get install -y haproxy; }
+fi
+# The cluster test (internal/cli, TestCluster) fails without it, never skips.
+export SWITCHBOARD_REQUIRE_HAPROXY=1
 
 step "gofmt"
 unformatted="$(gofmt -l $(git ls-files '*.go'))"

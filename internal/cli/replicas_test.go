@@ -35,8 +35,14 @@ var endpointRE = regexp.MustCompile(`endpoint: (http://\S+?)(/mcp)\s`)
 // running.
 func startReplica(t *testing.T, env []string, args ...string) *replica {
 	t.Helper()
+	return startReplicaIn(t, t.TempDir(), env, args...)
+}
+
+// startReplicaIn is startReplica with the home home.
+func startReplicaIn(t testing.TB, home string, env []string, args ...string) *replica {
+	t.Helper()
 	exe, _ := os.Executable()
-	cmd := exec.Command(exe, append([]string{"serve", "--http", "127.0.0.1:0", "--no-auth", "--home", t.TempDir()}, args...)...)
+	cmd := exec.Command(exe, append([]string{"serve", "--http", "127.0.0.1:0", "--no-auth", "--home", home}, args...)...)
 	cmd.Env = append(append(os.Environ(), "SWITCHBOARD_CLI_RUN=1"), env...)
 	r := &replica{cmd: cmd, stderr: &testkit.Buffer{}, exited: make(chan struct{})}
 	cmd.Stderr = r.stderr

@@ -88,6 +88,35 @@ func testQuotaConcurrent(t *testing.T, open Opener) {
 	}
 }
 
+// testQuotaWindows: keys counted under quotas of different windows (two
+// processes sharing the store, configured apart, or a reload between
+// them): a take under a short window forgets only the windows that have
+// closed under their own length, never one still open under a longer one.
+func testQuotaWindows(t *testing.T, open Opener) {
+	db := open(t, Options{})
+	long, short := store.Quota{Calls: 1, Per: time.Hour}, store.Quota{Calls: 1, Per: time.Second}
+	t0 := When
+	for i, s := range []struct {
+		key       string
+		q         store.Quota
+		at        time.Duration
+		wantOK    bool
+		wantRetry time.Duration
+	}{
+		{"long", long, 0, true, 0},
+		{"short", short, 0, true, 0},
+		{"short", short, 2 * time.Second, true, 0}, // short's window closed; this take sweeps closed windows
+		{"short", short, 2*time.Second + 500*time.Millisecond, false, 500 * time.Millisecond},
+		{"long", long, 3 * time.Second, false, time.Hour - 3*time.Second}, // long's is still open, and full
+		{"long", long, time.Hour, true, 0},                                // long's window has closed
+	} {
+		ok, retry := take(t, db, s.key, s.q, t0.Add(s.at))
+		if ok != s.wantOK || retry != s.wantRetry {
+			t.Errorf("step %d: take %q under %v at t0+%v = %v, retry %v; want %v, retry %v", i, s.key, s.q.Per, s.at, ok, retry, s.wantOK, s.wantRetry)
+		}
+	}
+}
+
 // testQuotaInvalid: a quota without calls or without a period is an error,
 // not a silent "unlimited".
 func testQuotaInvalid(t *testing.T, open Opener) {

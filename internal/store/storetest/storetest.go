@@ -55,6 +55,7 @@ func Run(t *testing.T, open Opener) {
 		{"RecordCallOddText", testRecordCallOddText},
 		{"Quota", testQuota},
 		{"QuotaConcurrent", testQuotaConcurrent},
+		{"QuotaWindows", testQuotaWindows},
 		{"QuotaInvalid", testQuotaInvalid},
 		{"Embeddings", testEmbeddings},
 		{"EmbeddingsMany", testEmbeddingsMany},
