@@ -55,17 +55,19 @@ type server struct {
 	schedMu   sync.Mutex
 	scheduled bool // the store may hold a schedule of this server
 
-	// mu guards state, err, conn, attempt, caps, dialing, idling, stopped
+	// mu guards state, since, err, conn, attempt, caps, dialing, idling, stopped
 	// (the connection and its lifecycle), raw, catalog, vetted, cached,
 	// flags (the lists), pins and held (drift), injHeld (injection holds).
 	mu      sync.Mutex
-	state   State // changed only by setState
-	err     error // why the last dial or connection failed; nil after a dial succeeds
+	state   State     // changed only by setState
+	since   time.Time // when state last changed
+	err     error     // why the last dial or connection failed; nil after a dial succeeds
 	conn    *upstream.Conn
 	attempt supervise.Attempt       // the Attempt that made conn
 	caps    *mcp.ServerCapabilities // declared at the last handshake; kept when the connection ends
 	dialing chan struct{}           // closed when the dial in progress ends; nil when none
-	idling  bool                    // conn is being closed for idleness
+	idling  bool                    // conn is being closed for idleness, or for a restart
+	restart bool                    // idling is for a restart (Restart)
 	stopped bool                    // removed by Reload or closed with the Host: no connection is kept
 	raw     *catalog.Catalog        // as discovered (or saved), before vetting
 	catalog *catalog.Catalog        // vetted: what the registry is built from
@@ -83,7 +85,7 @@ func (s *server) setState(to State) {
 		return
 	}
 	s.h.log.Debug("server state", "server", s.name, "from", s.state, "to", to)
-	s.state = to
+	s.state, s.since = to, time.Now()
 }
 
 // currentState returns the server's state.
@@ -295,11 +297,16 @@ func (s *server) dropped(conn *upstream.Conn, a supervise.Attempt, cause error) 
 		h.watchers.Go(func() { conn.Close() })
 	}
 	if s.idling {
-		s.idling = false
+		restart := s.restart
+		s.idling, s.restart = false, false
 		s.setState(StateIdle)
 		s.mu.Unlock()
 		s.sup.Reset() // not a failure: the next call starts it afresh
-		h.log.Debug("idle server stopped", "server", s.name)
+		if restart {
+			h.log.Debug("server stopped for a restart", "server", s.name, "status", conn.ExitStatus())
+		} else {
+			h.log.Debug("idle server stopped", "server", s.name)
+		}
 		return
 	}
 	err := cause
@@ -456,6 +463,7 @@ func (s *server) revet() {
 type serverView struct {
 	cfg     *config.Server
 	state   State
+	since   time.Time
 	err     error
 	conn    *upstream.Conn
 	caps    *mcp.ServerCapabilities
@@ -471,7 +479,7 @@ func (s *server) view() serverView {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	v := serverView{
-		cfg: s.cfg.Load(), state: s.state, err: s.err, conn: s.conn, caps: s.caps,
+		cfg: s.cfg.Load(), state: s.state, since: s.since, err: s.err, conn: s.conn, caps: s.caps,
 		catalog: s.catalog, vetted: s.vetted, flags: s.flags,
 	}
 	for tool := range s.held {
