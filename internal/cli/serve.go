@@ -150,6 +150,7 @@ func runServe(r *run) int {
 	g := gateway.New(r.host, gopts)
 	r.gateway.Store(g)
 	g.Sync() // a server that joined between New and Store had nobody to tell
+	r.reloadAsk = make(chan chan struct{})
 	var reloads sync.WaitGroup
 	rctx, stopReloads := context.WithCancel(r.ctx)
 	reloads.Go(func() { r.watchReload(rctx, log) })
@@ -189,6 +190,7 @@ func runServe(r *run) int {
 	if err != nil {
 		return r.usagef("serve: %v (is another switchboard running? choose another port with --http)", err)
 	}
+	defer r.serveControl(&front, ln, log)()
 	ready := func(a net.Addr) {
 		// Called once it answers: the wait is for the summary only.
 		r.settle(startupWait)

@@ -89,6 +89,10 @@ type Options struct {
 	// setting). Default: nil, MetricsPath is 404.
 	Metrics http.Handler
 
+	// API and UI, when set, are the control API (under APIPrefix) and the
+	// status page (at UIPath and under it); see pages.go.
+	API, UI http.Handler
+
 	// OnRefuse, when set, is called with the reason of every refused
 	// request, one of the Refused* constants (a bounded set, fit for a
 	// metric's label). It must not block. Default: nil.
@@ -122,6 +126,7 @@ type handler struct {
 	log      *slog.Logger
 	metrics  http.Handler        // nil: MetricsPath is 404
 	onRefuse func(reason string) // may be nil
+	api, ui  http.Handler        // nil: their paths are 404 (pages.go)
 }
 
 // New returns inner behind the front door described in the package
@@ -141,12 +146,17 @@ func New(inner http.Handler, opts Options) (http.Handler, error) {
 		log:      opts.Logger,
 		metrics:  opts.Metrics,
 		onRefuse: opts.OnRefuse,
+		api:      opts.API,
+		ui:       opts.UI,
 	}
 	if h.path == "" {
 		h.path = DefaultPath
 	}
 	if err := validatePath(h.path); err != nil {
 		return nil, err
+	}
+	if h.isAPI(h.path) || h.isUI(h.path) {
+		return nil, fmt.Errorf("frontdoor: Path %q is the control API's or the status page's", h.path)
 	}
 	switch {
 	case opts.NoAuth && opts.Token != "":
@@ -188,6 +198,7 @@ func validatePath(p string) error {
 		return fmt.Errorf("frontdoor: Path %q is reserved for the health checks", p)
 	case p == MetricsPath:
 		return fmt.Errorf("frontdoor: Path %q is reserved for the metrics", p)
+
 	}
 	return nil
 }
@@ -200,8 +211,13 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.serveHealth(w, r)
 		return
 	}
+	if h.isUI(r.URL.Path) {
+		h.serveUI(w, r)
+		return
+	}
 	metrics := r.URL.Path == MetricsPath && h.metrics != nil
-	if r.URL.Path != h.path && !metrics {
+	api := h.isAPI(r.URL.Path)
+	if r.URL.Path != h.path && !metrics && !api {
 		h.reject(w, r, http.StatusNotFound, RefusedPath, "unknown path")
 		return
 	}
@@ -268,6 +284,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r2.ContentLength = int64(len(body))
 		r2.TransferEncoding = nil
 		r2.Header.Set("Content-Length", strconv.Itoa(len(body)))
+	}
+	if api {
+		h.api.ServeHTTP(w, r2)
+		return
 	}
 	h.inner.ServeHTTP(w, r2)
 }

@@ -1,0 +1,51 @@
+package cli
+
+import (
+	"log/slog"
+	"net"
+	"os"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/control"
+	"github.com/switchboard-mcp/switchboard/internal/frontdoor"
+)
+
+// serveControl puts the control API and the status page behind serve's
+// front door, and writes the home's control.RuntimeFile once the gateway listens at
+// addr, so that the CLI's commands find it. The returned function removes
+// the file.
+func (r *run) serveControl(front *frontdoor.Options, ln net.Listener, log *slog.Logger) (stop func()) {
+	source := r.configInUse() // read once: a reload keeps the file in use
+	ctl := control.New(control.Options{Host: r.host, Store: r.store, EditServer: r.editServer, Source: func() string { return source }})
+	front.API = ctl.Handler()
+	home, err := r.homeDir()
+	if err != nil {
+		return func() {}
+	}
+	remove, err := control.WriteRuntime(home, control.Runtime{
+		URL: "http://" + dialable(ln.Addr()), PID: os.Getpid(), TokenFile: r.serve.tokenFile, TokenEnv: r.serve.tokenEnv,
+		NoAuth: r.serve.noAuth, Config: source, Started: time.Now(),
+	})
+	if err != nil {
+		log.Warn("the CLI will not find this gateway: its runtime file was not written", "err", err)
+		return func() {}
+	}
+	return remove
+}
+
+// dialable is a listener's address as a client on this machine dials it:
+// an unspecified address (every interface) becomes loopback.
+func dialable(a net.Addr) string {
+	host, port, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return a.String()
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		if ip.To4() != nil {
+			host = "127.0.0.1"
+		} else {
+			host = "::1"
+		}
+	}
+	return net.JoinHostPort(host, port)
+}
