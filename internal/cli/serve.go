@@ -251,6 +251,7 @@ func (r *run) banner(addr, path string) {
 	w, f := r.env.Stderr, r.serve
 	url := "http://" + addr + path
 	fmt.Fprintf(w, "switchboard: serving %s\n  config:   %s\n  endpoint: %s   (health: http://%s%s)\n", summary(r.host), launcher.Escape(r.configInUse()), url, addr, frontdoor.HealthPath)
+	fmt.Fprintf(w, "  page:     http://%s%s   (status, in a browser: log in with the token)\n", addr, frontdoor.UIPath)
 	// auth is the Authorization header for a shell command; cursorAuth
 	// for mcp.json, where Cursor substitutes ${env:VAR} itself.
 	auth, cursorAuth := "", ""

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"log/slog"
 	"net"
 	"os"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/internal/control"
 	"github.com/switchboard-mcp/switchboard/internal/frontdoor"
+	"github.com/switchboard-mcp/switchboard/internal/ui"
 )
 
 // serveControl puts the control API and the status page behind serve's
@@ -18,6 +20,15 @@ func (r *run) serveControl(front *frontdoor.Options, ln net.Listener, log *slog.
 	source := r.configInUse() // read once: a reload keeps the file in use
 	ctl := control.New(control.Options{Host: r.host, Store: r.store, EditServer: r.editServer, Source: func() string { return source }})
 	front.API = ctl.Handler()
+	page, err := ui.New(ui.Options{Control: ctl, Logger: log})
+	if err != nil {
+		log.Warn("the status page is off", "err", err)
+	} else {
+		front.UI = page
+		// The page's event streams end when the drain starts: they are
+		// not calls to wait for.
+		context.AfterFunc(r.ctx, page.Close)
+	}
 	home, err := r.homeDir()
 	if err != nil {
 		return func() {}
