@@ -118,7 +118,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hdr.Set("Content-Security-Policy", csp)
 	hdr.Set("X-Content-Type-Options", "nosniff")
 	hdr.Set("X-Frame-Options", "DENY")
-	hdr.Set("Referrer-Policy", "no-referrer")
+	hdr.Set("Referrer-Policy", "same-origin") // "no-referrer" would make a browser send "Origin: null", which the front door refuses
 	hdr.Set("Cache-Control", "no-store")
 	h.mux.ServeHTTP(w, r)
 }
