@@ -3,6 +3,8 @@ package host_test
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -90,5 +92,43 @@ func TestLiveCalls(t *testing.T) {
 	}
 	if live := h.LiveCalls(); len(live) != 0 {
 		t.Fatalf("after: %+v", live)
+	}
+}
+
+// TestDisabledToolNotHeld: a tool whose definition changed while the
+// configuration turns it off (disabledTools, as a rejection writes it) is
+// not held: it is never offered.
+func TestDisabledToolNotHeld(t *testing.T) {
+	st := openStore(t)
+	env := testkit.ChildEnv(testkit.ModeSleeper)
+	env[testkit.MarkVar] = filepath.Join(t.TempDir(), "starts")
+	entry := map[string]any{"command": self(t), "env": env, "eager": true}
+	opts := &host.Options{StopTimeout: 500 * time.Millisecond, Store: st}
+	h, err := host.Open(context.Background(), parse(t, map[string]any{"sleeper": entry}, nil), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Close()
+	for _, tc := range []struct {
+		name     string
+		disabled []string
+		held     bool
+	}{{"off", []string{"echo"}, false}, {"on again", []string{}, true}} {
+		entry["disabledTools"] = tc.disabled
+		h, err := host.Open(context.Background(), parse(t, map[string]any{"sleeper": entry}, nil), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Refresh(context.Background()); err != nil { // discovered now, drift checked
+			t.Fatal(err)
+		}
+		var held []string
+		for _, s := range h.Servers() {
+			held = append(held, s.Held...)
+		}
+		h.Close()
+		if got := slices.Contains(held, "echo"); got != tc.held {
+			t.Errorf("%s: held %v, want echo held %v", tc.name, held, tc.held)
+		}
 	}
 }

@@ -203,7 +203,11 @@ func writeError(w http.ResponseWriter, err error) {
 	if code == "" {
 		code = "error"
 	}
+	msg := err.Error() // the operator sees everything, private errors included
+	if fe, ok := errors.AsType[*fault.Error](err); ok && fe.Server == "" && fe.Op == "" && fe.Err != nil {
+		msg = fe.Err.Error() // without the code, which is said beside it
+	}
 	var body apiError
-	body.Error.Code, body.Error.Message = string(code), err.Error() // the operator sees everything, private errors included
+	body.Error.Code, body.Error.Message = string(code), msg
 	writeJSON(w, status, body)
 }

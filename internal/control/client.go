@@ -134,3 +134,8 @@ func (c *Client) Calls(ctx context.Context, f store.CallFilter) ([]store.Call, e
 	}
 	return out, nil
 }
+
+// Reject rejects a held definition in the gateway (see Control.Reject).
+func (c *Client) Reject(ctx context.Context, t string) error {
+	return c.do(ctx, http.MethodPost, APIPath+"reject", target{Target: t}, nil)
+}
