@@ -78,8 +78,10 @@ type Handler struct {
 
 // session is a logged-in browser.
 type session struct {
+	id      string // the cookie's value
 	csrf    string
 	expires time.Time
+	flash   string // what the last action did, shown once by the next page
 }
 
 // New returns the page's handler.
@@ -146,6 +148,7 @@ func (h *Handler) current(w http.ResponseWriter, r *http.Request) (session, bool
 		}
 		h.mu.Unlock()
 		if ok {
+			s.id = c.Value
 			return s, true
 		}
 	}
@@ -158,7 +161,7 @@ func (h *Handler) current(w http.ResponseWriter, r *http.Request) (session, bool
 // start opens a session and sets its cookie.
 func (h *Handler) start(w http.ResponseWriter) session {
 	id := randomToken()
-	s := session{csrf: randomToken(), expires: time.Now().Add(sessionTTL)}
+	s := session{id: id, csrf: randomToken(), expires: time.Now().Add(sessionTTL)}
 	h.mu.Lock()
 	now := time.Now()
 	for k, v := range h.sessions {
@@ -249,7 +252,34 @@ func (h *Handler) action(w http.ResponseWriter, r *http.Request) {
 		h.log.Warn("status page action failed", "op", r.PostFormValue("op"), "target", target, "err", err)
 		done = "failed: " + err.Error()
 	}
-	h.render(w, http.StatusOK, "page.html", h.pageData(ctx, r, s, done))
+	// Back to the page (a reload does not repeat the action), which shows
+	// what happened once.
+	h.setFlash(s.id, done)
+	http.Redirect(w, r, Path, http.StatusSeeOther)
+}
+
+// setFlash keeps msg for the session's next page.
+func (h *Handler) setFlash(id, msg string) {
+	h.mu.Lock()
+	if s, ok := h.sessions[id]; ok {
+		s.flash = msg
+		h.sessions[id] = s
+	}
+	h.mu.Unlock()
+}
+
+// takeFlash returns the session's message and forgets it.
+func (h *Handler) takeFlash(id string) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s, ok := h.sessions[id]
+	if !ok {
+		return ""
+	}
+	msg := s.flash
+	s.flash = ""
+	h.sessions[id] = s
+	return msg
 }
 
 // page shows the whole page, or the login form.
@@ -263,7 +293,7 @@ func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 		h.render(w, http.StatusOK, "login.html", h.loginData(w, ""))
 		return
 	}
-	h.render(w, http.StatusOK, "page.html", h.pageData(r.Context(), r, s, ""))
+	h.render(w, http.StatusOK, "page.html", h.pageData(r.Context(), r, s, h.takeFlash(s.id)))
 }
 
 // render executes a template into a buffer first, so that a failure is a

@@ -259,8 +259,11 @@ func TestPage(t *testing.T) {
 		t.Errorf("restart without the CSRF token: %s", resp.Status)
 	}
 	resp, body := p.post(t, "/ui/action", url.Values{"op": {"restart"}, "target": {"demo"}, "csrf": {csrf}})
-	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "restarted demo") || pid() == before || pid() == 0 {
-		t.Errorf("restart: %s, pid %d (was %d)", resp.Status, pid(), before)
+	if resp.StatusCode != http.StatusOK || resp.Request.URL.Path != "/ui" || !strings.Contains(body, `<p id="message" class="message">restarted demo</p>`) || pid() == before || pid() == 0 {
+		t.Errorf("restart: %s at %s, pid %d (was %d)", resp.Status, resp.Request.URL, pid(), before)
+	}
+	if _, body := p.get(t, "/ui"); strings.Contains(body, "restarted demo") {
+		t.Error("the action's message is shown twice")
 	}
 
 	// The event stream sends the live sections at once.
