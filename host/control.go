@@ -42,16 +42,18 @@ func (h *Host) Restart(ctx context.Context, name string) error {
 		}
 		s.mu.Lock()
 	}
-	c, a := s.conn, s.attempt
-	if c != nil {
-		s.idling, s.restart = true, true // ensure hands it to no call now
-	}
+	// The connection is taken out and the supervisor reset under s.mu, so
+	// that no call is handed the old connection and no dial is granted
+	// before the reset; the connection's own watcher, and calls that see
+	// it end, then find it is no longer the server's and record nothing.
+	c := s.conn
+	s.conn, s.idling = nil, false
+	s.sup.Reset()
+	s.setState(StateIdle)
 	s.mu.Unlock()
 	if c != nil {
 		c.Close() //nolint:errcheck // the stop is bounded; the dial below says whether the server works
-		s.dropped(c, a, nil)
-	} else {
-		s.sup.Reset()
+		h.log.Debug("server stopped for a restart", "server", name, "status", c.ExitStatus())
 	}
 	if _, err := s.ensure(ctx); err != nil {
 		return err

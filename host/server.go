@@ -66,8 +66,7 @@ type server struct {
 	attempt supervise.Attempt       // the Attempt that made conn
 	caps    *mcp.ServerCapabilities // declared at the last handshake; kept when the connection ends
 	dialing chan struct{}           // closed when the dial in progress ends; nil when none
-	idling  bool                    // conn is being closed for idleness, or for a restart
-	restart bool                    // idling is for a restart (Restart)
+	idling  bool                    // conn is being closed for idleness
 	stopped bool                    // removed by Reload or closed with the Host: no connection is kept
 	raw     *catalog.Catalog        // as discovered (or saved), before vetting
 	catalog *catalog.Catalog        // vetted: what the registry is built from
@@ -297,16 +296,11 @@ func (s *server) dropped(conn *upstream.Conn, a supervise.Attempt, cause error) 
 		h.watchers.Go(func() { conn.Close() })
 	}
 	if s.idling {
-		restart := s.restart
-		s.idling, s.restart = false, false
+		s.idling = false
 		s.setState(StateIdle)
 		s.mu.Unlock()
 		s.sup.Reset() // not a failure: the next call starts it afresh
-		if restart {
-			h.log.Debug("server stopped for a restart", "server", s.name, "status", conn.ExitStatus())
-		} else {
-			h.log.Debug("idle server stopped", "server", s.name)
-		}
+		h.log.Debug("idle server stopped", "server", s.name)
 		return
 	}
 	err := cause

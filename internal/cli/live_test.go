@@ -92,9 +92,11 @@ func TestCommandsOnLiveGateway(t *testing.T) {
 		return run(t, append(args, "--config", cfgPath, "--home", home)...)
 	}
 	// Pin the definitions, and save the demo's catalogue: a host of its
-	// own then shows it idle.
-	if r := sb("servers"); r.code != 0 {
-		t.Fatalf("servers: %d %s", r.code, r.stderr)
+	// own then shows it idle. (A call waits for its server to start.)
+	for _, tool := range []string{"drift__echo", "drift__shout", "demo__echo"} {
+		if r := sb("call", tool, "text=x"); r.code != 0 {
+			t.Fatalf("call %s: %d %s", tool, r.code, r.stderr)
+		}
 	}
 	if r := sb("servers"); !regexp.MustCompile(`(?m)^demo\s.*\bidle\b`).MatchString(r.stdout) {
 		t.Fatalf("without a gateway, demo is not idle:\n%s", r.stdout)

@@ -18,7 +18,12 @@ import (
 // the file.
 func (r *run) serveControl(front *frontdoor.Options, ln net.Listener, log *slog.Logger) (stop func()) {
 	source := r.configInUse() // read once: a reload keeps the file in use
-	ctl := control.New(control.Options{Host: r.host, Store: r.store, EditServer: r.editServer, Source: func() string { return source }})
+	sync := func() {
+		if g := r.gateway.Load(); g != nil {
+			g.Sync()
+		}
+	}
+	ctl := control.New(control.Options{Host: r.host, Store: r.store, EditServer: r.editServer, Source: func() string { return source }, Changed: sync})
 	front.API = ctl.Handler()
 	page, err := ui.New(ui.Options{Control: ctl, Logger: log})
 	if err != nil {

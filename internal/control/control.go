@@ -38,6 +38,11 @@ type Options struct {
 	EditServer func(ctx context.Context, server string, edit func(ServerEdit) error) error
 	// Source returns the configuration in use, for people. Nil: "".
 	Source func() string
+	// Changed, when set, is called after an approval or a restart has
+	// changed the host's aggregate, before the operation returns: the
+	// gateway brings its served lists in line (Gateway.Sync), which the
+	// host's OnChange would do a moment later. Nil: nothing.
+	Changed func()
 }
 
 // ServerEdit is a server's object in the configuration file, as
@@ -124,7 +129,15 @@ func (c *Control) known(name string) error {
 
 // Restart stops the server and starts it again (host.Restart).
 func (c *Control) Restart(ctx context.Context, name string) error {
-	return c.opts.Host.Restart(ctx, name)
+	err := c.opts.Host.Restart(ctx, name)
+	c.changed()
+	return err
+}
+
+func (c *Control) changed() {
+	if c.opts.Changed != nil {
+		c.opts.Changed()
+	}
 }
 
 // SetEnabled turns a server on or off in the configuration file; the
@@ -219,6 +232,7 @@ func (c *Control) Approve(ctx context.Context, target string) ([]string, error) 
 	approved, err := Approve(ctx, c.opts.Store, target)
 	if len(approved) > 0 {
 		c.opts.Host.ApprovalsChanged()
+		c.changed()
 	}
 	return approved, err
 }
