@@ -226,3 +226,12 @@ func TestCommandsOnLiveGateway(t *testing.T) {
 		t.Errorf("servers with a stale runtime file: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestServePathUnderAPI: a --path under /api/ keeps working as the MCP
+// endpoint; the control API and the page are then off, and say so.
+func TestServePathUnderAPI(t *testing.T) {
+	r := serve(t, nil, "--http", "127.0.0.1:0", "--path", "/api/mcp")
+	if r.code != 0 || !strings.Contains(r.stderr, "endpoint: http://127.0.0.1:") || !strings.Contains(r.stderr, "the control API and the status page are off") {
+		t.Errorf("serve --path /api/mcp: exit %d\n%s", r.code, r.stderr)
+	}
+}

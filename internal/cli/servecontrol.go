@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/internal/control"
@@ -13,9 +14,9 @@ import (
 )
 
 // serveControl puts the control API and the status page behind serve's
-// front door, and writes the home's control.RuntimeFile once the gateway listens at
-// addr, so that the CLI's commands find it. The returned function removes
-// the file.
+// front door, and writes the home's control.RuntimeFile (where ln
+// listens) so that the CLI's commands find the gateway. The returned
+// function removes the file.
 func (r *run) serveControl(front *frontdoor.Options, ln net.Listener, log *slog.Logger) (stop func()) {
 	source := r.configInUse() // read once: a reload keeps the file in use
 	sync := func() {
@@ -24,11 +25,17 @@ func (r *run) serveControl(front *frontdoor.Options, ln net.Listener, log *slog.
 		}
 	}
 	ctl := control.New(control.Options{Host: r.host, Store: r.store, EditServer: r.editServer, Source: func() string { return source }, Changed: sync})
-	front.API = ctl.Handler()
-	page, err := ui.New(ui.Options{Control: ctl, Logger: log})
-	if err != nil {
+	p := front.Path
+	if p+"/" == frontdoor.APIPrefix || strings.HasPrefix(p, frontdoor.APIPrefix) || p == frontdoor.UIPath || strings.HasPrefix(p, frontdoor.UIPath+"/") {
+		// --path took their place: the MCP endpoint keeps it, and the CLI
+		// is not told of a gateway it could not ask.
+		log.Warn("the control API and the status page are off: --path is under "+frontdoor.APIPrefix+" or "+frontdoor.UIPath, "path", p)
+		return func() {}
+	}
+	if page, err := ui.New(ui.Options{Control: ctl, Logger: log}); err != nil {
 		log.Warn("the status page is off", "err", err)
 	} else {
+		front.API = ctl.Handler()
 		front.UI = page
 		// The page's event streams end when the drain starts: they are
 		// not calls to wait for.

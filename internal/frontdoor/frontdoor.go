@@ -198,7 +198,6 @@ func validatePath(p string) error {
 		return fmt.Errorf("frontdoor: Path %q is reserved for the health checks", p)
 	case p == MetricsPath:
 		return fmt.Errorf("frontdoor: Path %q is reserved for the metrics", p)
-
 	}
 	return nil
 }
