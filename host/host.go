@@ -186,10 +186,14 @@ const (
 
 // ServerStatus describes one configured server.
 type ServerStatus struct {
-	Name            string              `json:"name"`
-	Transport       string              `json:"transport"`
-	Trust           string              `json:"trust"`
-	State           State               `json:"state"`
+	Name      string `json:"name"`
+	Transport string `json:"transport"`
+	Trust     string `json:"trust"`
+	State     State  `json:"state"`
+	// Since is when State was entered.
+	Since time.Time `json:"since"`
+	// PID is the process ID of a running stdio server; 0 otherwise.
+	PID             int                 `json:"pid,omitempty"`
 	ProtocolVersion string              `json:"protocolVersion,omitempty"`
 	ServerInfo      *mcp.Implementation `json:"serverInfo,omitempty"`
 	// Instructions are the server's instructions, cleaned and capped.
@@ -367,6 +371,7 @@ type Host struct {
 	storeDown atomic.Bool                       // the store failed its last use (StoreUp)
 	spills    spillStore                        // large results (spill.go); has its own lock
 	sem       *semantic                         // the semantic tier of tool search (semantic.go); has its own lock
+	live      liveCalls                         // the calls in flight (control.go); has its own lock
 
 	// reloadMu serialises Reload.
 	reloadMu sync.Mutex
@@ -576,7 +581,7 @@ func (h *Host) Servers() []ServerStatus {
 	for _, sc := range comp.cfg.Servers {
 		s := comp.servers[sc.Name]
 		v := s.view()
-		st := ServerStatus{Name: sc.Name, Transport: string(sc.Transport), Trust: string(sc.Trust.Level()), State: v.state}
+		st := ServerStatus{Name: sc.Name, Transport: string(sc.Transport), Trust: string(sc.Trust.Level()), State: v.state, Since: v.since}
 		if v.err != nil {
 			st.LastError = v.err.Error()
 		}
@@ -586,6 +591,7 @@ func (h *Host) Servers() []ServerStatus {
 			st.ServerInfo = info.ServerInfo
 			st.Stderr = v.conn.StderrTail()
 			st.Auth = v.conn.Auth()
+			st.PID = v.conn.PID()
 		} else if fault.CodeOf(v.err) == fault.CodeNeedsLogin {
 			st.Auth = upstream.NeedsLoginState(sc.Name)
 		} else if v.err == nil {
@@ -862,7 +868,9 @@ func (h *Host) Call(ctx context.Context, name string, args json.RawMessage, opts
 	}
 	start := time.Now()
 	s.beginCall()
-	out, err := h.call(ctx, s, sc, comp.pol, t, args, opts, !rediscovered)
+	copts, ended := h.live.begin(t.ID.Server, t.ID.String(), opts)
+	out, err := h.call(ctx, s, sc, comp.pol, t, args, copts, !rediscovered)
+	ended()
 	s.endCall()
 	h.finished(ctx, t.ID.Server, t.ID.String(), true, args, opts, start, out, err, true)
 	switch fault.CodeOf(err) {

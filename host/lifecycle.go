@@ -37,7 +37,7 @@ func runnable(sc *config.Server) bool { return sc.Enabled && sc.Unusable == nil 
 // idle) without being dialled, its lists vetted under cfg (the
 // configuration sc belongs to). Nothing else sees it until it is returned.
 func (h *Host) newServer(ctx context.Context, cfg *config.Config, sc *config.Server) *server {
-	s := &server{name: sc.Name, h: h, trust: newTrustScore(), state: StateDisabled}
+	s := &server{name: sc.Name, h: h, trust: newTrustScore(), state: StateDisabled, since: time.Now()}
 	s.cfg.Store(sc)
 	if !sc.Enabled {
 		return s

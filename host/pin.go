@@ -12,6 +12,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/drift"
 	"github.com/switchboard-mcp/switchboard/internal/names"
+	"github.com/switchboard-mcp/switchboard/internal/registry"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 )
 
@@ -57,6 +58,11 @@ func (h *Host) checkDriftLocked(s *server, sc *config.Server, cat *catalog.Catal
 	}
 	current := map[string][]byte{}
 	for _, t := range cat.Tools {
+		if !registry.AllowedTool(t.Name, sc.EnabledTools, sc.DisabledTools) {
+			// Never offered, so neither pinned nor held: its pin, if
+			// any, stays for when it is turned on again.
+			continue
+		}
 		def, err := drift.Definition(t)
 		if err != nil {
 			h.log.Warn("tool definition cannot be pinned; held back", "server", sc.Name, "tool", t.Name, "err", err)

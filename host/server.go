@@ -55,12 +55,13 @@ type server struct {
 	schedMu   sync.Mutex
 	scheduled bool // the store may hold a schedule of this server
 
-	// mu guards state, err, conn, attempt, caps, dialing, idling, stopped
+	// mu guards state, since, err, conn, attempt, caps, dialing, idling, stopped
 	// (the connection and its lifecycle), raw, catalog, vetted, cached,
 	// flags (the lists), pins and held (drift), injHeld (injection holds).
 	mu      sync.Mutex
-	state   State // changed only by setState
-	err     error // why the last dial or connection failed; nil after a dial succeeds
+	state   State     // changed only by setState
+	since   time.Time // when state last changed
+	err     error     // why the last dial or connection failed; nil after a dial succeeds
 	conn    *upstream.Conn
 	attempt supervise.Attempt       // the Attempt that made conn
 	caps    *mcp.ServerCapabilities // declared at the last handshake; kept when the connection ends
@@ -83,7 +84,7 @@ func (s *server) setState(to State) {
 		return
 	}
 	s.h.log.Debug("server state", "server", s.name, "from", s.state, "to", to)
-	s.state = to
+	s.state, s.since = to, time.Now()
 }
 
 // currentState returns the server's state.
@@ -456,6 +457,7 @@ func (s *server) revet() {
 type serverView struct {
 	cfg     *config.Server
 	state   State
+	since   time.Time
 	err     error
 	conn    *upstream.Conn
 	caps    *mcp.ServerCapabilities
@@ -471,7 +473,7 @@ func (s *server) view() serverView {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	v := serverView{
-		cfg: s.cfg.Load(), state: s.state, err: s.err, conn: s.conn, caps: s.caps,
+		cfg: s.cfg.Load(), state: s.state, since: s.since, err: s.err, conn: s.conn, caps: s.caps,
 		catalog: s.catalog, vetted: s.vetted, flags: s.flags,
 	}
 	for tool := range s.held {

@@ -2,7 +2,9 @@
 # scripts/test.sh -- the whole test suite, as CI runs it, from a clean clone.
 #
 # 1. installs the pinned npm MCP servers used as real peers, and the
-#    conformance suite with a Node 22 to run it (.cache/peers);
+#    conformance suite with a Node 22 to run it (.cache/peers); and
+#    Debian's chromium for the status page's browser test, when it is
+#    missing and this runs as root;
 # 2. checks formatting, go vet and that go.mod is tidy;
 # 3. runs each fuzz target briefly (FUZZTIME, default 10s each);
 # 4. runs the official MCP conformance suite against the fixture, through
@@ -32,6 +34,17 @@ export SWITCHBOARD_REQUIRE_PEERS=1
 # machine's initdb and postgres, and fail without them (see
 # internal/testkit/pgtest).
 export SWITCHBOARD_REQUIRE_POSTGRES=1
+# Likewise the browser: internal/ui drives the status page in headless
+# Chromium (Debian's chromium package), installed here when missing.
+if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing chromium (apt-get) for the status page's browser test" >&2
+    apt-get install -y chromium >&2 || { apt-get update >&2 && apt-get install -y chromium >&2; }
+  else
+    echo "chromium is missing and this is not root: install Debian's chromium package" >&2
+  fi
+fi
+export SWITCHBOARD_REQUIRE_BROWSER=1
 
 step "haproxy"
 if ! command -v haproxy >/dev/null && [ ! -x /usr/sbin/haproxy ]; then

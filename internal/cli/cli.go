@@ -105,6 +105,7 @@ func init() {
 		{"prompt", "ID [key=value ...]", "render a prompt with arguments", true, runPrompt, false},
 		{"approve", "SERVER[:TOOL]", "approve the held (changed or new) tool definitions of a server, or one tool", false, runApprove, false},
 		{"diff", "SERVER[:TOOL]", "show what changed in held tool definitions since they were approved", false, runDiff, false},
+		{"restart", "SERVER", "restart a server of the running gateway (switchboard serve, for the same home)", false, runRestart, false},
 		{"log", "[SERVER[:TOOL]] [-n N]", "show recent tool calls from the audit log (argument shapes only, never values)", false, runLog, false},
 		{"add", "[NAME] URL | [NAME] -- COMMAND [ARGS...]", "add a server, after checking that it starts; --env and --header values are kept in creds.json; without arguments at a terminal, a form asks", false, runAdd, false},
 		{"edit", "NAME", "change a server in a form at a terminal, after checking that it starts (a blank secret keeps the stored one, - removes it)", false, runEdit, false},
@@ -145,6 +146,7 @@ var examples = map[string][]string{
 	"prompt":        {"switchboard prompt demo:review code='x := 1' language=go"},
 	"approve":       {"switchboard approve demo:echo", "switchboard approve demo"},
 	"diff":          {"switchboard diff demo", "switchboard diff demo:echo"},
+	"restart":       {"switchboard restart demo"},
 	"log":           {"switchboard log", "switchboard log demo:echo -n 10", "switchboard log --json"},
 	"version":       {"switchboard version"},
 	"trust-project": {"switchboard trust-project --show", "switchboard trust-project", "switchboard trust-project --yes"},
@@ -170,6 +172,9 @@ type run struct {
 	// open.
 	observer *observer
 	gateway  atomic.Pointer[gateway.Gateway] // set by serve, for notifications the host receives
+	// reloadAsk takes a reload asked for by the control API (serve's
+	// watchReload does it and closes the channel it was given).
+	reloadAsk chan chan struct{}
 	// replica identifies this process in the notices of the store's
 	// change feed (a reload), so that it ignores its own; set by serve.
 	replica string

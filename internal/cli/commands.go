@@ -59,7 +59,12 @@ func runServers(r *run) int {
 	if r.tokens {
 		return runTokens(r)
 	}
-	servers := r.host.Servers()
+	return r.showServers(r.host.Servers(), hostCounts(r.host), r.configInUse(), r.cfg)
+}
+
+// showServers prints servers (of this process's host, or of a running
+// gateway's: cfg nil), with counts and the configuration in use.
+func (r *run) showServers(servers []host.ServerStatus, counts, source string, cfg *config.Config) int {
 	if r.json {
 		if !r.verbose {
 			for i := range servers {
@@ -74,16 +79,16 @@ func runServers(r *run) int {
 	var rows [][]string
 	for _, s := range servers {
 		state := string(s.State)
-		if sc := r.cfg.Server(s.Name); sc != nil && sc.Unusable != nil && sc.Unusable.Code == config.CodeProjectUntrusted {
+		if sc := cfg.Server(s.Name); sc != nil && sc.Unusable != nil && sc.Unusable.Code == config.CodeProjectUntrusted {
 			state = "untrusted" // misconfigured, for want of trust-project
 		}
 		rows = append(rows, []string{s.Name, s.Transport, s.Trust, state, orDash(s.ProtocolVersion),
 			fmt.Sprint(s.Tools), fmt.Sprint(s.Resources), fmt.Sprint(s.Templates), fmt.Sprint(s.Prompts), fmt.Sprint(len(s.Findings)), orDash(oneLine(s.LastError, 60))})
 	}
 	r.table("NAME\tTRANSPORT\tTRUST\tSTATE\tPROTOCOL\tTOOLS\tRESOURCES\tTEMPLATES\tPROMPTS\tFINDINGS\tLAST ERROR", rows)
-	fmt.Fprintf(r.env.Stdout, "%s\nconfig: %s\n", hostCounts(r.host), launcher.Escape(r.configInUse()))
-	if r.cfg.Project != "" {
-		fmt.Fprintf(r.env.Stdout, "project: %s\n", launcher.Escape(r.cfg.Project))
+	fmt.Fprintf(r.env.Stdout, "%s\nconfig: %s\n", counts, launcher.Escape(source))
+	if cfg != nil && cfg.Project != "" {
+		fmt.Fprintf(r.env.Stdout, "project: %s\n", launcher.Escape(cfg.Project))
 	}
 	printAuth(r.env.Stdout, servers)
 	for _, s := range servers {

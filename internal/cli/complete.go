@@ -120,7 +120,7 @@ func (r *run) completeArgs(_ *cobra.Command, args []string, prefix string) ([]co
 	none := cobra.ShellCompDirectiveNoFileComp
 	var out []string
 	switch r.cmd.name {
-	case "get", "remove", "enable", "disable", "edit", "approve", "diff", "log":
+	case "get", "remove", "enable", "disable", "edit", "approve", "diff", "log", "restart", "login", "logout":
 		if len(args) > 0 {
 			return nil, none
 		}

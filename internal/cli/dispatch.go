@@ -170,6 +170,9 @@ func (r *run) exec(cc *cobra.Command, args []string) int {
 			return r.usagef("%v", err)
 		}
 	}
+	if code, ok := r.viaGateway(); ok {
+		return code
+	}
 	if r.cmd.needsHost {
 		if code := r.open(); code != ExitOK {
 			return code

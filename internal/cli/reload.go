@@ -53,9 +53,12 @@ func (r *run) watchReload(ctx context.Context, log *slog.Logger) {
 	}
 	for {
 		announce := true
+		var asked chan struct{} // closed once the reload asked for is done
 		select {
 		case <-ctx.Done():
 			return
+		case asked = <-r.reloadAsk:
+			last = stampsOf(watched) // the change asked for is this reload's
 		case <-hup:
 		case <-tick:
 			now := stampsOf(watched)
@@ -74,6 +77,9 @@ func (r *run) watchReload(ctx context.Context, log *slog.Logger) {
 			announce = false // the reload that caused it was announced
 		}
 		r.reload(ctx, log, announce)
+		if asked != nil {
+			close(asked)
+		}
 	}
 }
 

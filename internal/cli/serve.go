@@ -159,6 +159,7 @@ func runServe(r *run) int {
 	g := gateway.New(r.host, gopts)
 	r.gateway.Store(g)
 	g.Sync() // a server that joined between New and Store had nobody to tell
+	r.reloadAsk = make(chan chan struct{})
 	var reloads sync.WaitGroup
 	rctx, stopReloads := context.WithCancel(r.ctx)
 	reloads.Go(func() { r.watchReload(rctx, log) })
@@ -198,6 +199,7 @@ func runServe(r *run) int {
 	if err != nil {
 		return r.usagef("serve: %v (is another switchboard running? choose another port with --http)", err)
 	}
+	defer r.serveControl(&front, ln, log)()
 	ready := func(a net.Addr) {
 		// Called once it answers: the wait is for the summary only.
 		r.settle(startupWait)
@@ -266,6 +268,7 @@ func (r *run) banner(addr, path string) {
 	w, f := r.env.Stderr, r.serve
 	url := "http://" + addr + path
 	fmt.Fprintf(w, "switchboard: serving %s\n  config:   %s\n  endpoint: %s   (health: http://%s%s)\n", summary(r.host), launcher.Escape(r.configInUse()), url, addr, frontdoor.HealthPath)
+	fmt.Fprintf(w, "  page:     http://%s%s   (status, in a browser: log in with the token)\n", addr, frontdoor.UIPath)
 	// auth is the Authorization header for a shell command; cursorAuth
 	// for mcp.json, where Cursor substitutes ${env:VAR} itself.
 	auth, cursorAuth := "", ""

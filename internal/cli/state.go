@@ -11,6 +11,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/control"
 	"github.com/switchboard-mcp/switchboard/internal/drift"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
 	"github.com/switchboard-mcp/switchboard/internal/store"
@@ -90,27 +91,27 @@ func runApprove(r *run) int {
 		return ExitUsage
 	}
 	return r.withStore(func(st store.Store) int {
-		server, tool, one := cut(r.args[0])
-		drifts, err := st.Drifts(r.ctx, server)
-		if err != nil {
-			return r.fail(err)
-		}
-		n := 0
-		for _, d := range drifts {
-			if one && !heldAs(d.Tool, tool) {
-				continue
-			}
-			if err := st.Pin(r.ctx, store.Pin{Server: d.Server, Tool: d.Tool, Hash: d.Hash, Definition: d.Definition}); err != nil {
-				return r.fail(err)
-			}
-			fmt.Fprintf(r.env.Stdout, "approved %s\n", launcher.Escape(label(d.Server, d.Tool)))
-			n++
-		}
-		if n == 0 {
-			return r.failf(ExitUsage, string(fault.CodeNotFound), "nothing to approve for %s: no held definition (switchboard servers -v lists held tools)", r.args[0])
-		}
-		return ExitOK
+		approved, err := control.Approve(r.ctx, st, r.args[0])
+		return r.showApproved(approved, err)
 	})
+}
+
+// showApproved prints what approve approved, or why nothing.
+func (r *run) showApproved(approved []string, err error) int {
+	for _, l := range approved {
+		fmt.Fprintf(r.env.Stdout, "approved %s\n", launcher.Escape(l))
+	}
+	switch {
+	case fault.CodeOf(err) == fault.CodeNotFound:
+		msg := err.Error()
+		if fe, ok := errors.AsType[*fault.Error](err); ok && fe.Err != nil {
+			msg = fe.Err.Error() // without the code: the report gives it
+		}
+		return r.failf(ExitUsage, string(fault.CodeNotFound), "%s", msg)
+	case err != nil:
+		return r.fail(err)
+	}
+	return ExitOK
 }
 
 // runDiff shows, for each held definition of a server, what changed since
@@ -161,63 +162,48 @@ func runLog(r *run) int {
 		return ExitUsage
 	}
 	return r.withStore(func(st store.Store) int {
-		f := store.CallFilter{Limit: r.limit, Caller: r.caller}
-		if len(r.args) == 1 {
-			server, tool, one := cut(r.args[0])
-			f.Server = server
-			if one {
-				f.Tool = server + ":" + tool
-			}
-		}
+		f := r.logFilter()
 		calls, err := st.Calls(r.ctx, f)
 		if err != nil {
 			return r.fail(err)
 		}
-		if r.json {
-			entries := make([]logEntry, 0, len(calls))
-			for _, c := range calls {
-				entries = append(entries, logEntryOf(c))
-			}
-			return r.printJSON(entries)
-		}
-		var rows [][]string
-		for _, c := range calls {
-			code := c.Code
-			if code == "" {
-				code = "-"
-			}
-			rows = append(rows, []string{c.Time.Local().Format(time.DateTime), c.Tool, c.Outcome, code,
-				c.Latency.Round(time.Millisecond).String(), orDash(c.Caller), orDash(c.Profile), oneLine(c.ArgShape, 60)})
-		}
-		r.table("TIME\tTOOL\tOUTCOME\tCODE\tLATENCY\tCALLER\tPROFILE\tARGUMENTS", rows)
-		return ExitOK
+		return r.showCalls(calls)
 	})
 }
 
-// logEntry is a call of the audit log in log --json, with the keys and
-// units of the other commands' JSON: camelCase, durations in milliseconds
-// (as the configuration's callTimeoutMs).
-type logEntry struct {
-	ID        int64     `json:"id"`
-	Time      time.Time `json:"time"`
-	Tool      string    `json:"tool"` // canonical ID "server:tool"
-	Server    string    `json:"server"`
-	Caller    string    `json:"caller,omitempty"`
-	Profile   string    `json:"profile,omitempty"`
-	ArgShape  string    `json:"argShape"` // argument keys and types, never values
-	Outcome   string    `json:"outcome"`  // "ok", "tool_error" or "error"
-	Code      string    `json:"code,omitempty"`
-	LatencyMs float64   `json:"latencyMs"` // to the microsecond
-	BytesIn   int       `json:"bytesIn"`
-	BytesOut  int       `json:"bytesOut"`
+// logFilter is log's filter: its argument, SERVER or SERVER:TOOL, and -n.
+func (r *run) logFilter() store.CallFilter {
+	f := store.CallFilter{Limit: r.limit, Caller: r.caller}
+	if len(r.args) == 1 {
+		server, tool, one := cut(r.args[0])
+		f.Server = server
+		if one {
+			f.Tool = server + ":" + tool
+		}
+	}
+	return f
 }
 
-func logEntryOf(c store.Call) logEntry {
-	return logEntry{
-		ID: c.ID, Time: c.Time, Tool: c.Tool, Server: c.Server, Caller: c.Caller, Profile: c.Profile, ArgShape: c.ArgShape,
-		Outcome: c.Outcome, Code: c.Code, LatencyMs: float64(c.Latency.Microseconds()) / 1000,
-		BytesIn: c.BytesIn, BytesOut: c.BytesOut,
+// showCalls prints calls of the audit log.
+func (r *run) showCalls(calls []store.Call) int {
+	if r.json {
+		entries := make([]control.CallEntry, 0, len(calls))
+		for _, c := range calls {
+			entries = append(entries, control.EntryOf(c))
+		}
+		return r.printJSON(entries)
 	}
+	var rows [][]string
+	for _, c := range calls {
+		code := c.Code
+		if code == "" {
+			code = "-"
+		}
+		rows = append(rows, []string{c.Time.Local().Format(time.DateTime), c.Tool, c.Outcome, code,
+			c.Latency.Round(time.Millisecond).String(), orDash(c.Caller), orDash(c.Profile), oneLine(c.ArgShape, 60)})
+	}
+	r.table("TIME\tTOOL\tOUTCOME\tCODE\tLATENCY\tCALLER\tPROFILE\tARGUMENTS", rows)
+	return ExitOK
 }
 
 // cut splits "server:tool" at the last colon; a bare server has no tool.

@@ -3,6 +3,7 @@ package frontdoor
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -113,11 +114,29 @@ func TestAuthenticate(t *testing.T) {
 	}
 }
 
-func TestAuthenticateExcludesToken(t *testing.T) {
-	mw := func(next http.Handler) http.Handler { return next }
-	for _, opts := range []Options{{Authenticate: mw, Token: testToken}, {Authenticate: mw, NoAuth: true}} {
-		if _, err := New(inner(), opts); err == nil || !strings.Contains(err.Error(), "Authenticate excludes") {
-			t.Errorf("New(%+v) = %v, want a refusal", opts, err)
-		}
+// TestAuthenticateExcludesNoAuth: Authenticate and NoAuth are refused
+// together; with Authenticate, Token is the page's login alone: a request
+// of the MCP path bearing it still goes through Authenticate.
+func TestAuthenticateExcludesNoAuth(t *testing.T) {
+	refuse := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("WWW-Authenticate", "Bearer")
+			w.WriteHeader(http.StatusUnauthorized)
+		})
+	}
+	if _, err := New(inner(), Options{Authenticate: refuse, NoAuth: true}); err == nil || !strings.Contains(err.Error(), "Authenticate excludes NoAuth") {
+		t.Errorf("Authenticate with NoAuth: %v, want a refusal", err)
+	}
+	h, err := New(inner(), Options{Authenticate: refuse, Token: testToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1"+DefaultPath, strings.NewReader("{}"))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusUnauthorized {
+		t.Errorf("the page's token on the MCP path: %d, want Authenticate's 401", rec.Code)
 	}
 }

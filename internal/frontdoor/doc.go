@@ -16,7 +16,10 @@
 //     anything else keeps every other check about one endpoint. /metrics
 //     then passes the Host/Origin and token checks below, like the MCP
 //     path (a Prometheus scraper sends the token), and answers GET and
-//     HEAD only (405).
+//     HEAD only (405). The control API under /api/ (Options.API) passes
+//     every check below like the MCP path; the status page at /ui
+//     (Options.UI) passes the Host/Origin check and the body cap only, and
+//     logs its user in itself with CheckToken (pages.go).
 //  3. Host and Origin must name a loopback host (403). This is the
 //     DNS-rebinding defence that the MCP spec requires (2025-11-25,
 //     Transports §2.0.1 Security Warning:

@@ -89,6 +89,10 @@ type Options struct {
 	// setting). Default: nil, MetricsPath is 404.
 	Metrics http.Handler
 
+	// API and UI, when set, are the control API (under APIPrefix) and the
+	// status page (at UIPath and under it); see pages.go.
+	API, UI http.Handler
+
 	// OnRefuse, when set, is called with the reason of every refused
 	// request, one of the Refused* constants (a bounded set, fit for a
 	// metric's label). It must not block. Default: nil.
@@ -143,6 +147,10 @@ type handler struct {
 	authn    func(http.Handler) http.Handler
 	known    http.Handler // nil: /.well-known/ is 404
 	subPaths bool
+	api, ui  http.Handler // nil: their paths are 404 (pages.go)
+	// pageLogin: tokenSum is set, and the page's login checks it; without
+	// it (Authenticate and no Token) the page has no login but NoAuth's.
+	pageLogin bool
 }
 
 // New returns inner behind the front door described in the package
@@ -165,6 +173,8 @@ func New(inner http.Handler, opts Options) (http.Handler, error) {
 		authn:    opts.Authenticate,
 		known:    opts.WellKnown,
 		subPaths: opts.SubPaths,
+		api:      opts.API,
+		ui:       opts.UI,
 	}
 	if h.path == "" {
 		h.path = DefaultPath
@@ -172,9 +182,20 @@ func New(inner http.Handler, opts Options) (http.Handler, error) {
 	if err := validatePath(h.path); err != nil {
 		return nil, err
 	}
+	if h.isAPI(h.path) || h.isUI(h.path) {
+		return nil, fmt.Errorf("frontdoor: Path %q is the control API's or the status page's", h.path)
+	}
 	switch {
-	case opts.Authenticate != nil && (opts.NoAuth || opts.Token != ""):
-		return nil, errors.New("frontdoor: Authenticate excludes Token and NoAuth")
+	case opts.Authenticate != nil && opts.NoAuth:
+		return nil, errors.New("frontdoor: Authenticate excludes NoAuth")
+	case opts.Authenticate != nil && opts.Token != "":
+		// With Authenticate, Token is the operator's, for the page's
+		// login alone (pages.go).
+		if err := ValidateToken(opts.Token); err != nil {
+			return nil, err
+		}
+		h.tokenSum = sha256.Sum256([]byte(opts.Token))
+		h.pageLogin = true
 	case opts.Authenticate != nil:
 	case opts.NoAuth && opts.Token != "":
 		return nil, errors.New("frontdoor: Token and NoAuth are mutually exclusive")
@@ -186,6 +207,7 @@ func New(inner http.Handler, opts Options) (http.Handler, error) {
 			return nil, err
 		}
 		h.tokenSum = sha256.Sum256([]byte(opts.Token))
+		h.pageLogin = true
 	}
 	var err error
 	if h.allowed, err = newHostSet(opts.AllowedHosts); err != nil {
@@ -227,9 +249,13 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.serveHealth(w, r)
 		return
 	}
+	if h.isUI(r.URL.Path) {
+		h.serveUI(w, r)
+		return
+	}
 	metrics := r.URL.Path == MetricsPath && h.metrics != nil
 	known := h.known != nil && strings.HasPrefix(r.URL.Path, wellKnownPrefix)
-	if r.URL.Path != h.path && !metrics && !known && !h.isSubPath(r.URL.Path) {
+	if r.URL.Path != h.path && !metrics && !known && !h.isSubPath(r.URL.Path) && !h.isAPI(r.URL.Path) {
 		h.reject(w, r, http.StatusNotFound, RefusedPath, "unknown path")
 		return
 	}
@@ -309,6 +335,10 @@ func (h *handler) admit(w http.ResponseWriter, r *http.Request, caller string, m
 		r2.ContentLength = int64(len(body))
 		r2.TransferEncoding = nil
 		r2.Header.Set("Content-Length", strconv.Itoa(len(body)))
+	}
+	if h.isAPI(r.URL.Path) {
+		h.api.ServeHTTP(w, r2)
+		return
 	}
 	h.inner.ServeHTTP(w, r2)
 }

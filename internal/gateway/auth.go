@@ -148,6 +148,12 @@ func (g *Gateway) authFront(front *frontdoor.Options, opts *AuthOptions, addr ne
 	if m := front.Metrics; m != nil {
 		front.Metrics = g.operatorOnly(m)
 	}
+	if a := front.API; a != nil {
+		front.API = g.operatorOnly(a)
+	}
+	// The status page logs its operator in with the single static token;
+	// with none (JWTs and named clients only), it has no login.
+	front.Token = opts.Token
 	front.Authenticate = auth.RequireBearerToken(g.verifier(opts), &auth.RequireBearerTokenOptions{
 		ResourceMetadataURL: origin + metadataPath + path,
 		Scopes:              opts.Scopes,
@@ -208,7 +214,7 @@ func (g *Gateway) operatorOnly(next http.Handler) http.Handler {
 		}
 		if !ok {
 			w.Header().Set("Cache-Control", "no-store")
-			http.Error(w, "forbidden: the metrics are for the operator's token", http.StatusForbidden)
+			http.Error(w, "forbidden: this is for the operator's token", http.StatusForbidden)
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -603,9 +604,10 @@ func TestQuotaPerNamedClient(t *testing.T) {
 	}
 }
 
-// TestMetricsForTheOperator: with named clients, /metrics answers the
-// static token and a client limited to no profile, and refuses a client
-// kept to a profile and a JWT that names no client.
+// TestMetricsForTheOperator: with named clients, /metrics and the control
+// API answer the static token and a client limited to no profile, and
+// refuse a client kept to a profile and a JWT that names no client; the
+// status page's login takes the static token alone.
 func TestMetricsForTheOperator(t *testing.T) {
 	is := issuer.New(t)
 	const opsToken, ciToken = "ops-token-0123456789abcdef", "ci-token-0123456789abcdefgh"
@@ -618,7 +620,15 @@ func TestMetricsForTheOperator(t *testing.T) {
 	}
 	var aud string
 	metrics := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "metrics\n") })
-	gw := newAuthGatewayFront(t, top, map[string]string{"OPS": opsToken, "CI": ciToken}, frontdoor.Options{Metrics: metrics},
+	api := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "{}") })
+	page := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if frontdoor.CheckToken(r.Context(), r.FormValue("token")) {
+			io.WriteString(w, "in")
+			return
+		}
+		io.WriteString(w, "out")
+	})
+	gw := newAuthGatewayFront(t, top, map[string]string{"OPS": opsToken, "CI": ciToken}, frontdoor.Options{Metrics: metrics, API: api, UI: page},
 		func(base string) *gateway.AuthOptions {
 			aud = base + "/mcp"
 			v, err := jwtauth.New(context.Background(), jwtauth.Options{Issuer: is.URL, Audience: aud})
@@ -637,17 +647,36 @@ func TestMetricsForTheOperator(t *testing.T) {
 		{"JWT of no client", is.Mint(t, issuer.Token{Audience: []string{aud}}), http.StatusForbidden},
 		{"no token", "", http.StatusUnauthorized},
 	} {
-		req, _ := http.NewRequest(http.MethodGet, gw.base+"/metrics", nil)
-		if c.tok != "" {
-			req.Header.Set("Authorization", "Bearer "+c.tok)
+		for _, path := range []string{"/metrics", "/api/status"} {
+			req, _ := http.NewRequest(http.MethodGet, gw.base+path, nil)
+			if c.tok != "" {
+				req.Header.Set("Authorization", "Bearer "+c.tok)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != c.want {
+				t.Errorf("%s: %s %d, want %d", c.name, path, resp.StatusCode, c.want)
+			}
 		}
-		resp, err := http.DefaultClient.Do(req)
+	}
+	for _, c := range []struct {
+		name, tok, want string
+	}{
+		{"static token", staticToken, "in"},
+		{"unlimited client", opsToken, "out"},
+		{"empty", "", "out"},
+	} {
+		resp, err := http.PostForm(gw.base+"/ui/login", url.Values{"token": {c.tok}})
 		if err != nil {
 			t.Fatal(err)
 		}
+		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != c.want {
-			t.Errorf("%s: /metrics %d, want %d", c.name, resp.StatusCode, c.want)
+		if string(b) != c.want {
+			t.Errorf("page login with the %s: %q, want %q", c.name, b, c.want)
 		}
 	}
 }

@@ -163,7 +163,13 @@ func Build(servers []string, sources []Source) *Snapshot {
 	return s
 }
 
-// allowedTool applies the filters. Patterns were validated at config load.
+// AllowedTool reports whether a server's tool passes its filters
+// (EnabledTools, DisabledTools). Patterns were validated at config load.
+func AllowedTool(name string, enabled, disabled []string) bool {
+	return allowedTool(name, enabled, disabled)
+}
+
+// allowedTool applies the filters.
 func allowedTool(name string, enabled, disabled []string) bool {
 	if enabled != nil && !matchAny(enabled, name) {
 		return false

@@ -526,6 +526,14 @@ func (c *Conn) ExitStatus() string {
 	return c.proc.ExitStatus()
 }
 
+// PID returns the process ID of a stdio server; 0 for an HTTP server.
+func (c *Conn) PID() int {
+	if c.proc == nil {
+		return 0
+	}
+	return c.proc.PID()
+}
+
 // StderrTail returns the escaped tail of a stdio server's stderr.
 func (c *Conn) StderrTail() string {
 	if c.proc == nil {
