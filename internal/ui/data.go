@@ -48,6 +48,7 @@ type serverRow struct {
 	PID, InFlight, Tools, TokenCost          int
 	ListedCost                               int
 	LastError, Stderr                        string
+	Auth                                     string // the OAuth login's state; "" for a server without one
 	Held                                     int
 	Disabled                                 bool
 }
@@ -101,7 +102,7 @@ func (h *Handler) fillLive(ctx context.Context, d *pageData) {
 		row := serverRow{
 			Name: s.Name, State: string(s.State), Protocol: s.ProtocolVersion, Trust: s.Trust, Transport: s.Transport,
 			TrustScore: fmt.Sprintf("%.2f", s.TrustScore), PID: s.PID, InFlight: s.InFlight, Tools: s.Tools,
-			TokenCost: s.TokenCost, ListedCost: s.ListedCost, LastError: s.LastError, Stderr: s.Stderr,
+			TokenCost: s.TokenCost, ListedCost: s.ListedCost, LastError: s.LastError, Stderr: s.Stderr, Auth: s.Auth,
 			Held: len(s.Held) + len(s.HeldInjection), Disabled: s.State == host.StateDisabled,
 		}
 		if !s.Since.IsZero() {

@@ -24,6 +24,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/demo"
 	"github.com/switchboard-mcp/switchboard/internal/frontdoor"
 	"github.com/switchboard-mcp/switchboard/internal/store/sqlite"
+	"github.com/switchboard-mcp/switchboard/internal/testkit/oauthtest"
 	"github.com/switchboard-mcp/switchboard/internal/ui"
 )
 
@@ -289,5 +290,53 @@ func TestPage(t *testing.T) {
 			}
 			break
 		}
+	}
+}
+
+// TestAuthState: a server that asks for an OAuth login shows its state,
+// with the command to run, beside its state.
+func TestAuthState(t *testing.T) {
+	as := oauthtest.Start(t, nil)
+	doc, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"gh": map[string]any{"url": as.MCP, "eager": true, "trust": "trusted"}}})
+	cfg, err := config.Parse(doc, "test.json", &config.LoadOptions{LookupEnv: func(string) (string, bool) { return "", false }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	h, err := host.Open(context.Background(), cfg, &host.Options{Store: st, StopTimeout: 500 * time.Millisecond,
+		OAuth: &host.OAuthOptions{TokensPath: filepath.Join(t.TempDir(), "creds.json")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	pg, err := ui.New(ui.Options{Control: control.New(control.Options{Host: h, Store: st})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pg.Close)
+	front, err := frontdoor.New(http.NotFoundHandler(), frontdoor.Options{Token: token, UI: pg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(front)
+	t.Cleanup(srv.Close)
+	jar, _ := cookiejar.New(nil)
+	p := &page{url: srv.URL, host: h, client: &http.Client{Jar: jar}}
+	p.login(t)
+	want := "auth: needs login (run: switchboard login gh)"
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, body := p.get(t, "/ui")
+		if strings.Contains(body, want) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the page does not show %q:\n%s", want, body)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
