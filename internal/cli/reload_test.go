@@ -64,7 +64,8 @@ func TestServeWatchReloads(t *testing.T) {
 		}
 		return false
 	}
-	if !has("a__echo") {
+	// serve does not wait for its servers: a joins when it is ready.
+	if !proc.Eventually(15*time.Second, func() bool { return has("a__echo") }) {
 		t.Fatal("a__echo not listed")
 	}
 	// The mtime has a coarse resolution on some file systems: make sure
