@@ -135,13 +135,7 @@ func (d *decoder) decodeOAuth(n *node, p *jsonPath, server string) (*OAuth, bool
 				}
 			}
 		case "issuer":
-			o.Issuer, good = d.str(m.val, fp, server)
-			if good {
-				if u, err := url.Parse(o.Issuer); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-					d.add(fp, server, "want an http or https URL", nil)
-					good = false
-				}
-			}
+			o.Issuer, good = d.httpURL(m.val, fp, server)
 		case "grant":
 			o.Grant, good = d.str(m.val, fp, server)
 			if good && o.Grant != GrantAuthorizationCode && o.Grant != GrantClientCredentials && o.Grant != GrantJWTBearer && o.Grant != GrantEnterprise {
@@ -161,13 +155,7 @@ func (d *decoder) decodeOAuth(n *node, p *jsonPath, server string) (*OAuth, bool
 				good = false
 			}
 		case "idpTokenUrl":
-			o.IdPTokenURL, good = d.str(m.val, fp, server)
-			if good {
-				if u, err := url.Parse(o.IdPTokenURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-					d.add(fp, server, "want an http or https URL", nil)
-					good = false
-				}
-			}
+			o.IdPTokenURL, good = d.httpURL(m.val, fp, server)
 		case "idpClientId":
 			o.IdPClientID, good = d.str(m.val, fp, server)
 			if good && o.IdPClientID == "" {
@@ -232,4 +220,17 @@ func cloneOAuth(o *OAuth, redact bool) *OAuth {
 		c.ClientSecret, c.PrivateKey, c.Assertion = "", "", ""
 	}
 	return &c
+}
+
+// httpURL decodes an http or https URL with a host.
+func (d *decoder) httpURL(n *node, p *jsonPath, server string) (string, bool) {
+	v, good := d.str(n, p, server)
+	if !good {
+		return v, false
+	}
+	if u, err := url.Parse(v); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		d.add(p, server, "want an http or https URL", nil)
+		return v, false
+	}
+	return v, true
 }
