@@ -364,6 +364,11 @@ type Host struct {
 	// reloadMu serialises Reload.
 	reloadMu sync.Mutex
 
+	// loginMu guards logins, the browser logins in progress by server
+	// (login.go). Nothing else is locked while it is held.
+	loginMu sync.Mutex
+	logins  map[string]*Login
+
 	// mu serialises rebuild (so that snapshots are made, and swapped in,
 	// one at a time), the swap of comp against Close, and guards index,
 	// indexed and found.
@@ -709,6 +714,8 @@ func (h *Host) serverUnavailable(name string) error {
 		return fault.New(fault.CodeUnavailable, name, "", v.err)
 	case v.catalog != nil:
 		return nil // its tools are known; a call dials it
+	case s.retryAfterLogin():
+		return fault.New(fault.CodeUnavailable, name, "", errors.New("the server is still starting"))
 	case v.state == StateStarting:
 		return fault.New(fault.CodeUnavailable, name, "", errors.New("the server is still starting"))
 	case v.err == nil:
