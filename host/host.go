@@ -364,6 +364,8 @@ type Host struct {
 	// reloadMu serialises Reload.
 	reloadMu sync.Mutex
 
+	loginTimeout time.Duration // OAuthOptions.LoginTimeout; fixed at Open
+
 	// loginMu guards logins, the browser logins in progress by server
 	// (login.go). Nothing else is locked while it is held.
 	loginMu sync.Mutex
@@ -435,6 +437,8 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 		pinNotices: make(chan struct{}, 1),
 		stop:       make(chan struct{}),
 		sem:        newSemantic(),
+
+		loginTimeout: opts.OAuth.loginTimeout(),
 	}
 	h.opts.OnListChanged = h.listChanged
 	h.audit = newAuditLog(opts.Store, log, h.storeReached)

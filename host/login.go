@@ -11,10 +11,8 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
-// LoginTimeout bounds a login started by Host.Login: a person has that
-// long in the browser, then the login is abandoned and its redirect
-// listener closed.
-const LoginTimeout = 5 * time.Minute
+// DefaultLoginTimeout is OAuthOptions.LoginTimeout's default.
+const DefaultLoginTimeout = 5 * time.Minute
 
 // Login is a browser login to one server in progress (see Host.Login).
 type Login struct {
@@ -57,9 +55,9 @@ func (l *Login) Err() error {
 // progress for the server is joined: one per server. Login returns once
 // the URL is known (Login.URL) or the login has ended, or with ctx's
 // error (the login goes on). The login runs on a goroutine of the Host,
-// bounded by LoginTimeout and Close; when the redirect brings a grant it
-// is kept in OAuthOptions.TokensPath and the server is dialled again, so
-// that a call made after Done works.
+// bounded by OAuthOptions.LoginTimeout and Close; when the redirect
+// brings a grant it is kept in OAuthOptions.TokensPath and the server is
+// dialled again, so that a call made after Done works.
 func (h *Host) Login(ctx context.Context, server string) (*Login, error) {
 	s := h.comp.Load().servers[server]
 	if s == nil {
@@ -98,7 +96,7 @@ func (h *Host) Login(ctx context.Context, server string) (*Login, error) {
 
 // runLogin runs l to its end and forgets it.
 func (h *Host) runLogin(s *server, sc *config.Server, l *Login) {
-	ctx, cancel := context.WithTimeout(h.life, LoginTimeout)
+	ctx, cancel := context.WithTimeout(h.life, h.loginTimeout)
 	defer cancel()
 	var shown bool
 	err := upstream.Login(ctx, sc, &h.opts, func(authURL string) {

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
@@ -27,6 +28,18 @@ type OAuthOptions struct {
 	// ClientMetadataURL is Switchboard's client ID metadata document (an
 	// https URL with a path), for servers whose "oauth" block names none.
 	ClientMetadataURL string
+	// LoginTimeout bounds a login started by Host.Login: a person has that
+	// long in the browser, then the login is abandoned and its redirect
+	// listener closed. Zero means DefaultLoginTimeout.
+	LoginTimeout time.Duration
+}
+
+// loginTimeout is o's LoginTimeout with its default.
+func (o *OAuthOptions) loginTimeout() time.Duration {
+	if o == nil || o.LoginTimeout <= 0 {
+		return DefaultLoginTimeout
+	}
+	return o.LoginTimeout
 }
 
 func (o *OAuthOptions) upstream() *upstream.OAuth {

@@ -54,7 +54,7 @@ func runLogin(r *run) int {
 	one.Servers = []*config.Server{&s}
 	ctx, cancel := context.WithTimeout(r.ctx, loginTimeout)
 	defer cancel()
-	h, err := host.Open(ctx, &one, &host.Options{ClientVersion: r.env.Version, OAuth: &host.OAuthOptions{TokensPath: path}})
+	h, err := host.Open(ctx, &one, &host.Options{ClientVersion: r.env.Version, OAuth: &host.OAuthOptions{TokensPath: path, LoginTimeout: loginTimeout}})
 	if err != nil {
 		return r.report(ExitUpstream, failureOf(err, codeError))
 	}

@@ -18,7 +18,7 @@ import (
 // URL-mode elicitation is offered the login URL instead (offerLogin): the
 // host starts the login (host.Login: the loopback redirect listener, one
 // login per server shared by concurrent calls, abandoned after
-// host.LoginTimeout), and
+// host.OAuthOptions.LoginTimeout), and
 //   - a 2025 client, which the gateway can ask during the call, is sent
 //     elicitation/create in url mode; once it accepts and the redirect
 //     has brought the grant (within the call's own deadline), the call is

@@ -133,19 +133,30 @@ func TestLoginOfferedByURLElicitation(t *testing.T) {
 	}
 
 	var asked atomic.Int32
+	second := make(chan struct{})
 	var urls []string
 	var mu sync.Mutex
 	cs := connectVersion(t, g, &mcp.ClientOptions{
 		Capabilities: urlCaps,
 		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			asked.Add(1)
+			n := asked.Add(1)
 			if req.Params.Mode != "url" || req.Params.ElicitationID == "" || !strings.Contains(req.Params.Message, `"gh"`) {
 				t.Errorf("elicitation = %+v", req.Params)
 			}
 			mu.Lock()
 			urls = append(urls, req.Params.URL)
+			if len(urls) == 2 {
+				close(second)
+			}
 			mu.Unlock()
-			if asked.Load() == 1 {
+			if n == 1 {
+				// Logged in only once the other call has been offered
+				// the same login.
+				select {
+				case <-second:
+				case <-time.After(10 * time.Second):
+					t.Error("the second call was not offered the login")
+				}
 				if err := oauthtest.Browse(ctx, req.Params.URL); err != nil {
 					t.Error(err)
 				}
@@ -173,6 +184,9 @@ func TestLoginOfferedByURLElicitation(t *testing.T) {
 		}
 	}
 	mu.Lock()
+	if len(urls) != 2 {
+		t.Errorf("%d elicitations, want one per call", len(urls))
+	}
 	for _, u := range urls[1:] {
 		if u != urls[0] {
 			t.Errorf("two logins: %q and %q", urls[0], u)
