@@ -3,9 +3,11 @@ package upstream
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"golang.org/x/oauth2"
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/fault"
@@ -46,9 +48,21 @@ func Login(ctx context.Context, sc *config.Server, opts *Options, show func(auth
 	one.OAuth = &o
 	conn, err := Dial(ctx, sc, &one)
 	if err != nil {
-		return err
+		return loginError(sc.Name, err)
 	}
 	return conn.Close()
+}
+
+// loginError is err without what an authorization server's refusal of the
+// code exchange carried: oauth2.RetrieveError quotes the response body,
+// which may echo a credential. Its error code is kept.
+func loginError(server string, err error) error {
+	var re *oauth2.RetrieveError
+	if !errors.As(err, &re) {
+		return err
+	}
+	return fault.New(fault.CodeAuthFailure, server, "login",
+		fmt.Errorf("the authorization server refused the login: %q", truncate(re.ErrorCode, 64)))
 }
 
 // GrantSaved returns when the grant kept for s in o.TokensPath was saved,
