@@ -376,6 +376,13 @@ type Host struct {
 	// reloadMu serialises Reload.
 	reloadMu sync.Mutex
 
+	loginTimeout time.Duration // OAuthOptions.LoginTimeout; fixed at Open
+
+	// loginMu guards logins, the browser logins in progress by server
+	// (login.go). Nothing else is locked while it is held.
+	loginMu sync.Mutex
+	logins  map[string]*Login
+
 	// mu serialises rebuild (so that snapshots are made, and swapped in,
 	// one at a time), the swap of comp against Close, and guards index,
 	// indexed and found.
@@ -443,6 +450,8 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 		pinsEvery:  cmp.Or(opts.PinsRecheck, time.Second),
 		stop:       make(chan struct{}),
 		sem:        newSemantic(),
+
+		loginTimeout: opts.OAuth.loginTimeout(),
 	}
 	h.opts.OnListChanged = h.listChanged
 	h.audit = newAuditLog(opts.Store, log, h.storeReached)
@@ -723,6 +732,8 @@ func (h *Host) serverUnavailable(name string) error {
 		return fault.New(fault.CodeUnavailable, name, "", v.err)
 	case v.catalog != nil:
 		return nil // its tools are known; a call dials it
+	case s.retryAfterLogin():
+		return fault.New(fault.CodeUnavailable, name, "", errors.New("the server is still starting"))
 	case v.state == StateStarting:
 		return fault.New(fault.CodeUnavailable, name, "", errors.New("the server is still starting"))
 	case v.err == nil:

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
@@ -17,16 +18,30 @@ type OAuthOptions struct {
 	// TokensPath is the creds.json that keeps grants, keyed by issuer,
 	// resource and client. "" keeps them in memory, per connection.
 	TokensPath string
-	// Authorize drives the browser leg of a login: it sends a person to
-	// authURL and returns what the redirect to RedirectURL carried (code,
-	// state, iss). Nil: a server without a valid grant fails with
-	// fault.CodeNeedsLogin, whose message names the command to run.
+	// Authorize drives the browser leg of every connection's login: it
+	// sends a person to authURL and returns what the redirect to
+	// RedirectURL carried (code, state, iss). Nil: a server without a
+	// valid grant fails with fault.CodeNeedsLogin, whose message names the
+	// command to run, until Host.Login (which binds its own redirect
+	// listener) or another process keeps a grant for it.
 	Authorize func(ctx context.Context, server, authURL string) (*auth.AuthorizationResult, error)
 	// RedirectURL is the loopback URL that Authorize listens on.
 	RedirectURL string
 	// ClientMetadataURL is Switchboard's client ID metadata document (an
 	// https URL with a path), for servers whose "oauth" block names none.
 	ClientMetadataURL string
+	// LoginTimeout bounds a login started by Host.Login: a person has that
+	// long in the browser, then the login is abandoned and its redirect
+	// listener closed. Zero means DefaultLoginTimeout.
+	LoginTimeout time.Duration
+}
+
+// loginTimeout is o's LoginTimeout with its default.
+func (o *OAuthOptions) loginTimeout() time.Duration {
+	if o == nil || o.LoginTimeout <= 0 {
+		return DefaultLoginTimeout
+	}
+	return o.LoginTimeout
 }
 
 func (o *OAuthOptions) upstream() *upstream.OAuth {
@@ -38,12 +53,3 @@ func (o *OAuthOptions) upstream() *upstream.OAuth {
 
 // NeedsLoginState is ServerStatus.Auth of a server that needs a login.
 func NeedsLoginState(server string) string { return upstream.NeedsLoginState(server) }
-
-// Redirect is the loopback listener for the end of a login (see
-// ListenRedirect).
-type Redirect = upstream.Redirect
-
-// ListenRedirect binds a loopback listener on 127.0.0.1, on a port of the
-// system's choice, for an authorization server's redirect: bind it before
-// the login starts and pass its URL as OAuthOptions.RedirectURL.
-func ListenRedirect() (*Redirect, error) { return upstream.ListenRedirect() }

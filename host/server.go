@@ -55,27 +55,31 @@ type server struct {
 	schedMu   sync.Mutex
 	scheduled bool // the store may hold a schedule of this server
 
-	// mu guards state, since, err, conn, attempt, caps, dialing, idling, stopped
-	// (the connection and its lifecycle), raw, catalog, vetted, cached,
+	// mu guards state, since, err, loginAsked, conn, attempt, caps, dialing,
+	// idling, stopped (the connection and its lifecycle), raw, catalog, vetted, cached,
 	// flags (the lists), pins and held (drift), injHeld (injection holds).
-	mu      sync.Mutex
-	state   State     // changed only by setState
-	since   time.Time // when state last changed
-	err     error     // why the last dial or connection failed; nil after a dial succeeds
-	conn    *upstream.Conn
-	attempt supervise.Attempt       // the Attempt that made conn
-	caps    *mcp.ServerCapabilities // declared at the last handshake; kept when the connection ends
-	dialing chan struct{}           // closed when the dial in progress ends; nil when none
-	idling  bool                    // conn is being closed for idleness
-	stopped bool                    // removed by Reload or closed with the Host: no connection is kept
-	raw     *catalog.Catalog        // as discovered (or saved), before vetting
-	catalog *catalog.Catalog        // vetted: what the registry is built from
-	vetted  *ingest.Result          // the vetting that produced catalog
-	cached  bool                    // catalog came from the store and no live discovery confirmed it yet
-	flags   []Finding               // injection-pattern findings of the last rebuild; replaced whole
-	pins    map[string]string       // approved definition hashes by tool ("" = instructions)
-	held    map[string]string       // tools held back because their definition changed: tool → hash seen
-	injHeld map[string]string       // tools held back because their metadata matches an injection pattern: tool → hash seen (vet.go)
+	mu    sync.Mutex
+	state State     // changed only by setState
+	since time.Time // when state last changed
+	err   error     // why the last dial or connection failed; nil after a dial succeeds
+	// loginAsked is when the dial that failed for want of an OAuth login
+	// started; zero otherwise. A grant kept after it (login.go) starts
+	// the server afresh.
+	loginAsked time.Time
+	conn       *upstream.Conn
+	attempt    supervise.Attempt       // the Attempt that made conn
+	caps       *mcp.ServerCapabilities // declared at the last handshake; kept when the connection ends
+	dialing    chan struct{}           // closed when the dial in progress ends; nil when none
+	idling     bool                    // conn is being closed for idleness
+	stopped    bool                    // removed by Reload or closed with the Host: no connection is kept
+	raw        *catalog.Catalog        // as discovered (or saved), before vetting
+	catalog    *catalog.Catalog        // vetted: what the registry is built from
+	vetted     *ingest.Result          // the vetting that produced catalog
+	cached     bool                    // catalog came from the store and no live discovery confirmed it yet
+	flags      []Finding               // injection-pattern findings of the last rebuild; replaced whole
+	pins       map[string]string       // approved definition hashes by tool ("" = instructions)
+	held       map[string]string       // tools held back because their definition changed: tool → hash seen
+	injHeld    map[string]string       // tools held back because their metadata matches an injection pattern: tool → hash seen (vet.go)
 }
 
 // setState is the one way a server's state changes. Called with s.mu held.
@@ -161,6 +165,13 @@ func (s *server) ensure(ctx context.Context) (*upstream.Conn, error) {
 			}
 		}
 		a, wait, ok := s.sup.Acquire()
+		if !ok && !s.loginAsked.IsZero() {
+			s.mu.Unlock()
+			if s.retryAfterLogin() {
+				continue
+			}
+			s.mu.Lock()
+		}
 		if !ok {
 			err := s.leftOutLocked(wait)
 			s.mu.Unlock()
@@ -199,6 +210,7 @@ func (s *server) leftOutLocked(wait time.Duration) error {
 // aggregate is rebuilt (after Open).
 func (s *server) dial(ctx context.Context, a supervise.Attempt) error {
 	h, sc := s.h, s.cfg.Load()
+	start := time.Now()
 	dctx, cancel := upstream.WithStartup(context.WithoutCancel(ctx), sc)
 	defer cancel()
 	stop := context.AfterFunc(h.life, cancel) // Close cancels a dial in progress
@@ -219,6 +231,10 @@ func (s *server) dial(ctx context.Context, a supervise.Attempt) error {
 		a.Failed(err, retryable(err))
 		s.mu.Lock()
 		s.err = err
+		s.loginAsked = time.Time{}
+		if fault.CodeOf(err) == fault.CodeNeedsLogin {
+			s.loginAsked = start
+		}
 		s.setState(stateOf(s.sup))
 		s.mu.Unlock()
 		s.keepSchedule()
@@ -246,7 +262,7 @@ func (s *server) dial(ctx context.Context, a supervise.Attempt) error {
 	s.conn, s.attempt, s.raw, s.catalog, s.vetted, s.cached = conn, a, cat, vetted.Catalog, vetted, false
 	s.caps = conn.Info().Capabilities
 	restarted := s.err != nil // the last connection ended, or the last attempt failed
-	s.err = nil
+	s.err, s.loginAsked = nil, time.Time{}
 	s.setState(StateReady)
 	// Started under s.mu, after the closed check: Close, which sets closed
 	// before it takes each s.mu, waits for it.

@@ -8,8 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
-
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/creds"
@@ -47,11 +45,6 @@ func runLogin(r *run) int {
 	if _, err := creds.ForgetTokens(path, sc.URL); err != nil {
 		return r.configError(err)
 	}
-	red, err := host.ListenRedirect()
-	if err != nil {
-		return r.failf(ExitUpstream, codeError, "%v", err)
-	}
-	defer red.Close()
 	var browsers browserProcs
 	defer browsers.wait()
 	one := *cfg
@@ -61,16 +54,30 @@ func runLogin(r *run) int {
 	one.Servers = []*config.Server{&s}
 	ctx, cancel := context.WithTimeout(r.ctx, loginTimeout)
 	defer cancel()
-	h, err := host.Open(ctx, &one, &host.Options{ClientVersion: r.env.Version, OAuth: &host.OAuthOptions{
-		TokensPath:  path,
-		RedirectURL: red.URL,
-		Authorize: func(ctx context.Context, server, authURL string) (*auth.AuthorizationResult, error) {
-			r.openBrowser(&browsers, server, authURL)
-			return red.Wait(ctx)
-		},
-	}})
+	h, err := host.Open(ctx, &one, &host.Options{ClientVersion: r.env.Version, OAuth: &host.OAuthOptions{TokensPath: path, LoginTimeout: loginTimeout}})
 	if err != nil {
 		return r.report(ExitUpstream, failureOf(err, codeError))
+	}
+	// The host's login: a loopback redirect listener bound first, then
+	// the flow up to the authorization URL, shown to the person.
+	l, err := h.Login(ctx, s.Name)
+	if err == nil {
+		if u := l.URL(); u != "" {
+			r.openBrowser(&browsers, s.Name, u)
+		}
+		select {
+		case <-l.Done():
+			err = l.Err()
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+	}
+	if err != nil {
+		h.Close()
+		if c, ok := r.interrupted(); ok {
+			return r.report(c, failure{Code: codeInterrupted, Message: "interrupted"})
+		}
+		return r.report(ExitUpstream, failureOf(err, "auth_failure"))
 	}
 	st := h.Servers()[0]
 	h.Close()

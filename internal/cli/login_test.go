@@ -12,7 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/cli"
+	"github.com/switchboard-mcp/switchboard/internal/gateway"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/oauthtest"
 )
 
@@ -65,35 +70,10 @@ func TestLoginLogout(t *testing.T) {
 	}
 
 	// login: read the URL it prints, and be the browser.
-	pr, pw := io.Pipe()
-	type res struct {
-		code int
-		out  string
-	}
-	done := make(chan res, 1)
-	go func() {
-		code, out := runLoginHome(t, home, pw, "login", "gh", "--config", cfg)
-		pw.Close()
-		done <- res{code, out}
-	}()
-	var loginErr bytes.Buffer
-	sc := bufio.NewScanner(io.TeeReader(pr, &loginErr))
-	browsed := false
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if strings.HasPrefix(line, as.Issuer+"/authorize?") && !browsed {
-			browsed = true
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			if err := oauthtest.Browse(ctx, line); err != nil {
-				t.Error(err)
-			}
-			cancel()
-		}
-	}
-	r := <-done
-	all.WriteString(r.out + loginErr.String())
+	r, loginErr, browsed := loginBrowsing(t, home, cfg, as)
+	all.WriteString(r.out + loginErr)
 	if r.code != 0 || !browsed || !strings.Contains(r.out, `logged in to "gh"`) {
-		t.Fatalf("login: exit %d, browsed %v, stdout %q, stderr:\n%s", r.code, browsed, r.out, loginErr.String())
+		t.Fatalf("login: exit %d, browsed %v, stdout %q, stderr:\n%s", r.code, browsed, r.out, loginErr)
 	}
 	fi, err := os.Stat(filepath.Join(home, "creds.json"))
 	if err != nil || fi.Mode().Perm() != 0o600 {
@@ -171,5 +151,104 @@ func TestAddNeedsLogin(t *testing.T) {
 	r = runHome(t, home, "servers")
 	if !strings.Contains(r.stdout, "gh: auth: needs login (run: switchboard login gh)") {
 		t.Fatalf("servers after add:\n%s%s", r.stdout, r.stderr)
+	}
+}
+
+type loginRun struct {
+	code int
+	out  string
+}
+
+// loginBrowsing runs `switchboard login gh`, reads the URL it prints and
+// follows it as a browser would; it returns the run, its stderr and
+// whether the URL was followed.
+func loginBrowsing(t *testing.T, home, cfg string, as *oauthtest.Server) (loginRun, string, bool) {
+	t.Helper()
+	pr, pw := io.Pipe()
+	done := make(chan loginRun, 1)
+	go func() {
+		code, out := runLoginHome(t, home, pw, "login", "gh", "--config", cfg)
+		pw.Close()
+		done <- loginRun{code, out}
+	}()
+	var loginErr bytes.Buffer
+	sc := bufio.NewScanner(io.TeeReader(pr, &loginErr))
+	browsed := false
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if strings.HasPrefix(line, as.Issuer+"/authorize?") && !browsed {
+			browsed = true
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			if err := oauthtest.Browse(ctx, line); err != nil {
+				t.Error(err)
+			}
+			cancel()
+		}
+	}
+	return <-done, loginErr.String(), browsed
+}
+
+// TestGatewayTakesLoginFromCLI: a running gateway whose server needs a
+// login takes the grant that `switchboard login`, run against the same
+// home by itself, keeps in creds.json, without a restart: a server whose
+// dial failed is dialled again by the next call, and a live connection
+// whose grant was revoked takes the new one on its next refusal.
+func TestGatewayTakesLoginFromCLI(t *testing.T) {
+	as := oauthtest.Start(t, &oauthtest.Options{NoRefresh: true})
+	home := t.TempDir()
+	cfgPath := writeConfig(t, map[string]any{"mcpServers": map[string]any{"gh": map[string]any{"url": as.MCP, "trust": "trusted"}}})
+	data, err := os.ReadFile(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse(data, cfgPath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := host.Open(context.Background(), cfg, &host.Options{StopTimeout: 500 * time.Millisecond,
+		OAuth: &host.OAuthOptions{TokensPath: filepath.Join(home, "creds.json")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	ct, st := mcp.NewInMemoryTransports()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ss, err := gateway.New(h, nil).Server().Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	call := func(want string) {
+		t.Helper()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "gh__whoami", Arguments: map[string]any{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var txt strings.Builder
+		for _, c := range res.Content {
+			if tc, ok := c.(*mcp.TextContent); ok {
+				txt.WriteString(tc.Text)
+			}
+		}
+		if !strings.Contains(txt.String(), want) {
+			t.Fatalf("call: %q, want %q", txt.String(), want)
+		}
+	}
+	call("switchboard login gh")
+	for i := range 2 {
+		if r, errs, browsed := loginBrowsing(t, home, cfgPath, as); r.code != 0 || !browsed {
+			t.Fatalf("login %d: exit %d, browsed %v, stderr:\n%s", i, r.code, browsed, errs)
+		}
+		call("caller ok")
+		if i == 0 {
+			as.RevokeAll()
+			call("switchboard login gh")
+		}
 	}
 }

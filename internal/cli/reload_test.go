@@ -75,7 +75,11 @@ func TestServeWatchReloads(t *testing.T) {
 		t.Fatalf("the added server never appeared:\n%s", stderr.String())
 	}
 	os.WriteFile(path, []byte(`{"mcpServers": {"a": {"comand": "x"}}}`), 0o600)
-	if !proc.Eventually(15*time.Second, func() bool { return strings.Contains(stderr.String(), "configuration not reloaded") }) {
+	// The watch may catch the file half written (truncated, then
+	// written), which is refused as empty first: wait for the reason.
+	if !proc.Eventually(15*time.Second, func() bool {
+		return strings.Contains(stderr.String(), "configuration not reloaded") && strings.Contains(stderr.String(), `unknown field "comand"`)
+	}) {
 		t.Fatalf("no message for the invalid edit:\n%s", stderr.String())
 	}
 	if !has("bb__echo") || !strings.Contains(stderr.String(), `unknown field "comand"`) {

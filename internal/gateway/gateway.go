@@ -156,7 +156,7 @@ func New(h *host.Host, opts *Options) *Gateway {
 		SubscribeHandler:   g.subscribe,
 		UnsubscribeHandler: g.unsubscribe,
 	})
-	g.server.AddReceivingMiddleware(g.legacyResults, g.currentInstructions, g.splice, g.heldBack)
+	g.server.AddReceivingMiddleware(g.legacyResults, g.currentInstructions, g.splice, g.offerLogin, g.heldBack)
 	if tp := opts.TracerProvider; tp != nil {
 		// Added last, so outermost: the span covers the others.
 		g.server.AddReceivingMiddleware(traceRequests(tp.Tracer(host.TracerName)))

@@ -16,7 +16,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/golang-jwt/jwt/v5"
+	jose "github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 )
 
@@ -32,8 +33,8 @@ import (
 
 // dpopKey is the key a grant is bound to. Its nonces are guarded by mu.
 type dpopKey struct {
-	key *ecdsa.PrivateKey
-	jwk map[string]string
+	key    *ecdsa.PrivateKey
+	signer jose.Signer // ES256, the public key in the jwk header, typ dpop+jwt
 
 	mu     sync.Mutex
 	nonces map[string]string // origin → the last nonce it gave
@@ -48,14 +49,14 @@ func newDPoPKey() (*dpopKey, error) {
 }
 
 func dpopKeyOf(k *ecdsa.PrivateKey) (*dpopKey, error) {
-	pub, err := k.PublicKey.ECDH()
+	// EmbedJWK puts the public part of the key in the jwk header (RFC
+	// 9449 section 4.2), never the private one.
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: k},
+		(&jose.SignerOptions{EmbedJWK: true}).WithType("dpop+jwt"))
 	if err != nil {
 		return nil, err
 	}
-	b := pub.Bytes() // 0x04 || X || Y
-	enc := base64.RawURLEncoding.EncodeToString
-	return &dpopKey{key: k, nonces: map[string]string{},
-		jwk: map[string]string{"kty": "EC", "crv": "P-256", "x": enc(b[1:33]), "y": enc(b[33:65])}}, nil
+	return &dpopKey{key: k, signer: signer, nonces: map[string]string{}}, nil
 }
 
 // parseDPoPKey reads a key kept with a grant (PKCS#8 PEM).
@@ -90,7 +91,7 @@ func origin(r *http.Request) string { return r.URL.Scheme + "://" + r.URL.Host }
 func (k *dpopKey) proof(r *http.Request, accessToken string) (string, error) {
 	htu := *r.URL
 	htu.RawQuery, htu.Fragment = "", ""
-	claims := jwt.MapClaims{"jti": rand.Text(), "htm": r.Method, "htu": htu.String(), "iat": time.Now().Unix()}
+	claims := map[string]any{"jti": rand.Text(), "htm": r.Method, "htu": htu.String(), "iat": time.Now().Unix()}
 	if accessToken != "" {
 		sum := sha256.Sum256([]byte(accessToken))
 		claims["ath"] = base64.RawURLEncoding.EncodeToString(sum[:])
@@ -100,10 +101,7 @@ func (k *dpopKey) proof(r *http.Request, accessToken string) (string, error) {
 		claims["nonce"] = n
 	}
 	k.mu.Unlock()
-	t := jwt.NewWithClaims(jwt.SigningMethodES256, claims)
-	t.Header["typ"] = "dpop+jwt"
-	t.Header["jwk"] = k.jwk
-	return t.SignedString(k.key)
+	return jwt.Signed(k.signer).Claims(claims).Serialize()
 }
 
 // noteNonce keeps the nonce a response gives, and reports whether the

@@ -20,7 +20,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/golang-jwt/jwt/v5"
+	jose "github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/auth/extauth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
@@ -73,10 +74,10 @@ func identityToken(a *config.OAuth) func() (string, error) {
 // parsePrivateKey reads a PEM private key and the JWS algorithm that goes
 // with it: ES256/ES384/ES512 by curve, RS256 for RSA. No key material is
 // ever in an error.
-func parsePrivateKey(pemText string) (crypto.Signer, jwt.SigningMethod, error) {
+func parsePrivateKey(pemText string) (crypto.Signer, jose.SignatureAlgorithm, error) {
 	block, _ := pem.Decode([]byte(pemText))
 	if block == nil {
-		return nil, nil, errors.New(`"privateKeyEnv": not a PEM private key`)
+		return nil, "", errors.New(`"privateKeyEnv": not a PEM private key`)
 	}
 	var key any
 	var err error
@@ -89,22 +90,22 @@ func parsePrivateKey(pemText string) (crypto.Signer, jwt.SigningMethod, error) {
 		key, err = x509.ParsePKCS8PrivateKey(block.Bytes)
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf(`"privateKeyEnv": the private key does not parse (%s)`, block.Type)
+		return nil, "", fmt.Errorf(`"privateKeyEnv": the private key does not parse (%s)`, block.Type)
 	}
 	switch k := key.(type) {
 	case *ecdsa.PrivateKey:
 		switch k.Curve {
 		case elliptic.P256():
-			return k, jwt.SigningMethodES256, nil
+			return k, jose.ES256, nil
 		case elliptic.P384():
-			return k, jwt.SigningMethodES384, nil
+			return k, jose.ES384, nil
 		case elliptic.P521():
-			return k, jwt.SigningMethodES512, nil
+			return k, jose.ES512, nil
 		}
 	case *rsa.PrivateKey:
-		return k, jwt.SigningMethodRS256, nil
+		return k, jose.RS256, nil
 	}
-	return nil, nil, errors.New(`"privateKeyEnv": want an EC (P-256, P-384, P-521) or RSA private key`)
+	return nil, "", errors.New(`"privateKeyEnv": want an EC (P-256, P-384, P-521) or RSA private key`)
 }
 
 // jwtClientHandler is a machine client whose token requests carry a JWT:
@@ -118,7 +119,7 @@ type jwtClientHandler struct {
 	clientID, issuer string
 	scopes           []string
 	key              crypto.Signer
-	method           jwt.SigningMethod
+	method           jose.SignatureAlgorithm
 	workload         func() (string, error)
 	hc               *http.Client
 
@@ -245,11 +246,15 @@ func (s *assertionSource) Token() (*oauth2.Token, error) {
 		return s.request(params)
 	}
 	now := time.Now()
-	assertion, err := jwt.NewWithClaims(s.h.method, jwt.RegisteredClaims{
-		Issuer: s.h.clientID, Subject: s.h.clientID, Audience: jwt.ClaimStrings{s.issuer},
-		IssuedAt: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(now.Add(assertionTTL)),
-		ID: rand.Text(),
-	}).SignedString(s.h.key)
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: s.h.method, Key: s.h.key}, (&jose.SignerOptions{}).WithType("JWT"))
+	var assertion string
+	if err == nil {
+		assertion, err = jwt.Signed(signer).Claims(jwt.Claims{
+			Issuer: s.h.clientID, Subject: s.h.clientID, Audience: jwt.Audience{s.issuer},
+			IssuedAt: jwt.NewNumericDate(now), Expiry: jwt.NewNumericDate(now.Add(assertionTTL)),
+			ID: rand.Text(),
+		}).Serialize()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("signing the client assertion: %w", err)
 	}

@@ -45,7 +45,7 @@ func TestParsePrivateKey(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || m.Alg() != tt.alg {
+			if err != nil || string(m) != tt.alg {
 				t.Fatalf("alg, err = %v, %v; want %s", m, err, tt.alg)
 			}
 		})

@@ -220,9 +220,48 @@ func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 				return nil
 			}
 		}
+		if h.adoptKept(cur) {
+			return nil // go-sdk sends the request again, with the kept grant
+		}
 		return needsLogin(h.server)
 	}
 	return h.code.Authorize(ctx, req, resp)
+}
+
+// adoptKept makes the grant kept in creds.json the current one when it is
+// not cur: a login made since the connection loaded its grant (by
+// `switchboard login` in another process, or by Login here) serves the
+// connection without a new dial. It reports whether it did.
+func (h *oauthHandler) adoptKept(cur *grantSource) bool {
+	if h.o.TokensPath == "" {
+		return false
+	}
+	ts, err := creds.LoadTokens(h.o.TokensPath, h.resource)
+	if err != nil {
+		return false
+	}
+	for _, t := range ts {
+		if h.clientID != "" && t.ClientID != h.clientID {
+			continue
+		}
+		if cur != nil && t.AccessToken == cur.access() {
+			return false
+		}
+		var k *dpopKey
+		if t.DPoPKey != "" {
+			if k, err = parseDPoPKey(t.DPoPKey); err != nil {
+				return false
+			}
+		}
+		h.mu.Lock()
+		h.cur = h.sourceOf(t)
+		if k != nil {
+			h.dpop = k
+		}
+		h.mu.Unlock()
+		return true
+	}
+	return false
 }
 
 // bearerChallenge reports whether a refusal asks for an OAuth access

@@ -1,0 +1,122 @@
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/fault"
+	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/era"
+)
+
+// A call to a server that needs an OAuth login is an isError result with
+// needs_login and the command to run (toClient). A client that declared
+// URL-mode elicitation is offered the login URL instead (offerLogin): the
+// host starts the login (host.Login: the loopback redirect listener, one
+// login per server shared by concurrent calls, abandoned after
+// host.OAuthOptions.LoginTimeout), and
+//   - a 2025 client, which the gateway can ask during the call, is sent
+//     elicitation/create in url mode; once it accepts and the redirect
+//     has brought the grant (within the call's own deadline), the call is
+//     made again and its result returned;
+//   - a 2026-07-28 client, which has no server-to-client requests, gets
+//     the URLElicitationRequired error (-32042) naming the URL; it calls
+//     again once the person has logged in.
+// A client that declines, or a login that fails, gets the isError result.
+
+// offerLogin is receiving middleware for tools/call (see above).
+func (g *Gateway) offerLogin(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if method != "tools/call" || err != nil {
+			return res, err
+		}
+		call, ok := req.(*mcp.CallToolRequest)
+		if !ok || !urlElicitation(call.ClientCapabilities()) {
+			return res, err
+		}
+		server := needsLoginOf(res)
+		if server == "" {
+			return res, err
+		}
+		l, lerr := g.host.Login(ctx, server)
+		if lerr != nil {
+			g.log.Warn("login not started", "server", server, "err", lerr)
+			return res, err
+		}
+		url := l.URL()
+		if url == "" {
+			// Ended without a browser leg: a grant kept meanwhile serves.
+			if l.Err() != nil {
+				return res, err
+			}
+			return next(ctx, method, req)
+		}
+		params := &mcp.ElicitParams{
+			Mode:          "url",
+			Message:       fmt.Sprintf("Switchboard: MCP server %q needs you to log in. Open the URL to log in; the call goes on once you have.", server),
+			URL:           url,
+			ElicitationID: elicitationID(),
+		}
+		select {
+		case <-l.Back():
+			// The person has logged in (a client calling again after
+			// -32042): the call waits for the grant.
+			return g.afterLogin(ctx, l, next, method, req, res)
+		default:
+		}
+		if era.Modern(call.ProtocolVersion()) {
+			return nil, mcp.URLElicitationRequiredError([]*mcp.ElicitParams{params})
+		}
+		ans, eerr := call.Session.Elicit(ctx, params)
+		if eerr != nil || ans.Action != "accept" {
+			return res, err
+		}
+		return g.afterLogin(ctx, l, next, method, req, res)
+	}
+}
+
+// afterLogin waits for l within ctx and makes the call again; res, the
+// needs_login result, answers when the login fails or takes too long.
+func (g *Gateway) afterLogin(ctx context.Context, l *host.Login, next mcp.MethodHandler, method string, req mcp.Request, res mcp.Result) (mcp.Result, error) {
+	select {
+	case <-l.Done():
+	case <-ctx.Done():
+		return res, nil
+	}
+	if l.Err() != nil {
+		return res, nil
+	}
+	return next(ctx, method, req)
+}
+
+// urlElicitation reports whether a client declared URL-mode elicitation.
+func urlElicitation(caps *mcp.ClientCapabilities) bool {
+	return caps != nil && caps.Elicitation != nil && caps.Elicitation.URL != nil
+}
+
+// needsLoginOf returns the server of a needs_login result made by
+// toClient, or "".
+func needsLoginOf(res mcp.Result) string {
+	r, ok := res.(*mcp.CallToolResult)
+	if !ok || r == nil || !r.IsError {
+		return ""
+	}
+	m, _ := r.Meta[ErrorMetaKey].(map[string]any)
+	if m["code"] != string(fault.CodeNeedsLogin) {
+		return ""
+	}
+	s, _ := m["server"].(string)
+	return s
+}
+
+// elicitationID is a fresh ID for a URL-mode elicitation.
+func elicitationID() string {
+	var b [16]byte
+	rand.Read(b[:]) //nolint:errcheck // crypto/rand.Read does not fail
+	return hex.EncodeToString(b[:])
+}
