@@ -140,6 +140,7 @@ func TestCommands(t *testing.T) {
 		{"serve stdio and http", []string{"serve", "--stdio", "--http", "127.0.0.1:0"}, 2, "", "not both", ""},
 		{"serve unset token env", []string{"serve", "--http", "127.0.0.1:0", "--token-env", "SWITCHBOARD_TEST_UNSET"}, 2, "", "not set", ""},
 		{"serve pprof to the network", []string{"serve", "--http", "127.0.0.1:0", "--pprof", "0.0.0.0:6060"}, 2, "", "loopback address only", ""},
+		{"serve negative drain delay", []string{"serve", "--http", "127.0.0.1:0", "--drain-delay", "-1s"}, 2, "", "--drain-delay must not be negative", ""},
 		{"serve no-auth to the network", []string{"serve", "--http", "127.0.0.1:0", "--no-auth", "--allow-host", "example.com"}, 2, "", "refusing", ""},
 	}
 	for _, tt := range tests {

@@ -81,9 +81,10 @@ func (r *replica) connect(ctx context.Context) (*mcp.ClientSession, error) {
 		&mcp.StreamableClientTransport{Endpoint: r.endpoint, HTTPClient: &http.Client{Transport: &http.Transport{}}}, nil)
 }
 
-// TestServeDrainsOnSIGTERM: a replica sent SIGTERM stops taking new
-// sessions at once (a new initialize is refused, not left hanging), lets
-// the call in flight finish and answer, and exits within its grace period.
+// TestServeDrainsOnSIGTERM: a replica sent SIGTERM with no drain delay
+// stops taking new sessions at once (a new initialize is refused, not left
+// hanging), lets the call in flight finish and answer, and exits within
+// its grace period. (TestServeDrainDelay: with one.)
 func TestServeDrainsOnSIGTERM(t *testing.T) {
 	exe, _ := os.Executable()
 	j := t.TempDir() + "/journal"
@@ -91,7 +92,7 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 		"kit": map[string]any{"command": exe, "env": map[string]string{journalVar: j}, "eager": true},
 	}})
 	const grace = 6 * time.Second
-	r := startReplica(t, nil, "--config", cfg, "--grace", grace.String())
+	r := startReplica(t, nil, "--config", cfg, "--grace", grace.String(), "--drain-delay", "0")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cs, err := r.connect(ctx)

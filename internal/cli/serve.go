@@ -14,6 +14,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/config"
@@ -44,7 +45,8 @@ type serveFlags struct {
 	pprof       string
 	logFormat   string // --log-format: logText or logJSON
 	grace       time.Duration
-	auth        serveAuth // serve_auth.go
+	drainDelay  time.Duration // drain.go
+	auth        serveAuth     // serve_auth.go
 
 	// Settled by checkServe: the bearer token, and where it comes from
 	// (none with --no-auth, nor with --stdio without --token-env).
@@ -67,6 +69,7 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.pageSize, "page-size", 0, "items per page of tools/list and the other lists (default go-sdk's 1000)")
 	fs.StringVar(&f.logFormat, "log-format", logText, "format of the log on stderr (a line per call, servers' exits and restarts): `text` or json")
 	fs.DurationVar(&f.grace, "grace", defaultGrace, "on SIGTERM or Ctrl-C, how long the calls in flight may finish (no new connection is taken meanwhile) before they are cancelled")
+	fs.DurationVar(&f.drainDelay, "drain-delay", defaultDrainDelay, "on SIGTERM, how long to go on serving while /readyz answers 503, for a load balancer's health checks to take this replica out before it stops accepting connections (at least the checks' interval × fall; 0: at once; Ctrl-C does not wait)")
 	fs.StringVar(&f.pprof, "pprof", "", "serve Go's runtime profiles (net/http/pprof) on this loopback `address`, e.g. 127.0.0.1:6060")
 	f.auth.register(fs)
 }
@@ -90,6 +93,8 @@ func checkServe(r *run) error {
 		return errors.New("serve: --page-size must be positive")
 	case f.grace <= 0:
 		return errors.New("serve: --grace must be positive")
+	case f.drainDelay < 0:
+		return errors.New("serve: --drain-delay must not be negative")
 	case f.noAuth && f.tokenEnv != "":
 		return errors.New("serve: --no-auth and --token-env contradict each other")
 	case f.noAuth && !f.allowRemote:
@@ -185,7 +190,7 @@ func runServe(r *run) int {
 	}
 	addr := serveAddr(r.http)
 	front := frontdoor.Options{Path: f.path, NoAuth: f.noAuth, AllowedHosts: f.allowHosts, Logger: log,
-		Metrics: obs.metrics.Handler(), OnRefuse: obs.metrics.Refused, Ready: r.host.Ready}
+		Metrics: obs.metrics.Handler(), OnRefuse: obs.metrics.Refused, Ready: r.drainReady(r.host.Ready)}
 	if f.noAuth {
 		fmt.Fprintln(r.env.Stderr, frontdoor.NoAuthWarning)
 	} else {
@@ -205,10 +210,18 @@ func runServe(r *run) int {
 		r.settle(startupWait)
 		r.banner(a.String(), f.path)
 	}
+	serving, stopServing := r.drainDelayed(f.drainDelay)
+	defer stopServing()
 	stopDrainNote := context.AfterFunc(r.ctx, func() {
-		fmt.Fprintf(r.env.Stderr, "switchboard: draining: no new connections; the calls in flight have %v to finish (--grace)\n", f.grace)
+		if sig, _ := r.signal.Load().(syscall.Signal); sig == syscall.SIGTERM && f.drainDelay > 0 {
+			fmt.Fprintf(r.env.Stderr, "switchboard: draining: not ready (/readyz answers 503), serving for %v more (--drain-delay)\n", f.drainDelay)
+		}
 	})
 	defer stopDrainNote()
+	stopClosingNote := context.AfterFunc(serving, func() {
+		fmt.Fprintf(r.env.Stderr, "switchboard: draining: no new connections; the calls in flight have %v to finish (--grace)\n", f.grace)
+	})
+	defer stopClosingNote()
 	auth, err := r.authOptions(r.ctx)
 	if err != nil {
 		ln.Close()
@@ -217,7 +230,7 @@ func runServe(r *run) int {
 	if auth != nil {
 		front.Token = "" // checked with the clients' tokens and JWTs
 	}
-	if err := g.ServeHTTP(r.ctx, ln, gateway.HTTPOptions{Front: front, Ready: ready, Grace: f.grace, Auth: auth}); err != nil {
+	if err := g.ServeHTTP(serving, ln, gateway.HTTPOptions{Front: front, Ready: ready, Grace: f.grace, Auth: auth}); err != nil {
 		return r.failf(ExitUpstream, codeError, "serve: %v", err)
 	}
 	fmt.Fprintln(r.env.Stderr, "switchboard: stopped")
