@@ -51,7 +51,7 @@ func (ix *Index) Search(query string, k int) []Hit {
 	if len(query) > maxQueryBytes {
 		query = query[:maxQueryBytes]
 	}
-	toks := analyze(nil, query)
+	toks := analyze(nil, selfPhrases(query))
 	if f := strings.Fields(query); len(toks) > 1 && toks[0].plain && strings.ToLower(f[0]) == toks[0].raw {
 		// A request that leads with a verb (leadVerbs) asks for its action.
 		if v, ok := leadVerbs[toks[0].raw]; ok {
@@ -75,6 +75,14 @@ func (ix *Index) Search(query string, k int) []Hit {
 	for _, w := range strings.Fields(query) {
 		if len(w) > 1 && w[0] == '#' && classify(rune(w[1])) >= lower {
 			toks = append(toks, token{raw: "channel", term: stem("channel"), plain: true})
+			break
+		}
+	}
+	// "v1.2.0", "2.15.3": in a request, a version number asks about a
+	// version (a tag, a release).
+	for _, w := range strings.Fields(query) {
+		if versionLike(strings.TrimRight(w, ",;:!?)")) {
+			toks = append(toks, token{raw: "version", term: stem("version"), plain: true})
 			break
 		}
 	}
@@ -287,14 +295,18 @@ func (ix *Index) expand(query string, toks []token, d *derived) []group {
 			g.alts = append(g.alts, alt{term: t.term, w: 1})
 		}
 		if t.joined {
-			// A compound is only worth its exact match; its parts are
-			// groups of their own.
+			// A compound is worth its exact match, and its synonyms when
+			// it is an entry of the lexicon ("turn-by-turn", "sign-in");
+			// its parts are groups of their own.
+			g.alts = ix.appendSynonyms(g.alts, t.term, false, used)
 			if len(g.alts) > 0 {
 				groups = append(groups, g)
 			}
 			continue
 		}
-		g.alts = ix.appendSynonyms(g.alts, t.term, true, used)
+		if !stateAdjective(toks, i) {
+			g.alts = ix.appendSynonyms(g.alts, t.term, true, used)
+		}
 		if !has(t.term) {
 			// A word the index does not know: perhaps an abbreviation
 			// ("repo", "env") or a typo.
@@ -513,4 +525,20 @@ func (t *topK) offer(doc int32, score float64) {
 func (t *topK) sorted() []Hit {
 	sort.Slice(t.h, func(i, j int) bool { return worse(t.h[j], t.h[i]) })
 	return t.h
+}
+
+// versionLike reports whether w is a version number: digits in two to four
+// dot-separated parts, after an optional "v" ("v1.2.0", "2.15").
+func versionLike(w string) bool {
+	w = strings.TrimPrefix(strings.TrimPrefix(w, "v"), "V")
+	parts := strings.Split(w, ".")
+	if len(parts) < 2 || len(parts) > 4 {
+		return false
+	}
+	for _, p := range parts {
+		if p == "" || strings.Trim(p, "0123456789") != "" {
+			return false
+		}
+	}
+	return true
 }
