@@ -307,20 +307,26 @@ func (ix *Index) expand(query string, toks []token, d *derived) []group {
 		if !stateAdjective(toks, i) {
 			g.alts = ix.appendSynonyms(g.alts, t.term, true, used)
 		}
-		if !has(t.term) {
+		if !has(t.term) && !inCompound(toks, i) {
 			// A word the index does not know: perhaps an abbreviation
-			// ("repo", "env") or a typo.
+			// ("repo", "env") or a typo; not when it is half of a
+			// compound that the lexicon knows ("tear down").
+			//
+			// A last word whose stem differs from it ("firing" → "fire")
+			// is a finished word, not one being typed.
+			typed := i == last && typing && t.term == t.raw
 			minLen := minPrefix
-			if i == last && typing {
+			if typed {
 				minLen = 2
 			}
 			if p := commonPrefix(t.raw, t.term); len(p) >= minLen {
-				typed := i == last && typing
 				for _, v := range prefixed(d.vocab, p, maxPrefix) {
 					// A finished word stands for a longer one only when it
 					// is more than half of it ("config", "postgres"), not
-					// for any word it happens to begin ("sea", "search").
-					if typed || 2*len(p) > len(v) {
+					// for any word it happens to begin ("sea", "search"),
+					// and one that it begins itself: "firing" (stem "fire")
+					// is not "first".
+					if typed || 2*len(p) > len(v) && (strings.HasPrefix(v, t.term) || strings.HasPrefix(v, t.raw)) {
 						g.alts = append(g.alts, alt{term: v, w: prefixWeight})
 					}
 				}
@@ -541,4 +547,17 @@ func versionLike(w string) bool {
 		}
 	}
 	return true
+}
+
+// inCompound reports whether toks[i] and a word next to it make a compound
+// that the lexicon knows ("tear down", "look up", "turn by turn").
+func inCompound(toks []token, i int) bool {
+	for j := max(i-1, 0); j <= i && j+1 < len(toks); j++ {
+		if toks[j].plain && toks[j+1].plain && !toks[j].joined && !toks[j+1].joined {
+			if _, ok := synonyms[stem(toks[j].raw+toks[j+1].raw)]; ok {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -113,3 +113,35 @@ func TestCompoundSynonyms(t *testing.T) {
 		}
 	}
 }
+
+// TestExpandNoise: half of a compound that the lexicon knows is not
+// corrected for typos ("tear down" is not "team down"), and a finished
+// word whose stem differs from it is not extended as if being typed
+// ("firing" is not "first").
+func TestExpandNoise(t *testing.T) {
+	ix := New()
+	ix.Upsert(
+		Doc{ID: "k8s__delete", Name: "k8s__delete", Description: "Delete a deployment"},
+		Doc{ID: "org__list_teams", Name: "org__list_teams", Description: "List each team of the year"},
+		Doc{ID: "ops__get_monitors", Name: "ops__get_monitors", Description: "Get monitors status and alerts"},
+		Doc{ID: "web__first_page", Name: "web__first_page", Description: "Open the first page"},
+	)
+	for q, bad := range map[string][]string{
+		"tear down the old deployment": {"team", "year"},
+		"which alerts are firing":      {"first"},
+	} {
+		toks := analyze(nil, q)
+		ix.mu.RLock()
+		groups := ix.expand(q, toks, ix.derive())
+		ix.mu.RUnlock()
+		for _, g := range groups {
+			for _, a := range g.alts {
+				for _, b := range bad {
+					if a.term == b {
+						t.Errorf("expand(%q) has %q: %v", q, b, groups)
+					}
+				}
+			}
+		}
+	}
+}
