@@ -61,7 +61,14 @@ func (ix *Index) Search(query string, k int) []Hit {
 	// A model-facing name in the query ("github__create_issue") also
 	// yields the compound of its tool part, as Index does for documents
 	// (splitName), so that asking for a tool by name finds it first.
+	version := false
 	for _, w := range strings.Fields(query) {
+		// "v1.2.0", "2.15.3": in a request, a version number asks about
+		// a version (a tag, a release).
+		if !version && versionLike(strings.TrimRight(w, ",;:!?)")) {
+			version = true
+			toks = append(toks, token{raw: "version", term: stem("version"), plain: true})
+		}
 		if _, tool := splitName(w); tool != w {
 			for _, t := range analyze(nil, tool) {
 				if t.joined {
@@ -75,14 +82,6 @@ func (ix *Index) Search(query string, k int) []Hit {
 	for _, w := range strings.Fields(query) {
 		if len(w) > 1 && w[0] == '#' && classify(rune(w[1])) >= lower {
 			toks = append(toks, token{raw: "channel", term: stem("channel"), plain: true})
-			break
-		}
-	}
-	// "v1.2.0", "2.15.3": in a request, a version number asks about a
-	// version (a tag, a release).
-	for _, w := range strings.Fields(query) {
-		if versionLike(strings.TrimRight(w, ",;:!?)")) {
-			toks = append(toks, token{raw: "version", term: stem("version"), plain: true})
 			break
 		}
 	}
@@ -536,17 +535,21 @@ func (t *topK) sorted() []Hit {
 // versionLike reports whether w is a version number: digits in two to four
 // dot-separated parts, after an optional "v" ("v1.2.0", "2.15").
 func versionLike(w string) bool {
-	w = strings.TrimPrefix(strings.TrimPrefix(w, "v"), "V")
-	parts := strings.Split(w, ".")
-	if len(parts) < 2 || len(parts) > 4 {
-		return false
+	if len(w) > 0 && (w[0] == 'v' || w[0] == 'V') {
+		w = w[1:]
 	}
-	for _, p := range parts {
-		if p == "" || strings.Trim(p, "0123456789") != "" {
+	parts, digits := 1, 0
+	for i := 0; i < len(w); i++ {
+		switch c := w[i]; {
+		case '0' <= c && c <= '9':
+			digits++
+		case c == '.' && digits > 0:
+			parts, digits = parts+1, 0
+		default:
 			return false
 		}
 	}
-	return true
+	return digits > 0 && parts >= 2 && parts <= 4
 }
 
 // inCompound reports whether toks[i] and a word next to it make a compound

@@ -340,7 +340,8 @@ var selfNames = []string{"who am i", "logged in as", "signed in as", "logged in 
 // selfPhrases returns query with each of selfNames, as whole words in any
 // case, written as "whoami".
 func selfPhrases(query string) string {
-	if len(query) < len("who am i") {
+	if len(query) < len("who am i") || !strings.Contains(lowerASCII(query), " i") && !strings.Contains(lowerASCII(query), "in ") {
+		// Most requests: no allocation.
 		return query
 	}
 	b := []byte(query) // ASCII letters lower-cased: same byte offsets as query
