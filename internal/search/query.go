@@ -311,9 +311,9 @@ func (ix *Index) expand(query string, toks []token, d *derived) []group {
 			// ("repo", "env") or a typo; not when it is half of a
 			// compound that the lexicon knows ("tear down").
 			//
-			// A last word whose stem differs from it ("firing" → "fire")
+			// A last word that the stemmer shortened ("firing" → "fire")
 			// is a finished word, not one being typed.
-			typed := i == last && typing && t.term == t.raw
+			typed := i == last && typing && len(t.term) >= len(t.raw)
 			minLen := minPrefix
 			if typed {
 				minLen = 2

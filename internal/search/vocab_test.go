@@ -125,7 +125,16 @@ func TestExpandNoise(t *testing.T) {
 		Doc{ID: "org__list_teams", Name: "org__list_teams", Description: "List each team of the year"},
 		Doc{ID: "ops__get_monitors", Name: "ops__get_monitors", Description: "Get monitors status and alerts"},
 		Doc{ID: "web__first_page", Name: "web__first_page", Description: "Open the first page"},
+		Doc{ID: "notes__save", Name: "notes__save", Description: "Save a note"},
 	)
+	// A last word that the stemmer did not shorten may still be being
+	// typed ("say" → "sai"): it is extended by prefix.
+	ix.mu.RLock()
+	groups := ix.expand("parrot what I say", analyze(nil, "parrot what I say"), ix.derive())
+	ix.mu.RUnlock()
+	if len(groups) == 0 || groups[len(groups)-1].alts[0].term != "save" {
+		t.Errorf("expand(%q) = %v, want the last word extended to \"save\"", "parrot what I say", groups)
+	}
 	for q, bad := range map[string][]string{
 		"tear down the old deployment": {"team", "year"},
 		"which alerts are firing":      {"first"},
