@@ -121,6 +121,8 @@ func TestSynonyms(t *testing.T) {
 		{"pr", "pullrequest"}, {"pr", "pull request"},
 		// a word in two groups expands to both
 		{"add", "sum"},
+		{"give", stem("assign")}, {"p95", stem("metrics")}, {"latency", stem("metrics")},
+		{"whoami", stem("viewer")}, {"version", "tag"},
 	} {
 		if !has(tt.from, tt.to) {
 			t.Errorf("synonyms[%q] lacks %q; has %v", stem(tt.from), tt.to, synonyms[stem(tt.from)])
@@ -128,6 +130,14 @@ func TestSynonyms(t *testing.T) {
 	}
 	if has("create", stem("create")) {
 		t.Errorf("a term is its own synonym")
+	}
+	// "turn by turn" less its stop word is no phrase: it would match
+	// every document that says "turn".
+	if has("route", "turn turn") {
+		t.Errorf("synonyms[route] holds the phrase \"turn turn\"")
+	}
+	if !has("route", "turnturn") {
+		t.Errorf("synonyms[route] lacks the compound turnturn")
 	}
 }
 

@@ -51,7 +51,7 @@ func (ix *Index) Search(query string, k int) []Hit {
 	if len(query) > maxQueryBytes {
 		query = query[:maxQueryBytes]
 	}
-	toks := analyze(nil, query)
+	toks := analyze(nil, selfPhrases(query))
 	if f := strings.Fields(query); len(toks) > 1 && toks[0].plain && strings.ToLower(f[0]) == toks[0].raw {
 		// A request that leads with a verb (leadVerbs) asks for its action.
 		if v, ok := leadVerbs[toks[0].raw]; ok {
@@ -61,7 +61,14 @@ func (ix *Index) Search(query string, k int) []Hit {
 	// A model-facing name in the query ("github__create_issue") also
 	// yields the compound of its tool part, as Index does for documents
 	// (splitName), so that asking for a tool by name finds it first.
+	version := false
 	for _, w := range strings.Fields(query) {
+		// "v1.2.0", "2.15.3": in a request, a version number asks about
+		// a version (a tag, a release).
+		if !version && versionLike(strings.TrimRight(w, ",;:!?)")) {
+			version = true
+			toks = append(toks, token{raw: "version", term: stem("version"), plain: true})
+		}
 		if _, tool := splitName(w); tool != w {
 			for _, t := range analyze(nil, tool) {
 				if t.joined {
@@ -287,28 +294,38 @@ func (ix *Index) expand(query string, toks []token, d *derived) []group {
 			g.alts = append(g.alts, alt{term: t.term, w: 1})
 		}
 		if t.joined {
-			// A compound is only worth its exact match; its parts are
-			// groups of their own.
+			// A compound is worth its exact match, and its synonyms when
+			// it is an entry of the lexicon ("turn-by-turn", "sign-in");
+			// its parts are groups of their own.
+			g.alts = ix.appendSynonyms(g.alts, t.term, false, used)
 			if len(g.alts) > 0 {
 				groups = append(groups, g)
 			}
 			continue
 		}
-		g.alts = ix.appendSynonyms(g.alts, t.term, true, used)
-		if !has(t.term) {
+		if !stateAdjective(toks, i) {
+			g.alts = ix.appendSynonyms(g.alts, t.term, true, used)
+		}
+		if !has(t.term) && !inCompound(toks, i) {
 			// A word the index does not know: perhaps an abbreviation
-			// ("repo", "env") or a typo.
+			// ("repo", "env") or a typo; not when it is half of a
+			// compound that the lexicon knows ("tear down").
+			//
+			// A last word that the stemmer shortened ("firing" → "fire")
+			// is a finished word, not one being typed.
+			typed := i == last && typing && len(t.term) >= len(t.raw)
 			minLen := minPrefix
-			if i == last && typing {
+			if typed {
 				minLen = 2
 			}
 			if p := commonPrefix(t.raw, t.term); len(p) >= minLen {
-				typed := i == last && typing
 				for _, v := range prefixed(d.vocab, p, maxPrefix) {
 					// A finished word stands for a longer one only when it
 					// is more than half of it ("config", "postgres"), not
-					// for any word it happens to begin ("sea", "search").
-					if typed || 2*len(p) > len(v) {
+					// for any word it happens to begin ("sea", "search"),
+					// and one that it begins itself: "firing" (stem "fire")
+					// is not "first".
+					if typed || 2*len(p) > len(v) && (strings.HasPrefix(v, t.term) || strings.HasPrefix(v, t.raw)) {
 						g.alts = append(g.alts, alt{term: v, w: prefixWeight})
 					}
 				}
@@ -513,4 +530,37 @@ func (t *topK) offer(doc int32, score float64) {
 func (t *topK) sorted() []Hit {
 	sort.Slice(t.h, func(i, j int) bool { return worse(t.h[j], t.h[i]) })
 	return t.h
+}
+
+// versionLike reports whether w is a version number: digits in two to four
+// dot-separated parts, after an optional "v" ("v1.2.0", "2.15").
+func versionLike(w string) bool {
+	if len(w) > 0 && (w[0] == 'v' || w[0] == 'V') {
+		w = w[1:]
+	}
+	parts, digits := 1, 0
+	for i := 0; i < len(w); i++ {
+		switch c := w[i]; {
+		case '0' <= c && c <= '9':
+			digits++
+		case c == '.' && digits > 0:
+			parts, digits = parts+1, 0
+		default:
+			return false
+		}
+	}
+	return digits > 0 && parts >= 2 && parts <= 4
+}
+
+// inCompound reports whether toks[i] and a word next to it make a compound
+// that the lexicon knows ("tear down", "look up", "turn by turn").
+func inCompound(toks []token, i int) bool {
+	for j := max(i-1, 0); j <= i && j+1 < len(toks); j++ {
+		if toks[j].plain && toks[j+1].plain && !toks[j].joined && !toks[j+1].joined {
+			if _, ok := synonyms[stem(toks[j].raw+toks[j+1].raw)]; ok {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -1,6 +1,9 @@
 package search
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // The lexicon: words that people use for one another when they ask for a
 // tool. A query term is expanded to the rest of its groups with weight
@@ -72,7 +75,7 @@ var actionGroups = [][]string{
 	{"translate", "convert", "transform", "render"},
 	{"map", "sitemap", "discover"},
 	{"link", "associate", "relate", "connect", "attach"},
-	{"assign", "reassign", "delegate", "allocate"},
+	{"assign", "reassign", "delegate", "allocate", "give", "hand", "hand over", "hand off", "handoff"},
 	{"log", "record", "track"},
 	{"switch", "checkout", "check out", "change to"},
 	{"mute", "silence", "snooze", "quiet"},
@@ -92,11 +95,12 @@ var nounGroups = [][]string{
 	{"user", "member", "person", "people", "account", "profile", "teammate", "colleague"},
 	{"comment", "reply", "feedback", "note", "remark", "discussion", "discuss"},
 	{"label", "tag", "category"},
+	{"tag", "version", "semver", "release tag"},
 	{"image", "picture", "photo", "img", "icon", "png", "svg", "jpg", "asset"},
 	{"config", "configuration", "settings", "setting", "preferences", "options", "cfg", "conf"},
 	{"environment", "env"},
 	{"database", "db", "data source", "datasource", "datastore"},
-	{"metadata", "info", "details", "stat", "stats", "properties", "attributes"},
+	{"metadata", "info", "details", "stat", "stats", "properties", "attributes", "opening hours", "phone number"},
 	{"size", "bytes", "big", "large", "storage", "disk"},
 	{"tree", "hierarchy", "recursive", "nested"},
 	{"recent", "latest", "newest", "lately", "last"},
@@ -174,7 +178,8 @@ var nounGroups = [][]string{
 	{"thread", "replies", "conversation", "forum post", "topic"},
 	{"workspace", "team", "org", "organization"},
 	{"token", "key", "secret", "credential", "credentials", "api key", "password"},
-	{"statistics", "stats", "metrics", "usage", "analytics", "timeseries", "time series", "latency", "throughput", "percentile"},
+	{"statistics", "stats", "metrics", "usage", "analytics"},
+	{"metrics", "timeseries", "time series", "latency", "throughput", "percentile", "p50", "p90", "p95", "p99", "response time", "error rate", "apm"},
 	{"host", "machine", "vm", "hostname", "virtual machine"},
 	{"downtime", "maintenance window", "maintenance", "outage"},
 	{"cycle", "sprint", "iteration"},
@@ -182,7 +187,7 @@ var nounGroups = [][]string{
 	{"priority", "urgent", "urgency", "severity", "importance"},
 	{"rental", "stay", "accommodation", "lodging", "hotel", "vacation rental"},
 	{"notification", "notifications", "inbox", "unread", "mention", "mentions"},
-	{"viewer", "current user", "whoami", "logged in user"},
+	{"viewer", "current user", "whoami", "logged in user", "authenticated user", "signed in user"},
 	{"webhook", "hook", "callback"},
 	{"plan", "explain", "query plan", "execution plan", "performance", "slow"},
 	{"monitor", "monitors", "watcher", "watch", "alert"},
@@ -238,7 +243,7 @@ var synonyms = func() map[string][]synonym {
 		for _, w := range g {
 			e := entry{term: entryTerm(w)}
 			e.alts = append(e.alts, synonym{e.term})
-			if ws := entryWords(w); len(ws) > 1 {
+			if ws := entryWords(w); len(ws) > 1 && distinct(ws) {
 				var p synonym
 				for _, x := range ws {
 					p = append(p, stem(x))
@@ -281,6 +286,18 @@ func entryWords(w string) []string {
 	return kept
 }
 
+// distinct reports whether the words of an entry differ from one another:
+// a phrase of one word repeated ("turn by turn" without its stop word) is
+// no phrase, and would match any document with that word.
+func distinct(ws []string) bool {
+	for i, w := range ws {
+		if slices.Contains(ws[i+1:], w) {
+			return false
+		}
+	}
+	return true
+}
+
 // entryTerm returns the term of a lexicon entry: its words joined and
 // stemmed, as analysis joins the parts of "turn-by-turn" and a query's
 // adjacent words.
@@ -314,6 +331,45 @@ var actionBits = func() map[string]uint64 {
 // meeting room", "ping the on-call engineer". As the first word of a
 // request they are that action and no longer a topic.
 var leadVerbs = map[string]string{"file": "create", "book": "schedule", "ping": "send", "text": "send"}
+
+// selfNames are requests' ways of naming the caller that are made of
+// stop words alone ("who am I", "logged in as"), which analysis would
+// drop: selfPhrases writes them as "whoami", an entry of the lexicon.
+var selfNames = []string{"who am i", "logged in as", "signed in as", "logged in user", "signed in user"}
+
+// selfPhrases returns query with each of selfNames, as whole words in any
+// case, written as "whoami".
+func selfPhrases(query string) string {
+	if len(query) < len("who am i") || !strings.Contains(lowerASCII(query), " i") && !strings.Contains(lowerASCII(query), "in ") {
+		// Most requests: no allocation.
+		return query
+	}
+	b := []byte(query) // ASCII letters lower-cased: same byte offsets as query
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	low := string(b)
+	for _, p := range selfNames {
+		for from := 0; ; {
+			i := strings.Index(low[from:], p)
+			if i < 0 {
+				break
+			}
+			i += from
+			j := i + len(p)
+			if (i > 0 && classify(rune(low[i-1])) >= lower) || (j < len(low) && classify(rune(low[j])) >= lower) {
+				from = j
+				continue
+			}
+			query = query[:i] + "whoami" + query[j:]
+			low = low[:i] + "whoami" + low[j:]
+			from = i + len("whoami")
+		}
+	}
+	return query
+}
 
 // questionWords lead a question, which asks to read what it names unless
 // it names another action ("what can I delete").
@@ -403,6 +459,9 @@ func queryAction(toks []token) (first, all uint64) {
 			// form; the -ing and -ed forms describe the objects.
 			continue
 		}
+		if stateAdjective(toks, i) {
+			continue
+		}
 		a := actionBits[t.term]
 		if i+1 < len(toks) && t.plain && toks[i+1].plain {
 			// A verb of two words: "tear down", "look up", "roll back".
@@ -415,6 +474,19 @@ func queryAction(toks []token) (first, all uint64) {
 	}
 	return first, all
 }
+
+// stateAdjective reports whether toks[i] is a state before a plural noun
+// that does not lead the request: "show the open issues", "list new
+// messages". It is then an adjective, neither the action nor a synonym of
+// one, and matches as itself ("state": "open").
+func stateAdjective(toks []token, i int) bool {
+	return i > 0 && i+1 < len(toks) && stateWords[toks[i].raw] && plural(toks[i+1].raw) &&
+		(actionBits[toks[i+1].term] == 0 || nameNouns[toks[i+1].term])
+}
+
+// stateWords are verbs of the lexicon that also name the state of things
+// ("open issues", "new messages", "done tasks").
+var stateWords = map[string]bool{"open": true, "new": true, "closed": true, "done": true, "complete": true, "active": true, "pending": true, "live": true, "draft": true}
 
 // inflected reports whether w ends in -ing or -ed.
 func inflected(w string) bool {
