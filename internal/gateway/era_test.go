@@ -304,3 +304,40 @@ func jsonMethod(msg string) string {
 	json.Unmarshal([]byte(msg), &m)
 	return m.Method
 }
+
+// TestRootsOnlyOfClientsThatDeclareThem: a legacy server's roots/list
+// during a call is put to the caller only when the caller declared roots;
+// otherwise the server is refused and the call goes on (a 2026-07-28
+// caller is not answered input_required for a question it cannot take).
+func TestRootsOnlyOfClientsThatDeclareThem(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, map[string]any{
+		"tl": map[string]any{"command": exe, "env": testkit.ChildEnv(testkit.ModeServer), "trust": "trusted", "protocolVersion": "2025-11-25"},
+	})
+	ctx := context.Background()
+	for _, client := range []struct{ name, version string }{{"legacy", "2025-11-25"}, {"modern", ""}} {
+		c := mcp.NewClient(&mcp.Implementation{Name: "rootless", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+		tr := &mcp.StreamableClientTransport{Endpoint: f.url, HTTPClient: &http.Client{Transport: bearer{http.DefaultTransport}}}
+		var opts *mcp.ClientSessionOptions
+		if client.version != "" {
+			opts = &mcp.ClientSessionOptions{ProtocolVersion: client.version}
+		}
+		cs, err := c.Connect(ctx, tr, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tl__roots", Arguments: map[string]any{}})
+		switch {
+		case err != nil:
+			t.Errorf("%s client: %v", client.name, err)
+		case len(res.InputRequests) > 0:
+			t.Errorf("%s client was asked %v, having declared no roots", client.name, res.InputRequests)
+		case !strings.Contains(resText(t, res), "did not declare roots"):
+			t.Errorf("%s client: %q (isError %v), want the server refused for want of roots", client.name, resText(t, res), res.IsError)
+		}
+		cs.Close()
+	}
+}

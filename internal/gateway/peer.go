@@ -123,7 +123,13 @@ func (p *peer) elicit(ctx context.Context, params *mcp.ElicitParams) (*mcp.Elici
 }
 
 func (p *peer) ListRoots(ctx context.Context, server string) (*mcp.ListRootsResult, error) {
-	if p.parks() {
+	switch {
+	case p.caps.RootsV2 == nil:
+		// A server asks for roots whatever the client declared (go-sdk's
+		// server does at start-up): a client without roots is not asked,
+		// and its call goes on.
+		return nil, errors.New("the client connected to Switchboard did not declare roots")
+	case p.parks():
 		resp, err := p.ask(ctx, &mcp.ListRootsParams{})
 		if err != nil {
 			return nil, err
