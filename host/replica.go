@@ -131,3 +131,15 @@ func (h *Host) Ready(ctx context.Context) error {
 	}
 	return errors.Join(ErrNotReady, errors.New("no server's catalogue is loaded yet"))
 }
+
+// Secret returns the store's secret named name (store.Store.Secret): the
+// same bytes for every Host sharing the store, made by the first to ask.
+// It returns nil and no error for a Host without a store.
+func (h *Host) Secret(ctx context.Context, name string) ([]byte, error) {
+	if h.store == nil {
+		return nil, nil
+	}
+	key, err := h.store.Secret(ctx, name)
+	h.storeReached(err)
+	return key, err
+}

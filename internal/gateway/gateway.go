@@ -99,6 +99,9 @@ type Gateway struct {
 	server *mcp.Server
 	log    *slog.Logger
 	states *sealer // protects requestState handed to 2026-07-28 clients
+	// replica names this gateway in the states of its parked calls, which
+	// live in its memory (park.go); random, fixed at creation.
+	replica string
 	// onConfirm is Options.OnConfirm.
 	onConfirm string
 
@@ -128,7 +131,11 @@ type subscription struct {
 }
 
 // New builds the MCP server for h's current aggregate.
-func New(h *host.Host, opts *Options) *Gateway {
+func New(h *host.Host, opts *Options) *Gateway { return newGateway(h, opts, nil) }
+
+// newGateway is New with the sealer of request states: a profile's gateway
+// shares its parent's; nil makes one from h (hostSealer).
+func newGateway(h *host.Host, opts *Options, states *sealer) *Gateway {
 	if opts == nil {
 		opts = &Options{}
 	}
@@ -140,7 +147,10 @@ func New(h *host.Host, opts *Options) *Gateway {
 	if version == "" {
 		version = "dev"
 	}
-	g := &Gateway{host: h, log: log, states: newSealer(), subs: map[string]*subscription{},
+	if states == nil {
+		states = hostSealer(h, log)
+	}
+	g := &Gateway{host: h, log: log, states: states, replica: newToken()[:16], subs: map[string]*subscription{},
 		tools: registered{}, resources: registered{}, templates: registered{}, prompts: registered{},
 		parked: map[string]*parkedCall{}, onConfirm: opts.OnConfirm,
 		opts: *opts, profile: opts.Profile, profiles: map[string]*profileServer{}}

@@ -23,6 +23,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/gateway"
 	"github.com/switchboard-mcp/switchboard/internal/testkit"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/hostile"
+	"github.com/switchboard-mcp/switchboard/internal/testkit/pgtest"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/proc"
 )
 
@@ -31,7 +32,7 @@ func TestMain(m *testing.M) {
 	hostile.MaybeRunChild()
 	maybeRunBenchRole()
 	maybeRunAsker()
-	os.Exit(m.Run())
+	os.Exit(pgtest.Main(m))
 }
 
 const token = "test-token-0123456789abcdef"

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -27,6 +28,12 @@ import (
 // answer: the parked call resumes, and the handler waits again for the
 // result or the next question. A parked call the client abandons expires
 // after stateTTL and is cancelled.
+//
+// A parked call lives in the memory of the gateway that started it, so its
+// state names that gateway (Gateway.replica) as well as the call:
+// "park:<replica>.<id>". A retry that reaches another gateway (another
+// replica behind a load balancer, or another profile's gateway) cannot
+// resume it, and is told, as for an expired call, to call the tool again.
 
 // parkedCall is a call running on behalf of a 2026-07-28 client.
 type parkedCall struct {
@@ -62,6 +69,15 @@ const questionKey = "switchboard"
 
 // parkPrefix marks a sealed state that names a parked call.
 const parkPrefix = "park:"
+
+// callGone answers a retry for a parked call this gateway does not hold:
+// it has ended, expired, or waits in another replica.
+func callGone() error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "the call waiting for this input has ended or expired; call the tool again"}
+}
+
+// parkedState is what the sealed state of a parked call holds.
+func (g *Gateway) parkedState(id string) string { return parkPrefix + g.replica + "." + id }
 
 // startParked runs call in the background for a 2026-07-28 client.
 func (g *Gateway) startParked(ctx context.Context, p *peer, call func(context.Context) (*host.Result, error)) *parkedCall {
@@ -109,7 +125,7 @@ func (g *Gateway) await(ctx context.Context, tool string, pc *parkedCall) (*outc
 		g.parkMu.Unlock()
 		return nil, &mcp.CallToolResult{
 			InputRequests: mcp.InputRequestMap{questionKey: q.req},
-			RequestState:  g.states.seal(tool, parkPrefix+pc.id),
+			RequestState:  g.states.seal(tool, g.parkedState(pc.id)),
 		}, nil
 	case <-ctx.Done():
 		pc.cancel()
@@ -118,14 +134,20 @@ func (g *Gateway) await(ctx context.Context, tool string, pc *parkedCall) (*outc
 	}
 }
 
-// resume answers a parked call's pending question with the client's input.
-func (g *Gateway) resume(id string, responses mcp.InputResponseMap) (*parkedCall, error) {
+// resume answers a parked call's pending question with the client's
+// input; parked is what followed parkPrefix in the call's state.
+func (g *Gateway) resume(parked string, responses mcp.InputResponseMap) (*parkedCall, error) {
+	replica, id, _ := strings.Cut(parked, ".")
+	if replica != g.replica {
+		g.log.Debug("input for a call parked in another replica", "replica", replica)
+		return nil, callGone()
+	}
 	g.parkMu.Lock()
 	pc := g.parked[id]
 	delete(g.parked, id)
 	g.parkMu.Unlock()
 	if pc == nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "the call waiting for this input has ended or expired; call the tool again"}
+		return nil, callGone()
 	}
 	pc.mu.Lock()
 	q := pc.pending

@@ -60,7 +60,7 @@ func (g *Gateway) profileHandler(name string) *mcphttp.Handler {
 	}
 	opts := g.opts
 	opts.Profile = name
-	pg := New(g.host, &opts)
+	pg := newGateway(g.host, &opts, g.states)
 	ps := &profileServer{g: pg, h: mcphttp.NewHandler(pg.server, &mcphttp.HandlerOptions{Logger: g.log})}
 	g.profiles[name] = ps
 	return ps.h

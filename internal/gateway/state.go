@@ -1,14 +1,18 @@
 package gateway
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"strings"
 	"time"
+
+	"github.com/switchboard-mcp/switchboard/host"
 )
 
 // stateTTL bounds how long a client may take to answer an input request.
@@ -17,19 +21,44 @@ const stateTTL = 15 * time.Minute
 // sealer protects the requestState the gateway hands to 2026-07-28 clients
 // (SEP-2322: "unauthenticated servers must encrypt, sign and verify"): it
 // carries the upstream's own state and the tool it belongs to, signed with
-// a key that lives as long as the gateway process, so a client can neither
-// forge nor tamper with it, nor replay it against another tool.
+// a key, so a client can neither forge nor tamper with it, nor replay it
+// against another tool. The key is the store's secret named stateKey when
+// the host has a store, so that every replica sharing the store accepts
+// the states of the others (a 2026-07-28 client's retry may reach any of
+// them); else one of the process's own. It is never rotated.
 type sealer struct {
 	key []byte
 	now func() time.Time
 }
 
-func newSealer() *sealer {
-	key := make([]byte, 32)
-	if _, err := rand.Read(key); err != nil {
-		panic("gateway: no randomness for the request-state key: " + err.Error())
+// stateKey names the store's secret that signs request states.
+const stateKey = "gateway.requestState"
+
+// stateKeyTimeout bounds the store's answer for the key.
+const stateKeyTimeout = 10 * time.Second
+
+// newSealer returns a sealer with key, or with a random key when key is
+// nil.
+func newSealer(key []byte) *sealer {
+	if key == nil {
+		key = make([]byte, 32)
+		rand.Read(key) // never fails (crypto/rand)
 	}
 	return &sealer{key: key, now: time.Now}
+}
+
+// hostSealer returns a sealer with h's shared key (Host.Secret), or a key
+// of its own when h has no store or the store cannot give it: then states
+// this gateway issues hold on this gateway only, and log says so.
+func hostSealer(h *host.Host, log *slog.Logger) *sealer {
+	ctx, cancel := context.WithTimeout(context.Background(), stateKeyTimeout)
+	defer cancel()
+	key, err := h.Secret(ctx, stateKey)
+	if err != nil {
+		log.Warn("request states are signed with this process's own key: the other replicas will refuse them", "err", err)
+		key = nil
+	}
+	return newSealer(key)
 }
 
 type sealedState struct {

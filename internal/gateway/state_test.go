@@ -7,14 +7,19 @@ import (
 )
 
 func TestSealer(t *testing.T) {
-	s := newSealer()
+	s := newSealer(nil)
 	now := time.Unix(1_000_000, 0)
 	s.now = func() time.Time { return now }
 	st := s.seal("a:tool", "upstream-state")
 	if got, err := s.open("a:tool", st); err != nil || got != "upstream-state" {
 		t.Fatalf("open = %q, %v", got, err)
 	}
-	other := newSealer()
+	shared := newSealer(s.key) // another replica's, with the store's key
+	shared.now = s.now
+	if got, err := shared.open("a:tool", st); err != nil || got != "upstream-state" {
+		t.Errorf("open with the same key = %q, %v", got, err)
+	}
+	other := newSealer(nil)
 	tampered := st[:len(st)-2] + "xx"
 	body := strings.Split(st, ".")[1]
 	tests := map[string]struct {

@@ -6,8 +6,10 @@
 // held back until someone approves them, an audit log of calls, a trust
 // score, the open windows of the call quota, the start-up schedule of
 // a server that failed to start (so that the next run does not dial it
-// before its next attempt is due), and the embedding vectors of tool
-// definitions (so that a restart does not compute them again).
+// before its next attempt is due), the embedding vectors of tool
+// definitions (so that a restart does not compute them again), and named
+// secrets that every process sharing the store uses alike (the key that
+// signs the gateway's request states).
 //
 // The package defines the domain types, the [Store] interface and its
 // sentinel errors. store/sqlite implements it in one file, the embedded
@@ -24,6 +26,7 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"time"
 )
@@ -220,8 +223,25 @@ type Store interface {
 	// SaveEmbeddings inserts or replaces es, all or none.
 	SaveEmbeddings(ctx context.Context, es ...Embedding) error
 
+	// Secret returns the secret named name: SecretSize random bytes,
+	// made by the first call in any process sharing the store, atomically
+	// (concurrent first calls all get the one that was kept), and the same
+	// for every call after. A secret is never changed or deleted.
+	Secret(ctx context.Context, name string) ([]byte, error)
+
 	// Close releases the store. Other methods must not be called after it.
 	Close() error
+}
+
+// SecretSize is the length in bytes of a secret made by [Store.Secret].
+const SecretSize = 32
+
+// NewSecret returns SecretSize bytes from crypto/rand, a candidate for
+// [Store.Secret] to keep.
+func NewSecret() []byte {
+	b := make([]byte, SecretSize)
+	rand.Read(b) // never fails (crypto/rand)
+	return b
 }
 
 // RetryAfter is how long a call refused under q at now (Unix nanoseconds)

@@ -59,6 +59,7 @@ func Run(t *testing.T, open Opener) {
 		{"QuotaInvalid", testQuotaInvalid},
 		{"Embeddings", testEmbeddings},
 		{"EmbeddingsMany", testEmbeddingsMany},
+		{"Secret", testSecret},
 		{"Closed", testClosed},
 	} {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open) })
