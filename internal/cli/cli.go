@@ -110,7 +110,7 @@ func init() {
 		{"add", "[NAME] URL | [NAME] -- COMMAND [ARGS...]", "add a server, after checking that it starts; --env and --header values are kept in creds.json; without arguments at a terminal, a form asks", false, runAdd, false},
 		{"edit", "NAME", "change a server in a form at a terminal, after checking that it starts (a blank secret keeps the stored one, - removes it)", false, runEdit, false},
 		{"add-json", "NAME JSON", "add a server from its JSON configuration, after checking that it starts", false, runAddJSON, false},
-		{"remove", "NAME", "remove a server (and the credentials only it used)", false, runRemove, false},
+		{"remove", "NAME", "remove a server (and the credentials and OAuth grants only it used)", false, runRemove, false},
 		{"enable", "NAME", "enable a server, after checking that it starts", false, runEnable, false},
 		{"disable", "NAME", "disable a server", false, runDisable, false},
 		{"login", "NAME", "log in to an HTTP server that asks for OAuth: opens the browser (or prints the URL) and keeps the grant in creds.json", false, runLogin, false},

@@ -598,6 +598,19 @@ func runRemove(r *run) int {
 	if err != nil {
 		return r.usagef("%v", err)
 	}
+	// An HTTP server's OAuth grants go with it, unless another server
+	// names the same resource.
+	var resource string
+	if cfg, err := r.loadConfig(); err == nil {
+		if sc := cfg.Server(name); sc != nil && sc.Transport == config.TransportHTTP && sc.URL != "" {
+			resource = sc.URL
+			for _, other := range cfg.Servers {
+				if other.Name != name && other.URL == sc.URL {
+					resource = ""
+				}
+			}
+		}
+	}
 	var gone []string
 	err = confedit.Edit(path, &confedit.Options{Check: r.checkFile(path)}, func(o *confedit.Object) error {
 		return editServers(o, func(servers *confedit.Object) error {
@@ -622,10 +635,15 @@ func runRemove(r *run) int {
 	if err != nil {
 		return r.editError(err)
 	}
-	if len(gone) > 0 {
-		if cpath, err := r.credsPath(); err == nil {
+	if cpath, err := r.credsPath(); err == nil {
+		if len(gone) > 0 {
 			if err := creds.Update(cpath, nil, gone); err != nil {
 				fmt.Fprintf(r.env.Stderr, "warning: the server's credentials stay in creds.json: %s\n", launcher.Escape(err.Error()))
+			}
+		}
+		if resource != "" {
+			if _, err := creds.ForgetTokens(cpath, resource); err != nil {
+				fmt.Fprintf(r.env.Stderr, "warning: the server's OAuth grants stay in creds.json: %s\n", launcher.Escape(err.Error()))
 			}
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/cli"
+	"github.com/switchboard-mcp/switchboard/internal/creds"
 	"github.com/switchboard-mcp/switchboard/internal/gateway"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/oauthtest"
 )
@@ -250,5 +251,28 @@ func TestGatewayTakesLoginFromCLI(t *testing.T) {
 			as.RevokeAll()
 			call("switchboard login gh")
 		}
+	}
+}
+
+// TestRemoveForgetsGrants: removing an HTTP server forgets its OAuth
+// grants too, so no token outlives the server it was for.
+func TestRemoveForgetsGrants(t *testing.T) {
+	as := oauthtest.Start(t, nil)
+	home := t.TempDir()
+	cfg := writeConfig(t, map[string]any{"mcpServers": map[string]any{"gh": map[string]any{"url": as.MCP, "trust": "trusted"}}})
+	r, loginErr, browsed := loginBrowsing(t, home, cfg, as)
+	if r.code != 0 || !browsed {
+		t.Fatalf("login: exit %d, browsed %v, stderr:\n%s", r.code, browsed, loginErr)
+	}
+	path := filepath.Join(home, "creds.json")
+	if ts, err := creds.LoadTokens(path, as.MCP); err != nil || len(ts) != 1 {
+		t.Fatalf("after login: %d grants, %v", len(ts), err)
+	}
+	var errb bytes.Buffer
+	if code, out := runLoginHome(t, home, &errb, "remove", "gh", "--config", cfg); code != 0 {
+		t.Fatalf("remove: exit %d, %s%s", code, out, errb.String())
+	}
+	if ts, err := creds.LoadTokens(path, as.MCP); err != nil || len(ts) != 0 {
+		t.Fatalf("after remove: %d grants, %v; want none", len(ts), err)
 	}
 }
