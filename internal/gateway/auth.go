@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/switchboard-mcp/switchboard/internal/frontdoor"
@@ -149,7 +150,7 @@ func (g *Gateway) authFront(front *frontdoor.Options, opts *AuthOptions, addr ne
 		front.Metrics = g.operatorOnly(m)
 	}
 	if a := front.API; a != nil {
-		front.API = g.operatorOnly(a)
+		front.API = ownerOnly(a)
 	}
 	// The status page logs its operator in with the single static token;
 	// with none (JWTs and named clients only), it has no login.
@@ -202,7 +203,7 @@ func (g *Gateway) mayUse(path string, next http.Handler) http.Handler {
 
 // operatorOnly keeps /metrics to the callers that may see everything: the
 // single static token and named clients limited to no profile. The
-// metrics name every server and tool.
+// metrics name every server and tool; they change nothing.
 func (g *Gateway) operatorOnly(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ti := auth.TokenInfoFromContext(r.Context())
@@ -219,4 +220,24 @@ func (g *Gateway) operatorOnly(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// ownerOnly keeps the control API, which changes what every caller gets
+// (approvals, restarts, the configuration), to the single static token.
+func ownerOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if ti := auth.TokenInfoFromContext(r.Context()); ti == nil || ti.UserID != "" {
+			w.Header().Set("Cache-Control", "no-store")
+			http.Error(w, "forbidden: the control API is for the gateway's own token", http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// operator reports whether a request's caller is the gateway's operator:
+// stdio (local), the front door's single token, or, with authentication
+// middleware, the single static token; not a named client or a JWT.
+func operator(extra *mcp.RequestExtra) bool {
+	return extra == nil || extra.TokenInfo == nil || extra.TokenInfo.UserID == ""
 }

@@ -604,10 +604,10 @@ func TestQuotaPerNamedClient(t *testing.T) {
 	}
 }
 
-// TestMetricsForTheOperator: with named clients, /metrics and the control
-// API answer the static token and a client limited to no profile, and
-// refuse a client kept to a profile and a JWT that names no client; the
-// status page's login takes the static token alone.
+// TestMetricsForTheOperator: with named clients, /metrics answers the
+// static token and a client limited to no profile, and refuses a client
+// kept to a profile and a JWT that names no client; the control API and
+// the status page's login take the static token alone.
 func TestMetricsForTheOperator(t *testing.T) {
 	is := issuer.New(t)
 	const opsToken, ciToken = "ops-token-0123456789abcdef", "ci-token-0123456789abcdefgh"
@@ -639,15 +639,16 @@ func TestMetricsForTheOperator(t *testing.T) {
 		})
 	for _, c := range []struct {
 		name, tok string
-		want      int
+		want      int // /metrics
+		wantAPI   int // /api/: the static token's alone
 	}{
-		{"static token", staticToken, http.StatusOK},
-		{"unlimited client", opsToken, http.StatusOK},
-		{"client kept to a profile", ciToken, http.StatusForbidden},
-		{"JWT of no client", is.Mint(t, issuer.Token{Audience: []string{aud}}), http.StatusForbidden},
-		{"no token", "", http.StatusUnauthorized},
+		{"static token", staticToken, http.StatusOK, http.StatusOK},
+		{"unlimited client", opsToken, http.StatusOK, http.StatusForbidden},
+		{"client kept to a profile", ciToken, http.StatusForbidden, http.StatusForbidden},
+		{"JWT of no client", is.Mint(t, issuer.Token{Audience: []string{aud}}), http.StatusForbidden, http.StatusForbidden},
+		{"no token", "", http.StatusUnauthorized, http.StatusUnauthorized},
 	} {
-		for _, path := range []string{"/metrics", "/api/status"} {
+		for path, want := range map[string]int{"/metrics": c.want, "/api/status": c.wantAPI} {
 			req, _ := http.NewRequest(http.MethodGet, gw.base+path, nil)
 			if c.tok != "" {
 				req.Header.Set("Authorization", "Bearer "+c.tok)
@@ -657,8 +658,8 @@ func TestMetricsForTheOperator(t *testing.T) {
 				t.Fatal(err)
 			}
 			resp.Body.Close()
-			if resp.StatusCode != c.want {
-				t.Errorf("%s: %s %d, want %d", c.name, path, resp.StatusCode, c.want)
+			if resp.StatusCode != want {
+				t.Errorf("%s: %s %d, want %d", c.name, path, resp.StatusCode, want)
 			}
 		}
 	}

@@ -27,6 +27,8 @@ import (
 //     the URLElicitationRequired error (-32042) naming the URL; it calls
 //     again once the person has logged in.
 // A client that declines, or a login that fails, gets the isError result.
+// Only the operator is offered a login (operator): the grant it makes
+// serves every caller of the server.
 
 // offerLogin is receiving middleware for tools/call (see above).
 func (g *Gateway) offerLogin(next mcp.MethodHandler) mcp.MethodHandler {
@@ -36,7 +38,7 @@ func (g *Gateway) offerLogin(next mcp.MethodHandler) mcp.MethodHandler {
 			return res, err
 		}
 		call, ok := req.(*mcp.CallToolRequest)
-		if !ok || !urlElicitation(call.ClientCapabilities()) {
+		if !ok || !urlElicitation(call.ClientCapabilities()) || !operator(call.GetExtra()) {
 			return res, err
 		}
 		server := needsLoginOf(res)
