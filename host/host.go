@@ -342,8 +342,9 @@ type PromptResult struct {
 //
 // Each server owns its state behind its own lock (see server); the Host
 // keeps only what spans servers. Lock order: reloadMu, then mu, then a
-// server's mu (see server). A call takes none of the Host's locks: it
-// reads comp and snap, and touches only its own server.
+// server's mu (see server); pinsMu, then a server's mu. A call takes none
+// of the Host's locks: it reads comp and snap, and touches only its own
+// server.
 type Host struct {
 	// Fixed at Open.
 	log        *slog.Logger
@@ -375,6 +376,12 @@ type Host struct {
 
 	// reloadMu serialises Reload.
 	reloadMu sync.Mutex
+
+	// pinsMu serialises refreshPins, so that pins read from the store
+	// are never written over by an older read (the relister's and an
+	// approval's at once). Taken with none of the Host's locks held; a
+	// server's mu is taken inside it.
+	pinsMu sync.Mutex
 
 	loginTimeout time.Duration // OAuthOptions.LoginTimeout; fixed at Open
 

@@ -138,6 +138,8 @@ func (h *Host) refreshPins() bool {
 	if h.store == nil {
 		return false
 	}
+	h.pinsMu.Lock()
+	defer h.pinsMu.Unlock()
 	changed := false
 	for _, s := range h.comp.Load().servers {
 		s.mu.Lock()
