@@ -72,6 +72,7 @@ type page struct {
 	url    string
 	host   *host.Host
 	client *http.Client // with a cookie jar
+	srv    *httptest.Server
 }
 
 // withDrift adds the server "drift", whose tool "echo" changed since it
@@ -126,7 +127,7 @@ func newPage(t *testing.T, drift ...bool) *page {
 	srv := httptest.NewServer(front)
 	t.Cleanup(srv.Close)
 	jar, _ := cookiejar.New(nil)
-	return &page{url: srv.URL, host: h, client: &http.Client{Jar: jar}}
+	return &page{url: srv.URL, host: h, client: &http.Client{Jar: jar}, srv: srv}
 }
 
 func (p *page) get(t *testing.T, path string) (*http.Response, string) {
