@@ -46,6 +46,7 @@ func TestMain(m *testing.M) {
 	switch {
 	case os.Getenv(driftVar) != "":
 		desc, _ := os.ReadFile(os.Getenv(driftVar))
+		os.Stderr.WriteString("drift: started\n") // a stderr panel on the page
 		s := mcp.NewServer(&mcp.Implementation{Name: "drift", Version: "1"}, nil)
 		mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: string(desc)}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil, nil
