@@ -46,8 +46,10 @@ func (h *Host) Restart(ctx context.Context, name string) error {
 	// that no call is handed the old connection and no dial is granted
 	// before the reset; the connection's own watcher, and calls that see
 	// it end, then find it is no longer the server's and record nothing.
+	// s.err is cleared too: the dial below is this restart, reported once
+	// below, not a recovery from the last failure.
 	c := s.conn
-	s.conn, s.idling = nil, false
+	s.conn, s.idling, s.err = nil, false, nil
 	s.sup.Reset()
 	s.setState(StateIdle)
 	s.mu.Unlock()

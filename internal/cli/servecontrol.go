@@ -32,10 +32,10 @@ func (r *run) serveControl(front *frontdoor.Options, ln net.Listener, log *slog.
 		log.Warn("the control API and the status page are off: --path is under "+frontdoor.APIPrefix+" or "+frontdoor.UIPath, "path", p)
 		return func() {}
 	}
+	front.API = ctl.Handler() // whether or not the page is: the CLI asks it
 	if page, err := ui.New(ui.Options{Control: ctl, Logger: log}); err != nil {
 		log.Warn("the status page is off", "err", err)
 	} else {
-		front.API = ctl.Handler()
 		front.UI = page
 		// The page's event streams end when the drain starts: they are
 		// not calls to wait for.

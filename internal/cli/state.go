@@ -5,14 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/fault"
-	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/control"
-	"github.com/switchboard-mcp/switchboard/internal/drift"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/store/postgres"
@@ -121,35 +118,16 @@ func runDiff(r *run) int {
 		return ExitUsage
 	}
 	return r.withStore(func(st store.Store) int {
-		server, tool, one := cut(r.args[0])
-		drifts, err := st.Drifts(r.ctx, server)
+		held, err := control.Diffs(r.ctx, st, r.args[0])
 		if err != nil {
 			return r.fail(err)
 		}
-		pins, err := st.Pins(r.ctx, server)
-		if err != nil {
-			return r.fail(err)
-		}
-		old := map[string][]byte{}
-		for _, p := range pins {
-			old[p.Tool] = p.Definition
-		}
-		shown := 0
-		for _, d := range drifts {
-			if one && !heldAs(d.Tool, tool) {
-				continue
-			}
+		for _, h := range held {
 			// drift.Diff escapes what it shows (reversibly, and more than
 			// Escape does); Escape leaves its output as it is.
-			name := d.Tool
-			if t, ok := host.InjectionApprovalTool(d.Tool); ok {
-				name = t
-			}
-			diff := drift.Diff(drift.Change{Tool: name, Old: old[d.Tool], New: d.Definition})
-			fmt.Fprintf(r.env.Stdout, "== %s\n%s\n", launcher.Escape(label(d.Server, d.Tool)), launcher.Escape(diff))
-			shown++
+			fmt.Fprintf(r.env.Stdout, "== %s\n%s\n", launcher.Escape(h.Label), launcher.Escape(h.Diff))
 		}
-		if shown == 0 {
+		if len(held) == 0 {
 			fmt.Fprintf(r.env.Stdout, "no held definitions for %s\n", launcher.Escape(r.args[0]))
 		}
 		return ExitOK
@@ -175,7 +153,7 @@ func runLog(r *run) int {
 func (r *run) logFilter() store.CallFilter {
 	f := store.CallFilter{Limit: r.limit, Caller: r.caller}
 	if len(r.args) == 1 {
-		server, tool, one := cut(r.args[0])
+		server, tool, one := control.Cut(r.args[0])
 		f.Server = server
 		if one {
 			f.Tool = server + ":" + tool
@@ -204,33 +182,4 @@ func (r *run) showCalls(calls []store.Call) int {
 	}
 	r.table("TIME\tTOOL\tOUTCOME\tCODE\tLATENCY\tCALLER\tPROFILE\tARGUMENTS", rows)
 	return ExitOK
-}
-
-// cut splits "server:tool" at the last colon; a bare server has no tool.
-// Server names may contain colons, so "a:b" is ambiguous here; approve and
-// diff match drifts by their own server and tool fields.
-func cut(arg string) (server, tool string, one bool) {
-	if i := strings.LastIndexByte(arg, ':'); i > 0 {
-		return arg[:i], arg[i+1:], true
-	}
-	return arg, "", false
-}
-
-func label(server, tool string) string {
-	if t, ok := host.InjectionApprovalTool(tool); ok {
-		return server + ":" + t + " (held: its metadata matches an injection pattern)"
-	}
-	if tool == "" {
-		return server + " (instructions)"
-	}
-	return server + ":" + tool
-}
-
-// heldAs reports whether a held definition stored under key is tool's: its
-// drift, or its hold for an injection pattern.
-func heldAs(key, tool string) bool {
-	if t, ok := host.InjectionApprovalTool(key); ok {
-		return t == tool
-	}
-	return key == tool
 }

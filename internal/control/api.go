@@ -78,7 +78,7 @@ type apiError struct {
 //	GET  /api/held[?target=T]          Held
 //	POST /api/approve {"target": T}    Approve: {"approved": [labels]}
 //	POST /api/reject  {"target": T}    Reject
-//	GET  /api/calls[?server=S&tool=T&limit=N]  Calls, as CallEntry
+//	GET  /api/calls[?server=S&tool=T&caller=C&outcome=O&limit=N]  Calls, as CallEntry
 //	GET  /api/live                     Live
 //	GET  /api/findings                 Findings
 //
@@ -140,7 +140,7 @@ func (c *Control) Handler() http.Handler {
 	})
 	mux.HandleFunc("GET /api/calls", func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
-		f := store.CallFilter{Server: q.Get("server"), Tool: q.Get("tool"), Caller: q.Get("caller")}
+		f := store.CallFilter{Server: q.Get("server"), Tool: q.Get("tool"), Caller: q.Get("caller"), Outcome: q.Get("outcome")}
 		if l := q.Get("limit"); l != "" {
 			n, err := strconv.Atoi(l)
 			if err != nil {

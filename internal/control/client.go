@@ -124,6 +124,9 @@ func (c *Client) Calls(ctx context.Context, f store.CallFilter) ([]store.Call, e
 	if f.Caller != "" {
 		q.Set("caller", f.Caller)
 	}
+	if f.Outcome != "" {
+		q.Set("outcome", f.Outcome)
+	}
 	if f.Limit > 0 {
 		q.Set("limit", strconv.Itoa(f.Limit))
 	}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/confedit"
 )
 
 // RuntimeFile is the file in the home where a running `serve --http` says
@@ -44,19 +46,7 @@ func WriteRuntime(home string, rt Runtime) (remove func(), err error) {
 	if err != nil {
 		return nil, err
 	}
-	tmp, err := os.CreateTemp(home, ".serve-*.json")
-	if err != nil {
-		return nil, err
-	}
-	_, err = tmp.Write(append(data, '\n'))
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
+	if err := confedit.WriteAtomic(path, append(data, '\n'), 0o600); err != nil {
 		return nil, err
 	}
 	return func() {

@@ -103,11 +103,12 @@ type Call struct {
 
 // CallFilter selects audit rows. A zero field does not filter.
 type CallFilter struct {
-	Server string
-	Tool   string
-	Caller string
-	Since  time.Time // calls at or after Since
-	Limit  int       // at most this many rows; not positive means DefaultCallLimit
+	Server  string
+	Tool    string
+	Caller  string
+	Outcome string    // "ok", "tool_error", "error", …
+	Since   time.Time // calls at or after Since
+	Limit   int       // at most this many rows; not positive means DefaultCallLimit
 }
 
 // A Quota limits how many calls one key (a client) may make: at most Calls

@@ -155,12 +155,21 @@ func TestBrowser(t *testing.T) {
 	if pid == 0 {
 		t.Fatal("demo has no process")
 	}
+	// An open stderr panel stays open when its section is replaced.
+	step("02-stderr-open",
+		truthy(`document.querySelector("#server-drift details") !== null`),
+		chromedp.Click(chromedp.CSS("#server-drift details summary")),
+		truthy(`document.querySelector("#server-drift details").open`),
+	)
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	step("02-server-down",
 		truthy(`document.querySelector('#server-demo[data-state="degraded"]') !== null`),
 	)
+	if open, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelector("#server-drift details").open`)); err != nil || !open {
+		t.Errorf("the stderr panel closed when the servers section was updated: open %v, %v", open, err)
+	}
 	// Back: Restart.
 	step("03-server-back",
 		nav(chromedp.Click(chromedp.CSS(`#server-demo button[value="restart"]`))),

@@ -130,7 +130,7 @@ func (h *Handler) fillLive(ctx context.Context, d *pageData) {
 			d.Findings = append(d.Findings, findingGroup{Severity: sev, Findings: bySev[sev]})
 		}
 	}
-	f := store.CallFilter{Server: d.CallsServer, Limit: 50}
+	f := store.CallFilter{Server: d.CallsServer, Outcome: d.CallsOutcome, Limit: 50}
 	if d.CallsTool != "" {
 		f.Tool = d.CallsTool
 		if !strings.Contains(f.Tool, ":") && d.CallsServer != "" {
@@ -142,9 +142,6 @@ func (h *Handler) fillLive(ctx context.Context, d *pageData) {
 		d.CallsError = err.Error()
 	}
 	for _, c := range calls {
-		if d.CallsOutcome != "" && c.Outcome != d.CallsOutcome {
-			continue
-		}
 		d.Calls = append(d.Calls, callRow{
 			Time: c.Time.Local().Format(time.TimeOnly), Client: c.Caller, Tool: c.Tool, Outcome: c.Outcome, Code: c.Code,
 			Latency: c.Latency.Round(time.Millisecond).String(), Args: c.ArgShape, BytesIn: c.BytesIn, BytesOut: c.BytesOut,

@@ -67,5 +67,17 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 			return
 		case <-tick.C:
 		}
+		if !h.alive(s.id) {
+			return // logged out or expired
+		}
 	}
+}
+
+// alive reports whether the session with this ID is still open and
+// unexpired.
+func (h *Handler) alive(id string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s, ok := h.sessions[id]
+	return ok && !time.Now().After(s.expires)
 }

@@ -25,6 +25,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -153,13 +154,13 @@ func (h *Handler) current(w http.ResponseWriter, r *http.Request) (session, bool
 		}
 	}
 	if frontdoor.NoAuth(r.Context()) && w != nil {
-		return h.start(w), true
+		return h.start(w, r), true
 	}
 	return session{}, false
 }
 
 // start opens a session and sets its cookie.
-func (h *Handler) start(w http.ResponseWriter) session {
+func (h *Handler) start(w http.ResponseWriter, r *http.Request) session {
 	id := randomToken()
 	s := session{id: id, csrf: randomToken(), expires: time.Now().Add(sessionTTL)}
 	h.mu.Lock()
@@ -171,8 +172,15 @@ func (h *Handler) start(w http.ResponseWriter) session {
 	}
 	h.sessions[id] = s
 	h.mu.Unlock()
-	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: id, Path: Path, HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: int(sessionTTL / time.Second)})
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: id, Path: Path, HttpOnly: true, Secure: secure(r), SameSite: http.SameSiteStrictMode, MaxAge: int(sessionTTL / time.Second)})
 	return s
+}
+
+// secure reports whether the browser reached the page over TLS: directly,
+// or through a TLS-terminating proxy that says so in X-Forwarded-Proto.
+// Cookies set for such a request are Secure.
+func secure(r *http.Request) bool {
+	return r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
 }
 
 // sameToken compares two tokens in constant time.
@@ -188,11 +196,11 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !frontdoor.CheckToken(r.Context(), r.PostFormValue("token")) {
-		h.render(w, http.StatusUnauthorized, "login.html", h.loginData(w, "That is not the gateway's token."))
+		h.render(w, http.StatusUnauthorized, "login.html", h.loginData(w, r, "That is not the gateway's token."))
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: loginCookie, Path: Path, MaxAge: -1})
-	h.start(w)
+	h.start(w, r)
 	http.Redirect(w, r, Path, http.StatusSeeOther)
 }
 
@@ -213,9 +221,9 @@ func (h *Handler) logout(w http.ResponseWriter, r *http.Request) {
 }
 
 // loginData is the login form's, with a fresh CSRF token in its cookie.
-func (h *Handler) loginData(w http.ResponseWriter, msg string) map[string]string {
+func (h *Handler) loginData(w http.ResponseWriter, r *http.Request, msg string) map[string]string {
 	tok := randomToken()
-	http.SetCookie(w, &http.Cookie{Name: loginCookie, Value: tok, Path: Path, HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: 600})
+	http.SetCookie(w, &http.Cookie{Name: loginCookie, Value: tok, Path: Path, HttpOnly: true, Secure: secure(r), SameSite: http.SameSiteStrictMode, MaxAge: 600})
 	return map[string]string{"CSRF": tok, "Message": msg}
 }
 
@@ -290,7 +298,7 @@ func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 	}
 	s, ok := h.current(w, r)
 	if !ok {
-		h.render(w, http.StatusOK, "login.html", h.loginData(w, ""))
+		h.render(w, http.StatusOK, "login.html", h.loginData(w, r, ""))
 		return
 	}
 	h.render(w, http.StatusOK, "page.html", h.pageData(r.Context(), r, s, h.takeFlash(s.id)))

@@ -46,6 +46,7 @@ func TestMain(m *testing.M) {
 	switch {
 	case os.Getenv(driftVar) != "":
 		desc, _ := os.ReadFile(os.Getenv(driftVar))
+		os.Stderr.WriteString("drift: started\n") // a stderr panel on the page
 		s := mcp.NewServer(&mcp.Implementation{Name: "drift", Version: "1"}, nil)
 		mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: string(desc)}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil, nil
@@ -72,6 +73,7 @@ type page struct {
 	url    string
 	host   *host.Host
 	client *http.Client // with a cookie jar
+	srv    *httptest.Server
 }
 
 // withDrift adds the server "drift", whose tool "echo" changed since it
@@ -126,7 +128,7 @@ func newPage(t *testing.T, drift ...bool) *page {
 	srv := httptest.NewServer(front)
 	t.Cleanup(srv.Close)
 	jar, _ := cookiejar.New(nil)
-	return &page{url: srv.URL, host: h, client: &http.Client{Jar: jar}}
+	return &page{url: srv.URL, host: h, client: &http.Client{Jar: jar}, srv: srv}
 }
 
 func (p *page) get(t *testing.T, path string) (*http.Response, string) {

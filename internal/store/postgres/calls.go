@@ -105,6 +105,9 @@ func (db *DB) Calls(ctx context.Context, f store.CallFilter) ([]store.Call, erro
 	if f.Caller != "" {
 		where = append(where, "caller = "+arg(f.Caller))
 	}
+	if f.Outcome != "" {
+		where = append(where, "outcome = "+arg(f.Outcome))
+	}
 	if !f.Since.IsZero() {
 		where = append(where, "time >= "+arg(f.Since.UnixNano()))
 	}

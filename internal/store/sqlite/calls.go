@@ -96,6 +96,9 @@ func (db *DB) Calls(ctx context.Context, f store.CallFilter) ([]store.Call, erro
 	if f.Caller != "" {
 		where, args = append(where, "caller = ?"), append(args, f.Caller)
 	}
+	if f.Outcome != "" {
+		where, args = append(where, "outcome = ?"), append(args, f.Outcome)
+	}
 	if !f.Since.IsZero() {
 		where, args = append(where, "time >= ?"), append(args, f.Since.UnixNano())
 	}

@@ -59,6 +59,9 @@ func testCallsFilter(t *testing.T, open Opener) {
 		// Pairs of calls share a timestamp, so ID must break the tie.
 		nc := NewCall(server, tool, base.Add(time.Duration(i/2)*time.Second))
 		nc.Caller, nc.Profile = []string{"alice", "ci"}[i%2], []string{"", "readonly"}[i%2]
+		if i%4 == 0 {
+			nc.Outcome, nc.Code = "ok", ""
+		}
 		c := record(t, db, nc)
 		all = append([]store.Call{c}, all...)
 	}
@@ -81,6 +84,8 @@ func testCallsFilter(t *testing.T, open Opener) {
 		{"server", store.CallFilter{Server: "gh"}, keep(func(c store.Call) bool { return c.Server == "gh" })},
 		{"tool", store.CallFilter{Tool: "gh:create"}, keep(func(c store.Call) bool { return c.Tool == "gh:create" })},
 		{"caller", store.CallFilter{Caller: "ci"}, keep(func(c store.Call) bool { return c.Caller == "ci" && c.Profile == "readonly" })},
+		{"outcome", store.CallFilter{Outcome: "ok"}, keep(func(c store.Call) bool { return c.Outcome == "ok" })},
+		{"outcome, limited", store.CallFilter{Outcome: "ok", Limit: 2}, keep(func(c store.Call) bool { return c.Outcome == "ok" })[:2]},
 		{"since", store.CallFilter{Since: since}, keep(func(c store.Call) bool { return !c.Time.Before(since) })},
 		{"limit", store.CallFilter{Limit: 3}, all[:3]},
 		{"combined", store.CallFilter{Server: "gh", Since: since, Limit: 2},

@@ -20,7 +20,7 @@
       if (!el) { return; }
       // Keep open <details> open across updates.
       var open = {};
-      el.querySelectorAll("details[open]").forEach(function (d) { open[d.parentNode.id || ""] = true; });
+      el.querySelectorAll("details[open]").forEach(function (d) { var tr = d.closest("tr"); if (tr && tr.id) { open[tr.id] = true; } });
       el.innerHTML = sections[name];
       el.querySelectorAll("tr").forEach(function (tr) {
         if (open[tr.id]) { var d = tr.querySelector("details"); if (d) { d.open = true; } }
