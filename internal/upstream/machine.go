@@ -55,6 +55,13 @@ func machineHandler(a *config.OAuth, hc *http.Client) (auth.OAuthHandler, error)
 	return &jwtClientHandler{clientID: a.ClientID, issuer: a.Issuer, scopes: a.Scopes, key: key, method: method, hc: hc}, nil
 }
 
+// issuersEqual compares issuers by go-sdk's rule (its internal
+// authutil.IssuersEqual): equal but for a trailing slash. An empty issuer
+// equals none.
+func issuersEqual(a, b string) bool {
+	return a != "" && strings.TrimSuffix(a, "/") == strings.TrimSuffix(b, "/")
+}
+
 // identityToken returns the reader of a's identity token: the file, read
 // each time (the platform rotates it), or the environment's value.
 func identityToken(a *config.OAuth) func() (string, error) {
@@ -157,7 +164,9 @@ func (h *jwtClientHandler) Authorize(ctx context.Context, req *http.Request, res
 	if asm == nil { // the 2025-03-26 fallback
 		asm = &oauthex.AuthServerMeta{Issuer: prm.AuthorizationServers[0], TokenEndpoint: strings.TrimSuffix(prm.AuthorizationServers[0], "/") + "/token"}
 	}
-	if h.issuer != "" && h.issuer != asm.Issuer {
+	if !issuersEqual(h.issuer, asm.Issuer) {
+		// The credential goes to its own authorization server only,
+		// whatever the server's metadata names.
 		return fmt.Errorf("the authorization server %q is not the client's issuer %q", asm.Issuer, h.issuer)
 	}
 	scopes := h.scopes
