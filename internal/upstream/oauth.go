@@ -100,7 +100,11 @@ func (c *Conn) newOAuthHandler() (*oauthHandler, error) {
 	if s.OAuth != nil {
 		h.clientID, h.configured = s.OAuth.ClientID, true
 		if g := s.OAuth.Grant; g == config.GrantClientCredentials || g == config.GrantJWTBearer || g == config.GrantEnterprise {
-			m, err := machineHandler(s.OAuth, h.hc)
+			// No DPoP proofs on a machine grant's token requests: its
+			// token is presented as a Bearer token, which a DPoP-bound
+			// one would not be.
+			mc := &http.Client{Transport: c.baseTransport(), CheckRedirect: h.hc.CheckRedirect}
+			m, err := machineHandler(s.OAuth, mc)
 			if err != nil {
 				return nil, err
 			}
