@@ -2,10 +2,12 @@ package upstream
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"sync"
 	"time"
 
@@ -21,10 +23,13 @@ type Redirect struct {
 	// URL is the redirect URL: http://127.0.0.1:PORT/callback.
 	URL string
 
-	srv  *http.Server
-	got  chan redirectResult // one result, buffered
-	once sync.Once
-	done chan struct{} // closed when Serve has returned
+	srv *http.Server
+	got chan redirectResult // one result, buffered
+
+	mu    sync.Mutex
+	state string // guarded by mu; the state the redirect must carry, "" before Expect
+	once  sync.Once
+	done  chan struct{} // closed when Serve has returned
 }
 
 type redirectResult struct {
@@ -49,8 +54,30 @@ func ListenRedirect() (*Redirect, error) {
 	return r, nil
 }
 
+// Expect arms the listener for the login at authURL: only a redirect
+// carrying authURL's state is taken. It is called before the browser is
+// sent there.
+func (r *Redirect) Expect(authURL string) {
+	state := ""
+	if u, err := url.Parse(authURL); err == nil {
+		state = u.Query().Get("state")
+	}
+	r.mu.Lock()
+	r.state = state
+	r.mu.Unlock()
+}
+
 func (r *Redirect) callback(w http.ResponseWriter, req *http.Request) {
 	q := req.URL.Query()
+	r.mu.Lock()
+	want := r.state
+	r.mu.Unlock()
+	if want == "" || subtle.ConstantTimeCompare([]byte(q.Get("state")), []byte(want)) != 1 {
+		// Not the redirect of this login: any local request may reach
+		// the listener, and none but the real one ends the login.
+		http.Error(w, "not the redirect of this login", http.StatusBadRequest)
+		return
+	}
 	var res redirectResult
 	switch {
 	case q.Get("error") != "":
