@@ -196,7 +196,7 @@ func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 	h.flow.Lock()
 	defer h.flow.Unlock()
 	if h.machine != nil {
-		return h.machine.Authorize(ctx, req, resp)
+		return scrubTokenError(h.machine.Authorize(ctx, req, resp))
 	}
 	h.mu.Lock()
 	cur := h.cur
@@ -229,7 +229,27 @@ func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 		}
 		return needsLogin(h.server)
 	}
-	return h.code.Authorize(ctx, req, resp)
+	return scrubTokenError(h.code.Authorize(ctx, req, resp))
+}
+
+// scrubTokenError is err without what an authorization server's refusal
+// of a token request carried: oauth2.RetrieveError quotes the response
+// body (and the error text wrapping it repeats it), which may echo a
+// credential. What is left is the error code, or the HTTP status when the
+// answer had none, as an oauth2.RetrieveError.
+func scrubTokenError(err error) error {
+	var re *oauth2.RetrieveError
+	if !errors.As(err, &re) {
+		return err
+	}
+	clean := &oauth2.RetrieveError{ErrorCode: truncate(re.ErrorCode, 64)}
+	if clean.ErrorCode == "" {
+		clean.Response = &http.Response{Status: "no answer"}
+		if re.Response != nil {
+			clean.Response.Status, clean.Response.StatusCode = truncate(re.Response.Status, 64), re.Response.StatusCode
+		}
+	}
+	return fmt.Errorf("the authorization server refused the token request: %w", clean)
 }
 
 // adoptKept makes the grant kept in creds.json the current one when it is
