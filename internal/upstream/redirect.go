@@ -30,6 +30,7 @@ type Redirect struct {
 	state string // guarded by mu; the state the redirect must carry, "" before Expect
 	once  sync.Once
 	done  chan struct{} // closed when Serve has returned
+	taken chan struct{} // closed when Wait has returned the redirect
 }
 
 type redirectResult struct {
@@ -43,7 +44,7 @@ func ListenRedirect() (*Redirect, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the redirect listener: %w", err)
 	}
-	r := &Redirect{URL: "http://" + ln.Addr().String() + "/callback", got: make(chan redirectResult, 1), done: make(chan struct{})}
+	r := &Redirect{URL: "http://" + ln.Addr().String() + "/callback", got: make(chan redirectResult, 1), done: make(chan struct{}), taken: make(chan struct{})}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/callback", r.callback)
 	r.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
@@ -107,7 +108,12 @@ func (r *Redirect) callback(w http.ResponseWriter, req *http.Request) {
 func (r *Redirect) Wait(ctx context.Context) (*auth.AuthorizationResult, error) {
 	select {
 	case res := <-r.got:
+		close(r.taken)
 		return res.res, res.err
+	case <-r.taken:
+		// A flow that asks again after the redirect came (go-sdk's
+		// retry of a refused login) gets no second one.
+		return nil, errors.New("the login's redirect has already come")
 	case <-ctx.Done():
 		return nil, fmt.Errorf("waiting for the login in the browser: %w", ctx.Err())
 	}

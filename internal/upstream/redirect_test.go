@@ -47,4 +47,9 @@ func TestRedirectState(t *testing.T) {
 	if err != nil || res.Code != "real" || res.State != "S1" {
 		t.Fatalf("Wait = %+v, %v; want the real code", res, err)
 	}
+	// A flow that asks again (go-sdk retries a refused login) is answered
+	// at once, not left to wait for a redirect that will not come.
+	if _, err := red.Wait(ctx); err == nil || ctx.Err() != nil {
+		t.Fatalf("second Wait = %v, want an error at once", err)
+	}
 }
