@@ -206,7 +206,32 @@ func (d *decoder) decodeOAuth(n *node, p *jsonPath, server string) (*OAuth, bool
 		d.add(p, server, `the enterprise grant needs "idpTokenUrl", "idpClientId" and "clientId"`, nil)
 		ok = false
 	}
+	if ok && o.Issuer == "" {
+		if f := credentialField(o); f != "" {
+			d.add(p.k(f), server, `a credential goes only to the authorization server it belongs to: set "issuer"`, nil)
+			ok = false
+		}
+	}
 	return o, ok
+}
+
+// credentialField names the field of o that hands a credential to the
+// authorization server ("" when o has none): a client secret, a private
+// key, an identity token, or a grant other than a person's login.
+func credentialField(o *OAuth) string {
+	switch {
+	case o.ClientSecretEnv != "":
+		return "clientSecretEnv"
+	case o.PrivateKeyEnv != "":
+		return "privateKeyEnv"
+	case o.AssertionFile != "":
+		return "assertionFile"
+	case o.AssertionEnv != "":
+		return "assertionEnv"
+	case o.Grant != GrantAuthorizationCode:
+		return "grant"
+	}
+	return ""
 }
 
 // cloneOAuth copies o without its secret when redact is set.

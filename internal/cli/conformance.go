@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
@@ -41,7 +42,7 @@ func runConformanceClient(r *run) int {
 	var hopts host.Options
 	env := map[string]string{}
 	if strings.HasPrefix(scenario, "auth/") {
-		hopts.OAuth, env = conformanceOAuth(scenario, server, cctx)
+		hopts.OAuth, env = conformanceOAuth(r.ctx, scenario, server, cctx)
 	}
 	data, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"server": server}})
 	cfg, err := config.Parse(data, "conformance", &config.LoadOptions{LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
@@ -143,7 +144,7 @@ func conformanceScenario(ctx context.Context, h *host.Host, scenario string, cct
 // client (MCP_CONFORMANCE_CONTEXT's client_id and client_secret) goes into
 // the server's "oauth" block, its secret through the environment of the
 // configuration, as a person would write it.
-func conformanceOAuth(scenario string, server map[string]any, cctx map[string]any) (*host.OAuthOptions, map[string]string) {
+func conformanceOAuth(ctx context.Context, scenario string, server map[string]any, cctx map[string]any) (*host.OAuthOptions, map[string]string) {
 	env := map[string]string{}
 	block := map[string]any{"clientMetadataUrl": "https://conformance-test.local/client-metadata.json"}
 	if id, _ := cctx["client_id"].(string); id != "" {
@@ -180,6 +181,17 @@ func conformanceOAuth(scenario string, server map[string]any, cctx map[string]an
 		block["grant"] = "client_credentials"
 		delete(block, "clientMetadataUrl")
 	}
+	if block["clientSecretEnv"] != nil || block["privateKeyEnv"] != nil || block["assertionEnv"] != nil || block["grant"] != nil {
+		// A credential is configured with its issuer, which a person
+		// reads from the server's metadata once; the suite's changes
+		// with each scenario.
+		if iss, _ := cctx["issuer"].(string); iss != "" {
+			block["issuer"] = iss
+		} else {
+			u, _ := server["url"].(string)
+			block["issuer"] = conformanceIssuer(ctx, u)
+		}
+	}
 	server["oauth"] = block
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	return &host.OAuthOptions{
@@ -202,6 +214,64 @@ func conformanceOAuth(scenario string, server map[string]any, cctx map[string]an
 			return &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}, nil
 		},
 	}, env
+}
+
+// conformanceIssuer finds the issuer of the authorization server that
+// the suite's server at serverURL names: its protected-resource metadata
+// (the path-based well-known URL, the root one, else where its challenge
+// says), then that server's metadata; the server's origin when it has
+// none (the 2025-03-26 fallback).
+func conformanceIssuer(ctx context.Context, serverURL string) string {
+	u, err := url.Parse(serverURL)
+	if err != nil {
+		return serverURL
+	}
+	origin := u.Scheme + "://" + u.Host
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	get := func(method, target string, v any) *http.Response {
+		req, err := http.NewRequestWithContext(ctx, method, target, strings.NewReader("{}"))
+		if err != nil {
+			return nil
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return nil
+		}
+		defer resp.Body.Close()
+		if v != nil && resp.StatusCode == http.StatusOK {
+			json.NewDecoder(resp.Body).Decode(v) //nolint:errcheck // an empty v is no metadata
+		}
+		return resp
+	}
+	var prm struct {
+		AuthorizationServers []string `json:"authorization_servers"`
+	}
+	tries := []string{origin + "/.well-known/oauth-protected-resource/" + strings.TrimLeft(u.Path, "/"), origin + "/.well-known/oauth-protected-resource"}
+	for i := 0; i < len(tries) && len(prm.AuthorizationServers) == 0; i++ {
+		get(http.MethodGet, tries[i], &prm)
+		if i == len(tries)-1 && len(prm.AuthorizationServers) == 0 {
+			if resp := get(http.MethodPost, serverURL, nil); resp != nil {
+				if cs, err := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate")); err == nil {
+					for _, c := range cs {
+						if m := c.Params["resource_metadata"]; m != "" {
+							get(http.MethodGet, m, &prm)
+						}
+					}
+				}
+			}
+		}
+	}
+	if len(prm.AuthorizationServers) == 0 {
+		return origin
+	}
+	as := prm.AuthorizationServers[0]
+	if asm, err := auth.GetAuthServerMetadata(ctx, as, http.DefaultClient); err == nil && asm != nil && asm.Issuer != "" {
+		return asm.Issuer
+	}
+	return as
 }
 
 // conformancePeer answers a server's requests the way the suite expects of

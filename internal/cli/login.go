@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -13,9 +15,6 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/creds"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
 )
-
-// loginTimeout bounds a login: the person has that long in the browser.
-const loginTimeout = 5 * time.Minute
 
 // oauthOptions are the OAuth options of every command that opens a host:
 // grants from creds.json, no browser leg (a server that needs a login
@@ -42,19 +41,30 @@ func runLogin(r *run) int {
 	if err != nil {
 		return r.usagef("%v", err)
 	}
-	if _, err := creds.ForgetTokens(path, sc.URL); err != nil {
+	// The login's grant is kept aside until it is saved: a failed or
+	// abandoned login leaves the grant in creds.json as it was, and the
+	// new login is not served by it.
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return r.configError(err)
 	}
+	aside, err := os.MkdirTemp(filepath.Dir(path), ".login-")
+	if err != nil {
+		return r.configError(err)
+	}
+	defer os.RemoveAll(aside)
+	newPath := filepath.Join(aside, creds.FileName)
 	var browsers browserProcs
 	defer browsers.wait()
 	one := *cfg
 	s := *sc
 	s.Enabled = true
+	// The person has the host's login time in the browser.
+	loginTimeout := host.DefaultLoginTimeout
 	s.StartupTimeout = loginTimeout
 	one.Servers = []*config.Server{&s}
 	ctx, cancel := context.WithTimeout(r.ctx, loginTimeout)
 	defer cancel()
-	h, err := host.Open(ctx, &one, &host.Options{ClientVersion: r.env.Version, OAuth: &host.OAuthOptions{TokensPath: path, LoginTimeout: loginTimeout}})
+	h, err := host.Open(ctx, &one, &host.Options{ClientVersion: r.env.Version, OAuth: &host.OAuthOptions{TokensPath: newPath, LoginTimeout: loginTimeout}})
 	if err != nil {
 		return r.report(ExitUpstream, failureOf(err, codeError))
 	}
@@ -98,6 +108,14 @@ func runLogin(r *run) int {
 			fmt.Fprintf(r.env.Stderr, "warning: the state store still holds the failed start of %q: %s\n", s.Name, launcher.Escape(err.Error()))
 		}
 		store.Close()
+	}
+	ts, err := creds.LoadTokens(newPath, sc.URL)
+	if err == nil && len(ts) > 0 {
+		// The new grant replaces the older ones.
+		err = creds.ReplaceTokens(path, sc.URL, ts)
+	}
+	if err != nil {
+		return r.configError(err)
 	}
 	if st.Auth == "" {
 		return r.done(fmt.Sprintf("server %q asked for no login; it works as it is", s.Name), s.Name, "", nil)

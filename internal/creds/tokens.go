@@ -87,3 +87,31 @@ func ForgetTokens(path, resource string) (int, error) {
 	}
 	return len(names), Update(path, nil, names)
 }
+
+// ReplaceTokens keeps ts, the grants of a new login to resource, in path
+// and, in the same update, deletes every other grant for resource.
+func ReplaceTokens(path, resource string, ts []Token) error {
+	old, err := LoadTokens(path, resource)
+	if err != nil {
+		return err
+	}
+	set := map[string]string{}
+	for i := range ts {
+		t := ts[i]
+		if t.Issuer == "" || t.Resource != resource || t.ClientID == "" {
+			return fmt.Errorf("a grant needs its issuer, resource and client ID")
+		}
+		data, err := json.Marshal(t)
+		if err != nil {
+			return err
+		}
+		set[t.key()] = string(data)
+	}
+	var remove []string
+	for i := range old {
+		if _, ok := set[old[i].key()]; !ok {
+			remove = append(remove, old[i].key())
+		}
+	}
+	return Update(path, set, remove)
+}

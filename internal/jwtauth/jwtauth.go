@@ -164,6 +164,10 @@ func (v *Verifier) Verify(ctx context.Context, token string) (*Claims, error) {
 		return nil, fmt.Errorf("%w: want exactly one signature", ErrInvalid)
 	}
 	hdr := tok.Headers[0]
+	if !accessTokenType(hdr.ExtraHeaders[jose.HeaderType]) {
+		// An ID token, say, may name the gateway as its audience too.
+		return nil, fmt.Errorf("%w: not an access token (typ at+jwt)", ErrInvalid)
+	}
 	key, err := v.key(ctx, hdr.KeyID, hdr.Algorithm)
 	if err != nil {
 		return nil, err
@@ -186,6 +190,15 @@ func (v *Verifier) Verify(ctx context.Context, token string) (*Claims, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// accessTokenType reports whether a typ header names a JWT access token
+// (RFC 9068 section 4): "at+jwt", or its full media type
+// "application/at+jwt", in any case.
+func accessTokenType(typ any) bool {
+	t, _ := typ.(string)
+	t = strings.ToLower(t)
+	return t == "at+jwt" || t == "application/at+jwt"
 }
 
 // reason names a go-jose validation failure.
@@ -262,6 +275,11 @@ func (v *Verifier) key(ctx context.Context, kid string, alg string) (*jose.JSONW
 	ks, err := v.load(ctx)
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	if err != nil && ctx.Err() != nil {
+		// The caller gave up: no failure of the key set's, and no
+		// fetch to count against the rate limit.
+		return nil, fmt.Errorf("%w: unknown signing key (the key set was not loaded: %v)", ErrInvalid, ctx.Err())
+	}
 	// A failed load counts against the rate limit too, and keeps the old keys.
 	v.fetched = v.opts.Now()
 	if err != nil {

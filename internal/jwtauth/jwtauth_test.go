@@ -52,6 +52,8 @@ func TestVerify(t *testing.T) {
 		{name: "foreign key under a known kid", tok: with(func(t *issuer.Token) { t.Foreign = true }), wantErr: "bad signature"},
 		{name: "unknown kid", tok: with(func(t *issuer.Token) { t.Foreign = true; t.KeyID = "nope" }), wantErr: "unknown signing key"},
 		{name: "scope not a string", tok: with(func(t *issuer.Token) { t.Scope = ""; t.Extra = map[string]any{"scope": 3} }), wantErr: "scope is not a string"},
+		{name: "ID token typ", tok: with(func(t *issuer.Token) { t.Type = "JWT" }), wantErr: "not an access token"},
+		{name: "media type typ", tok: with(func(t *issuer.Token) { t.Type = "application/at+jwt" }), scopes: []string{"mcp:tools", "read"}},
 		{name: "garbage", raw: "not.a.jwt", wantErr: "not a signed JWT"},
 		{name: "alg none", raw: "eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.", wantErr: "not a signed JWT"},
 		{name: "HS256", raw: "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U", wantErr: "not a signed JWT"},
@@ -113,6 +115,27 @@ func TestRefetchOnUnknownKey(t *testing.T) {
 	}
 	if got := is.KeyFetches.Load(); got != 2 {
 		t.Fatalf("fetches = %d, want 2: forged key IDs must not each fetch", got)
+	}
+}
+
+// TestCancelledFetchNotCounted: a key-set fetch ended by the caller's own
+// cancelled context does not count against MinRefresh: the next caller
+// fetches the set.
+func TestCancelledFetchNotCounted(t *testing.T) {
+	is := issuer.New(t)
+	now := time.Now()
+	clock := func() time.Time { return now }
+	v := newVerifier(t, is, jwtauth.Options{MinRefresh: time.Minute, Now: clock})
+	now = now.Add(2 * time.Minute)
+	is.Rotate(t)
+	tok := is.Mint(t, issuer.Token{Audience: []string{aud}, KeyID: issuer.RotatedKeyID, TTL: 24 * time.Hour})
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := v.Verify(gone, tok); err == nil {
+		t.Fatal("verified with a cancelled context and an unknown key")
+	}
+	if _, err := v.Verify(context.Background(), tok); err != nil {
+		t.Fatalf("after a cancelled fetch: %v", err)
 	}
 }
 

@@ -37,6 +37,7 @@ func Login(ctx context.Context, sc *config.Server, opts *Options, show func(auth
 	o := *opts.OAuth
 	o.RedirectURL = red.URL
 	o.Authorize = func(ctx context.Context, _, authURL string) (*auth.AuthorizationResult, error) {
+		red.Expect(authURL)
 		show(authURL)
 		res, err := red.Wait(ctx)
 		if err == nil && back != nil {

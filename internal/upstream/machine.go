@@ -55,6 +55,13 @@ func machineHandler(a *config.OAuth, hc *http.Client) (auth.OAuthHandler, error)
 	return &jwtClientHandler{clientID: a.ClientID, issuer: a.Issuer, scopes: a.Scopes, key: key, method: method, hc: hc}, nil
 }
 
+// issuersEqual compares issuers by go-sdk's rule (its internal
+// authutil.IssuersEqual): equal but for a trailing slash. An empty issuer
+// equals none.
+func issuersEqual(a, b string) bool {
+	return a != "" && strings.TrimSuffix(a, "/") == strings.TrimSuffix(b, "/")
+}
+
 // identityToken returns the reader of a's identity token: the file, read
 // each time (the platform rotates it), or the environment's value.
 func identityToken(a *config.OAuth) func() (string, error) {
@@ -157,7 +164,9 @@ func (h *jwtClientHandler) Authorize(ctx context.Context, req *http.Request, res
 	if asm == nil { // the 2025-03-26 fallback
 		asm = &oauthex.AuthServerMeta{Issuer: prm.AuthorizationServers[0], TokenEndpoint: strings.TrimSuffix(prm.AuthorizationServers[0], "/") + "/token"}
 	}
-	if h.issuer != "" && h.issuer != asm.Issuer {
+	if !issuersEqual(h.issuer, asm.Issuer) {
+		// The credential goes to its own authorization server only,
+		// whatever the server's metadata names.
 		return fmt.Errorf("the authorization server %q is not the client's issuer %q", asm.Issuer, h.issuer)
 	}
 	scopes := h.scopes
@@ -173,10 +182,11 @@ func (h *jwtClientHandler) Authorize(ctx context.Context, req *http.Request, res
 	}
 	src := &assertionSource{h: h, issuer: asm.Issuer, tokenURL: asm.TokenEndpoint, resource: prm.Resource, scopes: scopes,
 		basic: slices.Contains(asm.TokenEndpointAuthMethodsSupported, "client_secret_basic")}
-	ts := oauth2.ReuseTokenSource(nil, src)
-	if _, err := ts.Token(); err != nil {
+	tok, err := src.token(ctx)
+	if err != nil {
 		return err
 	}
+	ts := oauth2.ReuseTokenSource(tok, src)
 	h.mu.Lock()
 	h.ts = ts
 	h.mu.Unlock()
@@ -224,16 +234,23 @@ type assertionSource struct {
 // grantJWTBearer is the grant type of RFC 7523 section 2.1.
 const grantJWTBearer = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 
+// Token makes a token request when ReuseTokenSource's token has expired;
+// oauth2.TokenSource gives it no context.
 func (s *assertionSource) Token() (*oauth2.Token, error) {
+	return s.token(context.Background())
+}
+
+// token makes a token request bounded by ctx and refreshTimeout.
+func (s *assertionSource) token(ctx context.Context) (*oauth2.Token, error) {
 	params := url.Values{}
 	if s.h.idToken != nil {
-		jag, err := s.idJAG()
+		jag, err := s.idJAG(ctx)
 		if err != nil {
 			return nil, err
 		}
 		params.Set("grant_type", grantJWTBearer)
 		params.Set("assertion", jag)
-		return s.request(params)
+		return s.request(ctx, params)
 	}
 	if s.h.workload != nil {
 		a, err := s.h.workload()
@@ -243,7 +260,7 @@ func (s *assertionSource) Token() (*oauth2.Token, error) {
 		// clientcredentials lets EndpointParams name the grant type.
 		params.Set("grant_type", grantJWTBearer)
 		params.Set("assertion", a)
-		return s.request(params)
+		return s.request(ctx, params)
 	}
 	now := time.Now()
 	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: s.h.method, Key: s.h.key}, (&jose.SignerOptions{}).WithType("JWT"))
@@ -260,17 +277,17 @@ func (s *assertionSource) Token() (*oauth2.Token, error) {
 	}
 	params.Set("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
 	params.Set("client_assertion", assertion)
-	return s.request(params)
+	return s.request(ctx, params)
 }
 
 // idJAG exchanges the person's ID token at the identity provider for an
 // identity assertion grant for this authorization server and resource.
-func (s *assertionSource) idJAG() (string, error) {
+func (s *assertionSource) idJAG(ctx context.Context) (string, error) {
 	idToken, err := s.h.idToken()
 	if err != nil {
 		return "", err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), refreshTimeout)
+	ctx, cancel := context.WithTimeout(ctx, refreshTimeout)
 	defer cancel()
 	tok, err := oauthex.ExchangeToken(ctx, s.h.idpTokenURL, &oauthex.TokenExchangeRequest{
 		RequestedTokenType: oauthex.TokenTypeIDJAG, Audience: s.issuer, Resource: s.resource, Scope: s.scopes,
@@ -287,7 +304,7 @@ func (s *assertionSource) idJAG() (string, error) {
 }
 
 // request makes the token request with params.
-func (s *assertionSource) request(params url.Values) (*oauth2.Token, error) {
+func (s *assertionSource) request(ctx context.Context, params url.Values) (*oauth2.Token, error) {
 	if s.resource != "" {
 		params.Set("resource", s.resource)
 	}
@@ -296,7 +313,7 @@ func (s *assertionSource) request(params url.Values) (*oauth2.Token, error) {
 	if s.h.secret != "" && s.basic {
 		cfg.AuthStyle = oauth2.AuthStyleInHeader
 	}
-	ctx, cancel := context.WithTimeout(context.WithValue(context.Background(), oauth2.HTTPClient, s.h.hc), refreshTimeout)
+	ctx, cancel := context.WithTimeout(context.WithValue(ctx, oauth2.HTTPClient, s.h.hc), refreshTimeout)
 	defer cancel()
 	tok, err := cfg.Token(ctx)
 	if err != nil {

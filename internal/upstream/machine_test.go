@@ -1,14 +1,20 @@
 package upstream
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/testkit/oauthtest"
 )
 
 // TestParsePrivateKey: the key forms a client's "privateKeyEnv" may hold,
@@ -49,5 +55,50 @@ func TestParsePrivateKey(t *testing.T) {
 				t.Fatalf("alg, err = %v, %v; want %s", m, err, tt.alg)
 			}
 		})
+	}
+}
+
+// TestMachineGrantIssuer: a machine grant's credential goes only to the
+// configured issuer (compared as go-sdk does: a trailing slash aside);
+// an authorization server the server's metadata names otherwise gets no
+// token request at all.
+func TestMachineGrantIssuer(t *testing.T) {
+	k, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	der, _ := x509.MarshalPKCS8PrivateKey(k)
+	env := map[string]string{"SECRET": "s3cret", "KEY": string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})), "JWT": "a.b.c"}
+	lookup := func(n string) (string, bool) { v, ok := env[n]; return v, ok }
+	grants := map[string]string{
+		"secret":   `"grant": "client_credentials", "clientId": "m", "clientSecretEnv": "SECRET"`,
+		"key":      `"grant": "client_credentials", "clientId": "m", "privateKeyEnv": "KEY"`,
+		"workload": `"grant": "jwt_bearer", "clientId": "m", "assertionEnv": "JWT"`,
+	}
+	for name, block := range grants {
+		for _, own := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s own=%v", name, own), func(t *testing.T) {
+				as := oauthtest.Start(t, nil)
+				issuer := "http://127.0.0.1:1/"
+				if own {
+					issuer = as.Issuer + "/"
+				}
+				src := `{"mcpServers":{"gh":{"url":"` + as.MCP + `","trust":"trusted","oauth":{` + block + `, "issuer": "` + issuer + `"}}}}`
+				cfg, err := config.Parse([]byte(src), "t.json", &config.LoadOptions{LookupEnv: lookup})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				c, err := Dial(ctx, cfg.Servers[0], &Options{OAuth: &OAuth{}})
+				if err == nil {
+					c.Close()
+					t.Fatal("dial succeeded; the test server grants no machine tokens")
+				}
+				if got := as.Count("token"); own != (got > 0) {
+					t.Fatalf("token requests = %d with own issuer %v (err %v)", got, own, err)
+				}
+				if !own && !strings.Contains(err.Error(), "issuer") {
+					t.Fatalf("err = %v, want the issuer named", err)
+				}
+			})
+		}
 	}
 }

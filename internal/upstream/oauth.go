@@ -100,7 +100,11 @@ func (c *Conn) newOAuthHandler() (*oauthHandler, error) {
 	if s.OAuth != nil {
 		h.clientID, h.configured = s.OAuth.ClientID, true
 		if g := s.OAuth.Grant; g == config.GrantClientCredentials || g == config.GrantJWTBearer || g == config.GrantEnterprise {
-			m, err := machineHandler(s.OAuth, h.hc)
+			// No DPoP proofs on a machine grant's token requests: its
+			// token is presented as a Bearer token, which a DPoP-bound
+			// one would not be.
+			mc := &http.Client{Transport: c.baseTransport(), CheckRedirect: h.hc.CheckRedirect}
+			m, err := machineHandler(s.OAuth, mc)
 			if err != nil {
 				return nil, err
 			}
@@ -192,7 +196,7 @@ func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 	h.flow.Lock()
 	defer h.flow.Unlock()
 	if h.machine != nil {
-		return h.machine.Authorize(ctx, req, resp)
+		return scrubTokenError(h.machine.Authorize(ctx, req, resp))
 	}
 	h.mu.Lock()
 	cur := h.cur
@@ -225,7 +229,27 @@ func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 		}
 		return needsLogin(h.server)
 	}
-	return h.code.Authorize(ctx, req, resp)
+	return scrubTokenError(h.code.Authorize(ctx, req, resp))
+}
+
+// scrubTokenError is err without what an authorization server's refusal
+// of a token request carried: oauth2.RetrieveError quotes the response
+// body (and the error text wrapping it repeats it), which may echo a
+// credential. What is left is the error code, or the HTTP status when the
+// answer had none, as an oauth2.RetrieveError.
+func scrubTokenError(err error) error {
+	var re *oauth2.RetrieveError
+	if !errors.As(err, &re) {
+		return err
+	}
+	clean := &oauth2.RetrieveError{ErrorCode: truncate(re.ErrorCode, 64)}
+	if clean.ErrorCode == "" {
+		clean.Response = &http.Response{Status: "no answer"}
+		if re.Response != nil {
+			clean.Response.Status, clean.Response.StatusCode = truncate(re.Response.Status, 64), re.Response.StatusCode
+		}
+	}
+	return fmt.Errorf("the authorization server refused the token request: %w", clean)
 }
 
 // adoptKept makes the grant kept in creds.json the current one when it is

@@ -49,6 +49,7 @@ func (r *oauthRig) interactive(t *testing.T) *OAuth {
 	return &OAuth{TokensPath: r.tokens, RedirectURL: red.URL,
 		Authorize: func(ctx context.Context, server, authURL string) (*auth.AuthorizationResult, error) {
 			r.logins.Add(1)
+			red.Expect(authURL)
 			if err := oauthtest.Browse(ctx, authURL); err != nil {
 				return nil, err
 			}

@@ -2,10 +2,12 @@ package upstream
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"sync"
 	"time"
 
@@ -21,10 +23,14 @@ type Redirect struct {
 	// URL is the redirect URL: http://127.0.0.1:PORT/callback.
 	URL string
 
-	srv  *http.Server
-	got  chan redirectResult // one result, buffered
-	once sync.Once
-	done chan struct{} // closed when Serve has returned
+	srv *http.Server
+	got chan redirectResult // one result, buffered
+
+	mu    sync.Mutex
+	state string // guarded by mu; the state the redirect must carry, "" before Expect
+	once  sync.Once
+	done  chan struct{} // closed when Serve has returned
+	taken chan struct{} // closed when Wait has returned the redirect
 }
 
 type redirectResult struct {
@@ -38,7 +44,7 @@ func ListenRedirect() (*Redirect, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the redirect listener: %w", err)
 	}
-	r := &Redirect{URL: "http://" + ln.Addr().String() + "/callback", got: make(chan redirectResult, 1), done: make(chan struct{})}
+	r := &Redirect{URL: "http://" + ln.Addr().String() + "/callback", got: make(chan redirectResult, 1), done: make(chan struct{}), taken: make(chan struct{})}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/callback", r.callback)
 	r.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
@@ -49,8 +55,30 @@ func ListenRedirect() (*Redirect, error) {
 	return r, nil
 }
 
+// Expect arms the listener for the login at authURL: only a redirect
+// carrying authURL's state is taken. It is called before the browser is
+// sent there.
+func (r *Redirect) Expect(authURL string) {
+	state := ""
+	if u, err := url.Parse(authURL); err == nil {
+		state = u.Query().Get("state")
+	}
+	r.mu.Lock()
+	r.state = state
+	r.mu.Unlock()
+}
+
 func (r *Redirect) callback(w http.ResponseWriter, req *http.Request) {
 	q := req.URL.Query()
+	r.mu.Lock()
+	want := r.state
+	r.mu.Unlock()
+	if want == "" || subtle.ConstantTimeCompare([]byte(q.Get("state")), []byte(want)) != 1 {
+		// Not the redirect of this login: any local request may reach
+		// the listener, and none but the real one ends the login.
+		http.Error(w, "not the redirect of this login", http.StatusBadRequest)
+		return
+	}
 	var res redirectResult
 	switch {
 	case q.Get("error") != "":
@@ -80,7 +108,12 @@ func (r *Redirect) callback(w http.ResponseWriter, req *http.Request) {
 func (r *Redirect) Wait(ctx context.Context) (*auth.AuthorizationResult, error) {
 	select {
 	case res := <-r.got:
+		close(r.taken)
 		return res.res, res.err
+	case <-r.taken:
+		// A flow that asks again after the redirect came (go-sdk's
+		// retry of a refused login) gets no second one.
+		return nil, errors.New("the login's redirect has already come")
 	case <-ctx.Done():
 		return nil, fmt.Errorf("waiting for the login in the browser: %w", ctx.Err())
 	}

@@ -111,6 +111,9 @@ type Token struct {
 	// Foreign signs with a fresh key that the issuer does not publish,
 	// under KeyID.
 	Foreign bool
+	// Type is the typ header: default "at+jwt" (an access token); "JWT"
+	// is what an ID token carries.
+	Type string
 }
 
 // Mint signs tok.
@@ -128,6 +131,9 @@ func (is *Issuer) Mint(t testing.TB, tok Token) string {
 	if tok.KeyID == "" {
 		tok.KeyID = RSAKeyID
 	}
+	if tok.Type == "" {
+		tok.Type = "at+jwt"
+	}
 	var sk jose.SigningKey
 	switch tok.KeyID {
 	case ECKeyID:
@@ -144,7 +150,7 @@ func (is *Issuer) Mint(t testing.TB, tok Token) string {
 		}
 		sk = jose.SigningKey{Algorithm: jose.RS256, Key: k}
 	}
-	signer, err := jose.NewSigner(sk, (&jose.SignerOptions{}).WithType("at+jwt").WithHeader("kid", tok.KeyID))
+	signer, err := jose.NewSigner(sk, (&jose.SignerOptions{}).WithType(jose.ContentType(tok.Type)).WithHeader("kid", tok.KeyID))
 	if err != nil {
 		t.Fatal(err)
 	}
