@@ -680,10 +680,7 @@ func (d *decoder) decodeServer(name string, n *node, p *jsonPath) *Server {
 		case "callTimeoutMs":
 			f.call = some(d.millis(m.val, fp, name))
 		case "bearerTokenEnvVar":
-			f.bearer = some(d.str(m.val, fp, name))
-			if f.bearer.set && !validIdent(f.bearer.v) {
-				d.add(fp, name, fmt.Sprintf("invalid environment variable name %s: want letters, digits and '_', not starting with a digit", quote(f.bearer.v)), nil)
-			}
+			f.bearer = some(d.envName(m.val, fp, name))
 		case "trust":
 			f.trust = some(d.str(m.val, fp, name))
 		case "expectedTools":

@@ -107,17 +107,9 @@ func (d *decoder) decodeOAuth(n *node, p *jsonPath, server string) (*OAuth, bool
 		var good bool
 		switch m.key {
 		case "clientId":
-			o.ClientID, good = d.str(m.val, fp, server)
-			if good && o.ClientID == "" {
-				d.add(fp, server, "empty client ID", nil)
-				good = false
-			}
+			o.ClientID, good = d.nonEmpty(m.val, fp, server, "client ID")
 		case "clientSecretEnv":
-			o.ClientSecretEnv, good = d.str(m.val, fp, server)
-			if good && !validIdent(o.ClientSecretEnv) {
-				d.add(fp, server, fmt.Sprintf("invalid environment variable name %s: want letters, digits and '_', not starting with a digit", quote(o.ClientSecretEnv)), nil)
-				good = false
-			}
+			o.ClientSecretEnv, good = d.envName(m.val, fp, server)
 		case "scopes":
 			o.Scopes, good = d.strs(m.val, fp, server)
 			for _, s := range o.Scopes {
@@ -143,31 +135,15 @@ func (d *decoder) decodeOAuth(n *node, p *jsonPath, server string) (*OAuth, bool
 				good = false
 			}
 		case "privateKeyEnv":
-			o.PrivateKeyEnv, good = d.str(m.val, fp, server)
-			if good && !validIdent(o.PrivateKeyEnv) {
-				d.add(fp, server, fmt.Sprintf("invalid environment variable name %s: want letters, digits and '_', not starting with a digit", quote(o.PrivateKeyEnv)), nil)
-				good = false
-			}
+			o.PrivateKeyEnv, good = d.envName(m.val, fp, server)
 		case "assertionFile":
-			o.AssertionFile, good = d.str(m.val, fp, server)
-			if good && o.AssertionFile == "" {
-				d.add(fp, server, "empty file name", nil)
-				good = false
-			}
+			o.AssertionFile, good = d.nonEmpty(m.val, fp, server, "file name")
 		case "idpTokenUrl":
 			o.IdPTokenURL, good = d.httpURL(m.val, fp, server)
 		case "idpClientId":
-			o.IdPClientID, good = d.str(m.val, fp, server)
-			if good && o.IdPClientID == "" {
-				d.add(fp, server, "empty client ID", nil)
-				good = false
-			}
+			o.IdPClientID, good = d.nonEmpty(m.val, fp, server, "client ID")
 		case "assertionEnv":
-			o.AssertionEnv, good = d.str(m.val, fp, server)
-			if good && !validIdent(o.AssertionEnv) {
-				d.add(fp, server, fmt.Sprintf("invalid environment variable name %s: want letters, digits and '_', not starting with a digit", quote(o.AssertionEnv)), nil)
-				good = false
-			}
+			o.AssertionEnv, good = d.envName(m.val, fp, server)
 		default:
 			d.unknown(fp, m.key, oauthFields, oauthHints, server)
 		}
@@ -258,4 +234,25 @@ func (d *decoder) httpURL(n *node, p *jsonPath, server string) (string, bool) {
 		return v, false
 	}
 	return v, true
+}
+
+// envName decodes the name of an environment variable.
+func (d *decoder) envName(n *node, p *jsonPath, server string) (string, bool) {
+	v, good := d.str(n, p, server)
+	if good && !validIdent(v) {
+		d.add(p, server, fmt.Sprintf("invalid environment variable name %s: want letters, digits and '_', not starting with a digit", quote(v)), nil)
+		return v, false
+	}
+	return v, good
+}
+
+// nonEmpty decodes a string that must not be empty; what names it in the
+// error.
+func (d *decoder) nonEmpty(n *node, p *jsonPath, server, what string) (string, bool) {
+	v, good := d.str(n, p, server)
+	if good && v == "" {
+		d.add(p, server, "empty "+what, nil)
+		return v, false
+	}
+	return v, good
 }
