@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"syscall"
 	"time"
 )
@@ -38,8 +40,15 @@ func (r *run) drainReady(ready func(context.Context) error) func(context.Context
 // balancer cannot tell whether it ran. Anything else that ends r.ctx
 // (Ctrl-C: a person waits, not a balancer) ends the context at once.
 //
+// The goroutine that ends the context writes the notes a person reads
+// about it to w, each before the step it announces: the drain note when
+// the delay starts, the closing note (the calls in flight have grace to
+// finish) just before the context ends. Written there, and not by
+// callbacks on the contexts, a note cannot be lost to a serve that
+// returns as the context ends, nor come after "stopped".
+//
 // stop ends the context and waits for the goroutine that watches r.ctx.
-func (r *run) drainDelayed(delay time.Duration) (serving context.Context, stop func()) {
+func (r *run) drainDelayed(w io.Writer, delay, grace time.Duration) (serving context.Context, stop func()) {
 	serving, cancel := context.WithCancel(context.WithoutCancel(r.ctx))
 	done := make(chan struct{})
 	go func() {
@@ -50,15 +59,17 @@ func (r *run) drainDelayed(delay time.Duration) (serving context.Context, stop f
 		case <-serving.Done():
 			return
 		}
-		if sig, _ := r.signal.Load().(syscall.Signal); sig != syscall.SIGTERM || delay <= 0 {
-			return
+		if sig, _ := r.signal.Load().(syscall.Signal); sig == syscall.SIGTERM && delay > 0 {
+			fmt.Fprintf(w, "switchboard: draining: not ready (/readyz answers 503), serving for %v more (--drain-delay)\n", delay)
+			t := time.NewTimer(delay)
+			defer t.Stop()
+			select {
+			case <-t.C:
+			case <-serving.Done():
+				return
+			}
 		}
-		t := time.NewTimer(delay)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-serving.Done():
-		}
+		fmt.Fprintf(w, "switchboard: draining: no new connections; the calls in flight have %v to finish (--grace)\n", grace)
 	}()
 	return serving, func() {
 		cancel()

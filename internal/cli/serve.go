@@ -14,7 +14,6 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/config"
@@ -210,31 +209,8 @@ func runServe(r *run) int {
 		r.settle(startupWait)
 		r.banner(a.String(), f.path)
 	}
-	serving, stopServing := r.drainDelayed(f.drainDelay)
+	serving, stopServing := r.drainDelayed(r.env.Stderr, f.drainDelay, f.grace)
 	defer stopServing()
-	// The notes are written by goroutines of their own; serve waits for
-	// one that started before it returns, so it is never lost.
-	drainNoted, closingNoted := make(chan struct{}), make(chan struct{})
-	stopDrainNote := context.AfterFunc(r.ctx, func() {
-		defer close(drainNoted)
-		if sig, _ := r.signal.Load().(syscall.Signal); sig == syscall.SIGTERM && f.drainDelay > 0 {
-			fmt.Fprintf(r.env.Stderr, "switchboard: draining: not ready (/readyz answers 503), serving for %v more (--drain-delay)\n", f.drainDelay)
-		}
-	})
-	defer func() {
-		if !stopDrainNote() {
-			<-drainNoted
-		}
-	}()
-	stopClosingNote := context.AfterFunc(serving, func() {
-		defer close(closingNoted)
-		fmt.Fprintf(r.env.Stderr, "switchboard: draining: no new connections; the calls in flight have %v to finish (--grace)\n", f.grace)
-	})
-	defer func() {
-		if !stopClosingNote() {
-			<-closingNoted
-		}
-	}()
 	auth, err := r.authOptions(r.ctx)
 	if err != nil {
 		ln.Close()
