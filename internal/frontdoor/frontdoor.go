@@ -13,6 +13,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -141,13 +142,16 @@ type handler struct {
 	allowed  hostSet
 	maxBody  int64
 	ready    func(context.Context) error // nil: ready when alive
-	log      *slog.Logger
-	metrics  http.Handler        // nil: MetricsPath is 404
-	onRefuse func(reason string) // may be nil
-	authn    func(http.Handler) http.Handler
-	known    http.Handler // nil: /.well-known/ is 404
-	subPaths bool
-	api, ui  http.Handler // nil: their paths are 404 (pages.go)
+	// readiness is the reason of the last readiness check ("" when it
+	// passed; nil before the first), so that a change is logged once.
+	readiness atomic.Pointer[string]
+	log       *slog.Logger
+	metrics   http.Handler        // nil: MetricsPath is 404
+	onRefuse  func(reason string) // may be nil
+	authn     func(http.Handler) http.Handler
+	known     http.Handler // nil: /.well-known/ is 404
+	subPaths  bool
+	api, ui   http.Handler // nil: their paths are 404 (pages.go)
 	// pageLogin: tokenSum is set, and the page's login checks it; without
 	// it (Authenticate and no Token) the page has no login but NoAuth's.
 	pageLogin bool
@@ -358,10 +362,12 @@ func (h *handler) serveHealth(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
 		err := h.ready(ctx)
 		cancel()
+		reason := ""
 		if err != nil {
-			h.log.LogAttrs(r.Context(), slog.LevelDebug, "frontdoor: not ready", slog.String("reason", err.Error()))
+			reason = err.Error()
 			status, body = http.StatusServiceUnavailable, "not ready\n"
 		}
+		h.noteReadiness(r.Context(), reason)
 	}
 	hdr.Set("Content-Type", "text/plain; charset=utf-8")
 	hdr.Set("Content-Length", strconv.Itoa(len(body)))
@@ -370,6 +376,20 @@ func (h *handler) serveHealth(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(status)
 	if r.Method == http.MethodGet {
 		io.WriteString(w, body)
+	}
+}
+
+// noteReadiness logs a change of readiness, with the reason for not being
+// ready: a load balancer acts on the change, and the operator reads why
+// here.
+func (h *handler) noteReadiness(ctx context.Context, reason string) {
+	prev := h.readiness.Swap(&reason)
+	switch {
+	case prev == nil && reason == "", prev != nil && *prev == reason:
+	case reason == "":
+		h.log.LogAttrs(ctx, slog.LevelInfo, "frontdoor: ready")
+	default:
+		h.log.LogAttrs(ctx, slog.LevelWarn, "frontdoor: not ready", slog.String("reason", reason))
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -608,5 +609,54 @@ func TestNewDefaults(t *testing.T) {
 	}{"/mcp", 4 << 20, true}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
+	}
+}
+
+// TestReadinessChangesLogged: the operator reads each change of readiness,
+// with the reason for not being ready, once per change however often a
+// load balancer checks.
+func TestReadinessChangesLogged(t *testing.T) {
+	var logs testkit.Buffer
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	var reason atomic.Pointer[string]
+	base := newServer(t, Options{Token: testToken, Logger: logger, Ready: func(context.Context) error {
+		if r := reason.Load(); r != nil {
+			return errors.New(*r)
+		}
+		return nil
+	}})
+	steps := []struct {
+		reason string // "" ready
+		want   int
+	}{
+		{"", 200}, {"", 200},
+		{"store unreachable", 503}, {"store unreachable", 503}, {"store unreachable", 503},
+		{"no server's catalogue is loaded yet", 503},
+		{"", 200}, {"", 200},
+	}
+	for i, s := range steps {
+		if s.reason == "" {
+			reason.Store(nil)
+		} else {
+			reason.Store(&s.reason)
+		}
+		if got := do(t, base, request{method: "GET", path: "/readyz"}).status; got != s.want {
+			t.Errorf("check %d: %d, want %d", i, got, s.want)
+		}
+	}
+	var got []string
+	for line := range strings.Lines(logs.String()) {
+		if strings.Contains(line, "ready") {
+			_, msg, _ := strings.Cut(line, "level=")
+			got = append(got, strings.TrimSpace(msg))
+		}
+	}
+	want := []string{
+		`WARN msg="frontdoor: not ready" reason="store unreachable"`,
+		`WARN msg="frontdoor: not ready" reason="no server's catalogue is loaded yet"`,
+		`INFO msg="frontdoor: ready"`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("readiness log (-want +got):\n%s", diff)
 	}
 }
