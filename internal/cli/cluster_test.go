@@ -692,8 +692,19 @@ func TestCluster(t *testing.T) {
 		statelessCall(ctx, sc, 0, n, o)
 	}
 	if o.calls.Load() != 20 || o.retried.Load()+o.unknown.Load() != 0 {
-		t.Errorf("after B drained, A alone: %s", o)
+		t.Errorf("after B drained, A alone: %s\nA's stderr, without its calls:\n%s", o, withoutCalls(a.stderr.String()))
 	}
+}
+
+// withoutCalls is a replica's stderr without the lines logging its calls.
+func withoutCalls(stderr string) string {
+	var b strings.Builder
+	for line := range strings.Lines(stderr) {
+		if !strings.Contains(line, " msg=call ") {
+			b.WriteString(line)
+		}
+	}
+	return b.String()
 }
 
 var inFlightRE = regexp.MustCompile(`(?m)^switchboard_calls_in_flight(?:\{[^}]*\})? (\d+)`)

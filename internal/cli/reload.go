@@ -45,9 +45,10 @@ func (r *run) watchReload(ctx context.Context, log *slog.Logger) {
 			log.Warn("reloads of other replicas will not be followed: the store's change feed is unavailable", "err", err)
 		}
 	}
-	if notices != nil {
+	if feed := notices; feed != nil {
+		// Until the feed's goroutine has closed its connection.
 		defer func() {
-			for range notices { // until the feed's goroutine has closed its connection
+			for range feed {
 			}
 		}()
 	}
@@ -69,8 +70,7 @@ func (r *run) watchReload(ctx context.Context, log *slog.Logger) {
 		case c, ok := <-notices:
 			switch {
 			case !ok:
-				notices = nil
-				continue
+				return // the feed ends with ctx
 			case c.Missed || c.Payload == r.replica:
 				continue
 			}
