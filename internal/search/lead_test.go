@@ -51,16 +51,16 @@ func FuzzLead(f *testing.F) {
 }
 
 func TestLeadActions(t *testing.T) {
-	bits := func(ws ...string) uint64 {
-		var a uint64
+	bits := func(ws ...string) actions {
+		var a actions
 		for _, w := range ws {
-			a |= actionBits[stem(w)]
+			a = a.or(actionBits[stem(w)])
 		}
 		return a
 	}
 	tests := []struct {
 		desc string
-		want uint64
+		want actions
 	}{
 		{"Search and retrieve logs from Datadog", bits("search", "retrieve", "log")},
 		{"Creates a new text channel in a Discord server", bits("create")},
@@ -71,13 +71,13 @@ func TestLeadActions(t *testing.T) {
 		{"Returns, helps, manages tags: list or delete them", bits("list", "delete")},
 		{"Get or list Kubernetes resources", bits("get", "list")},
 		// The verb must lead: "restore" is the fifth word.
-		{"Branches and working tree files: restore them", 0},
+		{"Branches and working tree files: restore them", actions{}},
 		{"Manage branches: list all branches, create a new branch, delete a branch, or rename a branch.", bits("list", "create", "delete", "rename")},
 		// Only the first sentence counts.
-		{"Manage tags. Delete old ones first.", 0},
+		{"Manage tags. Delete old ones first.", actions{}},
 		// "message" names a thing in a tool, not the action of sending.
-		{"Message of the day for a channel", 0},
-		{"", 0},
+		{"Message of the day for a channel", actions{}},
+		{"", actions{}},
 	}
 	for _, tt := range tests {
 		if got := leadActions(tt.desc); got != tt.want {
@@ -167,5 +167,23 @@ func TestNameQuality(t *testing.T) {
 	)
 	if got := ix.Search("report progress then finish", 1); len(got) != 1 || got[0].ID != "s__slow" {
 		t.Errorf("Search = %v, want s__slow first", got)
+	}
+}
+
+// TestActionBits: every action group has an action of its own, which each
+// of its words names.
+func TestActionBits(t *testing.T) {
+	seen := map[actions]int{}
+	for i, g := range actionGroups {
+		bit := actionBit(i)
+		if j, dup := seen[bit]; dup {
+			t.Fatalf("action groups %d and %d share an action", j, i)
+		}
+		seen[bit] = i
+		for _, w := range g {
+			if !actionBits[entryTerm(w)].meets(bit) {
+				t.Errorf("%q of action group %d (%q…) does not name its action", w, i, g[0])
+			}
+		}
 	}
 }

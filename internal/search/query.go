@@ -202,7 +202,7 @@ func (ix *Index) Search(query string, k int) []Hit {
 	// are.
 	exact := ix.byName[strings.ToLower(strings.TrimSpace(query))]
 	act, acts := queryAction(toks)
-	if f := strings.Fields(query); act == 0 && len(f) > 0 && questionWords[strings.ToLower(f[0])] {
+	if f := strings.Fields(query); act.empty() && len(f) > 0 && questionWords[strings.ToLower(f[0])] {
 		// A question that names no action asks to read: "which alerts
 		// are firing", "who is on call".
 		act, acts = readActions, readActions
@@ -212,7 +212,7 @@ func (ix *Index) Search(query string, k int) []Hit {
 	// thing the singular: list_issues against get_issue.
 	many := false
 	for _, t := range toks {
-		if !t.joined && actionBits[t.term] == 0 && plural(t.raw) {
+		if !t.joined && actionBits[t.term].empty() && plural(t.raw) {
 			many = true
 		}
 	}
@@ -226,11 +226,11 @@ func (ix *Index) Search(query string, k int) []Hit {
 		if ix.slots[doc].many == many {
 			s *= 1 + numberBonus
 		}
-		if da := ix.slots[doc].act; act != 0 && da != 0 {
+		if da := ix.slots[doc].act; !act.empty() && !da.empty() {
 			switch {
-			case da&act != 0:
+			case da.meets(act):
 				s *= 1 + actionBonus
-			case da&acts == 0:
+			case !da.meets(acts):
 				s *= 1 - actionPenalty
 			}
 		}

@@ -126,7 +126,7 @@ type slot struct {
 	live  bool
 	lens  [nFields]uint16
 	terms []string // distinct terms of the doc, to remove its postings
-	act   uint64   // the actions its name and its description's lead say it does (actionsOf, leadActions)
+	act   actions  // the actions its name and its description's lead say it does (actionsOf, leadActions)
 	many  bool     // its name ends in a plural ("list_issues", "get-users")
 }
 
@@ -172,7 +172,7 @@ func (ix *Index) Upsert(docs ...Doc) {
 		name  string // lower-cased Name
 		lens  [nFields]uint16
 		terms []string
-		act   uint64
+		act   actions
 		many  bool
 		posts []posting
 	}
@@ -185,7 +185,7 @@ func (ix *Index) Upsert(docs ...Doc) {
 		p.lens, p.terms, p.posts = index(d)
 		_, tool := splitName(d.Name)
 		nt := analyze(nil, tool)
-		p.act = actionsOf(nt) | leadActions(d.Description)
+		p.act = actionsOf(nt).or(leadActions(d.Description))
 		p.many = lastPlural(nt)
 		prep = append(prep, p)
 	}

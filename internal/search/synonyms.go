@@ -314,13 +314,27 @@ func containsSyn(s []synonym, v synonym) bool {
 	return false
 }
 
-// actionBits maps a term to the actions (bits: indexes in actionGroups)
-// that it names.
-var actionBits = func() map[string]uint64 {
-	m := map[string]uint64{}
+// actions is a set of actions: bit i is actionGroups[i].
+type actions [2]uint64
+
+// maxActions is how many groups actions can hold.
+const maxActions = len(actions{}) * 64
+
+func (a actions) or(b actions) actions { return actions{a[0] | b[0], a[1] | b[1]} }
+func (a actions) meets(b actions) bool { return a[0]&b[0]|a[1]&b[1] != 0 }
+func (a actions) empty() bool          { return a == actions{} }
+func actionBit(i int) (a actions)      { a[i/64] = 1 << (i % 64); return a }
+
+// actionBits maps a term to the actions that it names.
+var actionBits = func() map[string]actions {
+	if len(actionGroups) > maxActions {
+		panic("search: more action groups than actions holds")
+	}
+	m := map[string]actions{}
 	for i, g := range actionGroups {
 		for _, w := range g {
-			m[entryTerm(w)] |= 1 << i
+			t := entryTerm(w)
+			m[t] = m[t].or(actionBit(i))
 		}
 	}
 	return m
@@ -376,7 +390,7 @@ func selfPhrases(query string) string {
 var questionWords = map[string]bool{"what": true, "which": true, "who": true, "whose": true, "where": true, "when": true, "how": true, "is": true, "are": true, "does": true, "do": true}
 
 // readActions are the actions that read: get, list and search.
-var readActions = actionBits[stem("get")] | actionBits[stem("list")] | actionBits[stem("search")]
+var readActions = actionBits[stem("get")].or(actionBits[stem("list")]).or(actionBits[stem("search")])
 
 // nameNouns are words of requests that name an action ("DM the lead",
 // "message the team", "why is it slow") but in tool names and
@@ -386,11 +400,11 @@ var nameNouns = map[string]bool{"dm": true, stem("message"): true, "slow": true}
 
 // actionsOf returns the actions named by toks: all of them for a tool's
 // name ("create_or_update_file" creates and updates).
-func actionsOf(toks []token) uint64 {
-	var a uint64
+func actionsOf(toks []token) actions {
+	var a actions
 	for _, t := range toks {
 		if !nameNouns[t.term] {
-			a |= actionBits[t.term]
+			a = a.or(actionBits[t.term])
 		}
 	}
 	return a
@@ -404,33 +418,33 @@ func actionsOf(toks []token) uint64 {
 // verbs that follow it directly ("Search and retrieve"). A description
 // that leads with "manage" ("Manage branches: list, create, delete or
 // rename them") does every action its first sentence names.
-func leadActions(desc string) uint64 {
+func leadActions(desc string) actions {
 	toks := analyze(nil, lead(desc))
-	var a uint64
+	var a actions
 	i := -1 // words seen, fillers left out
 	for j, t := range toks {
-		if t.joined || a == 0 && leadFiller[t.term] {
+		if t.joined || a.empty() && leadFiller[t.term] {
 			continue
 		}
 		i++
 		if t.term == leadManage {
 			for _, u := range toks[j+1 : min(len(toks), j+1+maxManaged)] {
 				if !u.joined && !nameNouns[u.term] {
-					a |= actionBits[u.term]
+					a = a.or(actionBits[u.term])
 				}
 			}
 			return a
 		}
 		b := actionBits[t.term]
 		if nameNouns[t.term] {
-			b = 0
+			b = actions{}
 		}
 		switch {
-		case a == 0 && i >= maxLead:
-			return 0
-		case b != 0:
-			a |= b
-		case a != 0:
+		case a.empty() && i >= maxLead:
+			return actions{}
+		case !b.empty():
+			a = a.or(b)
+		case !a.empty():
 			return a
 		}
 	}
@@ -451,7 +465,7 @@ var leadFiller = map[string]bool{stem("returns"): true, stem("allows"): true, st
 // queryAction returns the action of a request, that of its first word
 // that names one, since a request leads with what it wants done ("close
 // the bug and add a label" closes), and all the actions its words name.
-func queryAction(toks []token) (first, all uint64) {
+func queryAction(toks []token) (first, all actions) {
 	for i, t := range toks {
 		if inflected(t.raw) {
 			// "opening hours", "deals closing this month", "issues
@@ -465,12 +479,12 @@ func queryAction(toks []token) (first, all uint64) {
 		a := actionBits[t.term]
 		if i+1 < len(toks) && t.plain && toks[i+1].plain {
 			// A verb of two words: "tear down", "look up", "roll back".
-			a |= actionBits[stem(t.raw+toks[i+1].raw)]
+			a = a.or(actionBits[stem(t.raw+toks[i+1].raw)])
 		}
-		if first == 0 {
+		if first.empty() {
 			first = a
 		}
-		all |= a
+		all = all.or(a)
 	}
 	return first, all
 }
@@ -481,7 +495,7 @@ func queryAction(toks []token) (first, all uint64) {
 // one, and matches as itself ("state": "open").
 func stateAdjective(toks []token, i int) bool {
 	return i > 0 && i+1 < len(toks) && stateWords[toks[i].raw] && plural(toks[i+1].raw) &&
-		(actionBits[toks[i+1].term] == 0 || nameNouns[toks[i+1].term])
+		(actionBits[toks[i+1].term].empty() || nameNouns[toks[i+1].term])
 }
 
 // stateWords are verbs of the lexicon that also name the state of things
