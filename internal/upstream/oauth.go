@@ -77,11 +77,23 @@ type oauthHandler struct {
 	log              *slog.Logger
 
 	flow sync.Mutex // serialises Authorize: one login or refresh at a time
+	// Guarded by flow (keptclient.go): the client registered earlier
+	// that go-sdk's handler was built to reuse, nil when none; the
+	// handler's configuration, to build it again without that client;
+	// the client ID metadata document's URL, "" when none.
+	kept    *creds.Client
+	codeCfg auth.AuthorizationCodeHandlerConfig
+	cimd    string
+
+	// Lock order: a grantSource's mu before mu.
 
 	mu     sync.Mutex
 	cur    *grantSource // guarded by mu; nil before a grant
 	issuer string       // guarded by mu; the issuer of the last authorization-server metadata read
 	dpop   *dpopKey     // guarded by mu; the DPoP key (dpop.go) when the authorization server takes DPoP, nil otherwise
+	// refused is guarded by mu: the client ID the token endpoint last
+	// answered invalid_client or unauthorized_client, "" when none.
+	refused string
 }
 
 // newOAuthHandler returns the OAuth handler of c's server, or nil when
@@ -165,11 +177,16 @@ func (c *Conn) newOAuthHandler() (*oauthHandler, error) {
 			cfg.ScopeFilter = func([]string) []string { return scopes }
 		}
 	}
-	code, err := auth.NewAuthorizationCodeHandler(cfg)
-	if err != nil {
+	if cfg.ClientIDMetadataDocumentConfig != nil {
+		h.cimd = cfg.ClientIDMetadataDocumentConfig.URL
+	}
+	h.codeCfg = *cfg
+	if h.clientID == "" {
+		h.kept = h.keptClient()
+	}
+	if err := h.buildCode(); err != nil {
 		return nil, fmt.Errorf("oauth: %w", err)
 	}
-	h.code = code
 	return h, nil
 }
 
@@ -229,7 +246,7 @@ func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 		}
 		return needsLogin(h.server)
 	}
-	return scrubTokenError(h.code.Authorize(ctx, req, resp))
+	return scrubTokenError(h.login(ctx, req, resp))
 }
 
 // scrubTokenError is err without what an authorization server's refusal
@@ -359,6 +376,7 @@ func (h *oauthHandler) newTokenSource(_ context.Context, cfg *oauth2.Config, tok
 	}
 	g := h.sourceOf(t)
 	g.save()
+	h.keepClient(cfg, issuer)
 	h.mu.Lock()
 	h.cur = g
 	h.mu.Unlock()
@@ -436,6 +454,9 @@ func (g *grantSource) refreshLocked(ctx context.Context) error {
 	if err != nil {
 		var re *oauth2.RetrieveError
 		if errors.As(err, &re) {
+			if clientRefused(re) {
+				g.h.clientRefused(g.t.ClientID)
+			}
 			// Never the response body: it may echo a token.
 			return &oauth2.RetrieveError{ErrorCode: "invalid_grant", ErrorDescription: "the authorization server refused the refresh token"}
 		}
