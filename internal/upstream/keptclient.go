@@ -73,8 +73,14 @@ func (h *oauthHandler) buildCode() error {
 // the kept client in the code exchange, after the browser leg, it is
 // forgotten and the login fails, asking for another: the browser leg of a
 // login (upstream.Login's redirect listener, the URL shown to a person)
-// happens once, and the next login registers a new client. h.flow is held.
+// happens once, and the next login registers a new client. Every later
+// login of h fails the same way, without registering a client nobody
+// would log in with. h.flow is held.
 func (h *oauthHandler) login(ctx context.Context, req *http.Request, resp *http.Response) error {
+	if h.keptErr != nil {
+		resp.Body.Close()
+		return h.keptErr
+	}
 	if h.kept != nil && h.refusedClient() == h.kept.ClientID {
 		// A refresh found it unknown already: no login offers it.
 		if err := h.dropKept(false); err != nil {
@@ -92,7 +98,8 @@ func (h *oauthHandler) login(ctx context.Context, req *http.Request, resp *http.
 		if derr := h.dropKept(true); derr != nil {
 			return derr
 		}
-		return fmt.Errorf("the authorization server no longer knows the client Switchboard registered earlier: it is forgotten, and the next login registers a new one (run: %s): %q", LoginCommand(h.server), truncate(re.ErrorCode, 64))
+		h.keptErr = fmt.Errorf("the authorization server no longer knows the client Switchboard registered earlier: it is forgotten, and the next login registers a new one (run: %s): %q", LoginCommand(h.server), truncate(re.ErrorCode, 64))
+		return h.keptErr
 	case h.otherIssuer():
 		h.log.Info("the server's authorization server is not the one its kept client was registered with; registering again", "server", h.server)
 		if err := h.dropKept(false); err != nil {

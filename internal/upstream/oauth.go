@@ -80,10 +80,12 @@ type oauthHandler struct {
 	// Guarded by flow (keptclient.go): the client registered earlier
 	// that go-sdk's handler was built to reuse, nil when none; the
 	// handler's configuration, to build it again without that client;
-	// the client ID metadata document's URL, "" when none.
+	// the client ID metadata document's URL, "" when none; why every
+	// login fails once the kept client was refused after the browser leg.
 	kept    *creds.Client
 	codeCfg auth.AuthorizationCodeHandlerConfig
 	cimd    string
+	keptErr error
 
 	// Lock order: a grantSource's mu before mu.
 
