@@ -134,7 +134,8 @@ func runLogin(r *run) int {
 	return r.done(fmt.Sprintf("logged in to %q; the grant is kept in %s", s.Name, path), s.Name, path, nil)
 }
 
-// runLogout forgets the grants kept for a server.
+// runLogout forgets the grants kept for a server, and the client its
+// logins registered: the next login registers a new one.
 func runLogout(r *run) int {
 	sc, _, code := r.oauthServer()
 	if sc == nil {

@@ -32,7 +32,8 @@ import (
 // registration, PKCE S256, the resource indicator, the RFC 9207 iss check,
 // scopes from the challenge or scopes_supported, step-up on
 // insufficient_scope. This file adds what a host needs around it: grants
-// kept in creds.json and reused across connections and processes, a
+// kept in creds.json and reused across connections and processes, the
+// dynamically registered client kept and reused (keptclient.go), a
 // refresh before expiry (by the wall clock, so a grant survives sleep) and
 // on a 401, and a connection without a browser that fails with
 // needs_login instead of starting a flow nobody can finish.
