@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -35,16 +36,38 @@ import (
 // (invalid_grant) keeps it: the login that follows reuses it. `logout`
 // and `remove` forget it with the grants (creds.ForgetTokens).
 
-// keptClient is the client kept for h's resource, nil when none is.
+// keptClient is the client kept for h's resource, nil when none is or
+// when it was registered with another redirect URL than the login's: an
+// authorization server may compare redirect URIs exactly (RFC 8252
+// section 7.3 asks it not to for a loopback one's port, not every one
+// follows it), and would refuse the login in the browser, where nothing
+// can register again. Login binds the kept client's port when it can.
 func (h *oauthHandler) keptClient() *creds.Client {
 	if h.o.TokensPath == "" {
 		return nil
 	}
 	c, err := creds.LoadClient(h.o.TokensPath, h.resource)
-	if err != nil {
+	if err != nil || c == nil || c.RedirectURI != h.o.RedirectURL {
 		return nil
 	}
 	return c
+}
+
+// listenKeptRedirect binds a login's redirect listener: on the address of
+// the redirect URL the client kept for resource was registered with, so
+// that the login can reuse it, else (none kept, or the port taken) on a
+// port of the system's choice.
+func listenKeptRedirect(tokensPath, resource string) (*Redirect, error) {
+	if tokensPath != "" {
+		if c, err := creds.LoadClient(tokensPath, resource); err == nil && c != nil {
+			if u, err := url.Parse(c.RedirectURI); err == nil && u.Scheme == "http" && u.Hostname() == "127.0.0.1" && u.Port() != "" && u.Path == "/callback" {
+				if red, err := listenRedirect(u.Host); err == nil {
+					return red, nil
+				}
+			}
+		}
+	}
+	return ListenRedirect()
 }
 
 // buildCode makes go-sdk's handler from h.codeCfg, offering h.kept as its

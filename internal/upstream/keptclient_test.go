@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/modelcontextprotocol/go-sdk/auth"
+	"time"
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/fault"
@@ -16,13 +16,60 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/testkit/oauthtest"
 )
 
-// grantClient returns the client of the one grant kept for the rig's
+// server is the rig's server as configured, with oauth, when not "", as
+// its "oauth" block.
+func (r *oauthRig) server(t *testing.T, oauth string) *config.Server {
+	t.Helper()
+	block := ""
+	if oauth != "" {
+		block = `,"oauth":` + oauth
+	}
+	cfg, err := config.Parse([]byte(`{"mcpServers":{"gh":{"url":"`+r.as.MCP+`","trust":"trusted"`+block+`}}}`), "t.json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg.Servers[0]
+}
+
+// login runs Login to sc, the browser leg driven over HTTP; after, when
+// not nil, runs once the browser has come back to the redirect listener.
+// A browser leg the authorization server refuses ends the login.
+func (r *oauthRig) login(t *testing.T, sc *config.Server, after func()) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	log := slog.New(slog.NewTextHandler(r.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	return Login(ctx, sc, &Options{OAuth: &OAuth{TokensPath: r.tokens}, Logger: log}, func(authURL string) {
+		r.logins.Add(1)
+		if err := oauthtest.Browse(ctx, authURL); err != nil {
+			t.Logf("browser leg: %v", err)
+			cancel()
+			return
+		}
+		if after != nil {
+			after()
+		}
+	}, nil)
+}
+
+// call dials the rig's server with the grant kept, and calls it.
+func (r *oauthRig) callKept(t *testing.T) {
+	t.Helper()
+	c, err := r.dial(t, &OAuth{TokensPath: r.tokens})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.call(t, c)
+	c.Close()
+}
+
+// grantClient returns the client of the newest grant kept for the rig's
 // server.
 func (r *oauthRig) grantClient(t *testing.T) string {
 	t.Helper()
 	ts, err := creds.LoadTokens(r.tokens, r.as.MCP)
-	if err != nil || len(ts) != 1 {
-		t.Fatalf("grants = %d, %v; want 1", len(ts), err)
+	if err != nil || len(ts) == 0 {
+		t.Fatalf("grants = %d, %v; want one", len(ts), err)
 	}
 	return ts[0].ClientID
 }
@@ -36,29 +83,39 @@ func (r *oauthRig) keptClient(t *testing.T) *creds.Client {
 	return c
 }
 
-// TestKeptClientReused: the client a login registered is kept, and the
-// login that follows a grant the authorization server forgot (the
-// refresh refused with invalid_grant) reuses it: one registration for
-// two logins, the second grant issued to the same client.
-func TestKeptClientReused(t *testing.T) {
-	r := newOAuthRig(t, nil)
-	c, err := r.dial(t, r.interactive(t))
+// freeRedirect returns a loopback redirect URL on a port free just now.
+func freeRedirect(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.call(t, c)
-	c.Close()
+	defer ln.Close()
+	return "http://" + ln.Addr().String() + "/callback"
+}
+
+// TestKeptClientReused: the client a login registered is kept, and the
+// login that follows a grant the authorization server forgot (the
+// refresh refused with invalid_grant) reuses it, on the redirect URL it
+// was registered with: one registration for two logins, the second grant
+// issued to the same client, even where the authorization server
+// compares redirect URIs exactly.
+func TestKeptClientReused(t *testing.T) {
+	r := newOAuthRig(t, &oauthtest.Options{ExactRedirect: true})
+	sc := r.server(t, "")
+	if err := r.login(t, sc, nil); err != nil {
+		t.Fatal(err)
+	}
 	first := r.grantClient(t)
 	if k := r.keptClient(t); k == nil || k.ClientID != first || k.Issuer != r.as.Issuer {
 		t.Fatalf("kept client = %+v, want %q of %s", k, first, r.as.Issuer)
 	}
 
 	r.as.RevokeAll()
-	c, err = r.dial(t, r.interactive(t))
-	if err != nil {
+	if err := r.login(t, sc, nil); err != nil {
 		t.Fatal(err)
 	}
-	r.call(t, c)
+	r.callKept(t)
 	if n := r.logins.Load(); n != 2 {
 		t.Fatalf("%d logins, want 2", n)
 	}
@@ -70,6 +127,35 @@ func TestKeptClientReused(t *testing.T) {
 	}
 	if got := r.as.Authorized(); !slices.Equal(got, []string{first, first}) {
 		t.Fatalf("authorization requests by %q, want the kept client twice", got)
+	}
+}
+
+// TestKeptClientPortTaken: when the port the kept client was registered
+// with is taken, the login does not offer it on another (an authorization
+// server that compares redirect URIs exactly would refuse it in the
+// browser): it registers a new client, succeeds, and keeps that one.
+func TestKeptClientPortTaken(t *testing.T) {
+	r := newOAuthRig(t, &oauthtest.Options{ExactRedirect: true})
+	sc := r.server(t, "")
+	if err := r.login(t, sc, nil); err != nil {
+		t.Fatal(err)
+	}
+	first := r.keptClient(t)
+	ln, err := net.Listen("tcp", strings.TrimSuffix(strings.TrimPrefix(first.RedirectURI, "http://"), "/callback"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	r.as.RevokeAll()
+	if err := r.login(t, sc, nil); err != nil {
+		t.Fatal(err)
+	}
+	r.callKept(t)
+	if n := r.as.Count("register"); n != 2 {
+		t.Fatalf("%d registrations, want 2", n)
+	}
+	if k := r.keptClient(t); k == nil || k.ClientID == first.ClientID || k.ClientID != r.grantClient(t) {
+		t.Fatalf("kept client = %+v, want the new one", k)
 	}
 }
 
@@ -85,11 +171,10 @@ func TestKeptClientRevoked(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			r := newOAuthRig(t, nil)
-			c, err := r.dial(t, r.interactive(t))
-			if err != nil {
+			sc := r.server(t, "")
+			if err := r.login(t, sc, nil); err != nil {
 				t.Fatal(err)
 			}
-			c.Close()
 			old := r.grantClient(t)
 			r.as.RevokeClient(old)
 
@@ -102,20 +187,18 @@ func TestKeptClientRevoked(t *testing.T) {
 					t.Fatalf("the revoked client is still kept: %+v", k)
 				}
 			}
-			c, err = r.dial(t, r.interactive(t))
-			if err != nil {
+			if err := r.login(t, sc, nil); err != nil {
 				t.Fatal(err)
 			}
-			r.call(t, c)
+			r.callKept(t)
 			if n := r.as.Count("register"); n != 2 {
 				t.Fatalf("%d registrations, want 2 (one after the revocation)", n)
 			}
-			ts, _ := creds.LoadTokens(r.tokens, r.as.MCP)
-			if len(ts) == 0 || ts[0].ClientID == old {
-				t.Fatalf("newest grant issued to %v, want a new client", ts)
+			if got := r.grantClient(t); got == old {
+				t.Fatalf("newest grant issued to the revoked client")
 			}
-			if k := r.keptClient(t); k == nil || k.ClientID != ts[0].ClientID {
-				t.Fatalf("kept client = %+v, want %q", k, ts[0].ClientID)
+			if k := r.keptClient(t); k == nil || k.ClientID != r.grantClient(t) {
+				t.Fatalf("kept client = %+v, want %q", k, r.grantClient(t))
 			}
 			if got := r.as.Authorized(); slices.Contains(got[1:], old) {
 				t.Fatalf("the revoked client was offered again: %q", got)
@@ -126,24 +209,18 @@ func TestKeptClientRevoked(t *testing.T) {
 
 // TestKeptClientExchangeRefused: when the token endpoint refuses the kept
 // client only in the code exchange (after the browser leg), the login
-// fails naming the command, the client is forgotten, and the next login
-// registers once and succeeds.
+// fails naming the command, without registering, the client is
+// forgotten, and the next login registers once and succeeds.
 func TestKeptClientExchangeRefused(t *testing.T) {
 	r := newOAuthRig(t, nil)
 	r.as.AddClient("gone")
-	if err := creds.SaveClient(r.tokens, creds.Client{Issuer: r.as.Issuer, Resource: r.as.MCP, ClientID: "gone"}); err != nil {
+	if err := creds.SaveClient(r.tokens, creds.Client{Issuer: r.as.Issuer, Resource: r.as.MCP, ClientID: "gone", RedirectURI: freeRedirect(t)}); err != nil {
 		t.Fatal(err)
 	}
-	o := r.interactive(t)
-	authorize := o.Authorize
-	o.Authorize = func(ctx context.Context, server, authURL string) (*auth.AuthorizationResult, error) {
-		res, err := authorize(ctx, server, authURL)
-		r.as.RevokeClient("gone") // known at /authorize, unknown at /token
-		return res, err
-	}
-	_, err := r.dial(t, o)
+	sc := r.server(t, "")
+	err := r.login(t, sc, func() { r.as.RevokeClient("gone") }) // known at /authorize, unknown at /token
 	if err == nil || !strings.Contains(err.Error(), "switchboard login gh") || !strings.Contains(err.Error(), "invalid_client") {
-		t.Fatalf("err = %v, want the client refused and the command to run\n%s %q", err, r.logs, r.as.Authorized())
+		t.Fatalf("err = %v, want the client refused and the command to run", err)
 	}
 	if k := r.keptClient(t); k != nil {
 		t.Fatalf("the refused client is still kept: %+v", k)
@@ -151,11 +228,10 @@ func TestKeptClientExchangeRefused(t *testing.T) {
 	if n := r.as.Count("register"); n != 0 {
 		t.Fatalf("%d registrations in the refused login, want 0", n)
 	}
-	c, err := r.dial(t, r.interactive(t))
-	if err != nil {
+	if err := r.login(t, sc, nil); err != nil {
 		t.Fatal(err)
 	}
-	r.call(t, c)
+	r.callKept(t)
 	if n := r.as.Count("register"); n != 1 {
 		t.Fatalf("%d registrations, want 1", n)
 	}
@@ -169,14 +245,13 @@ func TestKeptClientOtherIssuer(t *testing.T) {
 	other := oauthtest.Start(t, nil)
 	other.AddClient("elsewhere")
 	r.as.AddClient("elsewhere") // even a client ID this server knows
-	if err := creds.SaveClient(r.tokens, creds.Client{Issuer: other.Issuer, Resource: r.as.MCP, ClientID: "elsewhere"}); err != nil {
+	if err := creds.SaveClient(r.tokens, creds.Client{Issuer: other.Issuer, Resource: r.as.MCP, ClientID: "elsewhere", RedirectURI: freeRedirect(t)}); err != nil {
 		t.Fatal(err)
 	}
-	c, err := r.dial(t, r.interactive(t))
-	if err != nil {
+	if err := r.login(t, r.server(t, ""), nil); err != nil {
 		t.Fatal(err)
 	}
-	r.call(t, c)
+	r.callKept(t)
 	if got := r.as.Authorized(); slices.Contains(got, "elsewhere") {
 		t.Fatalf("the other issuer's client was offered: %q", got)
 	}
@@ -195,20 +270,13 @@ func TestKeptClientConfigured(t *testing.T) {
 	r := newOAuthRig(t, nil)
 	r.as.AddClient("configured")
 	r.as.AddClient("kept")
-	kept := creds.Client{Issuer: r.as.Issuer, Resource: r.as.MCP, ClientID: "kept"}
+	kept := creds.Client{Issuer: r.as.Issuer, Resource: r.as.MCP, ClientID: "kept", RedirectURI: freeRedirect(t)}
 	if err := creds.SaveClient(r.tokens, kept); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := config.Parse([]byte(`{"mcpServers":{"gh":{"url":"`+r.as.MCP+`","trust":"trusted","oauth":{"clientId":"configured"}}}}`), "t.json", nil)
-	if err != nil {
+	if err := r.login(t, r.server(t, `{"clientId":"configured"}`), nil); err != nil {
 		t.Fatal(err)
 	}
-	c, err := Dial(context.Background(), cfg.Servers[0], &Options{OAuth: r.interactive(t), Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	r.call(t, c)
 	if got := r.as.Authorized(); !slices.Equal(got, []string{"configured"}) {
 		t.Fatalf("authorization requests by %q, want the configured client", got)
 	}

@@ -41,6 +41,11 @@ type Options struct {
 	TTL time.Duration
 	// NoRefresh issues no refresh tokens.
 	NoRefresh bool
+	// ExactRedirect refuses an authorization request whose redirect_uri
+	// is not one its client registered, port and all (as some servers
+	// do, against RFC 8252 section 7.3). A client added by AddClient
+	// registered none, and may use any.
+	ExactRedirect bool
 }
 
 // Server is the authorization server and the MCP server it protects.
@@ -54,6 +59,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	clients  map[string]bool      // registered client IDs
+	redirect map[string][]string  // client ID → the redirect URIs it registered
 	codes    map[string]codeGrant // code → grant
 	access   map[string]time.Time // access token → expiry
 	refresh  map[string]string    // live refresh token → its client
@@ -70,7 +76,7 @@ type codeGrant struct {
 // Start starts both servers on 127.0.0.1:0; they stop with the test.
 func Start(t testing.TB, opts *Options) *Server {
 	t.Helper()
-	s := &Server{clients: map[string]bool{}, codes: map[string]codeGrant{}, access: map[string]time.Time{},
+	s := &Server{clients: map[string]bool{}, redirect: map[string][]string{}, codes: map[string]codeGrant{}, access: map[string]time.Time{},
 		refresh: map[string]string{}, counts: map[string]int{}, resource: map[string]string{}}
 	if opts != nil {
 		s.opts = *opts
@@ -159,6 +165,7 @@ func (s *Server) RevokeClient(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.clients, id)
+	delete(s.redirect, id)
 	clear(s.access)
 	for rt, c := range s.refresh {
 		if c == id {
@@ -202,6 +209,7 @@ func (s *Server) serveAS(w http.ResponseWriter, r *http.Request) {
 		id := "client-" + rand.Text()[:8]
 		s.mu.Lock()
 		s.clients[id] = true
+		s.redirect[id] = m.RedirectURIs
 		s.mu.Unlock()
 		writeJSON(w, http.StatusCreated, map[string]any{"client_id": id, "redirect_uris": m.RedirectURIs, "token_endpoint_auth_method": "none"})
 	case "/authorize":
@@ -219,11 +227,15 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	s.mu.Lock()
 	known := s.clients[q.Get("client_id")]
+	uris, registered := s.redirect[q.Get("client_id")]
 	s.seen = append(s.seen, q.Get("client_id"))
 	s.mu.Unlock()
 	switch {
 	case !known:
 		http.Error(w, "unknown client", http.StatusBadRequest)
+		return
+	case s.opts.ExactRedirect && registered && !slices.Contains(uris, q.Get("redirect_uri")):
+		http.Error(w, "the redirect URI is not the client's", http.StatusBadRequest)
 		return
 	case q.Get("response_type") != "code", q.Get("code_challenge_method") != "S256", q.Get("code_challenge") == "":
 		http.Error(w, "PKCE S256 is required", http.StatusBadRequest)
