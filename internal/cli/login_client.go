@@ -9,9 +9,8 @@ import (
 // keeps its grant in until it succeeds, so that the login reuses it
 // instead of registering another. The function it returns, called once
 // the login has ended, gives path what the login did with the client: the
-// client the login used or registered when its grant was kept (saved),
-// and, either way, no kept client when the login forgot it (the
-// authorization server no longer knows it).
+// client the login used or registered when its grant was kept (saved);
+// else, what a failed login forgot or marked of the kept client.
 func keptClientAside(path, aside, resource string) (settle func(saved bool) error, err error) {
 	kept, err := creds.LoadClient(path, resource)
 	if err != nil {
@@ -29,9 +28,15 @@ func keptClientAside(path, aside, resource string) (settle func(saved bool) erro
 		if kept == nil {
 			return nil
 		}
-		if c, err := creds.LoadClient(aside, resource); err != nil || (c != nil && c.ClientID == kept.ClientID) {
+		c, err := creds.LoadClient(aside, resource)
+		switch {
+		case err != nil:
 			return err
+		case c == nil:
+			return creds.ForgetClient(path, resource, kept.ClientID)
+		case c.ClientID == kept.ClientID && *c != *kept:
+			return creds.SaveClient(path, *c)
 		}
-		return creds.ForgetClient(path, resource, kept.ClientID)
+		return nil
 	}, nil
 }

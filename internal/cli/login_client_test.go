@@ -74,3 +74,36 @@ func TestLoginReusesClient(t *testing.T) {
 	login("login after logout")
 	registrations(3)
 }
+
+// TestLoginMarksRefusedClient: a `switchboard login` whose code exchange
+// is refused for the kept client fails, and the mark it leaves on the
+// client reaches creds.json, so that the next login registers a new
+// client instead of failing the same way.
+func TestLoginMarksRefusedClient(t *testing.T) {
+	as := oauthtest.Start(t, nil)
+	home := t.TempDir()
+	path := filepath.Join(home, "creds.json")
+	cfg := writeConfig(t, map[string]any{"mcpServers": map[string]any{"gh": map[string]any{"url": as.MCP, "trust": "trusted"}}})
+	if r, errs, _ := loginBrowsing(t, home, cfg, as); r.code != 0 {
+		t.Fatalf("first login: exit %d, %s", r.code, errs)
+	}
+	kept, err := creds.LoadClient(path, as.MCP)
+	if err != nil || kept == nil {
+		t.Fatalf("kept client %+v, %v", kept, err)
+	}
+	as.RevokeAll()
+	as.RefuseTokens(kept.ClientID)
+	r, errs, _ := loginBrowsing(t, home, cfg, as)
+	if r.code == 0 || !strings.Contains(errs, "switchboard login gh") {
+		t.Fatalf("refused login: exit %d, %s", r.code, errs)
+	}
+	if c, _ := creds.LoadClient(path, as.MCP); c == nil || c.ClientID != kept.ClientID || !c.NoReuse {
+		t.Fatalf("kept client after the refused login: %+v, want it marked", c)
+	}
+	if r, errs, _ := loginBrowsing(t, home, cfg, as); r.code != 0 {
+		t.Fatalf("login after the refusal: exit %d, %s", r.code, errs)
+	}
+	if n := as.Count("register"); n != 2 {
+		t.Fatalf("%d registrations, want 2", n)
+	}
+}

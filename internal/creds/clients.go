@@ -27,6 +27,12 @@ type Client struct {
 	// with.
 	RedirectURI string    `json:"redirectUri,omitempty"`
 	Registered  time.Time `json:"registered"`
+	// NoReuse is set once a login that reused a client kept for the
+	// resource was refused at the token endpoint after the browser leg
+	// (the authorization server may take a registered client only in the
+	// way it registered): the client is kept, as a mark, but not offered,
+	// and every login to the resource registers, as before any was kept.
+	NoReuse bool `json:"noReuse,omitempty"`
 }
 
 func clientKey(resource string) string { return clientPrefix + resource }

@@ -29,10 +29,11 @@ import (
 //
 // The kept client is forgotten, and a login registers again, once, when
 // the token endpoint answers invalid_client or unauthorized_client for it
-// (a refresh: the login that follows registers; the code exchange of a
-// login: that login fails and the next one registers) or when the
-// server's authorization server is now another one (that login
-// registers). A refresh refused for the grant
+// in a refresh (the login that follows registers) or when the server's
+// authorization server is now another one (that login registers). When
+// the token endpoint refuses it in a login's code exchange, that login
+// fails and the resource's logins register each time from then on (see
+// login). A refresh refused for the grant
 // (invalid_grant) keeps it: the login that follows reuses it. `logout`
 // and `remove` forget it with the grants (creds.ForgetTokens).
 
@@ -47,7 +48,7 @@ func (h *oauthHandler) keptClient() *creds.Client {
 		return nil
 	}
 	c, err := creds.LoadClient(h.o.TokensPath, h.resource)
-	if err != nil || c == nil || c.RedirectURI != h.o.RedirectURL {
+	if err != nil || c == nil || c.NoReuse || c.RedirectURI != h.o.RedirectURL {
 		return nil
 	}
 	return c
@@ -59,7 +60,7 @@ func (h *oauthHandler) keptClient() *creds.Client {
 // port of the system's choice.
 func listenKeptRedirect(tokensPath, resource string) (*Redirect, error) {
 	if tokensPath != "" {
-		if c, err := creds.LoadClient(tokensPath, resource); err == nil && c != nil {
+		if c, err := creds.LoadClient(tokensPath, resource); err == nil && c != nil && !c.NoReuse {
 			if u, err := url.Parse(c.RedirectURI); err == nil && u.Scheme == "http" && u.Hostname() == "127.0.0.1" && u.Port() != "" && u.Path == "/callback" {
 				if red, err := listenRedirect(u.Host); err == nil {
 					return red, nil
@@ -93,12 +94,15 @@ func (h *oauthHandler) buildCode() error {
 // authorization server is not the one that registered it (go-sdk refuses
 // it before the browser leg), the kept client is dropped and the flow runs
 // once more, registering a new client. When the token endpoint refused
-// the kept client in the code exchange, after the browser leg, it is
-// forgotten and the login fails, asking for another: the browser leg of a
-// login (upstream.Login's redirect listener, the URL shown to a person)
-// happens once, and the next login registers a new client. Every later
-// login of h fails the same way, without registering a client nobody
-// would log in with. h.flow is held.
+// the kept client in the code exchange, after the browser leg, the login
+// fails, asking for another: the browser leg of a login (upstream.Login's
+// redirect listener, the URL shown to a person) happens once. The client
+// is marked creds.Client.NoReuse, so that the next login, and every one
+// after, registers a new client: a refusal that comes of reusing (an
+// authorization server that takes a client only in the way it was
+// registered) would otherwise fail every other login. Every later login
+// of h fails the same way, without registering a client nobody would log
+// in with. h.flow is held.
 func (h *oauthHandler) login(ctx context.Context, req *http.Request, resp *http.Response) error {
 	if h.keptErr != nil {
 		resp.Body.Close()
@@ -117,11 +121,18 @@ func (h *oauthHandler) login(ctx context.Context, req *http.Request, resp *http.
 	var re *oauth2.RetrieveError
 	switch {
 	case errors.As(err, &re) && clientRefused(re):
-		h.log.Info("the authorization server no longer knows the client registered earlier; it is forgotten", "server", h.server)
-		if derr := h.dropKept(true); derr != nil {
+		h.log.Info("the authorization server refused the client registered earlier; logins register again", "server", h.server)
+		if h.o.TokensPath != "" {
+			k := *h.kept
+			k.NoReuse = true
+			if err := creds.SaveClient(h.o.TokensPath, k); err != nil {
+				h.log.Warn("could not keep the registered OAuth client", "err", err)
+			}
+		}
+		if derr := h.dropKept(false); derr != nil {
 			return derr
 		}
-		h.keptErr = fmt.Errorf("the authorization server no longer knows the client Switchboard registered earlier: it is forgotten, and the next login registers a new one (run: %s): %q", LoginCommand(h.server), truncate(re.ErrorCode, 64))
+		h.keptErr = fmt.Errorf("the authorization server refused the client Switchboard registered earlier: the next login registers a new one (run: %s): %q", LoginCommand(h.server), truncate(re.ErrorCode, 64))
 		return h.keptErr
 	case h.otherIssuer():
 		h.log.Info("the server's authorization server is not the one its kept client was registered with; registering again", "server", h.server)
@@ -166,6 +177,9 @@ func (h *oauthHandler) keepClient(cfg *oauth2.Config, issuer string) {
 	}
 	c := creds.Client{Issuer: issuer, Resource: h.resource, ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret,
 		RedirectURI: cfg.RedirectURL, Registered: time.Now().Round(0)}
+	if old, err := creds.LoadClient(h.o.TokensPath, h.resource); err == nil && old != nil {
+		c.NoReuse = old.NoReuse // the mark stays until logout or remove
+	}
 	if err := creds.SaveClient(h.o.TokensPath, c); err != nil {
 		// The grant serves all the same; the next login registers again.
 		h.log.Warn("could not keep the registered OAuth client", "err", err)

@@ -31,10 +31,9 @@ func (r *oauthRig) server(t *testing.T, oauth string) *config.Server {
 	return cfg.Servers[0]
 }
 
-// login runs Login to sc, the browser leg driven over HTTP; after, when
-// not nil, runs once the browser has come back to the redirect listener.
-// A browser leg the authorization server refuses ends the login.
-func (r *oauthRig) login(t *testing.T, sc *config.Server, after func()) error {
+// login runs Login to sc, the browser leg driven over HTTP. A browser
+// leg the authorization server refuses ends the login.
+func (r *oauthRig) login(t *testing.T, sc *config.Server) error {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -44,10 +43,6 @@ func (r *oauthRig) login(t *testing.T, sc *config.Server, after func()) error {
 		if err := oauthtest.Browse(ctx, authURL); err != nil {
 			t.Logf("browser leg: %v", err)
 			cancel()
-			return
-		}
-		if after != nil {
-			after()
 		}
 	}, nil)
 }
@@ -103,7 +98,7 @@ func freeRedirect(t *testing.T) string {
 func TestKeptClientReused(t *testing.T) {
 	r := newOAuthRig(t, &oauthtest.Options{ExactRedirect: true})
 	sc := r.server(t, "")
-	if err := r.login(t, sc, nil); err != nil {
+	if err := r.login(t, sc); err != nil {
 		t.Fatal(err)
 	}
 	first := r.grantClient(t)
@@ -112,7 +107,7 @@ func TestKeptClientReused(t *testing.T) {
 	}
 
 	r.as.RevokeAll()
-	if err := r.login(t, sc, nil); err != nil {
+	if err := r.login(t, sc); err != nil {
 		t.Fatal(err)
 	}
 	r.callKept(t)
@@ -137,7 +132,7 @@ func TestKeptClientReused(t *testing.T) {
 func TestKeptClientPortTaken(t *testing.T) {
 	r := newOAuthRig(t, &oauthtest.Options{ExactRedirect: true})
 	sc := r.server(t, "")
-	if err := r.login(t, sc, nil); err != nil {
+	if err := r.login(t, sc); err != nil {
 		t.Fatal(err)
 	}
 	first := r.keptClient(t)
@@ -147,7 +142,7 @@ func TestKeptClientPortTaken(t *testing.T) {
 	}
 	defer ln.Close()
 	r.as.RevokeAll()
-	if err := r.login(t, sc, nil); err != nil {
+	if err := r.login(t, sc); err != nil {
 		t.Fatal(err)
 	}
 	r.callKept(t)
@@ -172,7 +167,7 @@ func TestKeptClientRevoked(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			r := newOAuthRig(t, nil)
 			sc := r.server(t, "")
-			if err := r.login(t, sc, nil); err != nil {
+			if err := r.login(t, sc); err != nil {
 				t.Fatal(err)
 			}
 			old := r.grantClient(t)
@@ -187,7 +182,7 @@ func TestKeptClientRevoked(t *testing.T) {
 					t.Fatalf("the revoked client is still kept: %+v", k)
 				}
 			}
-			if err := r.login(t, sc, nil); err != nil {
+			if err := r.login(t, sc); err != nil {
 				t.Fatal(err)
 			}
 			r.callKept(t)
@@ -209,8 +204,10 @@ func TestKeptClientRevoked(t *testing.T) {
 
 // TestKeptClientExchangeRefused: when the token endpoint refuses the kept
 // client only in the code exchange (after the browser leg), the login
-// fails naming the command, without registering, the client is
-// forgotten, and the next login registers once and succeeds.
+// fails naming the command, without registering, and the client is
+// marked: the next login registers once and succeeds, and so does every
+// one after (a refusal that comes of reusing must not fail every other
+// login).
 func TestKeptClientExchangeRefused(t *testing.T) {
 	r := newOAuthRig(t, nil)
 	r.as.AddClient("gone")
@@ -218,22 +215,29 @@ func TestKeptClientExchangeRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc := r.server(t, "")
-	err := r.login(t, sc, func() { r.as.RevokeClient("gone") }) // known at /authorize, unknown at /token
+	r.as.RefuseTokens("gone")
+	err := r.login(t, sc)
 	if err == nil || !strings.Contains(err.Error(), "switchboard login gh") || !strings.Contains(err.Error(), "invalid_client") {
 		t.Fatalf("err = %v, want the client refused and the command to run", err)
 	}
-	if k := r.keptClient(t); k != nil {
-		t.Fatalf("the refused client is still kept: %+v", k)
+	if k := r.keptClient(t); k == nil || k.ClientID != "gone" || !k.NoReuse {
+		t.Fatalf("kept client = %+v, want it marked", k)
 	}
 	if n := r.as.Count("register"); n != 0 {
 		t.Fatalf("%d registrations in the refused login, want 0", n)
 	}
-	if err := r.login(t, sc, nil); err != nil {
-		t.Fatal(err)
-	}
-	r.callKept(t)
-	if n := r.as.Count("register"); n != 1 {
-		t.Fatalf("%d registrations, want 1", n)
+	for i := 1; i <= 2; i++ {
+		r.as.RevokeAll()
+		if err := r.login(t, sc); err != nil {
+			t.Fatal(err)
+		}
+		r.callKept(t)
+		if n := r.as.Count("register"); n != i {
+			t.Fatalf("login %d: %d registrations, want %d", i, n, i)
+		}
+		if k := r.keptClient(t); k == nil || k.ClientID != r.grantClient(t) || !k.NoReuse {
+			t.Fatalf("login %d: kept client = %+v, want the new one, marked", i, k)
+		}
 	}
 }
 
@@ -248,7 +252,7 @@ func TestKeptClientOtherIssuer(t *testing.T) {
 	if err := creds.SaveClient(r.tokens, creds.Client{Issuer: other.Issuer, Resource: r.as.MCP, ClientID: "elsewhere", RedirectURI: freeRedirect(t)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.login(t, r.server(t, ""), nil); err != nil {
+	if err := r.login(t, r.server(t, "")); err != nil {
 		t.Fatal(err)
 	}
 	r.callKept(t)
@@ -274,7 +278,7 @@ func TestKeptClientConfigured(t *testing.T) {
 	if err := creds.SaveClient(r.tokens, kept); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.login(t, r.server(t, `{"clientId":"configured"}`), nil); err != nil {
+	if err := r.login(t, r.server(t, `{"clientId":"configured"}`)); err != nil {
 		t.Fatal(err)
 	}
 	if got := r.as.Authorized(); !slices.Equal(got, []string{"configured"}) {

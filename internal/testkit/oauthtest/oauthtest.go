@@ -60,6 +60,7 @@ type Server struct {
 	mu       sync.Mutex
 	clients  map[string]bool      // registered client IDs
 	redirect map[string][]string  // client ID → the redirect URIs it registered
+	noToken  map[string]bool      // clients whose token requests are refused (RefuseTokens)
 	codes    map[string]codeGrant // code → grant
 	access   map[string]time.Time // access token → expiry
 	refresh  map[string]string    // live refresh token → its client
@@ -76,7 +77,7 @@ type codeGrant struct {
 // Start starts both servers on 127.0.0.1:0; they stop with the test.
 func Start(t testing.TB, opts *Options) *Server {
 	t.Helper()
-	s := &Server{clients: map[string]bool{}, redirect: map[string][]string{}, codes: map[string]codeGrant{}, access: map[string]time.Time{},
+	s := &Server{clients: map[string]bool{}, redirect: map[string][]string{}, noToken: map[string]bool{}, codes: map[string]codeGrant{}, access: map[string]time.Time{},
 		refresh: map[string]string{}, counts: map[string]int{}, resource: map[string]string{}}
 	if opts != nil {
 		s.opts = *opts
@@ -172,6 +173,15 @@ func (s *Server) RevokeClient(id string) {
 			delete(s.refresh, rt)
 		}
 	}
+}
+
+// RefuseTokens makes the token endpoint answer invalid_client to the
+// client id while its authorization requests are still taken, as for a
+// client whose credentials changed since it was registered.
+func (s *Server) RefuseTokens(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.noToken[id] = true
 }
 
 // Authorized returns the client of every authorization request so far,
@@ -272,7 +282,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.clients[client] {
+	if !s.clients[client] || s.noToken[client] {
 		// RFC 6749 section 5.2: the client is checked first, and the
 		// grant left as it was.
 		writeJSON(w, http.StatusUnauthorized, map[string]any{"error": "invalid_client"})
