@@ -29,11 +29,11 @@ import (
 //
 // The kept client is forgotten, and a login registers again, once, when
 // the token endpoint answers invalid_client or unauthorized_client for it
-// in a refresh (the login that follows registers) or when the server's
-// authorization server is now another one (that login registers). When
-// the token endpoint refuses it in a login's code exchange, that login
-// fails and the resource's logins register each time from then on (see
-// login). A refresh refused for the grant
+// in a refresh (the login that follows registers), and is not offered
+// when the server's authorization server is now another one (that login
+// registers). When the token endpoint refuses it in a login's code
+// exchange, that login fails and the resource's logins register each
+// time from then on (see login). A refresh refused for the grant
 // (invalid_grant) keeps it: the login that follows reuses it. `logout`
 // and `remove` forget it with the grants (creds.ForgetTokens).
 

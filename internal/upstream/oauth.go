@@ -70,7 +70,7 @@ func needsLogin(server string) error {
 type oauthHandler struct {
 	server, resource string
 	o                *OAuth
-	code             *auth.AuthorizationCodeHandler // nil without Authorize
+	code             *auth.AuthorizationCodeHandler // nil without Authorize; built again under flow (keptclient.go)
 	machine          auth.OAuthHandler              // the client_credentials grant's handler; nil for a person's login
 	clientID         string                         // the configured client, "" when any will do
 	configured       bool                           // the server has an "oauth" block
@@ -88,9 +88,7 @@ type oauthHandler struct {
 	cimd    string
 	keptErr error
 
-	// Lock order: a grantSource's mu before mu.
-
-	mu     sync.Mutex
+	mu     sync.Mutex   // lock order: a grantSource's mu before it
 	cur    *grantSource // guarded by mu; nil before a grant
 	issuer string       // guarded by mu; the issuer of the last authorization-server metadata read
 	dpop   *dpopKey     // guarded by mu; the DPoP key (dpop.go) when the authorization server takes DPoP, nil otherwise
