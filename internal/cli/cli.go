@@ -114,7 +114,7 @@ func init() {
 		{"enable", "NAME", "enable a server, after checking that it starts", false, runEnable, false},
 		{"disable", "NAME", "disable a server", false, runDisable, false},
 		{"login", "NAME", "log in to an HTTP server that asks for OAuth: opens the browser (or prints the URL) and keeps the grant in creds.json", false, runLogin, false},
-		{"logout", "NAME", "forget the OAuth grants kept for a server", false, runLogout, false},
+		{"logout", "NAME", "forget the OAuth grants and registered client kept for a server", false, runLogout, false},
 		{"get", "NAME", "show one server: its configuration (secrets masked), state, protocol, capabilities, tools, findings, last error, stderr", true, runGet, false},
 		{"list", "[--check]", "the same as servers", true, runServers, false},
 		{"version", "", "print the version", false, runVersion, false},

@@ -53,6 +53,16 @@ func runLogin(r *run) int {
 	}
 	defer os.RemoveAll(aside)
 	newPath := filepath.Join(aside, creds.FileName)
+	settle, err := keptClientAside(path, newPath, sc.URL)
+	if err != nil {
+		return r.configError(err)
+	}
+	saved := false
+	defer func() {
+		if err := settle(saved); err != nil {
+			fmt.Fprintf(r.env.Stderr, "warning: the OAuth client registered for %q: %s\n", sc.Name, launcher.Escape(err.Error()))
+		}
+	}()
 	var browsers browserProcs
 	defer browsers.wait()
 	one := *cfg
@@ -113,6 +123,7 @@ func runLogin(r *run) int {
 	if err == nil && len(ts) > 0 {
 		// The new grant replaces the older ones.
 		err = creds.ReplaceTokens(path, sc.URL, ts)
+		saved = err == nil
 	}
 	if err != nil {
 		return r.configError(err)
@@ -123,7 +134,8 @@ func runLogin(r *run) int {
 	return r.done(fmt.Sprintf("logged in to %q; the grant is kept in %s", s.Name, path), s.Name, path, nil)
 }
 
-// runLogout forgets the grants kept for a server.
+// runLogout forgets the grants kept for a server, and the client its
+// logins registered: the next login registers a new one.
 func runLogout(r *run) int {
 	sc, _, code := r.oauthServer()
 	if sc == nil {

@@ -74,18 +74,28 @@ func SaveToken(path string, t Token) error {
 	return Update(path, map[string]string{t.key(): string(data)}, nil)
 }
 
-// ForgetTokens deletes every grant in path for resource and says how many
-// there were.
+// ForgetTokens deletes every grant in path for resource, and the client
+// registered for it (see Client), and says how many grants there were.
 func ForgetTokens(path, resource string) (int, error) {
 	ts, err := LoadTokens(path, resource)
-	if err != nil || len(ts) == 0 {
+	if err != nil {
 		return 0, err
 	}
-	names := make([]string, len(ts))
+	m, err := Load(path)
+	if err != nil {
+		return 0, err
+	}
+	names := make([]string, len(ts), len(ts)+1)
 	for i := range ts {
 		names[i] = ts[i].key()
 	}
-	return len(names), Update(path, nil, names)
+	if _, ok := m[clientKey(resource)]; ok {
+		names = append(names, clientKey(resource))
+	}
+	if len(names) == 0 {
+		return 0, nil
+	}
+	return len(ts), Update(path, nil, names)
 }
 
 // ReplaceTokens keeps ts, the grants of a new login to resource, in path

@@ -29,7 +29,7 @@ func Login(ctx context.Context, sc *config.Server, opts *Options, show func(auth
 	if opts.OAuth == nil || sc.Transport != config.TransportHTTP {
 		return fault.New(fault.CodeInvalidInput, sc.Name, "login", errors.New("only Streamable HTTP servers log in with OAuth"))
 	}
-	red, err := ListenRedirect()
+	red, err := listenKeptRedirect(opts.OAuth.TokensPath, sc.URL)
 	if err != nil {
 		return fault.New(fault.CodeUnavailable, sc.Name, "login", err)
 	}

@@ -32,7 +32,8 @@ import (
 // registration, PKCE S256, the resource indicator, the RFC 9207 iss check,
 // scopes from the challenge or scopes_supported, step-up on
 // insufficient_scope. This file adds what a host needs around it: grants
-// kept in creds.json and reused across connections and processes, a
+// kept in creds.json and reused across connections and processes, the
+// dynamically registered client kept and reused (keptclient.go), a
 // refresh before expiry (by the wall clock, so a grant survives sleep) and
 // on a 401, and a connection without a browser that fails with
 // needs_login instead of starting a flow nobody can finish.
@@ -69,7 +70,7 @@ func needsLogin(server string) error {
 type oauthHandler struct {
 	server, resource string
 	o                *OAuth
-	code             *auth.AuthorizationCodeHandler // nil without Authorize
+	code             *auth.AuthorizationCodeHandler // nil without Authorize; built again under flow (keptclient.go)
 	machine          auth.OAuthHandler              // the client_credentials grant's handler; nil for a person's login
 	clientID         string                         // the configured client, "" when any will do
 	configured       bool                           // the server has an "oauth" block
@@ -77,11 +78,23 @@ type oauthHandler struct {
 	log              *slog.Logger
 
 	flow sync.Mutex // serialises Authorize: one login or refresh at a time
+	// Guarded by flow (keptclient.go): the client registered earlier
+	// that go-sdk's handler was built to reuse, nil when none; the
+	// handler's configuration, to build it again without that client;
+	// the client ID metadata document's URL, "" when none; why every
+	// login fails once the kept client was refused after the browser leg.
+	kept    *creds.Client
+	codeCfg auth.AuthorizationCodeHandlerConfig
+	cimd    string
+	keptErr error
 
-	mu     sync.Mutex
+	mu     sync.Mutex   // lock order: a grantSource's mu before it
 	cur    *grantSource // guarded by mu; nil before a grant
 	issuer string       // guarded by mu; the issuer of the last authorization-server metadata read
 	dpop   *dpopKey     // guarded by mu; the DPoP key (dpop.go) when the authorization server takes DPoP, nil otherwise
+	// refused is guarded by mu: the client ID the token endpoint last
+	// answered invalid_client or unauthorized_client, "" when none.
+	refused string
 }
 
 // newOAuthHandler returns the OAuth handler of c's server, or nil when
@@ -165,11 +178,16 @@ func (c *Conn) newOAuthHandler() (*oauthHandler, error) {
 			cfg.ScopeFilter = func([]string) []string { return scopes }
 		}
 	}
-	code, err := auth.NewAuthorizationCodeHandler(cfg)
-	if err != nil {
+	if cfg.ClientIDMetadataDocumentConfig != nil {
+		h.cimd = cfg.ClientIDMetadataDocumentConfig.URL
+	}
+	h.codeCfg = *cfg
+	if h.clientID == "" {
+		h.kept = h.keptClient()
+	}
+	if err := h.buildCode(); err != nil {
 		return nil, fmt.Errorf("oauth: %w", err)
 	}
-	h.code = code
 	return h, nil
 }
 
@@ -229,7 +247,7 @@ func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 		}
 		return needsLogin(h.server)
 	}
-	return scrubTokenError(h.code.Authorize(ctx, req, resp))
+	return scrubTokenError(h.login(ctx, req, resp))
 }
 
 // scrubTokenError is err without what an authorization server's refusal
@@ -359,6 +377,7 @@ func (h *oauthHandler) newTokenSource(_ context.Context, cfg *oauth2.Config, tok
 	}
 	g := h.sourceOf(t)
 	g.save()
+	h.keepClient(cfg, issuer)
 	h.mu.Lock()
 	h.cur = g
 	h.mu.Unlock()
@@ -436,6 +455,9 @@ func (g *grantSource) refreshLocked(ctx context.Context) error {
 	if err != nil {
 		var re *oauth2.RetrieveError
 		if errors.As(err, &re) {
+			if clientRefused(re) {
+				g.h.clientRefused(g.t.ClientID)
+			}
 			// Never the response body: it may echo a token.
 			return &oauth2.RetrieveError{ErrorCode: "invalid_grant", ErrorDescription: "the authorization server refused the refresh token"}
 		}

@@ -39,8 +39,11 @@ type redirectResult struct {
 }
 
 // ListenRedirect binds the listener.
-func ListenRedirect() (*Redirect, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+func ListenRedirect() (*Redirect, error) { return listenRedirect("127.0.0.1:0") }
+
+// listenRedirect binds the listener to addr, a 127.0.0.1 address.
+func listenRedirect(addr string) (*Redirect, error) {
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("the redirect listener: %w", err)
 	}

@@ -4,8 +4,10 @@
 // metadata (RFC 8414), protected-resource metadata (RFC 9728, through
 // go-sdk's handler), /authorize that redirects at once (PKCE S256 and
 // the resource indicator required, iss in the redirect), /token (code and
-// refresh grants), /register (dynamic registration). Its tokens are
-// opaque; the test can expire, revoke and count them.
+// refresh grants; the client must be one it knows, named in the form or
+// by HTTP Basic authentication), /register (dynamic registration). Its
+// tokens are opaque; the test can expire, revoke and count them, and
+// count, add and revoke clients.
 //
 // It imports go-sdk and the standard library.
 package oauthtest
@@ -39,6 +41,11 @@ type Options struct {
 	TTL time.Duration
 	// NoRefresh issues no refresh tokens.
 	NoRefresh bool
+	// ExactRedirect refuses an authorization request whose redirect_uri
+	// is not one its client registered, port and all (as some servers
+	// do, against RFC 8252 section 7.3). A client added by AddClient
+	// registered none, and may use any.
+	ExactRedirect bool
 }
 
 // Server is the authorization server and the MCP server it protects.
@@ -52,9 +59,12 @@ type Server struct {
 
 	mu       sync.Mutex
 	clients  map[string]bool      // registered client IDs
+	redirect map[string][]string  // client ID → the redirect URIs it registered
+	noToken  map[string]bool      // clients whose token requests are refused (RefuseTokens)
 	codes    map[string]codeGrant // code → grant
 	access   map[string]time.Time // access token → expiry
-	refresh  map[string]bool      // live refresh tokens
+	refresh  map[string]string    // live refresh token → its client
+	seen     []string             // the client of every authorization request, in order
 	counts   map[string]int       // requests by endpoint, "refresh" for refresh grants
 	issued   []string             // every access and refresh token issued
 	resource map[string]string    // access token → resource it was issued for
@@ -67,8 +77,8 @@ type codeGrant struct {
 // Start starts both servers on 127.0.0.1:0; they stop with the test.
 func Start(t testing.TB, opts *Options) *Server {
 	t.Helper()
-	s := &Server{clients: map[string]bool{}, codes: map[string]codeGrant{}, access: map[string]time.Time{},
-		refresh: map[string]bool{}, counts: map[string]int{}, resource: map[string]string{}}
+	s := &Server{clients: map[string]bool{}, redirect: map[string][]string{}, noToken: map[string]bool{}, codes: map[string]codeGrant{}, access: map[string]time.Time{},
+		refresh: map[string]string{}, counts: map[string]int{}, resource: map[string]string{}}
 	if opts != nil {
 		s.opts = *opts
 	}
@@ -141,6 +151,47 @@ func (s *Server) RevokeAll() {
 	clear(s.refresh)
 }
 
+// AddClient makes id a client the server knows, as an administrator's
+// registration would.
+func (s *Server) AddClient(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.clients[id] = true
+}
+
+// RevokeClient forgets the client id, as when a person deletes the app
+// in their account: its authorization requests are refused, and its
+// token requests answered invalid_client, its refresh tokens included.
+func (s *Server) RevokeClient(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.clients, id)
+	delete(s.redirect, id)
+	clear(s.access)
+	for rt, c := range s.refresh {
+		if c == id {
+			delete(s.refresh, rt)
+		}
+	}
+}
+
+// RefuseTokens makes the token endpoint answer invalid_client to the
+// client id while its authorization requests are still taken, as for a
+// client whose credentials changed since it was registered.
+func (s *Server) RefuseTokens(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.noToken[id] = true
+}
+
+// Authorized returns the client of every authorization request so far,
+// in order.
+func (s *Server) Authorized() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.seen)
+}
+
 func (s *Server) serveAS(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case "/.well-known/oauth-authorization-server":
@@ -168,6 +219,7 @@ func (s *Server) serveAS(w http.ResponseWriter, r *http.Request) {
 		id := "client-" + rand.Text()[:8]
 		s.mu.Lock()
 		s.clients[id] = true
+		s.redirect[id] = m.RedirectURIs
 		s.mu.Unlock()
 		writeJSON(w, http.StatusCreated, map[string]any{"client_id": id, "redirect_uris": m.RedirectURIs, "token_endpoint_auth_method": "none"})
 	case "/authorize":
@@ -185,10 +237,15 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	s.mu.Lock()
 	known := s.clients[q.Get("client_id")]
+	uris, registered := s.redirect[q.Get("client_id")]
+	s.seen = append(s.seen, q.Get("client_id"))
 	s.mu.Unlock()
 	switch {
 	case !known:
 		http.Error(w, "unknown client", http.StatusBadRequest)
+		return
+	case s.opts.ExactRedirect && registered && !slices.Contains(uris, q.Get("redirect_uri")):
+		http.Error(w, "the redirect URI is not the client's", http.StatusBadRequest)
 		return
 	case q.Get("response_type") != "code", q.Get("code_challenge_method") != "S256", q.Get("code_challenge") == "":
 		http.Error(w, "PKCE S256 is required", http.StatusBadRequest)
@@ -219,15 +276,25 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid_request"})
 		return
 	}
+	client := r.PostForm.Get("client_id")
+	if id, _, ok := r.BasicAuth(); ok {
+		client, _ = url.QueryUnescape(id)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if !s.clients[client] || s.noToken[client] {
+		// RFC 6749 section 5.2: the client is checked first, and the
+		// grant left as it was.
+		writeJSON(w, http.StatusUnauthorized, map[string]any{"error": "invalid_client"})
+		return
+	}
 	var resource string
 	switch r.PostForm.Get("grant_type") {
 	case "authorization_code":
 		g, ok := s.codes[r.PostForm.Get("code")]
 		delete(s.codes, r.PostForm.Get("code"))
 		sum := sha256.Sum256([]byte(r.PostForm.Get("code_verifier")))
-		if !ok || g.client != r.PostForm.Get("client_id") || g.redirect != r.PostForm.Get("redirect_uri") ||
+		if !ok || g.client != client || g.redirect != r.PostForm.Get("redirect_uri") ||
 			base64.RawURLEncoding.EncodeToString(sum[:]) != g.challenge || r.PostForm.Get("resource") != g.resource {
 			writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid_grant"})
 			return
@@ -235,7 +302,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		resource = g.resource
 	case "refresh_token":
 		rt := r.PostForm.Get("refresh_token")
-		if !s.refresh[rt] {
+		if c, ok := s.refresh[rt]; !ok || c != client {
 			writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid_grant"})
 			return
 		}
@@ -256,7 +323,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	}
 	if !s.opts.NoRefresh {
 		rt := "rt-" + rand.Text()
-		s.refresh[rt] = true
+		s.refresh[rt] = client
 		s.issued = append(s.issued, rt)
 		out["refresh_token"] = rt
 	}
