@@ -1,0 +1,357 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/fault"
+	"github.com/switchboard-mcp/switchboard/internal/content"
+	"github.com/switchboard-mcp/switchboard/internal/jsonscan"
+	"github.com/switchboard-mcp/switchboard/internal/policy"
+	"github.com/switchboard-mcp/switchboard/internal/registry"
+	"github.com/switchboard-mcp/switchboard/internal/upstream"
+)
+
+// CallOptions tune one call. Nil means defaults.
+type CallOptions struct {
+	// Progress, when set, receives the call's progress notifications, in
+	// order, on a goroutine of the connection: it must not block.
+	Progress func(Progress)
+	// Peer, when set, answers the server's requests during the call. A
+	// peer that implements InputPasser receives a 2026-07-28 server's input
+	// requests as an *InputRequired error instead.
+	Peer Peer
+	// InputResponses and RequestState retry a call that returned
+	// *InputRequired, verbatim.
+	InputResponses mcp.InputResponseMap
+	RequestState   string
+	// Client identifies the caller for the call quota (policy.quota) and
+	// the audit log; "" is the process itself. The gateway sets the
+	// configured name of a named client, else one per client session.
+	Client string
+	// Caller is the configured name of the gateway client making the
+	// call, and Profile the profile it calls through; "" for none. Policy
+	// rules limited to clients and profiles match on them, and the audit
+	// log keeps the profile.
+	Caller, Profile string
+	// Confirm overrides Options.Confirm for this call.
+	Confirm Confirmer
+	// RawOnly leaves Result.Text empty, for callers that forward Raw and
+	// never show the projection (the gateway): projecting a large result
+	// costs a full decode.
+	RawOnly bool
+	// KeepWhole returns a large result whole instead of spilling it (see
+	// config.Context.SpillBytes), for callers that show it to a person
+	// rather than a model, like the CLI. Text blocks are still capped at
+	// security.resultTextMaxBytes.
+	KeepWhole bool
+}
+
+// Result is a tool's answer.
+type Result struct {
+	Tool   string `json:"tool"`   // canonical ID of the tool called
+	Server string `json:"server"` // server that answered
+	// Raw is the MCP CallToolResult exactly as the server sent it,
+	// including fields and content types Switchboard does not know.
+	Raw json.RawMessage `json:"result"`
+	// IsError is the result's isError flag: the tool ran and failed.
+	IsError bool `json:"isError"`
+	// Text is the projection for a model: text as text, media and unknown
+	// content as one descriptive line each, structured content as JSON.
+	Text string `json:"text"`
+}
+
+// serverUnavailable explains why a configured server cannot take requests,
+// or returns nil when it can.
+func (h *Host) serverUnavailable(name string) error {
+	s := h.comp.Load().servers[name]
+	if s == nil {
+		return nil
+	}
+	v := s.view()
+	switch {
+	case v.state == StateReady:
+		return nil
+	case h.closed.Load():
+		return fault.New(fault.CodeUnavailable, name, "", errors.New("the host is closed"))
+	case v.state == StateDisabled:
+		return fault.New(fault.CodeUnavailable, name, "", errors.New(`the server is disabled ("enabled": false in the configuration)`))
+	case v.state == StateMisconfigured:
+		return fault.New(fault.CodeUnavailable, name, "", v.err)
+	case v.catalog != nil:
+		return nil // its tools are known; a call dials it
+	case s.retryAfterLogin():
+		return fault.New(fault.CodeUnavailable, name, "", errors.New("the server is still starting"))
+	case v.state == StateStarting:
+		return fault.New(fault.CodeUnavailable, name, "", errors.New("the server is still starting"))
+	case v.err == nil:
+		return fault.New(fault.CodeUnavailable, name, "", errors.New("the server has not started yet"))
+	}
+	code := fault.CodeUnavailable
+	switch c := fault.CodeOf(v.err); c {
+	case fault.CodeRuntimeMissing, fault.CodeRuntimeTooOld, fault.CodeNeedsLogin:
+		// Not retryable: it fails the same way until the machine or
+		// the configuration changes, and the code says what to fix.
+		code = c
+	}
+	return fault.New(code, name, "", privateAs(v.err, fmt.Errorf("the server failed to start: %s", withoutServer(v.err, name))))
+}
+
+// privateAs returns err, marked fault.Private when src is: a message that
+// quotes a private error is private too.
+func privateAs(src, err error) error {
+	if fault.IsPrivate(src) {
+		return &fault.Private{Err: err}
+	}
+	return err
+}
+
+// withoutServer renders err without a leading `server "name": `, for
+// messages that already name the server.
+func withoutServer(err error, name string) string {
+	if err == nil {
+		return "no reason recorded"
+	}
+	msg, _ := strings.CutPrefix(err.Error(), fmt.Sprintf("server %q: ", name))
+	return msg
+}
+
+// Await waits while the named server is starting (connecting, its tools
+// not known yet), bounded by ctx and its startupTimeoutMs, and waits for
+// that server only. It returns nil when the server can take requests (it
+// is ready, or its tools are known from its saved catalogue), and
+// otherwise why not: its start-up error, or ctx's.
+func (h *Host) Await(ctx context.Context, server string) error {
+	s := h.comp.Load().servers[server]
+	if s == nil {
+		return fault.New(fault.CodeNotFound, "", "", fmt.Errorf("no server %q", server))
+	}
+	if s.currentState() == StateStarting && !h.closed.Load() {
+		// The dial runs on a goroutine of the Host, bounded by the
+		// startup timeout and Close, so that ctx bounds only the wait: a
+		// dial this call would start itself could not be cut short.
+		done := make(chan struct{})
+		h.watchers.Go(func() {
+			defer close(done)
+			s.ensure(h.life) //nolint:errcheck // recorded in s
+		})
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return fault.New(fault.CodeTimeout, server, "connect", fmt.Errorf("the server is still starting: %w", ctx.Err()))
+		}
+	}
+	return h.serverUnavailable(server)
+}
+
+// Starting returns the name of the server that a lookup failed on because
+// it is still starting (see Await), or "".
+func (h *Host) Starting(err error) string {
+	var fe *fault.Error
+	if fault.CodeOf(err) != fault.CodeUnavailable || !errors.As(err, &fe) || fe.Server == "" {
+		return ""
+	}
+	s := h.comp.Load().servers[fe.Server]
+	if s == nil || s.currentState() != StateStarting {
+		return ""
+	}
+	return fe.Server
+}
+
+// conn returns the live connection of a server, dialling it if need be
+// (see ensure).
+func (h *Host) conn(ctx context.Context, name string) (*upstream.Conn, error) {
+	s := h.comp.Load().servers[name]
+	if s == nil {
+		return nil, fault.New(fault.CodeNotFound, "", "", fmt.Errorf("no server %q", name))
+	}
+	return s.ensure(ctx)
+}
+
+// Call calls a tool by model-facing name or canonical ID. args is the JSON
+// arguments object; nil means {}. The call is bounded by the server's
+// callTimeout, and cancelling ctx cancels it upstream.
+//
+// A server's tools may have changed behind its saved catalogue (see
+// rediscover.go): a name that misses while the catalogue may be stale, or
+// a call the server answers with "unknown tool", discovers the server
+// again and is made again, once; a call that may have run is never made
+// again. A server started for the call is discovered before anything is
+// sent, and the call checked against the approved definitions.
+func (h *Host) Call(ctx context.Context, name string, args json.RawMessage, opts *CallOptions) (*Result, error) {
+	if h.tracer != nil {
+		var span trace.Span
+		ctx, span = h.tracer.Start(ctx, "tools/call "+name, trace.WithAttributes(attribute.String(AttrTool, name)))
+		defer span.End()
+	}
+	if b := h.lookupBuiltin(name); b != nil {
+		start := time.Now()
+		out, err := h.callBuiltin(ctx, b, args, opts)
+		h.finished(ctx, "", name, true, args, opts, start, out, err, false)
+		return out, err
+	}
+	t, rediscovered, err := h.lookupFresh(ctx, name)
+	if server := h.Starting(err); server != "" {
+		// Its server is still starting: wait for that one, then look again.
+		if err = h.Await(ctx, server); err == nil {
+			t, rediscovered, err = h.lookupFresh(ctx, name)
+		}
+	}
+	if err != nil {
+		if c := fault.CodeOf(err); c == fault.CodeDefinitionChanged || c == fault.CodeHeldInjection {
+			if id, held := h.heldID(name); held {
+				h.finished(ctx, id.Server, id.String(), true, args, opts, time.Now(), nil, err, true)
+				return nil, err
+			}
+		}
+		h.finished(ctx, "", name, false, args, opts, time.Now(), nil, err, false)
+		return nil, err
+	}
+	if len(args) > 0 && !isObject(args) {
+		err := fault.New(fault.CodeInvalidInput, t.ID.Server, fmt.Sprintf("call tool %q", t.ID.Name), errors.New("arguments must be a JSON object"))
+		h.finished(ctx, t.ID.Server, t.ID.String(), true, args, opts, time.Now(), nil, err, false)
+		return nil, err
+	}
+	comp := h.comp.Load()
+	s := comp.servers[t.ID.Server]
+	if s == nil {
+		// A reload removed the server after the tool was looked up.
+		err := fault.New(fault.CodeNotFound, t.ID.Server, fmt.Sprintf("call tool %q", t.ID.Name), errors.New("the server is no longer configured"))
+		h.finished(ctx, t.ID.Server, t.ID.String(), true, args, opts, time.Now(), nil, err, false)
+		return nil, err
+	}
+	sc := s.cfg.Load() // this call's settings, whatever a reload swaps in meanwhile
+	if err := h.authorize(ctx, comp.pol, t, sc, args, opts); err != nil {
+		h.finished(ctx, t.ID.Server, t.ID.String(), true, args, opts, time.Now(), nil, err, true)
+		return nil, err
+	}
+	start := time.Now()
+	s.beginCall()
+	copts, ended := h.live.begin(t.ID.Server, t.ID.String(), opts)
+	out, err := h.call(ctx, s, sc, comp.pol, t, args, copts, !rediscovered)
+	ended()
+	s.endCall()
+	h.finished(ctx, t.ID.Server, t.ID.String(), true, args, opts, start, out, err, true)
+	switch fault.CodeOf(err) {
+	case fault.CodeInvalidInput, fault.CodeNotFound, fault.CodeDefinitionChanged, fault.CodeHeldInjection:
+		// The call did not fit the server's tools: says nothing of how
+		// the server behaves.
+	default:
+		switch {
+		case err != nil:
+			s.trust.add(outcomeError)
+		case out.IsError:
+			s.trust.add(outcomeToolErr)
+		default:
+			s.trust.add(outcomeOK)
+		}
+	}
+	return out, err
+}
+
+// finished records a call that ended (or was refused before it went out:
+// by policy, confirmation, quota or a held definition): a row in the audit
+// log when audited (the audit log shows what was asked as well as what
+// ran: refusals, not malformed requests), a record for OnCall, and the
+// outcome on the call's span.
+func (h *Host) finished(ctx context.Context, server, tool string, catalogued bool, args json.RawMessage, opts *CallOptions, start time.Time, res *Result, err error, audited bool) {
+	if !h.observing() && h.tracer == nil {
+		return
+	}
+	rec := callRecord(server, tool, catalogued, opts, args, start, res, err)
+	if audited && h.audit.on() {
+		h.audit.record(auditRow(&rec, args))
+	}
+	h.observe(&rec)
+	if h.tracer != nil {
+		endSpan(trace.SpanFromContext(ctx), &rec, err)
+	}
+}
+
+// call makes an authorized call: it dials the server if need be, checks
+// the tool against the catalogue the connection holds (recheck), calls,
+// and guards the result. With retry, a call the server answers with
+// "unknown tool" is made once more after the server is discovered again.
+func (h *Host) call(ctx context.Context, s *server, sc *config.Server, pol *policy.Engine, t *registry.Tool, args json.RawMessage, opts *CallOptions, retry bool) (*Result, error) {
+	// A server started on first use may take its startup timeout on top
+	// of the call's.
+	conn, err := s.ensure(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if t, err = h.recheck(ctx, s, sc, pol, t, args, opts); err != nil {
+		return nil, err
+	}
+	if h.tracer != nil {
+		trace.SpanFromContext(ctx).SetAttributes(attribute.String(AttrEra, upstream.EraOf(conn.Info().ProtocolVersion)))
+	}
+	uopts, ctx := callOptions(ctx, opts)
+	res, err := conn.CallTool(ctx, t.ID.Name, args, uopts)
+	if fault.CodeOf(err) == fault.CodeUnavailable && ctx.Err() == nil {
+		// The connection was already gone, so the request was never sent
+		// (a lost request is unknown_outcome, never this): this is the
+		// call that redials, once.
+		s.mu.Lock()
+		a := s.attempt
+		s.mu.Unlock()
+		s.dropped(conn, a, err)
+		if conn, err = s.ensure(ctx); err != nil {
+			return nil, err
+		}
+		if t, err = h.recheck(ctx, s, sc, pol, t, args, opts); err != nil {
+			return nil, err
+		}
+		res, err = conn.CallTool(ctx, t.ID.Name, args, uopts)
+	}
+	if retry && upstream.UnknownTool(t.ID.Name, res, err) && ctx.Err() == nil {
+		// The server does not know the tool, so it never ran: its tools
+		// changed behind its catalogue. Discover them again, and call
+		// once more if the tool is still offered.
+		h.log.Debug("server does not know a catalogued tool; discovering it again", "server", s.name, "tool", t.ID.Name)
+		if err := s.rediscover(ctx, false); err != nil {
+			return nil, err
+		}
+		return h.call(ctx, s, sc, pol, t, args, opts, false)
+	}
+	if err != nil {
+		return nil, fromUpstream(err)
+	}
+	var raw json.RawMessage
+	if opts != nil && opts.KeepWhole {
+		raw, err = h.guardResult(sc, t.ID.Name, res.Raw, 0)
+	} else {
+		raw, err = h.guardAndSpill(sc, t.ID.Name, res.Raw, false, t.Tool.OutputSchema != nil)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := &Result{Tool: t.ID.String(), Server: t.ID.Server, Raw: raw, IsError: res.IsError}
+	if opts == nil || !opts.RawOnly {
+		out.Text = content.ToolText(raw)
+	}
+	return out, nil
+}
+
+// isObject reports whether raw is one valid JSON object, without decoding
+// it: arguments are forwarded as they are, so validity is all that counts.
+func isObject(raw json.RawMessage) bool {
+	for i, c := range raw {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '{':
+			return jsonscan.Valid(raw[i:])
+		}
+		return false
+	}
+	return false
+}

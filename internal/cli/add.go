@@ -1,0 +1,299 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"mvdan.cc/sh/v3/shell"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/confedit"
+)
+
+// runAdd adds a server: switchboard add [NAME] URL, or
+// switchboard add [NAME] -- COMMAND [ARGS...]; without arguments at a
+// terminal, in the form.
+func runAdd(r *run) int {
+	if len(r.args) == 0 && r.dashAt < 0 {
+		if in, ok := r.formInput(); ok {
+			return r.form(in, "", &formValues{transport: "http"}, nil)
+		}
+	}
+	e, err := r.addEntry()
+	if err != nil {
+		return r.usagef("%v", err)
+	}
+	return r.save(e)
+}
+
+// addEntry builds the entry of add's arguments and flags.
+func (r *run) addEntry() (*entry, error) {
+	args := r.args
+	before := args // the positional arguments before "--"
+	var argv []string
+	if r.dashAt >= 0 {
+		before, argv = args[:r.dashAt], args[r.dashAt:]
+	}
+	var name, rawURL string
+	switch {
+	case len(before) == 0 && len(argv) == 0:
+		return nil, errors.New("usage: switchboard add [NAME] URL, or switchboard add [NAME] -- COMMAND [ARGS...]")
+	case len(argv) > 0:
+		if len(before) > 1 {
+			return nil, fmt.Errorf("one NAME before \"--\", not %d arguments", len(before))
+		}
+		if len(before) == 1 {
+			name = before[0]
+		}
+	case len(before) == 1:
+		rawURL = before[0]
+	case len(before) == 2:
+		name, rawURL = before[0], before[1]
+	default:
+		return nil, errors.New("too many arguments: a command goes after \"--\": switchboard add NAME -- COMMAND [ARGS...]")
+	}
+	if rawURL != "" && !isURL(rawURL) {
+		// A command line in one argument, as a shell would have it.
+		argv, rawURL = []string{rawURL}, ""
+	}
+	if len(argv) == 1 && strings.ContainsAny(argv[0], " \t\n'\"\\") {
+		fields, err := SplitCommand(argv[0])
+		if err != nil {
+			return nil, fmt.Errorf("the command %q: %v", argv[0], err)
+		}
+		argv = fields
+	} else {
+		for i, a := range argv {
+			argv[i] = strings.ReplaceAll(a, "${", "$${") // exact words, no references
+		}
+	}
+	if len(argv) == 0 && rawURL == "" {
+		return nil, errors.New("no command after \"--\"")
+	}
+	if name == "" {
+		if rawURL != "" {
+			name = SuggestName(rawURL, nil)
+		} else {
+			name = SuggestName("", argv)
+		}
+	}
+	return entryOf(name, rawURL, argv, &r.edit)
+}
+
+// entryOf builds the entry of server name: at rawURL, or running argv
+// (its words as the configuration has them), with f's settings.
+func entryOf(name, rawURL string, argv []string, f *editFlags) (*entry, error) {
+	e := &entry{name: name, obj: &confedit.Object{}, creds: map[string]string{}}
+	if rawURL != "" {
+		switch f.transport {
+		case "", "http":
+			if f.transport == "http" {
+				e.obj.SetValue("type", "http")
+			}
+		case "sse":
+			e.obj.SetValue("type", "sse")
+		default:
+			return nil, fmt.Errorf("--transport is http or sse, not %q", f.transport)
+		}
+		e.obj.SetValue("url", strings.ReplaceAll(rawURL, "${", "$${"))
+		if len(f.env) > 0 {
+			return nil, errors.New("--env is for a command's environment; an HTTP server takes --header or --bearer-env")
+		}
+	} else {
+		if f.transport != "" || len(f.headers) > 0 || f.bearerEnv != "" || f.bearer != "" {
+			return nil, errors.New("--transport, --header and --bearer-env are for a URL; a command takes --env")
+		}
+		e.obj.SetValue("command", argv[0])
+		if len(argv) > 1 {
+			e.obj.SetValue("args", argv[1:])
+		}
+	}
+	if len(f.env) > 0 {
+		env := &confedit.Object{}
+		for _, kv := range f.env {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok || k == "" {
+				return nil, fmt.Errorf("--env %q: want KEY=VALUE", k)
+			}
+			env.SetValue(k, v)
+		}
+		e.obj.SetValue("env", env)
+	}
+	if len(f.headers) > 0 {
+		h := &confedit.Object{}
+		for _, kv := range f.headers {
+			k, v, ok := strings.Cut(kv, ":")
+			if !ok || strings.TrimSpace(k) == "" {
+				return nil, fmt.Errorf("--header %q: want 'NAME: VALUE'", strings.TrimSpace(k))
+			}
+			h.SetValue(strings.TrimSpace(k), strings.TrimSpace(v))
+		}
+		e.obj.SetValue("headers", h)
+	}
+	if f.bearerEnv != "" {
+		e.obj.SetValue("bearerTokenEnvVar", f.bearerEnv)
+	}
+	if f.trust {
+		e.obj.SetValue("trust", string(config.TrustTrusted))
+	}
+	if f.disabled {
+		e.obj.SetValue("enabled", false)
+	}
+	if err := e.moveSecrets("env", "env"); err != nil {
+		return nil, err
+	}
+	if err := e.moveSecrets("headers", "header"); err != nil {
+		return nil, err
+	}
+	if f.bearer != "" {
+		h, err := e.obj.Object("headers")
+		if err != nil {
+			return nil, err
+		}
+		cred := credName(name, "bearer", "token")
+		e.creds[cred] = f.bearer
+		h.SetValue("Authorization", "Bearer "+config.CredRef(cred))
+		e.obj.SetValue("headers", h)
+	}
+	return e, nil
+}
+
+// runAddJSON adds a server from its JSON configuration:
+// switchboard add-json NAME JSON.
+func runAddJSON(r *run) int {
+	if !r.wantArgs(2, 2) {
+		return ExitUsage
+	}
+	obj, err := confedit.ParseObject([]byte(r.args[1]))
+	if err != nil || len(strings.TrimSpace(r.args[1])) == 0 {
+		return r.usagef("add-json takes the server's configuration as one JSON object")
+	}
+	e := &entry{name: r.args[0], obj: obj, creds: map[string]string{}}
+	for _, f := range [][2]string{{"env", "env"}, {"headers", "header"}} {
+		if err := e.moveSecrets(f[0], f[1]); err != nil {
+			return r.usagef("%v", err)
+		}
+	}
+	return r.save(e)
+}
+
+// SplitCommand splits a command line written as in a POSIX shell into
+// its words: quotes and backslashes are honoured, and no shell runs. A
+// variable ($VAR, ${VAR}) and ~ become configuration references (${VAR},
+// ${HOME}) expanded when the server starts, never now; a literal "${"
+// becomes "$${". Command substitution, and anything else that would need
+// a shell, is an error.
+func SplitCommand(line string) ([]string, error) {
+	const open, shut = "\uE000", "\uE001" // private-use marks around a variable's name
+	fields, err := shell.Fields(line, func(name string) string {
+		if name == "IFS" { // what unquoted expansions are split on
+			return " \t\n"
+		}
+		return open + name + shut
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i, f := range fields {
+		f = strings.ReplaceAll(f, "${", "$${")
+		f = strings.ReplaceAll(f, open, "${")
+		fields[i] = strings.ReplaceAll(f, shut, "}")
+	}
+	return fields, nil
+}
+
+// isURL reports whether s is an http or https URL with a host.
+func isURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+// SuggestName proposes a server name: from the URL's host
+// ("https://mcp.github.com/x" is "github"), else from the package a
+// command runs ("npx -y @modelcontextprotocol/server-filesystem" is
+// "filesystem"), else from the command's file name.
+func SuggestName(rawURL string, argv []string) string {
+	if rawURL != "" {
+		u, err := url.Parse(rawURL)
+		if err != nil {
+			return "server"
+		}
+		host := u.Hostname()
+		if net.ParseIP(host) != nil || host == "localhost" {
+			return clean(lastSegment(strings.Trim(u.Path, "/")), "local")
+		}
+		labels := strings.Split(host, ".")
+		for len(labels) > 2 && slices.Contains([]string{"www", "mcp", "api", "app", "server"}, labels[0]) {
+			labels = labels[1:]
+		}
+		if len(labels) == 2 && slices.Contains([]string{"mcp", "api", "www"}, labels[0]) {
+			labels = labels[1:]
+		}
+		return clean(labels[0], "server")
+	}
+	if len(argv) == 0 {
+		return "server"
+	}
+	pkg := ""
+	switch filepath.Base(argv[0]) {
+	case "npx", "bunx", "uvx", "pnpx", "pipx", "docker", "pnpm", "yarn", "npm", "uv", "deno", "bun":
+		skip := map[string]bool{"run": true, "exec": true, "dlx": true, "x": true, "tool": true, "-i": true, "--rm": true, "-y": true, "--yes": true}
+		for _, a := range argv[1:] {
+			if skip[a] || strings.HasPrefix(a, "-") {
+				continue
+			}
+			pkg = a
+			break
+		}
+	}
+	if pkg == "" {
+		pkg = filepath.Base(argv[0])
+		if (pkg == "node" || pkg == "python" || pkg == "python3") && len(argv) > 1 {
+			pkg = strings.TrimSuffix(strings.TrimSuffix(filepath.Base(argv[len(argv)-1]), ".js"), ".py")
+		}
+	}
+	if at := strings.LastIndex(pkg, "@"); at > 0 {
+		pkg = pkg[:at] // a version
+	}
+	pkg = lastSegment(strings.TrimPrefix(pkg, "npm:"))
+	pkg, _, _ = strings.Cut(pkg, ":") // a docker tag
+	for _, p := range []string{"mcp-server-", "server-", "mcp-"} {
+		pkg = strings.TrimPrefix(pkg, p)
+	}
+	for _, s := range []string{"-mcp-server", "-server", "-mcp", "_mcp"} {
+		pkg = strings.TrimSuffix(pkg, s)
+	}
+	return clean(pkg, "server")
+}
+
+func lastSegment(s string) string {
+	if i := strings.LastIndexByte(s, '/'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+// clean keeps a-z 0-9 _ - of s, lowercased; def when nothing is left.
+func clean(s, def string) string {
+	out := strings.Map(func(c rune) rune {
+		switch {
+		case c >= 'A' && c <= 'Z':
+			return c + 'a' - 'A'
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '_', c == '-':
+			return c
+		case c == '.':
+			return '-'
+		}
+		return -1
+	}, s)
+	out = strings.Trim(out, "-_")
+	if out == "" {
+		return def
+	}
+	return out
+}
