@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -165,28 +164,11 @@ type loginRun struct {
 // whether the URL was followed.
 func loginBrowsing(t *testing.T, home, cfg string, as *oauthtest.Server) (loginRun, string, bool) {
 	t.Helper()
-	pr, pw := io.Pipe()
-	done := make(chan loginRun, 1)
-	go func() {
-		code, out := runLoginHome(t, home, pw, "login", "gh", "--config", cfg)
-		pw.Close()
-		done <- loginRun{code, out}
-	}()
-	var loginErr bytes.Buffer
-	sc := bufio.NewScanner(io.TeeReader(pr, &loginErr))
-	browsed := false
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if strings.HasPrefix(line, as.Issuer+"/authorize?") && !browsed {
-			browsed = true
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			if err := oauthtest.Browse(ctx, line); err != nil {
-				t.Error(err)
-			}
-			cancel()
-		}
-	}
-	return <-done, loginErr.String(), browsed
+	return loginWith(t, home, cfg, as, func(url string) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		return oauthtest.Browse(ctx, url)
+	})
 }
 
 // TestGatewayTakesLoginFromCLI: a running gateway whose server needs a

@@ -4,15 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/cli"
 	"github.com/switchboard-mcp/switchboard/internal/testkit"
@@ -200,44 +196,11 @@ func TestServeWatchTrustProject(t *testing.T) {
 	writeProject(t, dir, map[string]any{"mcpServers": map[string]any{
 		"proj": map[string]any{"command": exe, "env": testkit.ChildEnv(testkit.ModeServer)},
 	}})
-	var stderr testkit.Buffer
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	code := make(chan int, 1)
-	go func() {
-		code <- cli.Run(ctx, cli.Env{
-			Args:   []string{"serve", "--http", "127.0.0.1:0", "--home", home, "--watch"},
-			Stdout: nopWriter{}, Stderr: &stderr, Executable: exe, Version: "test", Dir: dir,
-			LookupEnv: func(string) (string, bool) { return "", false },
-		})
-	}()
-	defer func() {
-		cancel()
-		<-code
-	}()
-	re := regexp.MustCompile(`endpoint: (http://\S+)[\s\S]*token: .*kept in .*: (\S+)`)
-	var m []string
-	if !proc.Eventually(20*time.Second, func() bool { m = re.FindStringSubmatch(stderr.String()); return m != nil }) {
-		t.Fatalf("no banner:\n%s", stderr.String())
-	}
-	hc := &http.Client{Transport: headerRT{"Authorization", "Bearer " + m[2]}}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: m[1], HTTPClient: hc}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	defer cs.Close()
-	has := func(name string) bool {
-		res, err := cs.ListTools(ctx, nil)
-		if err != nil {
-			return false
-		}
-		for _, tl := range res.Tools {
-			if tl.Name == name {
-				return true
-			}
-		}
-		return false
-	}
+	ctx := t.Context()
+	g := startGateway(t, nil, dir, "--home", home, "--watch")
+	stderr := g.stderr
+	cs := g.session(t, nil)
+	has := func(name string) bool { return lists(ctx, cs, name) }
 	if !has("demo__echo") || has("proj__echo") {
 		t.Fatalf("before trust: demo__echo %t, proj__echo %t (want true, false)", has("demo__echo"), has("proj__echo"))
 	}
