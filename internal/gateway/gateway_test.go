@@ -4,13 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -79,36 +77,11 @@ func newFixtureWith(t *testing.T, extra, top map[string]any) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var gw atomic.Pointer[gateway.Gateway]
-	h, err := host.Open(context.Background(), cfg, &host.Options{StopTimeout: 500 * time.Millisecond, Forward: true,
-		OnChange: func() {
-			if g := gw.Load(); g != nil {
-				g.Sync()
-			}
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.Close() })
-
+	h, syncs := openHost(t, cfg, host.Options{StopTimeout: 500 * time.Millisecond, Forward: true})
 	g := gateway.New(h, &gateway.Options{Version: "test", PageSize: 3, OnConfirm: cfg.Policy.OnConfirm})
-	gw.Store(g)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- g.ServeHTTP(ctx, ln, gateway.HTTPOptions{Front: frontdoor.Options{Token: token}})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("ServeHTTP: %v", err)
-		}
-	})
-	return &fixture{url: "http://" + ln.Addr().String() + "/mcp", host: h}
+	syncs(g)
+	base := serveHTTP(t, g, gateway.HTTPOptions{Front: frontdoor.Options{Token: token}})
+	return &fixture{url: base + "/mcp", host: h}
 }
 
 // modernStdio is the stdio test server on 2026-07-28, the era a stdio
@@ -397,19 +370,8 @@ func TestFrontDoor(t *testing.T) {
 // connection type).
 func TestInMemoryGateway(t *testing.T) {
 	f := newFixture(t, nil)
-	g := gateway.New(f.host, nil)
-	ct, st := mcp.NewInMemoryTransports()
 	ctx := context.Background()
-	ss, err := g.Server().Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ss.Close()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := inMemory(t, gateway.New(f.host, nil), nil, "")
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "web__echo", Arguments: map[string]any{"text": "mem"}})
 	if err != nil || text(t, res) != "mem" {
 		t.Errorf("echo: %v, %v", res, err)

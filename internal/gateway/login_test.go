@@ -38,19 +38,8 @@ func TestNeedsLoginThroughTheGateway(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { h.Close() })
-	g := gateway.New(h, nil)
-	ct, st := mcp.NewInMemoryTransports()
 	ctx := context.Background()
-	ss, err := g.Server().Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ss.Close()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := inMemory(t, gateway.New(h, nil), nil, "")
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "gh__whoami", Arguments: map[string]any{}})
 	if err != nil || !res.IsError {
 		t.Fatalf("call: %+v, %v; want an isError result", res, err)
@@ -87,25 +76,6 @@ func loginGateway(t *testing.T) (*oauthtest.Server, *gateway.Gateway, string) {
 	return as, gateway.New(h, nil), creds
 }
 
-// connectVersion connects a client to g, speaking version ("" for the
-// latest).
-func connectVersion(t *testing.T, g *gateway.Gateway, opts *mcp.ClientOptions, version string) *mcp.ClientSession {
-	t.Helper()
-	ct, st := mcp.NewInMemoryTransports()
-	ctx := context.Background()
-	ss, err := g.Server().Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ss.Close() })
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, opts).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
-}
-
 var urlCaps = &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}}
 
 // TestLoginOfferedByURLElicitation: a 2025 client that declared URL-mode
@@ -117,7 +87,7 @@ var urlCaps = &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{
 func TestLoginOfferedByURLElicitation(t *testing.T) {
 	as, g, creds := loginGateway(t)
 
-	formOnly := connectVersion(t, g, &mcp.ClientOptions{
+	formOnly := inMemory(t, g, &mcp.ClientOptions{
 		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}},
 		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			t.Error("a client without url elicitation was asked")
@@ -136,7 +106,7 @@ func TestLoginOfferedByURLElicitation(t *testing.T) {
 	second := make(chan struct{})
 	var urls []string
 	var mu sync.Mutex
-	cs := connectVersion(t, g, &mcp.ClientOptions{
+	cs := inMemory(t, g, &mcp.ClientOptions{
 		Capabilities: urlCaps,
 		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			n := asked.Add(1)
@@ -218,7 +188,7 @@ func TestLoginOfferedByURLElicitation(t *testing.T) {
 // again returns the tool's result.
 func TestLoginURLElicitationRequired(t *testing.T) {
 	as, g, _ := loginGateway(t)
-	cs := connectVersion(t, g, &mcp.ClientOptions{Capabilities: urlCaps}, "")
+	cs := inMemory(t, g, &mcp.ClientOptions{Capabilities: urlCaps}, "")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "gh__whoami", Arguments: map[string]any{}})
