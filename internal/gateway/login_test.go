@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,9 +14,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/switchboard-mcp/switchboard/config"
-	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/gateway"
+	"github.com/switchboard-mcp/switchboard/internal/testkit/oauthhost"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/oauthtest"
 )
 
@@ -26,20 +24,9 @@ import (
 // to run, never a token-bearing error, and nothing is asked of the
 // authorization server.
 func TestNeedsLoginThroughTheGateway(t *testing.T) {
-	as := oauthtest.Start(t, nil)
-	data, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"gh": map[string]any{"url": as.MCP, "trust": "trusted"}}})
-	cfg, err := config.Parse(data, "test.json", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := host.Open(context.Background(), cfg, &host.Options{StopTimeout: 500 * time.Millisecond,
-		OAuth: &host.OAuthOptions{TokensPath: filepath.Join(t.TempDir(), "creds.json")}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.Close() })
+	as, g, _ := loginGateway(t)
 	ctx := context.Background()
-	cs := inMemory(t, gateway.New(h, nil), nil, "")
+	cs := inMemory(t, g, nil, "")
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "gh__whoami", Arguments: map[string]any{}})
 	if err != nil || !res.IsError {
 		t.Fatalf("call: %+v, %v; want an isError result", res, err)
@@ -61,19 +48,8 @@ func TestNeedsLoginThroughTheGateway(t *testing.T) {
 func loginGateway(t *testing.T) (*oauthtest.Server, *gateway.Gateway, string) {
 	t.Helper()
 	as := oauthtest.Start(t, nil)
-	data, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"gh": map[string]any{"url": as.MCP, "trust": "trusted"}}})
-	cfg, err := config.Parse(data, "test.json", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	creds := filepath.Join(t.TempDir(), "creds.json")
-	h, err := host.Open(context.Background(), cfg, &host.Options{StopTimeout: 500 * time.Millisecond,
-		OAuth: &host.OAuthOptions{TokensPath: creds}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.Close() })
-	return as, gateway.New(h, nil), creds
+	rig := oauthhost.Open(t, as.MCP, nil)
+	return as, gateway.New(rig.Host, nil), rig.Creds
 }
 
 var urlCaps = &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}}
