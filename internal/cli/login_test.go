@@ -13,11 +13,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/switchboard-mcp/switchboard/config"
-	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/cli"
 	"github.com/switchboard-mcp/switchboard/internal/creds"
 	"github.com/switchboard-mcp/switchboard/internal/gateway"
+	"github.com/switchboard-mcp/switchboard/internal/testkit/oauthhost"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/oauthtest"
 )
 
@@ -177,23 +176,11 @@ func loginBrowsing(t *testing.T, home, cfg string, as *oauthtest.Server) (loginR
 // dial failed is dialled again by the next call, and a live connection
 // whose grant was revoked takes the new one on its next refusal.
 func TestGatewayTakesLoginFromCLI(t *testing.T) {
-	as := oauthtest.Start(t, &oauthtest.Options{NoRefresh: true})
 	home := t.TempDir()
-	cfgPath := writeConfig(t, map[string]any{"mcpServers": map[string]any{"gh": map[string]any{"url": as.MCP, "trust": "trusted"}}})
-	data, err := os.ReadFile(cfgPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Parse(data, cfgPath, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := host.Open(context.Background(), cfg, &host.Options{StopTimeout: 500 * time.Millisecond,
-		OAuth: &host.OAuthOptions{TokensPath: filepath.Join(home, "creds.json")}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.Close() })
+	as := oauthtest.Start(t, &oauthtest.Options{NoRefresh: true})
+	rig := oauthhost.Open(t, as.MCP, &oauthhost.Options{Creds: filepath.Join(home, "creds.json")})
+	h := rig.Host
+	cfgPath := writeConfig(t, rig.Doc)
 	ct, st := mcp.NewInMemoryTransports()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
