@@ -3,7 +3,9 @@ package host_test
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
@@ -33,4 +35,20 @@ func firstStart(t testing.TB, cfg *config.Config, opts *host.Options) {
 		t.Fatalf("first start: echo = %q", got)
 	}
 	h.Close()
+}
+
+// crashed opens a host whose eager server kit (testkit.ModeServer) has
+// ended mid-call, its events recorded in rec: it waits up to 10 seconds
+// for the exit event.
+func crashed(t testing.TB) (*host.Host, *recorder) {
+	t.Helper()
+	rec := &recorder{}
+	cfg := parse(t, map[string]any{"kit": child(t, testkit.ModeServer, map[string]any{"eager": true})}, nil)
+	h := openWith(t, cfg, &host.Options{StopTimeout: 500 * time.Millisecond, OnEvent: rec.event})
+	h.Call(context.Background(), "kit__crash", nil, nil)
+	deadline := time.Now().Add(10 * time.Second)
+	for !slices.Contains(rec.kinds(), host.EventExited) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	return h, rec
 }
