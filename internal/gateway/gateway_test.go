@@ -144,7 +144,7 @@ func (f *fixture) connect(t *testing.T, version string) (*mcp.ClientSession, *pr
 
 // connectWith connects client c to the gateway; version "" is the modern
 // era.
-func (f *fixture) connectWith(t *testing.T, c *mcp.Client, version string) *mcp.ClientSession {
+func (f *fixture) connectWith(t testing.TB, c *mcp.Client, version string) *mcp.ClientSession {
 	t.Helper()
 	tr := &mcp.StreamableClientTransport{Endpoint: f.url, HTTPClient: &http.Client{Transport: bearer{http.DefaultTransport}}}
 	var opts *mcp.ClientSessionOptions
@@ -189,17 +189,7 @@ func (f *fixture) answering(t *testing.T, version, name, model, root string) (*m
 		},
 	})
 	c.AddRoots(&mcp.Root{URI: root})
-	tr := &mcp.StreamableClientTransport{Endpoint: f.url, HTTPClient: &http.Client{Transport: bearer{http.DefaultTransport}}}
-	var opts *mcp.ClientSessionOptions
-	if version != "" {
-		opts = &mcp.ClientSessionOptions{ProtocolVersion: version}
-	}
-	cs, err := c.Connect(context.Background(), tr, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs, func() []string {
+	return f.connectWith(t, c, version), func() []string {
 		mu.Lock()
 		defer mu.Unlock()
 		return append([]string(nil), asked...)
@@ -447,16 +437,8 @@ func TestListChangedReachesClients(t *testing.T) {
 		c := mcp.NewClient(&mcp.Implementation{Name: "watcher", Version: "1"}, &mcp.ClientOptions{
 			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
 		})
-		tr := &mcp.StreamableClientTransport{Endpoint: f.url, HTTPClient: &http.Client{Transport: bearer{http.DefaultTransport}}}
-		var opts *mcp.ClientSessionOptions
-		if version != "" {
-			opts = &mcp.ClientSessionOptions{ProtocolVersion: version}
-		}
 		ctx := context.Background()
-		cs, err := c.Connect(ctx, tr, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
+		cs := f.connectWith(t, c, version)
 		server := "s" // the HTTP upstream makes a server per request: nothing to grow
 		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: server + "__grow", Arguments: map[string]any{}}); err != nil {
 			t.Fatalf("grow: %v", err)
