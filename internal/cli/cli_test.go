@@ -51,27 +51,39 @@ type result struct {
 // applies unless --config is given).
 func run(t *testing.T, args ...string) result {
 	t.Helper()
+	return runWith(t, cli.Env{Args: args, Stdin: strings.NewReader(`{"text":"from stdin"}`),
+		LookupEnv: homeEnv(t.TempDir()), Version: "1.2.3"})
+}
+
+// runWith runs the CLI in this process with e, its Executable this test
+// binary and, unless e sets them, its stdout and stderr captured; it
+// returns the exit code and what was captured.
+func runWith(t testing.TB, e cli.Env) result {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	home := t.TempDir()
+	e.Executable = exe
 	var out, errb bytes.Buffer
-	code := cli.Run(context.Background(), cli.Env{
-		Args:   args,
-		Stdin:  strings.NewReader(`{"text":"from stdin"}`),
-		Stdout: &out,
-		Stderr: &errb,
-		LookupEnv: func(k string) (string, bool) {
-			if k == "SWITCHBOARD_HOME" {
-				return home, true
-			}
-			return "", false
-		},
-		Executable: exe,
-		Version:    "1.2.3",
-	})
+	if e.Stdout == nil {
+		e.Stdout = &out
+	}
+	if e.Stderr == nil {
+		e.Stderr = &errb
+	}
+	code := cli.Run(context.Background(), e)
 	return result{code, out.String(), errb.String()}
+}
+
+// homeEnv is an environment holding only SWITCHBOARD_HOME, home.
+func homeEnv(home string) func(string) (string, bool) {
+	return func(k string) (string, bool) {
+		if k == "SWITCHBOARD_HOME" {
+			return home, true
+		}
+		return "", false
+	}
 }
 
 func writeConfig(t *testing.T, v any) string {

@@ -28,18 +28,7 @@ import (
 // directory unchanged.
 func runHome(t *testing.T, home string, args ...string) result {
 	t.Helper()
-	exe, _ := os.Executable()
-	var out, errb bytes.Buffer
-	code := cli.Run(context.Background(), cli.Env{
-		Args: args, Stdout: &out, Stderr: &errb, Executable: exe, Version: "test",
-		LookupEnv: func(k string) (string, bool) {
-			if k == "SWITCHBOARD_HOME" {
-				return home, true
-			}
-			return "", false
-		},
-	})
-	return result{code, out.String(), errb.String()}
+	return runWith(t, cli.Env{Args: args, LookupEnv: homeEnv(home), Version: "test"})
 }
 
 // noSecret fails when any output of rs or the configuration file holds

@@ -23,22 +23,9 @@ import (
 // runLoginHome runs the CLI with home as its home and stderr to errw.
 func runLoginHome(t *testing.T, home string, errw io.Writer, args ...string) (int, string) {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	code := cli.Run(context.Background(), cli.Env{
-		Args: args, Stdin: strings.NewReader(""), Stdout: &out, Stderr: errw,
-		LookupEnv: func(k string) (string, bool) {
-			if k == "SWITCHBOARD_HOME" {
-				return home, true
-			}
-			return "", false // no $BROWSER, no display: the URL is printed
-		},
-		Executable: exe, Version: "1.2.3",
-	})
-	return code, out.String()
+	// No $BROWSER, no display: the URL is printed.
+	r := runWith(t, cli.Env{Args: args, Stdin: strings.NewReader(""), Stderr: errw, LookupEnv: homeEnv(home), Version: "1.2.3"})
+	return r.code, r.stdout
 }
 
 // TestLoginLogout: a server that asks for OAuth is "needs login" until

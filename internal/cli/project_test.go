@@ -1,8 +1,6 @@
 package cli_test
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -18,26 +16,7 @@ import (
 // runIn runs the CLI in the working directory dir with the home home.
 func runIn(t *testing.T, dir, home string, args ...string) result {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out, errb bytes.Buffer
-	code := cli.Run(context.Background(), cli.Env{
-		Args:   args,
-		Stdout: &out,
-		Stderr: &errb,
-		LookupEnv: func(k string) (string, bool) {
-			if k == "SWITCHBOARD_HOME" {
-				return home, true
-			}
-			return "", false
-		},
-		Executable: exe,
-		Version:    "1.2.3",
-		Dir:        dir,
-	})
-	return result{code, out.String(), errb.String()}
+	return runWith(t, cli.Env{Args: args, LookupEnv: homeEnv(home), Version: "1.2.3", Dir: dir})
 }
 
 // writeProject writes v as dir's .mcp.json.

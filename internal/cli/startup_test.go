@@ -53,20 +53,17 @@ func (w *firstWrite) Write(p []byte) (int, error) {
 // to answer (its first output; stopping the servers comes after).
 func runTerm(t *testing.T, path string, terminal bool, args ...string) (result, time.Duration) {
 	t.Helper()
-	exe, _ := os.Executable()
 	var out firstWrite
-	var errb bytes.Buffer
 	start := time.Now()
-	code := cli.Run(context.Background(), cli.Env{
+	r := runWith(t, cli.Env{
 		Args:       append(args, "--config", path, "--home", t.TempDir()),
 		Stdout:     &out,
-		Stderr:     &errb,
 		LookupEnv:  func(string) (string, bool) { return "", false },
-		Executable: exe,
 		Version:    "test",
 		IsTerminal: func(io.Writer) bool { return terminal },
 	})
-	return result{code, out.String(), errb.String()}, out.at.Sub(start)
+	r.stdout = out.String()
+	return r, out.at.Sub(start)
 }
 
 // TestCommandsDoNotWaitForAHungServer: next to a server that hangs at
