@@ -3,7 +3,6 @@ package host_test
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -100,9 +99,8 @@ func TestLiveCalls(t *testing.T) {
 // not held: it is never offered.
 func TestDisabledToolNotHeld(t *testing.T) {
 	st := openStore(t)
-	env := testkit.ChildEnv(testkit.ModeSleeper)
-	env[testkit.MarkVar] = filepath.Join(t.TempDir(), "starts")
-	entry := map[string]any{"command": self(t), "env": env, "eager": true}
+	entry := sleeper(t)
+	entry["eager"] = true
 	opts := &host.Options{StopTimeout: 500 * time.Millisecond, Store: st}
 	h, err := host.Open(context.Background(), parse(t, map[string]any{"sleeper": entry}, nil), opts)
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -12,7 +11,6 @@ import (
 	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/store"
-	"github.com/switchboard-mcp/switchboard/internal/testkit"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/proc"
 )
 
@@ -22,21 +20,11 @@ import (
 // instead of running on the definition nobody approved.
 func TestChangedToolFirstCallIsHeld(t *testing.T) {
 	st := openStore(t)
-	env := testkit.ChildEnv(testkit.ModeSleeper)
-	env[testkit.MarkVar] = filepath.Join(t.TempDir(), "starts")
-	cfg := parse(t, map[string]any{"sleeper": map[string]any{"command": self(t), "env": env}}, nil)
+	cfg := parse(t, map[string]any{"sleeper": sleeper(t)}, nil)
 	opts := &host.Options{StopTimeout: 500 * time.Millisecond, Store: st}
+	firstStart(t, cfg, opts)
 
 	h, err := host.Open(context.Background(), cfg, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := call(t, h, "sleeper__echo", `{"text":"first"}`).Text; got != "first" {
-		t.Fatalf("first start: echo = %q", got)
-	}
-	h.Close()
-
-	h, err = host.Open(context.Background(), cfg, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

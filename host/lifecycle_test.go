@@ -108,23 +108,13 @@ func TestCatalogueFirstStart(t *testing.T) {
 // releases it.
 func TestSleeperIsHeld(t *testing.T) {
 	st := openStore(t)
-	env := testkit.ChildEnv(testkit.ModeSleeper)
-	env[testkit.MarkVar] = filepath.Join(t.TempDir(), "starts")
-	cfg := parse(t, map[string]any{"sleeper": map[string]any{"command": self(t), "env": env}}, nil)
+	cfg := parse(t, map[string]any{"sleeper": sleeper(t)}, nil)
 	opts := &host.Options{StopTimeout: 500 * time.Millisecond, Store: st}
-
-	h, err := host.Open(context.Background(), cfg, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := call(t, h, "sleeper__echo", `{"text":"first"}`).Text; got != "first" {
-		t.Fatalf("first start: echo = %q", got)
-	}
-	h.Close()
+	firstStart(t, cfg, opts)
 
 	changed := make(chan struct{}, 4)
 	opts.OnChange = func() { changed <- struct{}{} }
-	h, err = host.Open(context.Background(), cfg, opts)
+	h, err := host.Open(context.Background(), cfg, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,13 +5,12 @@ import (
 	"encoding/json"
 	"net"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/testkit/oauthhost"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/oauthtest"
 )
 
@@ -21,17 +20,7 @@ import (
 // URL is followed the server is ready and its tools can be called.
 func TestLoginAbandoned(t *testing.T) {
 	as := oauthtest.Start(t, nil)
-	data, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"gh": map[string]any{"url": as.MCP, "trust": "trusted"}}})
-	cfg, err := config.Parse(data, "test.json", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := host.Open(context.Background(), cfg, &host.Options{StopTimeout: 500 * time.Millisecond,
-		OAuth: &host.OAuthOptions{TokensPath: filepath.Join(t.TempDir(), "creds.json"), LoginTimeout: 300 * time.Millisecond}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
+	h := oauthhost.Open(t, as.MCP, &oauthhost.Options{LoginTimeout: 300 * time.Millisecond}).Host
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if st := h.Servers()[0]; st.Auth != host.NeedsLoginState("gh") {

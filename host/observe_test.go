@@ -89,15 +89,7 @@ func TestOnCall(t *testing.T) {
 // TestOnEvent: a server whose process ends mid-call is an exit with its
 // status; the next call restarts it.
 func TestOnEvent(t *testing.T) {
-	rec := &recorder{}
-	cfg := parse(t, map[string]any{"kit": child(t, testkit.ModeServer, map[string]any{"eager": true})}, nil)
-	h := openWith(t, cfg, &host.Options{StopTimeout: 500 * time.Millisecond, OnEvent: rec.event})
-	ctx := context.Background()
-	h.Call(ctx, "kit__crash", nil, nil)
-	deadline := time.Now().Add(10 * time.Second)
-	for !slices.Contains(rec.kinds(), host.EventExited) && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	h, rec := crashed(t)
 	call(t, h, "kit__echo", `{"text":"again"}`)
 	if diff := cmp.Diff([]host.EventKind{host.EventExited, host.EventRestarted}, rec.kinds()); diff != "" {
 		t.Fatalf("events (-want +got):\n%s", diff)

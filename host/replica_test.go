@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -48,9 +47,7 @@ func TestReplicasShareApprovals(t *testing.T) {
 
 func shareApproval(t *testing.T, killFeed bool) {
 	url := pgtest.URL(t)
-	env := testkit.ChildEnv(testkit.ModeSleeper)
-	env[testkit.MarkVar] = filepath.Join(t.TempDir(), "starts")
-	cfg := parse(t, map[string]any{"sleeper": map[string]any{"command": self(t), "env": env}}, nil)
+	cfg := parse(t, map[string]any{"sleeper": sleeper(t)}, nil)
 
 	a := openWith(t, cfg, &host.Options{StopTimeout: 500 * time.Millisecond, Store: openPostgres(t, url)})
 	if got := call(t, a, "sleeper__echo", `{"text":"first"}`).Text; got != "first" {

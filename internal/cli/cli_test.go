@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -12,7 +11,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -21,7 +19,6 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/testkit"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/hostile"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/pgtest"
-	"github.com/switchboard-mcp/switchboard/internal/testkit/proc"
 )
 
 func TestMain(m *testing.M) {
@@ -54,27 +51,39 @@ type result struct {
 // applies unless --config is given).
 func run(t *testing.T, args ...string) result {
 	t.Helper()
+	return runWith(t, cli.Env{Args: args, Stdin: strings.NewReader(`{"text":"from stdin"}`),
+		LookupEnv: homeEnv(t.TempDir()), Version: "1.2.3"})
+}
+
+// runWith runs the CLI in this process with e, its Executable this test
+// binary and, unless e sets them, its stdout and stderr captured; it
+// returns the exit code and what was captured.
+func runWith(t testing.TB, e cli.Env) result {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	home := t.TempDir()
+	e.Executable = exe
 	var out, errb bytes.Buffer
-	code := cli.Run(context.Background(), cli.Env{
-		Args:   args,
-		Stdin:  strings.NewReader(`{"text":"from stdin"}`),
-		Stdout: &out,
-		Stderr: &errb,
-		LookupEnv: func(k string) (string, bool) {
-			if k == "SWITCHBOARD_HOME" {
-				return home, true
-			}
-			return "", false
-		},
-		Executable: exe,
-		Version:    "1.2.3",
-	})
+	if e.Stdout == nil {
+		e.Stdout = &out
+	}
+	if e.Stderr == nil {
+		e.Stderr = &errb
+	}
+	code := cli.Run(context.Background(), e)
 	return result{code, out.String(), errb.String()}
+}
+
+// homeEnv is an environment holding only SWITCHBOARD_HOME, home.
+func homeEnv(home string) func(string) (string, bool) {
+	return func(k string) (string, bool) {
+		if k == "SWITCHBOARD_HOME" {
+			return home, true
+		}
+		return "", false
+	}
 }
 
 func writeConfig(t *testing.T, v any) string {
@@ -230,25 +239,11 @@ func TestServeStdio(t *testing.T) {
 // the embedded default prints how to connect, a client connects with the
 // printed token and calls a tool, and a cancel stops it cleanly.
 func TestServeHTTP(t *testing.T) {
-	exe, _ := os.Executable()
 	home := t.TempDir()
-	var stderr testkit.Buffer
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	code := make(chan int, 1)
-	go func() {
-		code <- cli.Run(ctx, cli.Env{
-			Args:   []string{"serve", "--http", "127.0.0.1:0", "--home", home, "--pprof", "127.0.0.1:0"},
-			Stdout: io.Discard, Stderr: &stderr, Executable: exe, Version: "test",
-			LookupEnv: func(string) (string, bool) { return "", false },
-		})
-	}()
-	re := regexp.MustCompile(`endpoint: (http://\S+)[\s\S]*token: .*kept in .*: (\S+)`)
-	var m []string
-	if !proc.Eventually(20*time.Second, func() bool { m = re.FindStringSubmatch(stderr.String()); return m != nil }) {
-		t.Fatalf("no banner:\n%s", stderr.String())
-	}
-	url, token := m[1], m[2]
+	ctx := t.Context()
+	g := startGateway(t, nil, "", "--home", home, "--pprof", "127.0.0.1:0")
+	url, token := g.url, g.token
+	stderr := g.stderr
 	if p := regexp.MustCompile(`runtime profiles at (http://\S+)`).FindStringSubmatch(stderr.String()); p == nil {
 		t.Errorf("banner lacks the profiles' address:\n%s", stderr.String())
 	} else if resp, err := http.Get(p[1] + "goroutine?debug=1"); err != nil || resp.StatusCode != http.StatusOK {
@@ -259,24 +254,14 @@ func TestServeHTTP(t *testing.T) {
 	if !strings.Contains(stderr.String(), "claude mcp add --transport http switchboard "+url+` --header "Authorization: Bearer `+token+`"`) {
 		t.Errorf("banner lacks the Claude Code command:\n%s", stderr.String())
 	}
-	hc := &http.Client{Transport: headerRT{"Authorization", "Bearer " + token}}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
+	cs := g.session(t, nil)
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "demo__add", Arguments: map[string]any{"a": 2, "b": 40}})
 	if err != nil || res.StructuredContent == nil {
 		t.Errorf("add: %+v, %v", res, err)
 	}
 	cs.Close()
-	cancel()
-	select {
-	case c := <-code:
-		if c != 0 {
-			t.Errorf("exit %d\n%s", c, stderr.String())
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("serve did not stop")
+	if c := g.stop(); c != 0 {
+		t.Errorf("exit %d\n%s", c, stderr.String())
 	}
 }
 

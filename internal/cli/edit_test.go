@@ -28,18 +28,7 @@ import (
 // directory unchanged.
 func runHome(t *testing.T, home string, args ...string) result {
 	t.Helper()
-	exe, _ := os.Executable()
-	var out, errb bytes.Buffer
-	code := cli.Run(context.Background(), cli.Env{
-		Args: args, Stdout: &out, Stderr: &errb, Executable: exe, Version: "test",
-		LookupEnv: func(k string) (string, bool) {
-			if k == "SWITCHBOARD_HOME" {
-				return home, true
-			}
-			return "", false
-		},
-	})
-	return result{code, out.String(), errb.String()}
+	return runWith(t, cli.Env{Args: args, LookupEnv: homeEnv(home), Version: "test"})
 }
 
 // noSecret fails when any output of rs or the configuration file holds
@@ -504,37 +493,13 @@ func TestSuggestName(t *testing.T) {
 func TestServeSeesAdd(t *testing.T) {
 	home := t.TempDir()
 	exe, _ := os.Executable()
-	var stderr testkit.Buffer
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	code := make(chan int, 1)
-	go func() {
-		code <- cli.Run(ctx, cli.Env{
-			Args:   []string{"serve", "--http", "127.0.0.1:0"},
-			Stdout: nopWriter{}, Stderr: &stderr, Executable: exe, Version: "test",
-			LookupEnv: func(k string) (string, bool) {
-				if k == "SWITCHBOARD_HOME" {
-					return home, true
-				}
-				return "", false
-			},
-		})
-	}()
-	re := regexp.MustCompile(`endpoint: (http://\S+)[\s\S]*token: .*kept in .*: (\S+)`)
-	var m []string
-	if !proc.Eventually(20*time.Second, func() bool { m = re.FindStringSubmatch(stderr.String()); return m != nil }) {
-		t.Fatalf("no banner:\n%s", stderr.String())
-	}
+	ctx := t.Context()
+	g := startGateway(t, map[string]string{"SWITCHBOARD_HOME": home}, "")
+	stderr := g.stderr
 	changed := make(chan struct{}, 8)
-	client := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ClientOptions{
+	cs := g.session(t, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
 	})
-	hc := &http.Client{Transport: headerRT{"Authorization", "Bearer " + m[2]}}
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: m[1], HTTPClient: hc}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	defer cs.Close()
 	if r := runHome(t, home, "add", "added", "--env", "K=secret-in-serve", "--", exe, "demo-server"); r.code != 0 {
 		t.Fatalf("add: exit %d\n%s", r.code, r.stderr)
 	}
@@ -543,32 +508,15 @@ func TestServeSeesAdd(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatalf("no tools/list_changed:\n%s", stderr.String())
 	}
-	has := func() bool {
-		res, err := cs.ListTools(ctx, nil)
-		if err != nil {
-			return false
-		}
-		for _, tl := range res.Tools {
-			if tl.Name == "added__echo" {
-				return true
-			}
-		}
-		return false
-	}
+	has := func() bool { return lists(ctx, cs, "added__echo") }
 	if !proc.Eventually(10*time.Second, has) {
 		t.Fatalf("added__echo not listed:\n%s", stderr.String())
 	}
 	if strings.Contains(stderr.String(), "secret-in-serve") {
 		t.Errorf("serve printed the credential:\n%s", stderr.String())
 	}
-	cancel()
-	select {
-	case c := <-code:
-		if c != 0 {
-			t.Errorf("serve exit %d", c)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("serve did not stop")
+	if c := g.stop(); c != 0 {
+		t.Errorf("serve exit %d", c)
 	}
 }
 

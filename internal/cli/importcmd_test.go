@@ -31,13 +31,7 @@ func newHomes(t *testing.T) homes {
 // runIn runs the CLI with HOME and SWITCHBOARD_HOME set to h.
 func (h homes) run(t *testing.T, args ...string) result {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out, errb bytes.Buffer
-	code := cli.Run(context.Background(), cli.Env{
-		Args: args, Stdout: &out, Stderr: &errb,
+	return runWith(t, cli.Env{Args: args, Version: "test",
 		LookupEnv: func(k string) (string, bool) {
 			switch k {
 			case "HOME":
@@ -47,11 +41,7 @@ func (h homes) run(t *testing.T, args ...string) result {
 			}
 			v, ok := h.env[k]
 			return v, ok
-		},
-		Executable: exe,
-		Version:    "test",
-	})
-	return result{code, out.String(), errb.String()}
+		}})
 }
 
 // readEntry reads the gateway's entry back, with the inline secrets Read

@@ -9,16 +9,13 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/fault"
-	"github.com/switchboard-mcp/switchboard/internal/cli"
 	"github.com/switchboard-mcp/switchboard/internal/control"
-	"github.com/switchboard-mcp/switchboard/internal/testkit"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/proc"
 )
 
@@ -26,36 +23,7 @@ import (
 // and configuration, with the token it generates and keeps in the home.
 func liveGateway(t *testing.T, home, cfg string) *gatewayRun {
 	t.Helper()
-	exe, _ := os.Executable()
-	stderr := &testkit.Buffer{}
-	ctx, cancel := context.WithCancel(context.Background())
-	code := make(chan int, 1)
-	go func() {
-		code <- cli.Run(ctx, cli.Env{
-			Args:   []string{"serve", "--http", "127.0.0.1:0", "--home", home, "--config", cfg},
-			Stdout: nopWriter{}, Stderr: stderr, Executable: exe, Version: "test",
-			LookupEnv: func(string) (string, bool) { return "", false },
-		})
-	}()
-	endpoint := regexp.MustCompile(`endpoint: (http://[0-9.:]+)(/mcp)`)
-	var m []string
-	if !proc.Eventually(30*time.Second, func() bool { m = endpoint.FindStringSubmatch(stderr.String()); return m != nil }) {
-		cancel()
-		t.Fatalf("serve printed no endpoint:\n%s", stderr.String())
-	}
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			cancel()
-			select {
-			case <-code:
-			case <-time.After(20 * time.Second):
-				t.Errorf("serve did not stop:\n%s", stderr.String())
-			}
-		})
-	}
-	t.Cleanup(stop)
-	return &gatewayRun{url: m[1] + m[2], base: m[1], stderr: stderr, stop: stop}
+	return startGateway(t, nil, "", "--home", home, "--config", cfg)
 }
 
 // bearer adds a token to every request.

@@ -62,7 +62,7 @@ func TestLoginKeepsGrantUntilSaved(t *testing.T) {
 		}
 		return nil
 	}
-	if r, errs := loginWith(t, home, cfg, as, refuse); r.code == 0 {
+	if r, errs, _ := loginWith(t, home, cfg, as, refuse); r.code == 0 {
 		t.Fatalf("refused login: exit 0, %s", errs)
 	}
 	if got := grants(); len(got) != 1 || got[0].AccessToken != first[0].AccessToken {
@@ -84,8 +84,9 @@ func TestLoginKeepsGrantUntilSaved(t *testing.T) {
 }
 
 // loginWith runs `switchboard login gh` and, when it prints the
-// authorization URL, hands it to browse.
-func loginWith(t *testing.T, home, cfg string, as *oauthtest.Server, browse func(string) error) (loginRun, string) {
+// authorization URL, hands it to browse; it returns the run, its stderr
+// and whether the URL was handed on.
+func loginWith(t *testing.T, home, cfg string, as *oauthtest.Server, browse func(string) error) (loginRun, string, bool) {
 	t.Helper()
 	pr, pw := io.Pipe()
 	done := make(chan loginRun, 1)
@@ -110,9 +111,9 @@ func loginWith(t *testing.T, home, cfg string, as *oauthtest.Server, browse func
 	defer cancel()
 	select {
 	case r := <-done:
-		return r, loginErr.String()
+		return r, loginErr.String(), browsed
 	case <-ctx.Done():
 		t.Fatal("login did not end")
-		return loginRun{}, ""
+		return loginRun{}, "", browsed
 	}
 }

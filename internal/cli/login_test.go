@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -14,33 +13,19 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/switchboard-mcp/switchboard/config"
-	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/cli"
 	"github.com/switchboard-mcp/switchboard/internal/creds"
 	"github.com/switchboard-mcp/switchboard/internal/gateway"
+	"github.com/switchboard-mcp/switchboard/internal/testkit/oauthhost"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/oauthtest"
 )
 
 // runLoginHome runs the CLI with home as its home and stderr to errw.
 func runLoginHome(t *testing.T, home string, errw io.Writer, args ...string) (int, string) {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	code := cli.Run(context.Background(), cli.Env{
-		Args: args, Stdin: strings.NewReader(""), Stdout: &out, Stderr: errw,
-		LookupEnv: func(k string) (string, bool) {
-			if k == "SWITCHBOARD_HOME" {
-				return home, true
-			}
-			return "", false // no $BROWSER, no display: the URL is printed
-		},
-		Executable: exe, Version: "1.2.3",
-	})
-	return code, out.String()
+	// No $BROWSER, no display: the URL is printed.
+	r := runWith(t, cli.Env{Args: args, Stdin: strings.NewReader(""), Stderr: errw, LookupEnv: homeEnv(home), Version: "1.2.3"})
+	return r.code, r.stdout
 }
 
 // TestLoginLogout: a server that asks for OAuth is "needs login" until
@@ -165,28 +150,11 @@ type loginRun struct {
 // whether the URL was followed.
 func loginBrowsing(t *testing.T, home, cfg string, as *oauthtest.Server) (loginRun, string, bool) {
 	t.Helper()
-	pr, pw := io.Pipe()
-	done := make(chan loginRun, 1)
-	go func() {
-		code, out := runLoginHome(t, home, pw, "login", "gh", "--config", cfg)
-		pw.Close()
-		done <- loginRun{code, out}
-	}()
-	var loginErr bytes.Buffer
-	sc := bufio.NewScanner(io.TeeReader(pr, &loginErr))
-	browsed := false
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if strings.HasPrefix(line, as.Issuer+"/authorize?") && !browsed {
-			browsed = true
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			if err := oauthtest.Browse(ctx, line); err != nil {
-				t.Error(err)
-			}
-			cancel()
-		}
-	}
-	return <-done, loginErr.String(), browsed
+	return loginWith(t, home, cfg, as, func(url string) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		return oauthtest.Browse(ctx, url)
+	})
 }
 
 // TestGatewayTakesLoginFromCLI: a running gateway whose server needs a
@@ -195,23 +163,11 @@ func loginBrowsing(t *testing.T, home, cfg string, as *oauthtest.Server) (loginR
 // dial failed is dialled again by the next call, and a live connection
 // whose grant was revoked takes the new one on its next refusal.
 func TestGatewayTakesLoginFromCLI(t *testing.T) {
-	as := oauthtest.Start(t, &oauthtest.Options{NoRefresh: true})
 	home := t.TempDir()
-	cfgPath := writeConfig(t, map[string]any{"mcpServers": map[string]any{"gh": map[string]any{"url": as.MCP, "trust": "trusted"}}})
-	data, err := os.ReadFile(cfgPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Parse(data, cfgPath, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := host.Open(context.Background(), cfg, &host.Options{StopTimeout: 500 * time.Millisecond,
-		OAuth: &host.OAuthOptions{TokensPath: filepath.Join(home, "creds.json")}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.Close() })
+	as := oauthtest.Start(t, &oauthtest.Options{NoRefresh: true})
+	rig := oauthhost.Open(t, as.MCP, &oauthhost.Options{Creds: filepath.Join(home, "creds.json")})
+	h := rig.Host
+	cfgPath := writeConfig(t, rig.Doc)
 	ct, st := mcp.NewInMemoryTransports()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

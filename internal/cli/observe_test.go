@@ -27,7 +27,6 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/switchboard-mcp/switchboard/internal/cli"
 	"github.com/switchboard-mcp/switchboard/internal/testkit"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/proc"
 )
@@ -35,51 +34,14 @@ import (
 // observeToken is the bearer token of the gateways these tests start.
 const observeToken = "observe-test-token-0123456789abcdef"
 
-// gatewayRun is a `switchboard serve --http` running in this process.
-type gatewayRun struct {
-	url    string // the MCP endpoint
-	base   string // http://host:port
-	stderr *testkit.Buffer
-	stop   func() // stops it and waits for it to exit
-}
-
 // startServe runs `switchboard serve --http 127.0.0.1:0` with env as its
 // whole environment (plus a fresh home and the token) until the test ends
 // or stop is called.
 func startServe(t *testing.T, env map[string]string, args ...string) *gatewayRun {
 	t.Helper()
-	exe, _ := os.Executable()
 	env = withEnv(env, "SWITCHBOARD_HOME", t.TempDir())
 	env["OBSERVE_TOKEN"] = observeToken
-	stderr := &testkit.Buffer{}
-	ctx, cancel := context.WithCancel(context.Background())
-	code := make(chan int, 1)
-	go func() {
-		code <- cli.Run(ctx, cli.Env{
-			Args:   append([]string{"serve", "--http", "127.0.0.1:0", "--token-env", "OBSERVE_TOKEN"}, args...),
-			Stdout: nopWriter{}, Stderr: stderr, Executable: exe, Version: "test",
-			LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
-		})
-	}()
-	endpoint := regexp.MustCompile(`endpoint: (http://[0-9.:]+)(/mcp)`)
-	var m []string
-	if !proc.Eventually(30*time.Second, func() bool { m = endpoint.FindStringSubmatch(stderr.String()); return m != nil }) {
-		cancel()
-		t.Fatalf("serve printed no endpoint:\n%s", stderr.String())
-	}
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			cancel()
-			select {
-			case <-code:
-			case <-time.After(20 * time.Second):
-				t.Errorf("serve did not stop:\n%s", stderr.String())
-			}
-		})
-	}
-	t.Cleanup(stop)
-	return &gatewayRun{url: m[1] + m[2], base: m[1], stderr: stderr, stop: stop}
+	return startGateway(t, env, "", append([]string{"--token-env", "OBSERVE_TOKEN"}, args...)...)
 }
 
 // headerTransport adds the bearer token, and a traceparent header when
@@ -104,18 +66,6 @@ func (h *headerTransport) set(tp string) {
 	h.mu.Lock()
 	h.traceparent = tp
 	h.mu.Unlock()
-}
-
-// connect opens a go-sdk client session to the gateway.
-func connect(t *testing.T, g *gatewayRun, rt http.RoundTripper) *mcp.ClientSession {
-	t.Helper()
-	c := mcp.NewClient(&mcp.Implementation{Name: "observer", Version: "1"}, nil)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: g.url, HTTPClient: &http.Client{Transport: rt}}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v\n%s", err, g.stderr.String())
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
 }
 
 // scrape reads the gateway's /metrics with the token and parses it with

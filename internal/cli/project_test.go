@@ -1,18 +1,12 @@
 package cli_test
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/cli"
 	"github.com/switchboard-mcp/switchboard/internal/testkit"
@@ -22,26 +16,7 @@ import (
 // runIn runs the CLI in the working directory dir with the home home.
 func runIn(t *testing.T, dir, home string, args ...string) result {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out, errb bytes.Buffer
-	code := cli.Run(context.Background(), cli.Env{
-		Args:   args,
-		Stdout: &out,
-		Stderr: &errb,
-		LookupEnv: func(k string) (string, bool) {
-			if k == "SWITCHBOARD_HOME" {
-				return home, true
-			}
-			return "", false
-		},
-		Executable: exe,
-		Version:    "1.2.3",
-		Dir:        dir,
-	})
-	return result{code, out.String(), errb.String()}
+	return runWith(t, cli.Env{Args: args, LookupEnv: homeEnv(home), Version: "1.2.3", Dir: dir})
 }
 
 // writeProject writes v as dir's .mcp.json.
@@ -200,44 +175,11 @@ func TestServeWatchTrustProject(t *testing.T) {
 	writeProject(t, dir, map[string]any{"mcpServers": map[string]any{
 		"proj": map[string]any{"command": exe, "env": testkit.ChildEnv(testkit.ModeServer)},
 	}})
-	var stderr testkit.Buffer
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	code := make(chan int, 1)
-	go func() {
-		code <- cli.Run(ctx, cli.Env{
-			Args:   []string{"serve", "--http", "127.0.0.1:0", "--home", home, "--watch"},
-			Stdout: nopWriter{}, Stderr: &stderr, Executable: exe, Version: "test", Dir: dir,
-			LookupEnv: func(string) (string, bool) { return "", false },
-		})
-	}()
-	defer func() {
-		cancel()
-		<-code
-	}()
-	re := regexp.MustCompile(`endpoint: (http://\S+)[\s\S]*token: .*kept in .*: (\S+)`)
-	var m []string
-	if !proc.Eventually(20*time.Second, func() bool { m = re.FindStringSubmatch(stderr.String()); return m != nil }) {
-		t.Fatalf("no banner:\n%s", stderr.String())
-	}
-	hc := &http.Client{Transport: headerRT{"Authorization", "Bearer " + m[2]}}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: m[1], HTTPClient: hc}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	defer cs.Close()
-	has := func(name string) bool {
-		res, err := cs.ListTools(ctx, nil)
-		if err != nil {
-			return false
-		}
-		for _, tl := range res.Tools {
-			if tl.Name == name {
-				return true
-			}
-		}
-		return false
-	}
+	ctx := t.Context()
+	g := startGateway(t, nil, dir, "--home", home, "--watch")
+	stderr := g.stderr
+	cs := g.session(t, nil)
+	has := func(name string) bool { return lists(ctx, cs, name) }
 	if !has("demo__echo") || has("proj__echo") {
 		t.Fatalf("before trust: demo__echo %t, proj__echo %t (want true, false)", has("demo__echo"), has("proj__echo"))
 	}

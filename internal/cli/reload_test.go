@@ -1,18 +1,12 @@
 package cli_test
 
 import (
-	"context"
 	"encoding/json"
-	"net/http"
 	"os"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/switchboard-mcp/switchboard/internal/cli"
 	"github.com/switchboard-mcp/switchboard/internal/testkit"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/proc"
 )
@@ -30,40 +24,11 @@ func TestServeWatchReloads(t *testing.T) {
 	}
 	a := map[string]any{"command": exe, "env": testkit.ChildEnv(testkit.ModeServer)}
 	path := writeConfig(t, map[string]any{"mcpServers": map[string]any{"a": a}})
-	var stderr testkit.Buffer
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	code := make(chan int, 1)
-	go func() {
-		code <- cli.Run(ctx, cli.Env{
-			Args:   []string{"serve", "--http", "127.0.0.1:0", "--home", t.TempDir(), "--config", path, "--watch"},
-			Stdout: nopWriter{}, Stderr: &stderr, Executable: exe, Version: "test",
-			LookupEnv: func(string) (string, bool) { return "", false },
-		})
-	}()
-	re := regexp.MustCompile(`endpoint: (http://\S+)[\s\S]*token: .*kept in .*: (\S+)`)
-	var m []string
-	if !proc.Eventually(20*time.Second, func() bool { m = re.FindStringSubmatch(stderr.String()); return m != nil }) {
-		t.Fatalf("no banner:\n%s", stderr.String())
-	}
-	hc := &http.Client{Transport: headerRT{"Authorization", "Bearer " + m[2]}}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: m[1], HTTPClient: hc}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	defer cs.Close()
-	has := func(name string) bool {
-		res, err := cs.ListTools(ctx, nil)
-		if err != nil {
-			return false
-		}
-		for _, tl := range res.Tools {
-			if tl.Name == name {
-				return true
-			}
-		}
-		return false
-	}
+	ctx := t.Context()
+	g := startGateway(t, nil, "", "--home", t.TempDir(), "--config", path, "--watch")
+	stderr := g.stderr
+	cs := g.session(t, nil)
+	has := func(name string) bool { return lists(ctx, cs, name) }
 	// serve does not wait for its servers: a joins when it is ready.
 	if !proc.Eventually(15*time.Second, func() bool { return has("a__echo") }) {
 		t.Fatal("a__echo not listed")
@@ -85,14 +50,8 @@ func TestServeWatchReloads(t *testing.T) {
 	if !has("bb__echo") || !strings.Contains(stderr.String(), `unknown field "comand"`) {
 		t.Errorf("the running configuration did not stay, or the reason is missing:\n%s", stderr.String())
 	}
-	cancel()
-	select {
-	case c := <-code:
-		if c != 0 {
-			t.Errorf("exit %d", c)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("serve did not stop")
+	if c := g.stop(); c != 0 {
+		t.Errorf("exit %d", c)
 	}
 }
 

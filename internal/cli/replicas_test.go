@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -27,8 +26,6 @@ type replica struct {
 	base     string // http://127.0.0.1:PORT
 	exited   chan struct{}
 }
-
-var endpointRE = regexp.MustCompile(`endpoint: (http://\S+?)(/mcp)\s`)
 
 // startReplica starts `switchboard serve --http 127.0.0.1:0 --no-auth
 // args...` and waits for its banner; it is killed at cleanup if still
@@ -55,7 +52,7 @@ func startReplicaIn(t testing.TB, home string, env []string, args ...string) *re
 		<-r.exited
 	})
 	var m []string
-	if !proc.Eventually(20*time.Second, func() bool { m = endpointRE.FindStringSubmatch(r.stderr.String()); return m != nil }) {
+	if !proc.Eventually(20*time.Second, func() bool { m = bannerRE.FindStringSubmatch(r.stderr.String()); return m != nil }) {
 		t.Fatalf("no banner:\n%s", r.stderr.String())
 	}
 	r.endpoint, r.base = m[1]+m[2], m[1]

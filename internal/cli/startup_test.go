@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"regexp"
 	"strings"
@@ -54,20 +53,17 @@ func (w *firstWrite) Write(p []byte) (int, error) {
 // to answer (its first output; stopping the servers comes after).
 func runTerm(t *testing.T, path string, terminal bool, args ...string) (result, time.Duration) {
 	t.Helper()
-	exe, _ := os.Executable()
 	var out firstWrite
-	var errb bytes.Buffer
 	start := time.Now()
-	code := cli.Run(context.Background(), cli.Env{
+	r := runWith(t, cli.Env{
 		Args:       append(args, "--config", path, "--home", t.TempDir()),
 		Stdout:     &out,
-		Stderr:     &errb,
 		LookupEnv:  func(string) (string, bool) { return "", false },
-		Executable: exe,
 		Version:    "test",
 		IsTerminal: func(io.Writer) bool { return terminal },
 	})
-	return result{code, out.String(), errb.String()}, out.at.Sub(start)
+	r.stdout = out.String()
+	return r, out.at.Sub(start)
 }
 
 // TestCommandsDoNotWaitForAHungServer: next to a server that hangs at
@@ -139,40 +135,21 @@ func TestCallWaitsForItsServer(t *testing.T) {
 // tool waits for it; the server joins and the client is sent
 // notifications/tools/list_changed.
 func TestServeAnswersAtOnce(t *testing.T) {
-	exe, _ := os.Executable()
 	path := writeConfig(t, map[string]any{"mcpServers": map[string]any{
 		"good":     testServer(testkit.ModeServer),
 		"slowpoke": slowServer(4 * time.Second),
 	}})
-	var stderr testkit.Buffer
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	code := make(chan int, 1)
+	ctx := t.Context()
 	start := time.Now()
-	go func() {
-		code <- cli.Run(ctx, cli.Env{
-			Args:   []string{"serve", "--http", "127.0.0.1:0", "--home", t.TempDir(), "--config", path},
-			Stdout: nopWriter{}, Stderr: &stderr, Executable: exe, Version: "test",
-			LookupEnv: func(string) (string, bool) { return "", false },
-		})
-	}()
-	re := regexp.MustCompile(`endpoint: (http://\S+)[\s\S]*token: .*kept in .*: (\S+)`)
-	var m []string
-	if !proc.Eventually(20*time.Second, func() bool { m = re.FindStringSubmatch(stderr.String()); return m != nil }) {
-		t.Fatalf("no banner:\n%s", stderr.String())
-	}
+	g := startGateway(t, nil, "", "--home", t.TempDir(), "--config", path)
+	stderr := g.stderr
 	if !strings.Contains(stderr.String(), "1 starting") {
 		t.Errorf("the banner does not say a server is starting:\n%s", stderr.String())
 	}
 	changed := make(chan struct{}, 16)
-	client := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ClientOptions{
+	cs := g.session(t, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
 	})
-	hc := &http.Client{Transport: headerRT{"Authorization", "Bearer " + m[2]}}
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: m[1], HTTPClient: hc}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
 	names := func() string {
 		res, err := cs.ListTools(ctx, nil)
 		if err != nil {
@@ -205,13 +182,7 @@ func TestServeAnswersAtOnce(t *testing.T) {
 		t.Errorf("slowpoke's tools not listed after list_changed: %s", names())
 	}
 	cs.Close()
-	cancel()
-	select {
-	case c := <-code:
-		if c != 0 {
-			t.Errorf("exit %d\n%s", c, stderr.String())
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("serve did not stop")
+	if c := g.stop(); c != 0 {
+		t.Errorf("exit %d\n%s", c, stderr.String())
 	}
 }

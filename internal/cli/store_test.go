@@ -2,7 +2,6 @@ package cli_test
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,24 +14,8 @@ import (
 // runEnv runs the CLI with the environment env (nothing else).
 func runEnv(t *testing.T, env map[string]string, args ...string) result {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out, errb bytes.Buffer
-	code := cli.Run(context.Background(), cli.Env{
-		Args:   args,
-		Stdin:  strings.NewReader(""),
-		Stdout: &out,
-		Stderr: &errb,
-		LookupEnv: func(k string) (string, bool) {
-			v, ok := env[k]
-			return v, ok
-		},
-		Executable: exe,
-		Version:    "1.2.3",
-	})
-	return result{code, out.String(), errb.String()}
+	return runWith(t, cli.Env{Args: args, Stdin: strings.NewReader(""), Version: "1.2.3",
+		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
 }
 
 // TestPostgresStore: two Switchboards with homes of their own share their

@@ -46,7 +46,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -314,23 +313,9 @@ func newBenchEnv(b *testing.B, up string) *benchEnv {
 			up, s.ProtocolVersion, dcs.InitializeResult().ProtocolVersion)
 	}
 	g := gateway.New(h, &gateway.Options{Version: "bench"})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	sctx, cancel := context.WithCancel(ctx)
-	served := make(chan error, 1)
-	go func() {
-		served <- g.ServeHTTP(sctx, ln, gateway.HTTPOptions{Front: frontdoor.Options{Token: benchToken}})
-	}()
-	b.Cleanup(func() {
-		cancel()
-		if err := <-served; err != nil {
-			b.Errorf("ServeHTTP: %v", err)
-		}
-	})
+	base := serveHTTP(b, g, gateway.HTTPOptions{Front: frontdoor.Options{Token: benchToken}})
 	gt := &mcp.StreamableClientTransport{
-		Endpoint:   "http://" + ln.Addr().String() + "/mcp",
+		Endpoint:   base + "/mcp",
 		HTTPClient: benchHTTPClient(http.Header{"Authorization": {"Bearer " + benchToken}}),
 	}
 	gcs, err := client.Connect(ctx, gt, nil)
@@ -344,7 +329,7 @@ func newBenchEnv(b *testing.B, up string) *benchEnv {
 	}
 	b.Cleanup(func() { fcs.Close() })
 	lgt := &mcp.StreamableClientTransport{
-		Endpoint:   "http://" + ln.Addr().String() + "/mcp",
+		Endpoint:   base + "/mcp",
 		HTTPClient: benchHTTPClient(http.Header{"Authorization": {"Bearer " + benchToken}}),
 	}
 	lcs, err := client.Connect(ctx, lgt, &mcp.ClientSessionOptions{ProtocolVersion: benchLegacyVersion})

@@ -320,15 +320,7 @@ func TestRootsOnlyOfClientsThatDeclareThem(t *testing.T) {
 	ctx := context.Background()
 	for _, client := range []struct{ name, version string }{{"legacy", "2025-11-25"}, {"modern", ""}} {
 		c := mcp.NewClient(&mcp.Implementation{Name: "rootless", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
-		tr := &mcp.StreamableClientTransport{Endpoint: f.url, HTTPClient: &http.Client{Transport: bearer{http.DefaultTransport}}}
-		var opts *mcp.ClientSessionOptions
-		if client.version != "" {
-			opts = &mcp.ClientSessionOptions{ProtocolVersion: client.version}
-		}
-		cs, err := c.Connect(ctx, tr, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
+		cs := f.connectWith(t, c, client.version)
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tl__roots", Arguments: map[string]any{}})
 		switch {
 		case err != nil:

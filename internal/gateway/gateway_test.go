@@ -4,13 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -79,36 +77,11 @@ func newFixtureWith(t *testing.T, extra, top map[string]any) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var gw atomic.Pointer[gateway.Gateway]
-	h, err := host.Open(context.Background(), cfg, &host.Options{StopTimeout: 500 * time.Millisecond, Forward: true,
-		OnChange: func() {
-			if g := gw.Load(); g != nil {
-				g.Sync()
-			}
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.Close() })
-
+	h, syncs := openHost(t, cfg, host.Options{StopTimeout: 500 * time.Millisecond, Forward: true})
 	g := gateway.New(h, &gateway.Options{Version: "test", PageSize: 3, OnConfirm: cfg.Policy.OnConfirm})
-	gw.Store(g)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- g.ServeHTTP(ctx, ln, gateway.HTTPOptions{Front: frontdoor.Options{Token: token}})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("ServeHTTP: %v", err)
-		}
-	})
-	return &fixture{url: "http://" + ln.Addr().String() + "/mcp", host: h}
+	syncs(g)
+	base := serveHTTP(t, g, gateway.HTTPOptions{Front: frontdoor.Options{Token: token}})
+	return &fixture{url: base + "/mcp", host: h}
 }
 
 // modernStdio is the stdio test server on 2026-07-28, the era a stdio
@@ -171,7 +144,7 @@ func (f *fixture) connect(t *testing.T, version string) (*mcp.ClientSession, *pr
 
 // connectWith connects client c to the gateway; version "" is the modern
 // era.
-func (f *fixture) connectWith(t *testing.T, c *mcp.Client, version string) *mcp.ClientSession {
+func (f *fixture) connectWith(t testing.TB, c *mcp.Client, version string) *mcp.ClientSession {
 	t.Helper()
 	tr := &mcp.StreamableClientTransport{Endpoint: f.url, HTTPClient: &http.Client{Transport: bearer{http.DefaultTransport}}}
 	var opts *mcp.ClientSessionOptions
@@ -216,17 +189,7 @@ func (f *fixture) answering(t *testing.T, version, name, model, root string) (*m
 		},
 	})
 	c.AddRoots(&mcp.Root{URI: root})
-	tr := &mcp.StreamableClientTransport{Endpoint: f.url, HTTPClient: &http.Client{Transport: bearer{http.DefaultTransport}}}
-	var opts *mcp.ClientSessionOptions
-	if version != "" {
-		opts = &mcp.ClientSessionOptions{ProtocolVersion: version}
-	}
-	cs, err := c.Connect(context.Background(), tr, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs, func() []string {
+	return f.connectWith(t, c, version), func() []string {
 		mu.Lock()
 		defer mu.Unlock()
 		return append([]string(nil), asked...)
@@ -397,19 +360,8 @@ func TestFrontDoor(t *testing.T) {
 // connection type).
 func TestInMemoryGateway(t *testing.T) {
 	f := newFixture(t, nil)
-	g := gateway.New(f.host, nil)
-	ct, st := mcp.NewInMemoryTransports()
 	ctx := context.Background()
-	ss, err := g.Server().Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ss.Close()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := inMemory(t, gateway.New(f.host, nil), nil, "")
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "web__echo", Arguments: map[string]any{"text": "mem"}})
 	if err != nil || text(t, res) != "mem" {
 		t.Errorf("echo: %v, %v", res, err)
@@ -485,16 +437,8 @@ func TestListChangedReachesClients(t *testing.T) {
 		c := mcp.NewClient(&mcp.Implementation{Name: "watcher", Version: "1"}, &mcp.ClientOptions{
 			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
 		})
-		tr := &mcp.StreamableClientTransport{Endpoint: f.url, HTTPClient: &http.Client{Transport: bearer{http.DefaultTransport}}}
-		var opts *mcp.ClientSessionOptions
-		if version != "" {
-			opts = &mcp.ClientSessionOptions{ProtocolVersion: version}
-		}
 		ctx := context.Background()
-		cs, err := c.Connect(ctx, tr, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
+		cs := f.connectWith(t, c, version)
 		server := "s" // the HTTP upstream makes a server per request: nothing to grow
 		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: server + "__grow", Arguments: map[string]any{}}); err != nil {
 			t.Fatalf("grow: %v", err)

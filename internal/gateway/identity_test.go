@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -96,43 +95,20 @@ func newAuthGatewayWith(t *testing.T, top map[string]any, env map[string]string,
 		doc[k] = v
 	}
 	cfg := parseWithEnv(t, doc, env)
-	var gw atomic.Pointer[gateway.Gateway]
-	opts := &host.Options{StopTimeout: 500 * time.Millisecond, OnChange: func() {
-		if g := gw.Load(); g != nil {
-			g.Sync()
-		}
-	}}
+	opts := host.Options{StopTimeout: 500 * time.Millisecond}
 	if st != nil {
 		opts.Store = st
 	}
-	h, err := host.Open(context.Background(), cfg, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.Close() })
+	h, syncs := openHost(t, cfg, opts)
 	if err := h.Await(context.Background(), "demo"); err != nil {
 		t.Fatal(err)
 	}
 	g := gateway.New(h, &gateway.Options{Version: "test"})
-	gw.Store(g)
+	syncs(g)
 	g.Sync()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := listen(t)
 	base := "http://" + ln.Addr().String()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	a := auth(base)
-	go func() {
-		done <- g.ServeHTTP(ctx, ln, gateway.HTTPOptions{Front: front, Auth: a})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("ServeHTTP: %v", err)
-		}
-	})
+	serveOn(t, g, ln, gateway.HTTPOptions{Front: front, Auth: auth(base)})
 	return &authGateway{base: base, host: h, g: g, demo: demoURL, env: env}
 }
 
@@ -473,18 +449,7 @@ func TestProfileHidesOtherServers(t *testing.T) {
 	gw.g.Sync()
 
 	ctx := context.Background()
-	inMemory := gateway.New(gw.host, &gateway.Options{Version: "test", Profile: "onlya"})
-	ct, sst := mcp.NewInMemoryTransports()
-	ss, err := inMemory.Server().Connect(ctx, sst, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ss.Close() })
-	stdio, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { stdio.Close() })
+	stdio := inMemory(t, gateway.New(gw.host, &gateway.Options{Version: "test", Profile: "onlya"}), nil, "")
 
 	whole, err := connectAs(t, gw.base+"/mcp", rootToken)
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,9 +14,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/switchboard-mcp/switchboard/config"
-	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/gateway"
+	"github.com/switchboard-mcp/switchboard/internal/testkit/oauthhost"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/oauthtest"
 )
 
@@ -26,31 +24,9 @@ import (
 // to run, never a token-bearing error, and nothing is asked of the
 // authorization server.
 func TestNeedsLoginThroughTheGateway(t *testing.T) {
-	as := oauthtest.Start(t, nil)
-	data, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"gh": map[string]any{"url": as.MCP, "trust": "trusted"}}})
-	cfg, err := config.Parse(data, "test.json", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := host.Open(context.Background(), cfg, &host.Options{StopTimeout: 500 * time.Millisecond,
-		OAuth: &host.OAuthOptions{TokensPath: filepath.Join(t.TempDir(), "creds.json")}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.Close() })
-	g := gateway.New(h, nil)
-	ct, st := mcp.NewInMemoryTransports()
+	as, g, _ := loginGateway(t)
 	ctx := context.Background()
-	ss, err := g.Server().Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ss.Close()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := inMemory(t, g, nil, "")
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "gh__whoami", Arguments: map[string]any{}})
 	if err != nil || !res.IsError {
 		t.Fatalf("call: %+v, %v; want an isError result", res, err)
@@ -72,38 +48,8 @@ func TestNeedsLoginThroughTheGateway(t *testing.T) {
 func loginGateway(t *testing.T) (*oauthtest.Server, *gateway.Gateway, string) {
 	t.Helper()
 	as := oauthtest.Start(t, nil)
-	data, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"gh": map[string]any{"url": as.MCP, "trust": "trusted"}}})
-	cfg, err := config.Parse(data, "test.json", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	creds := filepath.Join(t.TempDir(), "creds.json")
-	h, err := host.Open(context.Background(), cfg, &host.Options{StopTimeout: 500 * time.Millisecond,
-		OAuth: &host.OAuthOptions{TokensPath: creds}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.Close() })
-	return as, gateway.New(h, nil), creds
-}
-
-// connectVersion connects a client to g, speaking version ("" for the
-// latest).
-func connectVersion(t *testing.T, g *gateway.Gateway, opts *mcp.ClientOptions, version string) *mcp.ClientSession {
-	t.Helper()
-	ct, st := mcp.NewInMemoryTransports()
-	ctx := context.Background()
-	ss, err := g.Server().Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ss.Close() })
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, opts).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
+	rig := oauthhost.Open(t, as.MCP, nil)
+	return as, gateway.New(rig.Host, nil), rig.Creds
 }
 
 var urlCaps = &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}}
@@ -117,7 +63,7 @@ var urlCaps = &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{
 func TestLoginOfferedByURLElicitation(t *testing.T) {
 	as, g, creds := loginGateway(t)
 
-	formOnly := connectVersion(t, g, &mcp.ClientOptions{
+	formOnly := inMemory(t, g, &mcp.ClientOptions{
 		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}},
 		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			t.Error("a client without url elicitation was asked")
@@ -136,7 +82,7 @@ func TestLoginOfferedByURLElicitation(t *testing.T) {
 	second := make(chan struct{})
 	var urls []string
 	var mu sync.Mutex
-	cs := connectVersion(t, g, &mcp.ClientOptions{
+	cs := inMemory(t, g, &mcp.ClientOptions{
 		Capabilities: urlCaps,
 		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			n := asked.Add(1)
@@ -218,7 +164,7 @@ func TestLoginOfferedByURLElicitation(t *testing.T) {
 // again returns the tool's result.
 func TestLoginURLElicitationRequired(t *testing.T) {
 	as, g, _ := loginGateway(t)
-	cs := connectVersion(t, g, &mcp.ClientOptions{Capabilities: urlCaps}, "")
+	cs := inMemory(t, g, &mcp.ClientOptions{Capabilities: urlCaps}, "")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "gh__whoami", Arguments: map[string]any{}})

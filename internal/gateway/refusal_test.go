@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,33 +29,11 @@ import (
 func serveStored(t *testing.T, servers map[string]any, st store.Store) (*mcp.ClientSession, *host.Host, *testkit.Buffer) {
 	t.Helper()
 	cfg := parseServers(t, servers)
-	var gw atomic.Pointer[gateway.Gateway]
-	h, err := host.Open(context.Background(), cfg, &host.Options{StopTimeout: 500 * time.Millisecond, Store: st,
-		OnChange: func() {
-			if g := gw.Load(); g != nil {
-				g.Sync()
-			}
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.Close() })
+	h, syncs := openHost(t, cfg, host.Options{StopTimeout: 500 * time.Millisecond, Store: st})
 	logs := new(testkit.Buffer)
 	g := gateway.New(h, &gateway.Options{Version: "test", Logger: slog.New(slog.NewTextHandler(logs, nil))})
-	gw.Store(g)
-	ct, sst := mcp.NewInMemoryTransports()
-	ctx := context.Background()
-	ss, err := g.Server().Connect(ctx, sst, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ss.Close() })
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs, h, logs
+	syncs(g)
+	return inMemory(t, g, nil, ""), h, logs
 }
 
 func parseServers(t *testing.T, servers map[string]any) *config.Config {

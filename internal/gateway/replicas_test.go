@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -44,22 +43,8 @@ func replica(t *testing.T, st store.Store, servers map[string]any) *fixture {
 	t.Cleanup(func() { h.Close() })
 	connected(t, h)
 	g := gateway.New(h, &gateway.Options{Version: "test"})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- g.ServeHTTP(ctx, ln, gateway.HTTPOptions{Front: frontdoor.Options{Token: token}})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("ServeHTTP: %v", err)
-		}
-	})
-	return &fixture{url: "http://" + ln.Addr().String() + "/mcp", host: h}
+	base := serveHTTP(t, g, gateway.HTTPOptions{Front: frontdoor.Options{Token: token}})
+	return &fixture{url: base + "/mcp", host: h}
 }
 
 // connected waits until every server of h can take requests (Host.Await).

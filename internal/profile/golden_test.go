@@ -6,26 +6,14 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"sort"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboard-mcp/switchboard/internal/testkit"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden/*.json from the current output")
-
-// toolFile is a captured tools/list, as in testdata/tools.
-type toolFile struct {
-	Server string `json:"server"`
-	Source string `json:"source"`
-	Tools  []struct {
-		Name         string          `json:"name"`
-		Title        string          `json:"title"`
-		Description  string          `json:"description"`
-		InputSchema  json.RawMessage `json:"inputSchema"`
-		OutputSchema json.RawMessage `json:"outputSchema"`
-	} `json:"tools"`
-}
 
 // loadTools reads every testdata/tools/*.json, in file-name order. Tools
 // of captured servers are named "<server>__<tool>", as the host names
@@ -33,21 +21,8 @@ type toolFile struct {
 // which are there to exercise renaming.
 func loadTools(t testing.TB) []Tool {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join("testdata", "tools", "*.json"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no tool lists: %v", err)
-	}
-	sort.Strings(files)
 	var out []Tool
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var tf toolFile
-		if err := json.Unmarshal(b, &tf); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
+	for _, tf := range testkit.ToolFiles(t, filepath.Join("testdata", "tools")) {
 		for _, tt := range tf.Tools {
 			name := tf.Server + "__" + tt.Name
 			if tf.Server == "edge" {

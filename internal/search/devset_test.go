@@ -4,9 +4,10 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
+
+	"github.com/switchboard-mcp/switchboard/internal/testkit"
 )
 
 // The dev set (testdata/devset, see its README): the tools of forty-five
@@ -27,25 +28,9 @@ type devQuery struct {
 // loadDevSet returns the dev set's docs and each server's split.
 func loadDevSet(tb testing.TB) ([]Doc, map[string]string) {
 	tb.Helper()
-	files, err := filepath.Glob(filepath.Join("testdata", "devset", "tools", "*.json"))
-	if err != nil || len(files) == 0 {
-		tb.Fatalf("no dev set tool files: %v", err)
-	}
-	sort.Strings(files)
 	split := map[string]string{}
 	var docs []Doc
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		var tf struct {
-			toolFile
-			Split string `json:"split"`
-		}
-		if err := json.Unmarshal(b, &tf); err != nil {
-			tb.Fatalf("%s: %v", f, err)
-		}
+	for _, tf := range testkit.ToolFiles(tb, filepath.Join("testdata", "devset", "tools")) {
 		split[tf.Server] = tf.Split
 		for _, t := range tf.Tools {
 			name := tf.Server + "__" + t.Name

@@ -4,8 +4,9 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"sort"
 	"testing"
+
+	"github.com/switchboard-mcp/switchboard/internal/testkit"
 )
 
 // The labelled set: testdata/tools holds the tools of ten servers as a
@@ -13,17 +14,6 @@ import (
 // servers, seven synthetic; each file says which in "source"), and
 // testdata/queries.json paraphrased requests with the IDs that answer
 // them. Any of a query's IDs is a right answer.
-
-type toolFile struct {
-	Server string `json:"server"`
-	Source string `json:"source"`
-	Tools  []struct {
-		Name        string          `json:"name"`
-		Title       string          `json:"title"`
-		Description string          `json:"description"`
-		InputSchema json.RawMessage `json:"inputSchema"`
-	} `json:"tools"`
-}
 
 type labelled struct {
 	Query    string   `json:"query"`
@@ -34,21 +24,8 @@ type labelled struct {
 // ID and Name the model-facing name "<server>__<tool>".
 func loadCorpus(tb testing.TB) []Doc {
 	tb.Helper()
-	files, err := filepath.Glob(filepath.Join("testdata", "tools", "*.json"))
-	if err != nil || len(files) == 0 {
-		tb.Fatalf("no tool files: %v", err)
-	}
-	sort.Strings(files)
 	var docs []Doc
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		var tf toolFile
-		if err := json.Unmarshal(b, &tf); err != nil {
-			tb.Fatalf("%s: %v", f, err)
-		}
+	for _, tf := range testkit.ToolFiles(tb, filepath.Join("testdata", "tools")) {
 		for _, t := range tf.Tools {
 			name := tf.Server + "__" + t.Name
 			docs = append(docs, Doc{ID: name, Name: name, Title: t.Title, Description: t.Description, Params: ParamsFromSchema(t.InputSchema)})

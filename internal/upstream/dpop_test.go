@@ -1,7 +1,6 @@
 package upstream
 
 import (
-	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/sha256"
@@ -13,11 +12,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
-
-	"github.com/switchboard-mcp/switchboard/config"
 )
 
 // TestDPoPProof: a proof is a dpop+jwt signed by the key in its jwk
@@ -117,37 +113,16 @@ func verifyProof(t *testing.T, proof string) map[string]any {
 // presented as a Bearer token, which a DPoP-bound one could not be.
 func TestMachineGrantNoDPoP(t *testing.T) {
 	var tokenReqs, proofs atomic.Int32
-	var srv *httptest.Server
-	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		switch r.URL.Path {
-		case "/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource":
-			json.NewEncoder(w).Encode(map[string]any{"resource": srv.URL + "/mcp", "authorization_servers": []string{srv.URL}})
-		case "/.well-known/oauth-authorization-server":
-			json.NewEncoder(w).Encode(map[string]any{"issuer": srv.URL, "token_endpoint": srv.URL + "/token",
-				"grant_types_supported": []string{"client_credentials"}, "code_challenge_methods_supported": []string{"S256"}, "dpop_signing_alg_values_supported": []string{"ES256"}})
-		case "/token":
-			tokenReqs.Add(1)
-			typ := "Bearer"
-			if r.Header.Get("DPoP") != "" {
-				proofs.Add(1)
-				typ = "DPoP"
-			}
-			json.NewEncoder(w).Encode(map[string]any{"access_token": "at", "token_type": typ, "expires_in": 3600})
-		default:
-			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+srv.URL+`/.well-known/oauth-protected-resource/mcp"`)
-			w.WriteHeader(http.StatusUnauthorized)
+	srv := machineServer(t, map[string]any{"dpop_signing_alg_values_supported": []string{"ES256"}}, func(w http.ResponseWriter, r *http.Request) {
+		tokenReqs.Add(1)
+		typ := "Bearer"
+		if r.Header.Get("DPoP") != "" {
+			proofs.Add(1)
+			typ = "DPoP"
 		}
-	}))
-	defer srv.Close()
-	src := `{"mcpServers":{"m":{"url":"` + srv.URL + `/mcp","trust":"trusted","oauth":{"grant":"client_credentials","clientId":"m","clientSecretEnv":"S","issuer":"` + srv.URL + `"}}}}`
-	cfg, err := config.Parse([]byte(src), "t.json", &config.LoadOptions{LookupEnv: func(string) (string, bool) { return "s", true }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	c, err := Dial(ctx, cfg.Servers[0], &Options{OAuth: &OAuth{}})
+		json.NewEncoder(w).Encode(map[string]any{"access_token": "at", "token_type": typ, "expires_in": 3600})
+	})
+	c, err := dialOAuth(t, machineConfig(srv), func(string) (string, bool) { return "s", true })
 	if err == nil {
 		c.Close() // the server refuses every token; the dial is not the point
 	}

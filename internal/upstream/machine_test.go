@@ -1,7 +1,6 @@
 package upstream
 
 import (
-	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -11,9 +10,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/oauthtest"
 )
 
@@ -81,13 +78,7 @@ func TestMachineGrantIssuer(t *testing.T) {
 					issuer = as.Issuer + "/"
 				}
 				src := `{"mcpServers":{"gh":{"url":"` + as.MCP + `","trust":"trusted","oauth":{` + block + `, "issuer": "` + issuer + `"}}}}`
-				cfg, err := config.Parse([]byte(src), "t.json", &config.LoadOptions{LookupEnv: lookup})
-				if err != nil {
-					t.Fatal(err)
-				}
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				defer cancel()
-				c, err := Dial(ctx, cfg.Servers[0], &Options{OAuth: &OAuth{}})
+				c, err := dialOAuth(t, src, lookup)
 				if err == nil {
 					c.Close()
 					t.Fatal("dial succeeded; the test server grants no machine tokens")
