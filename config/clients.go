@@ -153,24 +153,11 @@ var (
 
 // decodeClients decodes the top-level "clients" object.
 func (d *decoder) decodeClients(n *node, p *jsonPath) []*Client {
-	if n.kind != kindObject {
-		d.wrongType(n, p, "", "object")
-		return nil
-	}
 	var out []*Client
-	for _, m := range n.members {
-		cp := p.k(m.key)
-		if msg := checkIdentName(m.key); msg != "" {
-			d.add(cp, "", msg, nil)
-			continue
-		}
-		if m.val.kind != kindObject {
-			d.wrongType(m.val, cp, "", "object")
-			continue
-		}
-		c := &Client{Name: m.key}
+	d.eachNamed(n, p, func(name string, val *node, cp *jsonPath) {
+		c := &Client{Name: name}
 		tokenSet := false
-		for _, f := range m.val.members {
+		for _, f := range val.members {
 			fp := cp.k(f.key)
 			switch f.key {
 			case "token":
@@ -209,16 +196,38 @@ func (d *decoder) decodeClients(n *node, p *jsonPath) []*Client {
 				d.unknown(fp, f.key, clientFields, nil, "")
 			}
 		}
-		if hasMember(m.val, "token") && hasMember(m.val, "tokenEnv") {
+		if hasMember(val, "token") && hasMember(val, "tokenEnv") {
 			d.add(cp, "", `"token" and "tokenEnv" are alternatives; give one`, nil)
 		}
 		if !tokenSet && c.Subject == "" && len(c.Claims) == 0 {
 			d.add(cp, "", `a client needs a token ("token" or "tokenEnv") or a JWT match ("subject", "claims")`, nil)
-			continue
+			return
 		}
 		out = append(out, c)
-	}
+	})
 	return out
+}
+
+// eachNamed calls f for each member of the object n (a section of named
+// entries: "clients", "profiles") whose name is an identifier and whose
+// value is an object, with the member's path; it records the others.
+func (d *decoder) eachNamed(n *node, p *jsonPath, f func(name string, val *node, path *jsonPath)) {
+	if n.kind != kindObject {
+		d.wrongType(n, p, "", "object")
+		return
+	}
+	for _, m := range n.members {
+		mp := p.k(m.key)
+		if msg := checkIdentName(m.key); msg != "" {
+			d.add(mp, "", msg, nil)
+			continue
+		}
+		if m.val.kind != kindObject {
+			d.wrongType(m.val, mp, "", "object")
+			continue
+		}
+		f(m.key, m.val, mp)
+	}
 }
 
 // expandSecret expands a token reference. A reference that is not set
@@ -243,23 +252,10 @@ func (d *decoder) expandSecret(tmpl string, fp *jsonPath) (val, unusable string)
 
 // decodeProfiles decodes the top-level "profiles" object.
 func (d *decoder) decodeProfiles(n *node, p *jsonPath) []*Profile {
-	if n.kind != kindObject {
-		d.wrongType(n, p, "", "object")
-		return nil
-	}
 	var out []*Profile
-	for _, m := range n.members {
-		pp := p.k(m.key)
-		if msg := checkIdentName(m.key); msg != "" {
-			d.add(pp, "", msg, nil)
-			continue
-		}
-		if m.val.kind != kindObject {
-			d.wrongType(m.val, pp, "", "object")
-			continue
-		}
-		pr := &Profile{Name: m.key}
-		for _, f := range m.val.members {
+	d.eachNamed(n, p, func(name string, val *node, pp *jsonPath) {
+		pr := &Profile{Name: name}
+		for _, f := range val.members {
 			fp := pp.k(f.key)
 			v, ok := []string(nil), false
 			switch f.key {
@@ -285,7 +281,7 @@ func (d *decoder) decodeProfiles(n *node, p *jsonPath) []*Profile {
 			}
 		}
 		out = append(out, pr)
-	}
+	})
 	return out
 }
 
