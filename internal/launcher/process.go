@@ -226,8 +226,17 @@ func (p *Process) Fault() error {
 }
 
 // StderrTail returns the last Spec.StderrLimit bytes the server wrote to
-// stderr, escaped with [Escape]. It is complete once Stop has returned.
-func (p *Process) StderrTail() string { return Escape(string(p.tail.Bytes())) }
+// stderr, escaped with [Escape] and masked by Spec.Mask. It is complete
+// once Stop has returned.
+func (p *Process) StderrTail() string { return p.mask(Escape(string(p.tail.Bytes()))) }
+
+// mask applies Spec.Mask, when set, to text from the server's stderr.
+func (p *Process) mask(text string) string {
+	if p.spec.Mask == nil {
+		return text
+	}
+	return p.spec.Mask(text)
+}
 
 // Stop stops the server, following the MCP stdio shutdown sequence, applied
 // to the whole process group:
@@ -385,7 +394,7 @@ func (p *Process) pumpStderr() {
 	defer close(p.pumpDone)
 	var lines *lineLogger
 	if p.spec.Logger.Enabled(context.Background(), slog.LevelDebug) {
-		lines = &lineLogger{log: p.spec.Logger}
+		lines = &lineLogger{log: p.spec.Logger, mask: p.mask}
 		defer lines.flush()
 	}
 	buf := make([]byte, 32<<10)
@@ -435,6 +444,7 @@ const maxLogLine = 4 << 10
 // lineLogger logs stderr line by line at debug level, escaped.
 type lineLogger struct {
 	log  *slog.Logger
+	mask func(string) string
 	line []byte
 	cut  bool // line was longer than maxLogLine
 }
@@ -462,9 +472,9 @@ func (l *lineLogger) flush() {
 
 func (l *lineLogger) emit() {
 	if l.cut {
-		l.log.Debug("server stderr", "line", Escape(string(l.line)), "truncated", true)
+		l.log.Debug("server stderr", "line", l.mask(Escape(string(l.line))), "truncated", true)
 	} else {
-		l.log.Debug("server stderr", "line", Escape(string(l.line)))
+		l.log.Debug("server stderr", "line", l.mask(Escape(string(l.line))))
 	}
 	l.line, l.cut = l.line[:0], false
 }
