@@ -41,7 +41,7 @@ var (
 // MinSecretLen long, longest first: the values of its secret-named env
 // variables, its header values (all of Authorization, and the token after
 // its scheme), its secret arguments ([SecretArg]), its URL's password and
-// secret query values, and its OAuth client secret and private key.
+// secret query values, and its OAuth client secret, private key and assertion.
 func (s *Server) SecretValues() []string {
 	if s == nil {
 		return nil
@@ -77,6 +77,7 @@ func (s *Server) SecretValues() []string {
 	if s.OAuth != nil {
 		add(s.OAuth.ClientSecret)
 		add(s.OAuth.PrivateKey)
+		add(s.OAuth.Assertion)
 	}
 	slices.SortFunc(out, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
 	return slices.Compact(out)

@@ -16,7 +16,7 @@ func maskServer() *Server {
 		Env:     map[string]string{"API_TOKEN": "envsecret-789", "LOG_LEVEL": "debugging", "SHORT_KEY": "abc"},
 		URL:     "https://alice:urlpassword@example.test/mcp?api_key=querysecret-1&page=2",
 		Headers: map[string]string{"Authorization": "Bearer headertoken-2", "X-Api-Key": "headersecret-3", "Accept": "application/json"},
-		OAuth:   &OAuth{ClientID: "client-id-public", ClientSecret: "oauthsecret-4"},
+		OAuth:   &OAuth{ClientID: "client-id-public", ClientSecret: "oauthsecret-4", Assertion: "assertion-5"},
 	}
 }
 
@@ -25,7 +25,7 @@ func TestSecretValues(t *testing.T) {
 	for _, v := range maskServer().SecretValues() {
 		got[v] = true
 	}
-	for _, v := range []string{"argsecret-123", "flagsecret-456", "ghp_abcdefghijklmnop", "envsecret-789", "urlpassword", "querysecret-1", "Bearer headertoken-2", "headertoken-2", "headersecret-3", "oauthsecret-4"} {
+	for _, v := range []string{"argsecret-123", "flagsecret-456", "ghp_abcdefghijklmnop", "envsecret-789", "urlpassword", "querysecret-1", "Bearer headertoken-2", "headertoken-2", "headersecret-3", "oauthsecret-4", "assertion-5"} {
 		if !got[v] {
 			t.Errorf("SecretValues lacks %q", v)
 		}
