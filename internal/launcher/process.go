@@ -228,7 +228,23 @@ func (p *Process) Fault() error {
 // StderrTail returns the last Spec.StderrLimit bytes the server wrote to
 // stderr, escaped with [Escape] and masked by Spec.Mask. It is complete
 // once Stop has returned.
-func (p *Process) StderrTail() string { return p.mask(Escape(string(p.tail.Bytes()))) }
+func (p *Process) StderrTail() string {
+	raw := p.tail.Bytes()
+	if p.spec.Mask != nil && p.tail.Cut() {
+		raw = fromFirstLine(raw)
+	}
+	return p.mask(Escape(string(raw)))
+}
+
+// fromFirstLine drops what precedes the first whole line of a tail whose
+// older bytes were dropped: the end of a secret cut there would not be
+// recognised by Spec.Mask. A tail without a newline is kept.
+func fromFirstLine(raw []byte) []byte {
+	if i := bytes.IndexByte(raw, '\n'); i >= 0 && i+1 < len(raw) {
+		return raw[i+1:]
+	}
+	return raw
+}
 
 // mask applies Spec.Mask, when set, to text from the server's stderr.
 func (p *Process) mask(text string) string {
