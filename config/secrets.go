@@ -57,7 +57,10 @@ func SecretArg(args []string, i int) (name, keep, value string, ok bool) {
 // information's password (or a lone user name, which is then a token) and
 // the values of secret-named query parameters. References are kept, and
 // nothing else is re-encoded.
-func redactURL(s string) string {
+func redactURL(s string) string { return redactURLWith(s, redactedValue) }
+
+// redactURLWith is redactURL with mask in place of each secret.
+func redactURLWith(s, mask string) string {
 	rest, frag, _ := strings.Cut(s, "#")
 	base, query, hasQuery := strings.Cut(rest, "?")
 	if scheme, after, ok := strings.Cut(base, "://"); ok {
@@ -68,9 +71,9 @@ func redactURL(s string) string {
 		if at := strings.LastIndexByte(after[:end], '@'); at >= 0 {
 			user := after[:at]
 			if u, pw, ok := strings.Cut(user, ":"); ok && pw != "" && !strings.Contains(pw, "${") {
-				user = u + ":" + redactedValue
+				user = u + ":" + mask
 			} else if !ok && !strings.Contains(user, "${") {
-				user = redactedValue
+				user = mask
 			}
 			base = scheme + "://" + user + after[at:]
 		}
@@ -79,7 +82,7 @@ func redactURL(s string) string {
 		parts := strings.Split(query, "&")
 		for j, p := range parts {
 			if k, v, ok := strings.Cut(p, "="); ok && v != "" && !strings.Contains(v, "${") && (SecretKey(k) || LooksLikeToken(v)) {
-				parts[j] = k + "=" + redactedValue
+				parts[j] = k + "=" + mask
 			}
 		}
 		base += "?" + strings.Join(parts, "&")

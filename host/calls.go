@@ -323,7 +323,7 @@ func (h *Host) call(ctx context.Context, s *server, sc *config.Server, pol *poli
 		return h.call(ctx, s, sc, pol, t, args, opts, false)
 	}
 	if err != nil {
-		return nil, fromUpstream(err)
+		return nil, fromUpstream(maskErr(sc, err))
 	}
 	var raw json.RawMessage
 	if opts != nil && opts.KeepWhole {

@@ -79,6 +79,9 @@ func (h *Host) loadSchedule(ctx context.Context, s *server, sc *config.Server) {
 	if sch.Fingerprint != sc.Fingerprint() {
 		return // the configuration (or a credential) changed: a fresh start
 	}
+	// Saved before errors were masked, perhaps: mask them again.
+	secrets := sc.SecretValues()
+	sch.Reason, sch.LastError = config.Mask(sch.Reason, secrets), config.Mask(sch.LastError, secrets)
 	restored := s.sup.Restore(supervise.Schedule{
 		State: supervise.State(sch.State), Reason: sch.Reason, Attempts: sch.Attempts,
 		Probes: sch.Probes, Next: sch.Next, LastError: sch.LastError,

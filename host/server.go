@@ -228,6 +228,7 @@ func (s *server) dial(ctx context.Context, a supervise.Attempt) error {
 		return fault.New(fault.CodeUnavailable, s.name, "", errors.New("the host is closed"))
 	}
 	if err != nil {
+		err = maskErr(sc, err)
 		a.Failed(err, retryable(err))
 		s.mu.Lock()
 		s.err = err
@@ -323,6 +324,7 @@ func (s *server) dropped(conn *upstream.Conn, a supervise.Attempt, cause error) 
 	if err == nil {
 		err = conn.Err()
 	}
+	err = maskErr(s.cfg.Load(), err)
 	s.err = err
 	s.mu.Unlock()
 	a.Dropped(err)

@@ -19,9 +19,11 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/control"
 	"github.com/switchboard-mcp/switchboard/internal/demo"
 	"github.com/switchboard-mcp/switchboard/internal/store/sqlite"
+	"github.com/switchboard-mcp/switchboard/internal/testkit"
 )
 
 func TestMain(m *testing.M) {
+	testkit.MaybeRunChild()
 	if len(os.Args) > 1 && os.Args[1] == "demo-server" {
 		demo.ServeStdio(context.Background(), "test") //nolint:errcheck
 		os.Exit(0)

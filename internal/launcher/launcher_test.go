@@ -756,3 +756,29 @@ func TestAbortSkipsGrace(t *testing.T) {
 		t.Errorf("child ended by signal %v, want SIGTERM", sig)
 	}
 }
+
+// TestStderrMasked: Spec.Mask rewrites the tail and each logged line, and
+// the tail keeps its bound.
+func TestStderrMasked(t *testing.T) {
+	t.Parallel()
+	const secret = "launcher-secret-1"
+	var buf testkit.Buffer
+	spec := childSpec(t, "print-env")
+	spec.Env["API_TOKEN"] = secret
+	spec.Mask = func(s string) string { return strings.ReplaceAll(s, secret, "***") }
+	spec.Logger = slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	p := start(t, spec)
+	<-p.Done()
+	if err := p.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if tail := p.StderrTail(); strings.Contains(tail, secret) || !strings.Contains(tail, "env:API_TOKEN=***\n") {
+		t.Errorf("tail not masked:\n%s", tail)
+	}
+	if log := buf.String(); strings.Contains(log, secret) || !strings.Contains(log, `line="env:API_TOKEN=***"`) {
+		t.Errorf("log not masked:\n%s", log)
+	}
+	if !strings.Contains(string(p.tail.Bytes()), secret) {
+		t.Error("the raw tail lost the text it masks on reading")
+	}
+}

@@ -226,8 +226,33 @@ func (p *Process) Fault() error {
 }
 
 // StderrTail returns the last Spec.StderrLimit bytes the server wrote to
-// stderr, escaped with [Escape]. It is complete once Stop has returned.
-func (p *Process) StderrTail() string { return Escape(string(p.tail.Bytes())) }
+// stderr, escaped with [Escape] and masked by Spec.Mask. It is complete
+// once Stop has returned.
+func (p *Process) StderrTail() string {
+	raw := p.tail.Bytes()
+	if p.spec.Mask != nil && p.tail.Cut() {
+		raw = fromFirstLine(raw)
+	}
+	return p.mask(Escape(string(raw)))
+}
+
+// fromFirstLine drops what precedes the first whole line of a tail whose
+// older bytes were dropped: the end of a secret cut there would not be
+// recognised by Spec.Mask. A tail without a newline is kept.
+func fromFirstLine(raw []byte) []byte {
+	if i := bytes.IndexByte(raw, '\n'); i >= 0 && i+1 < len(raw) {
+		return raw[i+1:]
+	}
+	return raw
+}
+
+// mask applies Spec.Mask, when set, to text from the server's stderr.
+func (p *Process) mask(text string) string {
+	if p.spec.Mask == nil {
+		return text
+	}
+	return p.spec.Mask(text)
+}
 
 // Stop stops the server, following the MCP stdio shutdown sequence, applied
 // to the whole process group:
@@ -385,7 +410,7 @@ func (p *Process) pumpStderr() {
 	defer close(p.pumpDone)
 	var lines *lineLogger
 	if p.spec.Logger.Enabled(context.Background(), slog.LevelDebug) {
-		lines = &lineLogger{log: p.spec.Logger}
+		lines = &lineLogger{log: p.spec.Logger, mask: p.mask}
 		defer lines.flush()
 	}
 	buf := make([]byte, 32<<10)
@@ -435,6 +460,7 @@ const maxLogLine = 4 << 10
 // lineLogger logs stderr line by line at debug level, escaped.
 type lineLogger struct {
 	log  *slog.Logger
+	mask func(string) string
 	line []byte
 	cut  bool // line was longer than maxLogLine
 }
@@ -462,9 +488,9 @@ func (l *lineLogger) flush() {
 
 func (l *lineLogger) emit() {
 	if l.cut {
-		l.log.Debug("server stderr", "line", Escape(string(l.line)), "truncated", true)
+		l.log.Debug("server stderr", "line", l.mask(Escape(string(l.line))), "truncated", true)
 	} else {
-		l.log.Debug("server stderr", "line", Escape(string(l.line)))
+		l.log.Debug("server stderr", "line", l.mask(Escape(string(l.line))))
 	}
 	l.line, l.cut = l.line[:0], false
 }

@@ -51,6 +51,13 @@ func (r *ring) Write(p []byte) (int, error) {
 	return n, nil
 }
 
+// Cut reports whether older bytes were dropped.
+func (r *ring) Cut() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.total > int64(len(r.buf))
+}
+
 // Bytes returns a copy of the kept bytes, oldest first. When older bytes
 // were dropped, a UTF-8 sequence cut in half at the start is trimmed too.
 func (r *ring) Bytes() []byte {

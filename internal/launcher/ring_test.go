@@ -63,3 +63,28 @@ func TestRingMatchesNaive(t *testing.T) {
 		}
 	}
 }
+
+// TestFromFirstLine: a tail cut in the middle of a line (perhaps of a
+// secret) starts at its first whole line when it is masked.
+func TestFromFirstLine(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"cret-value leaked\nnext line\n", "next line\n"},
+		{"no newline at all", "no newline at all"},
+		{"only the last line\n", "only the last line\n"},
+		{"", ""},
+	}
+	for _, tt := range tests {
+		if got := string(fromFirstLine([]byte(tt.in))); got != tt.want {
+			t.Errorf("fromFirstLine(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	r := newRing(8)
+	r.Write([]byte("1234567"))
+	if r.Cut() {
+		t.Error("Cut before the limit")
+	}
+	r.Write([]byte("89"))
+	if !r.Cut() {
+		t.Error("not Cut past the limit")
+	}
+}

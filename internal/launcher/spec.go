@@ -63,6 +63,12 @@ type Spec struct {
 	// runs on the connection's reading goroutine; the frame's memory is
 	// reused after it returns.
 	FrameFilter func(frame []byte) []byte
+	// Mask, when set, rewrites stderr text before anyone sees it: the tail
+	// StderrTail returns and each line logged. It hides the server's
+	// secrets (see config.Mask); the tail keeps StderrLimit raw bytes and
+	// is masked when read, from its first whole line once older bytes were
+	// dropped (a secret cut there would not be recognised).
+	Mask func(string) string
 	// StderrLimit is how many trailing bytes of stderr are kept;
 	// 0 or negative means DefaultStderrLimit (64 KiB).
 	StderrLimit int

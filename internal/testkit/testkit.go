@@ -22,6 +22,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -56,7 +57,13 @@ const (
 	ModeModernOnly    = "modern-only"    // ModeServer that refuses initialize with a JSON-RPC error: 2026-07-28 only
 	ModeSurvey        = "survey"         // ModeServer with a "survey" tool that asks three questions at once
 	ModeFlood         = "flood"          // ModeServer with "flood" and "break" tools (see addFlood); counts its tools/list requests in MarkVar's file
+	ModeLeaky         = "leaky"          // echoes its args, env and LeakyURLVar's URL to stderr (see leak) and exits 1
+	ModeLeakyServer   = "leaky-server"   // ModeServer after the same echo
 )
+
+// LeakyURLVar names the variable whose URL ModeLeaky and ModeLeakyServer
+// say they could not reach.
+const LeakyURLVar = "LEAKY_URL"
 
 // ChildEnv returns the env entries that make a re-executed test binary
 // serve mode.
@@ -78,6 +85,11 @@ func runChild(mode string) int {
 	ctx := context.Background()
 	switch mode {
 	case ModeServer, ModeBigFrameAfter, ModeModernOnly, ModeSurvey, ModeFlood:
+	case ModeLeaky:
+		leak()
+		return 1
+	case ModeLeakyServer:
+		leak()
 	case ModeSleeper:
 		// A rug pull: behave on the first start, change the description
 		// of a trusted tool afterwards.
@@ -172,6 +184,18 @@ type FloodIn struct {
 	Count    int `json:"count" jsonschema:"how many tools/list_changed notifications to send"`
 	OverMs   int `json:"over_ms" jsonschema:"spread them evenly over this many milliseconds, then return"`
 	ChangeAt int `json:"change_at,omitempty" jsonschema:"the notification (from 1) that comes from a real change: the tool flooded appears; 0 for none"`
+}
+
+// leak writes to stderr what a failing server often does: its command
+// line, its environment, and the URL it could not reach.
+func leak() {
+	fmt.Fprintf(os.Stderr, "usage: %s\n", strings.Join(os.Args, " "))
+	env := os.Environ()
+	slices.Sort(env)
+	for _, kv := range env {
+		fmt.Fprintf(os.Stderr, "env %s\n", kv)
+	}
+	fmt.Fprintf(os.Stderr, "Error: connect ECONNREFUSED %s\n", os.Getenv(LeakyURLVar))
 }
 
 // addFlood adds to s the tools of ModeFlood, and counts each tools/list

@@ -99,6 +99,7 @@ func (c *Conn) startStdio(ctx context.Context, h handshake) error {
 		StopStage:   c.opts.StopStage,
 		Logger:      c.log,
 		FrameFilter: c.pruneFrame,
+		Mask:        c.mask,
 	})
 	if err != nil {
 		return err

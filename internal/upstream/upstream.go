@@ -122,9 +122,10 @@ type Info struct {
 
 // Conn is a live connection to one server. It is safe for concurrent use.
 type Conn struct {
-	server *config.Server
-	opts   Options
-	log    *slog.Logger
+	server  *config.Server
+	opts    Options
+	log     *slog.Logger
+	secrets []string // server's configured secrets, masked in its stderr (config.Server.SecretValues)
 
 	life    context.Context    // the connection's lifetime; every call is tied to it
 	cancel  context.CancelFunc // ends life: Close cancels calls in flight first
@@ -149,10 +150,11 @@ type Conn struct {
 func Dial(ctx context.Context, s *config.Server, opts *Options) (*Conn, error) {
 	o := opts.withDefaults()
 	c := &Conn{
-		server: s,
-		opts:   o,
-		log:    o.Logger.With("server", s.Name),
-		done:   make(chan struct{}),
+		server:  s,
+		opts:    o,
+		log:     o.Logger.With("server", s.Name),
+		secrets: s.SecretValues(),
+		done:    make(chan struct{}),
 	}
 	c.life, c.cancel = context.WithCancel(context.Background())
 	parent := ctx
@@ -274,7 +276,11 @@ func (c *Conn) PID() int {
 	return c.proc.PID()
 }
 
-// StderrTail returns the escaped tail of a stdio server's stderr.
+// mask hides the server's secrets in text from it (config.Mask).
+func (c *Conn) mask(text string) string { return config.Mask(text, c.secrets) }
+
+// StderrTail returns the escaped tail of a stdio server's stderr, with the
+// server's secrets masked (config.Mask).
 func (c *Conn) StderrTail() string {
 	if c.proc == nil {
 		return ""
