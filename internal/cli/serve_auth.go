@@ -24,7 +24,7 @@ func (a *serveAuth) register(fs *flag.FlagSet) {
 	fs.StringVar(&a.issuer, "oauth-issuer", "", "accept JWT access tokens of the authorization server `URL` (its signing keys from its metadata); overrides the configuration's gateway.oauth.issuer")
 	fs.StringVar(&a.audience, "oauth-audience", "", "the `audience` a JWT must carry: the gateway's resource identifier, normally its URL; overrides gateway.oauth.audience")
 	fs.StringVar(&a.jwks, "oauth-jwks", "", "read the issuer's signing keys from this `URL or file` instead of its metadata; overrides gateway.oauth.jwks")
-	fs.Func("oauth-scopes", "scopes every JWT must carry, separated by spaces or commas; replace gateway.oauth.scopes", func(s string) error {
+	fs.Func("oauth-scopes", "the `scopes` every JWT must carry, separated by spaces or commas; they replace gateway.oauth.scopes", func(s string) error {
 		a.scopes = append(a.scopes, strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == ',' })...)
 		return nil
 	})

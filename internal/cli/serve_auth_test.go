@@ -1,10 +1,12 @@
 package cli_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -160,11 +162,20 @@ func TestServeAuthConfig(t *testing.T) {
 		})
 	}
 	t.Run("stdio does not read it", func(t *testing.T) {
+		// A real subprocess: go-sdk's stdio transport closes os.Stdin.
 		cfg := writeConfig(t, map[string]any{"mcpServers": demo,
 			"gateway": oauthSection(map[string]any{"issuer": is.URL + "/tenant", "audience": "x"})})
-		r := run(t, "serve", "--stdio", "--config", cfg, "--home", t.TempDir())
-		if r.code != 0 || !strings.Contains(r.stderr, "on stdio") {
-			t.Errorf("serve --stdio: exit %d:\n%s", r.code, r.stderr)
+		cmd := exec.Command(exe, "serve", "--stdio", "--config", cfg, "--home", t.TempDir())
+		cmd.Env = append(os.Environ(), "SWITCHBOARD_CLI_RUN=1")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+		if err != nil {
+			t.Fatalf("serve --stdio: %v\n%s", err, stderr.String())
+		}
+		defer cs.Close()
+		if _, err := cs.ListTools(context.Background(), nil); err != nil {
+			t.Fatalf("serve --stdio: tools/list: %v\n%s", err, stderr.String())
 		}
 	})
 }
