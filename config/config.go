@@ -86,6 +86,9 @@ type Config struct {
 	// Store says where state is kept (the "store" object); its zero
 	// value is SQLite in Switchboard's home.
 	Store Store
+	// Gateway holds the settings of serve's HTTP endpoint (the "gateway"
+	// object; see gateway.go); its zero value is the default.
+	Gateway Gateway
 	// Clients are the gateway's named callers ("clients") and Profiles
 	// the named subsets of the aggregate it serves ("profiles"), each in
 	// file order; see clients.go.

@@ -100,7 +100,7 @@ func parseAs(data []byte, source string, lookup func(string) (string, bool), pro
 
 // Field names and hints for unknown fields.
 var (
-	rootFields   = []string{"mcpServers", "servers", "inputs", "$schema", "security", "policy", "context", "store", "clients", "profiles"}
+	rootFields   = []string{"mcpServers", "servers", "inputs", "$schema", "security", "policy", "context", "store", "clients", "profiles", "gateway"}
 	serverFields = []string{
 		"type", "command", "args", "env", "cwd", "url", "serverUrl", "headers",
 		"enabled", "disabled", "enabledTools", "disabledTools",
@@ -244,7 +244,7 @@ func (d *decoder) decodeRoot(root *node) *Config {
 		d.wrongType(root, nil, "", "object")
 		return nil
 	}
-	var servers, inputs, security, policy, context, st, clients, profiles *member
+	var servers, inputs, security, policy, context, st, clients, profiles, gw *member
 	conflict := false
 	for i := range root.members {
 		m := &root.members[i]
@@ -275,6 +275,8 @@ func (d *decoder) decodeRoot(root *node) *Config {
 			clients = m
 		case "profiles":
 			profiles = m
+		case "gateway":
+			gw = m
 		case "$schema":
 			d.str(m.val, p, "")
 		default:
@@ -314,6 +316,9 @@ func (d *decoder) decodeRoot(root *node) *Config {
 	}
 	if st != nil {
 		cfg.Store = d.decodeStore(st.val, (*jsonPath)(nil).k("store"))
+	}
+	if gw != nil {
+		cfg.Gateway = d.decodeGateway(gw.val, (*jsonPath)(nil).k("gateway"))
 	}
 	d.security = cfg.Security
 	names := map[string]string{} // lower-cased name -> name

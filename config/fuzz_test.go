@@ -45,6 +45,8 @@ var fuzzSeeds = []string{
 	`{"mcpServers": {}, "context": {"search": {"embeddings": {"url": "${UNSET}", "apiKeyEnv": "EMPTY", "minSimilarity": 1e999}}}}`,
 	`{"mcpServers": {"a": {"command": "x"}}, "profiles": {"p": {"servers": ["a"], "tools": ["a:*"], "exclude": ["a:[b]"]}, "q": {}}, "clients": {"c": {"tokenEnv": "T", "profiles": ["p"]}, "d": {"token": "${cred:x}"}, "e": {"subject": "s", "claims": {"azp": "z"}}, "f": {"token": "${UNSET}"}}, "policy": {"rules": [{"deny": "a:*", "clients": ["c"], "profiles": ["p"]}]}}`,
 	`{"mcpServers": {}, "clients": {"c d": {"token": "lit"}}, "profiles": {"../x": {"servers": ["nope"]}}}`,
+	`{"mcpServers": {}, "gateway": {"oauth": {"issuer": "https://${H}/t", "audience": "${A:-gw}", "jwks": "/k.json", "scopes": ["mcp", "a b", ""]}}}`,
+	`{"mcpServers": {}, "gateway": {"oauth": {"issuer": "http://127.0.0.1:1", "audience": "gw", "jwks": "http://x/k", "scope": 1}, "oath": {}}}`,
 	`[`,
 }
 

@@ -74,6 +74,9 @@ func (c *Config) Validate() error {
 	c.validateStore(func(p *jsonPath, msg string) {
 		errs = append(errs, &Error{File: c.Source, Path: p.String(), Msg: msg})
 	})
+	c.validateGateway(func(p *jsonPath, msg string) {
+		errs = append(errs, &Error{File: c.Source, Path: p.String(), Msg: msg})
+	})
 	c.validateSecurity(func(p *jsonPath, msg string) {
 		if len(errs) >= maxErrors {
 			truncated = true

@@ -127,6 +127,9 @@ func (r *run) reload(ctx context.Context, log *slog.Logger, announce bool) {
 	if r.storeURL == "" && cfg.Store != r.cfg.Store {
 		fmt.Fprintf(r.env.Stderr, "switchboard: warning: the \"store\" setting changed; the store in use stays until the next start\n")
 	}
+	if r.oauthChanged(r.cfg, cfg) {
+		fmt.Fprintf(r.env.Stderr, "switchboard: warning: the \"gateway.oauth\" setting changed; the gateway goes on accepting the JWTs it accepted until the next start\n")
+	}
 	r.cfg = cfg
 	if g := r.gateway.Load(); g != nil {
 		g.Sync()
