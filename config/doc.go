@@ -114,7 +114,9 @@
 //
 //	server "gh": ${GITHUB_TOKEN} is not set (env.GITHUB_TOKEN)
 //
-// and the other servers load. Only server fields reference variables.
+// and the other servers load. Besides server fields, a client's token, the
+// store's PostgreSQL URL and the gateway's OAuth settings reference
+// variables too; each says what an unset one does.
 //
 // Errors name variables, never their values, and so do String, GoString,
 // LogValue and MarshalJSON of [Config] and [Server]; [Server.Redacted] shows
