@@ -114,9 +114,9 @@
 //
 //	server "gh": ${GITHUB_TOKEN} is not set (env.GITHUB_TOKEN)
 //
-// and the other servers load. Besides server fields, a client's token, the
-// store's PostgreSQL URL and the gateway's OAuth settings reference
-// variables too; each says what an unset one does.
+// and the other servers load. Besides server fields, a client's token
+// references variables (unset: that client is unusable), and so do the
+// store's PostgreSQL URL and the gateway's OAuth URLs (unset: an error).
 //
 // Errors name variables, never their values, and so do String, GoString,
 // LogValue and MarshalJSON of [Config] and [Server]; [Server.Redacted] shows
