@@ -9,7 +9,8 @@ import (
 	"slices"
 	"strings"
 
-	"mvdan.cc/sh/v3/shell"
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/confedit"
@@ -190,12 +191,28 @@ func runAddJSON(r *run) int {
 // a shell, is an error.
 func SplitCommand(line string) ([]string, error) {
 	const open, shut = "\uE000", "\uE001" // private-use marks around a variable's name
-	fields, err := shell.Fields(line, func(name string) string {
-		if name == "IFS" { // what unquoted expansions are split on
-			return " \t\n"
+	var words []*syntax.Word
+	for w, err := range syntax.NewParser().WordsSeq(strings.NewReader(line)) {
+		if err != nil {
+			return nil, err
 		}
-		return open + name + shut
-	})
+		words = append(words, w)
+	}
+	cfg := &expand.Config{
+		Env: expand.FuncEnviron(func(name string) string {
+			if name == "IFS" { // what unquoted expansions are split on
+				return " \t\n"
+			}
+			return open + name + shut
+		}),
+		// Without a shell there is no process to substitute. (Left nil,
+		// the expander would call it: mvdan.cc/sh v3.14.1 checks for a
+		// nil command substitution, not for a nil process substitution.)
+		ProcSubst: func(*syntax.ProcSubst) (string, error) {
+			return "", errors.New("process substitution needs a shell")
+		},
+	}
+	fields, err := expand.Fields(cfg, words...)
 	if err != nil {
 		return nil, err
 	}

@@ -414,6 +414,8 @@ func TestSplitCommand(t *testing.T) {
 		{`srv ""`, []string{"srv", ""}, false},
 		{`srv $(rm -rf /)`, nil, true},
 		{"srv `id`", nil, true},
+		{`srv >(tee log)`, nil, true},
+		{`srv <(cat x)`, nil, true},
 		{`srv "unterminated`, nil, true},
 		{`srv; rm x`, nil, true},
 	}
