@@ -55,6 +55,14 @@ type Process struct {
 	writeMu   sync.Mutex  // one frame at a time on stdin (go-sdk's writes and WriteFrame)
 	abort     atomic.Bool // skip the grace of stage 1 (see Abort)
 
+	// tailMu guards the stderr tail as StderrTail last made it: escaped
+	// and masked, for the tail's first tailAt bytes ever written. Masking
+	// 64 KiB takes milliseconds, and status is read far more often than
+	// a quiet server writes. Lock order: tailMu before the ring's lock.
+	tailMu   sync.Mutex
+	tailAt   int64
+	tailText string
+
 	mu      sync.Mutex // guards the fields below
 	reaped  bool       // the child is reaped: its group ID may be reused, never signal it
 	exitErr error      // how the child ended; set when reaped
@@ -229,11 +237,17 @@ func (p *Process) Fault() error {
 // stderr, escaped with [Escape] and masked by Spec.Mask. It is complete
 // once Stop has returned.
 func (p *Process) StderrTail() string {
-	raw := p.tail.Bytes()
-	if p.spec.Mask != nil && p.tail.Cut() {
+	p.tailMu.Lock()
+	defer p.tailMu.Unlock()
+	raw, total := p.tail.Bytes()
+	if total == p.tailAt {
+		return p.tailText // nothing written since
+	}
+	if p.spec.Mask != nil && total > int64(len(raw)) {
 		raw = fromFirstLine(raw)
 	}
-	return p.mask(Escape(string(raw)))
+	p.tailAt, p.tailText = total, p.mask(Escape(string(raw)))
+	return p.tailText
 }
 
 // fromFirstLine drops what precedes the first whole line of a tail whose

@@ -51,16 +51,11 @@ func (r *ring) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-// Cut reports whether older bytes were dropped.
-func (r *ring) Cut() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.total > int64(len(r.buf))
-}
-
-// Bytes returns a copy of the kept bytes, oldest first. When older bytes
-// were dropped, a UTF-8 sequence cut in half at the start is trimmed too.
-func (r *ring) Bytes() []byte {
+// Bytes returns a copy of the kept bytes, oldest first, and how many bytes
+// were ever written (more than it returns when older bytes were dropped).
+// When older bytes were dropped, a UTF-8 sequence cut in half at the start
+// is trimmed too.
+func (r *ring) Bytes() (_ []byte, total int64) {
 	r.mu.Lock()
 	out := make([]byte, 0, len(r.buf))
 	if r.full {
@@ -69,7 +64,8 @@ func (r *ring) Bytes() []byte {
 	} else {
 		out = append(out, r.buf...)
 	}
-	dropped := r.total > int64(len(out))
+	total = r.total
+	dropped := total > int64(len(out))
 	r.mu.Unlock()
 
 	if dropped {
@@ -77,5 +73,5 @@ func (r *ring) Bytes() []byte {
 			out = out[1:]
 		}
 	}
-	return out
+	return out, total
 }

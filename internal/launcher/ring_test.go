@@ -5,6 +5,7 @@ package launcher
 import (
 	"bytes"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -34,8 +35,12 @@ func TestRing(t *testing.T) {
 					t.Fatalf("Write(%q) = %d, %v", w, n, err)
 				}
 			}
-			if got := string(r.Bytes()); got != tt.want {
+			got, total := r.Bytes()
+			if string(got) != tt.want {
 				t.Errorf("Bytes() = %q, want %q", got, tt.want)
+			}
+			if written := int64(len(strings.Join(tt.writes, ""))); total != written {
+				t.Errorf("Bytes() total %d, want %d", total, written)
 			}
 		})
 	}
@@ -58,7 +63,7 @@ func TestRingMatchesNaive(t *testing.T) {
 			all = append(all, w...)
 		}
 		want := all[max(0, len(all)-limit):]
-		if got := r.Bytes(); !bytes.Equal(got, want) {
+		if got, _ := r.Bytes(); !bytes.Equal(got, want) {
 			t.Fatalf("limit %d: Bytes() = %q, want %q", limit, got, want)
 		}
 	}
@@ -80,11 +85,38 @@ func TestFromFirstLine(t *testing.T) {
 	}
 	r := newRing(8)
 	r.Write([]byte("1234567"))
-	if r.Cut() {
-		t.Error("Cut before the limit")
+	if b, total := r.Bytes(); total != int64(len(b)) {
+		t.Errorf("before the limit: %d bytes kept of %d", len(b), total)
 	}
 	r.Write([]byte("89"))
-	if !r.Cut() {
-		t.Error("not Cut past the limit")
+	if b, total := r.Bytes(); total <= int64(len(b)) {
+		t.Errorf("past the limit: %d bytes kept of %d", len(b), total)
+	}
+}
+
+// TestStderrTailMaskedOnce: the tail is escaped and masked again only
+// when the server wrote since the last read, and a read after a write
+// shows the new text, masked.
+func TestStderrTailMaskedOnce(t *testing.T) {
+	masks := 0
+	p := &Process{tail: newRing(64), spec: Spec{Mask: func(s string) string {
+		masks++
+		return strings.ReplaceAll(s, "hunter2xx", "***")
+	}}}
+	if got := p.StderrTail(); got != "" || masks != 0 {
+		t.Fatalf("empty tail: %q after %d masks", got, masks)
+	}
+	p.tail.Write([]byte("token hunter2xx\n"))
+	for range 3 {
+		if got := p.StderrTail(); got != "token ***\n" {
+			t.Fatalf("tail %q", got)
+		}
+	}
+	if masks != 1 {
+		t.Errorf("3 reads of an unchanged tail masked it %d times, want 1", masks)
+	}
+	p.tail.Write([]byte("again hunter2xx\n"))
+	if got := p.StderrTail(); got != "token ***\nagain ***\n" || masks != 2 {
+		t.Errorf("after a write: %q, %d masks", got, masks)
 	}
 }
