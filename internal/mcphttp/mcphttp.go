@@ -210,16 +210,20 @@ func peekBody(body []byte) peek {
 			p.id = body[m.Value:end]
 			return end, err
 		case "method":
-			end, s, ok, err := stringAt(body, m.Value, 1)
-			if ok {
-				p.method = s
-			}
+			// A repeated key counts as its last occurrence, as for
+			// encoding/json (and so go-sdk), even when that is no string.
+			end, s, _, err := stringAt(body, m.Value, 1)
+			p.method = s
 			return end, err
 		case "params":
+			p.metaVersion, p.progress, p.logLevel = "", false, false // the last "params" counts
 			if body[m.Value] != '{' {
 				break
 			}
 			return jsonscan.Object(body, m.Value, func(pm jsonscan.Member) (int, error) {
+				if string(pm.Key) == "_meta" {
+					p.metaVersion, p.progress, p.logLevel = "", false, false // the last "_meta" counts
+				}
 				if string(pm.Key) != "_meta" || body[pm.Value] != '{' {
 					end, _, err := jsonscan.Skip(body, pm.Value, 2)
 					return end, err
@@ -227,10 +231,8 @@ func peekBody(body []byte) peek {
 				return jsonscan.Object(body, pm.Value, func(mm jsonscan.Member) (int, error) {
 					switch string(mm.Key) {
 					case mcp.MetaKeyProtocolVersion:
-						end, s, ok, err := stringAt(body, mm.Value, 3)
-						if ok {
-							p.metaVersion = s
-						}
+						end, s, _, err := stringAt(body, mm.Value, 3)
+						p.metaVersion = s
 						return end, err
 					case "progressToken":
 						p.progress = body[mm.Value] != 'n'
