@@ -5,11 +5,14 @@
 // process group of its own, bounded stderr capture, a cap on stdout frames,
 // and a bounded, group-wide teardown (close stdin, SIGTERM, SIGKILL, reap).
 // It hands the caller a go-sdk [mcp.Transport] over the child's stdio whose
-// Close runs that teardown.
+// Close runs that teardown. A line on stdout that is not JSON-RPC is
+// skipped, as the TypeScript SDK's client does, and kept with the stderr
+// tail (see [Process.Stray]).
 //
 // The launcher is the bottom of the call flow (CLI or gateway → registry →
-// policy → upstream → launcher). It must not import any other switchboard
-// package; it depends only on the standard library, go-sdk's mcp package and
+// policy → upstream → launcher). Of switchboard's packages it imports only
+// the leaf internal/jsonscan (telling JSON-RPC lines from the rest); besides
+// the standard library it depends on go-sdk's mcp package and
 // Masterminds/semver (runtime version requirements, see [Spec.Runtime]).
 // internal/upstream uses it.
 //

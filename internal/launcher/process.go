@@ -67,6 +67,9 @@ type Process struct {
 	reaped  bool       // the child is reaped: its group ID may be reused, never signal it
 	exitErr error      // how the child ended; set when reaped
 	fault   error      // first fault found by the launcher (ErrFrameTooLarge)
+	strays  int        // stdout lines that were not JSON-RPC (see stray.go)
+	// straySample is the start of the first such line, raw.
+	straySample string
 }
 
 // Start launches spec's command and returns once the child is running. The

@@ -57,8 +57,9 @@ type Spec struct {
 	// 0 or negative means DefaultMaxFrame (16 MiB). A longer frame fails the
 	// server with ErrFrameTooLarge and stops it.
 	MaxFrame int
-	// FrameFilter, when set, sees every complete stdout frame (newline
-	// included) before the MCP SDK does and returns the frame to deliver
+	// FrameFilter, when set, sees every stdout frame that may be a
+	// JSON-RPC message (newline included; lines that are not are skipped
+	// first, see [Process.Stray]) before the MCP SDK does and returns the frame to deliver
 	// (it may return its argument); an empty result drops the frame. It
 	// runs on the connection's reading goroutine; the frame's memory is
 	// reused after it returns.

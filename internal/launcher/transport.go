@@ -33,9 +33,7 @@ func (t transport) Connect(ctx context.Context) (mcp.Connection, error) {
 	default:
 	}
 	var reader io.ReadCloser = stdoutReader{p}
-	if p.spec.FrameFilter != nil {
-		reader = &filterReader{ReadCloser: reader, br: bufio.NewReaderSize(reader, 64<<10), filter: p.spec.FrameFilter}
-	}
+	reader = &filterReader{ReadCloser: reader, br: bufio.NewReaderSize(reader, 64<<10), filter: p.filterFrame}
 	it := &mcp.IOTransport{
 		Reader: reader,
 		Writer: stdinWriter{p},
@@ -90,6 +88,19 @@ func (p *Process) WriteFrame(frame []byte) (n int, err error) {
 
 func (w stdinWriter) Close() error { return w.p.Stop() }
 
+// filterFrame skips a stdout line that is not JSON-RPC (see stray.go) and
+// hands the others to Spec.FrameFilter.
+func (p *Process) filterFrame(frame []byte) []byte {
+	if !isMessage(frame) {
+		p.stray(frame)
+		return nil
+	}
+	if p.spec.FrameFilter != nil {
+		return p.spec.FrameFilter(frame)
+	}
+	return frame
+}
+
 // filterReader hands each complete frame to a filter before go-sdk reads
 // it. The frame guard sits below it, so a frame is never longer than
 // MaxFrame here.
@@ -121,9 +132,12 @@ func (f *filterReader) Read(b []byte) (int, error) {
 					f.line = nil
 					return 0, err
 				}
-				// A last frame without a newline: deliver it as it is;
-				// the next Read reports EOF.
-				f.pending = f.line
+				// A last frame without a newline: deliver what the filter
+				// keeps of it; the next Read reports EOF.
+				if f.pending = f.filter(f.line); len(f.pending) == 0 {
+					f.line = nil
+					return 0, io.EOF
+				}
 				break
 			}
 			f.pending = f.filter(f.line)
