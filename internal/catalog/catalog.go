@@ -21,4 +21,12 @@ type Catalog struct {
 	// Skipped says which entries of the lists were dropped because they
 	// could not be decoded at all (tools: [42]).
 	Skipped []string
+	// Missing names the list methods the server's capabilities declared
+	// but that it answered with "method not found" ("resources/list"):
+	// those lists are taken as empty.
+	Missing []string
+	// Stray says what a stdio server wrote on stdout that was not JSON-RPC
+	// by the end of discovery (skipped, kept with its stderr): how many
+	// lines, and the first, escaped. "" when there was none.
+	Stray string
 }

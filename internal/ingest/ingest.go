@@ -50,6 +50,8 @@ const (
 	KindAnnotations  = "annotations_dropped" // behavioural hints of a server that is not trusted
 	KindShadowing    = "shadowing"           // another server offers a tool of the same name
 	KindHeld         = "held"                // held back until approved: its metadata matches an injection pattern
+	KindListMissing  = "list_missing"        // a declared list method answered "method not found": taken as empty
+	KindStdoutStray  = "stdout_not_jsonrpc"  // a stdio server wrote lines on stdout that are not JSON-RPC: skipped
 )
 
 // Severity says how much a finding matters to an operator. Findings of
@@ -86,6 +88,8 @@ var severities = map[string]Severity{
 	KindAnnotations:  SeverityInfo,
 	KindShadowing:    SeverityWarn,
 	KindHeld:         SeverityHigh,
+	KindListMissing:  SeverityInfo,
+	KindStdoutStray:  SeverityInfo,
 }
 
 // SeverityOf returns the severity of a kind of finding; an unknown kind is
@@ -157,6 +161,12 @@ func Vet(s *config.Server, sec config.Security, cat *catalog.Catalog) *Result {
 	res := &Result{Catalog: out, Originals: map[string]*mcp.Tool{}}
 	for _, note := range cat.Skipped {
 		v.add(KindListSkipped, "", note)
+	}
+	for _, method := range cat.Missing {
+		v.add(KindListMissing, "", method+" is declared but not implemented (method not found): taken as empty")
+	}
+	if cat.Stray != "" {
+		v.add(KindStdoutStray, "", cat.Stray)
 	}
 	out.Instructions = v.text(cat.Instructions, sec.InstructionsMaxBytes, "", "instructions")
 

@@ -59,7 +59,25 @@ const (
 	ModeFlood         = "flood"          // ModeServer with "flood" and "break" tools (see addFlood); counts its tools/list requests in MarkVar's file
 	ModeLeaky         = "leaky"          // echoes its args, env and LeakyURLVar's URL to stderr (see leak) and exits 1
 	ModeLeakyServer   = "leaky-server"   // ModeServer after the same echo
+	ModeChatty        = "chatty"         // ModeServer that writes lines that are not JSON-RPC on stdout (see chatter)
+	ModeSparse        = "sparse"         // ModeServer that answers resources/list and prompts/list with "method not found"
+	ModeBanner        = "banner"         // writes a banner on stdout, no JSON-RPC at all, and exits 1
 )
+
+// Chatter is what ModeChatty writes on stdout before it serves, as real
+// servers do: a start-up banner, a dotenv hint, an OpenTelemetry log
+// record (a JSON object that is not JSON-RPC), a bracketed log line, a
+// JSON array that is not a batch; its "echo" tool writes ChatterCall first.
+var Chatter = []string{
+	"Weather MCP Server running on stdio",
+	"[dotenv@16.4.5] injecting env (0) from .env",
+	`{"timestamp":"2026-12-04T18:00:00Z","level":"info","body":"server started","resource":{"service.name":"mcp"}}`,
+	"[INFO] listening",
+	`["not", "a", "batch"]`,
+}
+
+// ChatterCall is the line ModeChatty writes on stdout within each echo call.
+const ChatterCall = "echo called"
 
 // LeakyURLVar names the variable whose URL ModeLeaky and ModeLeakyServer
 // say they could not reach.
@@ -84,7 +102,14 @@ func MaybeRunChild() {
 func runChild(mode string) int {
 	ctx := context.Background()
 	switch mode {
-	case ModeServer, ModeBigFrameAfter, ModeModernOnly, ModeSurvey, ModeFlood:
+	case ModeServer, ModeBigFrameAfter, ModeModernOnly, ModeSurvey, ModeFlood, ModeSparse:
+	case ModeChatty:
+		for _, line := range Chatter {
+			fmt.Fprintln(os.Stdout, line)
+		}
+	case ModeBanner:
+		fmt.Fprintln(os.Stdout, "Usage: weather-server --api-key KEY")
+		return 1
 	case ModeLeaky:
 		leak()
 		return 1
@@ -133,6 +158,10 @@ func runChild(mode string) int {
 		addSurvey(s)
 	case ModeFlood:
 		addFlood(s)
+	case ModeSparse:
+		s.AddReceivingMiddleware(refuseLists)
+	case ModeChatty:
+		s.AddReceivingMiddleware(chatter)
 	}
 	if err := s.Run(ctx, &mcp.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, "testkit server:", err)
@@ -286,6 +315,27 @@ func refuseInitialize(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method == "initialize" {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "initialize is not supported: send server/discover (2026-07-28)"}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// refuseLists answers resources/list and prompts/list with "method not
+// found", as servers that declare a capability they do not implement do.
+func refuseLists(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "resources/list" || method == "prompts/list" {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found"}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// chatter writes ChatterCall on stdout before each call of a tool.
+func chatter(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "tools/call" {
+			fmt.Fprintln(os.Stdout, ChatterCall)
 		}
 		return next(ctx, method, req)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -113,15 +114,34 @@ func (c *Conn) startStdio(ctx context.Context, h handshake) error {
 	cs, err := c.newClient().Connect(ctx, t, sessOpts)
 	established.Store(err == nil)
 	if err != nil {
+		exited := exitedAlone(p, err)
 		p.Abort() // it never completed the handshake: no grace period
 		if f := p.Fault(); f != nil {
 			err = f
+		} else if exited != "" {
+			err = fmt.Errorf("%w (the server exited: %s)", err, exited)
 		}
 		return withStderr(err, p.StderrTail())
 	}
 	c.proc = p
 	c.setSession(cs)
 	return nil
+}
+
+// exitedAlone says how the child ended ("exit status 1") when the
+// handshake failed because its stdout ended, which a child does as it
+// exits; "" otherwise (after other failures the connection's close stops
+// the child, and its status says nothing about the server).
+func exitedAlone(p *launcher.Process, err error) string {
+	if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return ""
+	}
+	select {
+	case <-p.Done():
+		return p.ExitStatus()
+	case <-time.After(time.Second):
+		return ""
+	}
 }
 
 // connectHTTP connects over an HTTP transport. The session is bound to the

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/fault"
@@ -64,26 +65,47 @@ func (c *Conn) Discover(ctx context.Context) (*catalog.Catalog, error) {
 	caps := c.info.Capabilities
 	cat := &catalog.Catalog{Instructions: c.info.Instructions}
 	defer func() { cat.Skipped = filter.dropped() }()
+	// A list the server declared but does not implement is empty: its
+	// other lists still work, as they do in the TypeScript client.
+	list := func(method string, err error) error {
+		if isMethodNotFound(err) {
+			cat.Missing = append(cat.Missing, method)
+			return nil
+		}
+		return err
+	}
 	var err error
 	if caps.Tools != nil {
-		if cat.Tools, err = drain(c, c.session.Tools(ctx, nil)); err != nil {
+		if cat.Tools, err = drain(c, c.session.Tools(ctx, nil)); list("tools/list", err) != nil {
 			return nil, c.classify(ctx, "list tools", false, late("tools/list", err))
 		}
 	}
 	if caps.Resources != nil {
-		if cat.Resources, err = drain(c, c.session.Resources(ctx, nil)); err != nil {
+		if cat.Resources, err = drain(c, c.session.Resources(ctx, nil)); list("resources/list", err) != nil {
 			return nil, c.classify(ctx, "list resources", false, late("resources/list", err))
 		}
-		if cat.Templates, err = drain(c, c.session.ResourceTemplates(ctx, nil)); err != nil {
+		if cat.Templates, err = drain(c, c.session.ResourceTemplates(ctx, nil)); list("resources/templates/list", err) != nil {
 			return nil, c.classify(ctx, "list resource templates", false, late("resources/templates/list", err))
 		}
 	}
 	if caps.Prompts != nil {
-		if cat.Prompts, err = drain(c, c.session.Prompts(ctx, nil)); err != nil {
+		if cat.Prompts, err = drain(c, c.session.Prompts(ctx, nil)); list("prompts/list", err) != nil {
 			return nil, c.classify(ctx, "list prompts", false, late("prompts/list", err))
 		}
 	}
+	if c.proc != nil {
+		if n, first := c.proc.Stray(); n > 0 {
+			cat.Stray = fmt.Sprintf("%d line(s) on stdout were not JSON-RPC and were skipped (kept with its stderr); the first: %q", n, first)
+		}
+	}
 	return cat, nil
+}
+
+// isMethodNotFound reports whether err is the server's JSON-RPC "method
+// not found" answer.
+func isMethodNotFound(err error) bool {
+	var we *jsonrpc.Error
+	return errors.As(err, &we) && we.Code == jsonrpc.CodeMethodNotFound
 }
 
 func drain[T any](c *Conn, seq func(func(*T, error) bool)) ([]*T, error) {

@@ -1,0 +1,104 @@
+package host_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/ingest"
+	"github.com/switchboard-mcp/switchboard/internal/testkit"
+)
+
+// findingsOf returns the findings of one kind in st.
+func findingsOf(st host.ServerStatus, kind string) []host.Finding {
+	var out []host.Finding
+	for _, f := range st.Findings {
+		if f.Kind == kind {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// Servers that other MCP clients run despite lines on stdout that are not
+// JSON-RPC, or a declared list they do not implement, work here too: the
+// lines are skipped and kept with stderr, the list is empty, and each is
+// an info finding.
+func TestServersThatBendTheStdioRules(t *testing.T) {
+	h := open(t, parse(t, map[string]any{
+		"chatty": child(t, testkit.ModeChatty, map[string]any{"eager": true}),
+		"sparse": child(t, testkit.ModeSparse, map[string]any{"eager": true}),
+	}, nil))
+	ctx := context.Background()
+	for _, name := range []string{"chatty", "sparse"} {
+		if err := h.Await(ctx, name); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+
+	t.Run("stray stdout lines", func(t *testing.T) {
+		if got := call(t, h, "chatty__echo", `{"text":"still here"}`).Text; got != "still here" {
+			t.Errorf("echo = %q", got)
+		}
+		st := status(h, "chatty")
+		if st.State != host.StateReady {
+			t.Fatalf("state %s (%s)", st.State, st.LastError)
+		}
+		fs := findingsOf(st, ingest.KindStdoutStray)
+		if len(fs) != 1 || fs[0].Severity != host.SeverityInfo {
+			t.Fatalf("findings %v, want one info %s", st.Findings, ingest.KindStdoutStray)
+		}
+		if want := "5 line(s)"; !strings.Contains(fs[0].Detail, want) || !strings.Contains(fs[0].Detail, testkit.Chatter[0]) {
+			t.Errorf("finding %q: want %q and the first line", fs[0].Detail, want)
+		}
+		for _, line := range append(slices.Clone(testkit.Chatter), testkit.ChatterCall) {
+			if !strings.Contains(st.Stderr, "[stdout, not JSON-RPC] "+line) {
+				t.Errorf("stderr tail lacks the stray line %q:\n%s", line, st.Stderr)
+			}
+		}
+	})
+
+	t.Run("declared lists not implemented", func(t *testing.T) {
+		if got := call(t, h, "sparse__echo", `{"text":"tools work"}`).Text; got != "tools work" {
+			t.Errorf("echo = %q", got)
+		}
+		st := status(h, "sparse")
+		if st.State != host.StateReady || st.Resources != 0 || st.Prompts != 0 || st.Templates != 1 {
+			t.Errorf("state %s, %d resources, %d prompts, %d templates; want ready, 0, 0, 1 (%s)", st.State, st.Resources, st.Prompts, st.Templates, st.LastError)
+		}
+		var got []string
+		for _, f := range findingsOf(st, ingest.KindListMissing) {
+			if f.Severity != host.SeverityInfo {
+				t.Errorf("finding %v: want info", f)
+			}
+			got = append(got, strings.Fields(f.Detail)[0])
+		}
+		slices.Sort(got)
+		if want := []string{"prompts/list", "resources/list"}; !slices.Equal(got, want) {
+			t.Errorf("list_missing findings for %v, want %v", got, want)
+		}
+	})
+}
+
+// A server that writes only a banner and exits is reported with its exit
+// status and the banner, not with a JSON decoding error.
+func TestServerThatOnlyPrintsABanner(t *testing.T) {
+	h := open(t, parse(t, map[string]any{
+		"banner": child(t, testkit.ModeBanner, map[string]any{"startupAttempts": 1}),
+	}, nil))
+	err := h.Await(context.Background(), "banner")
+	if err == nil {
+		t.Fatal("Await: no error")
+	}
+	st := status(h, "banner")
+	for _, want := range []string{"exit status 1", "Usage: weather-server --api-key KEY"} {
+		if !strings.Contains(st.LastError, want) {
+			t.Errorf("last error lacks %q:\n%s", want, st.LastError)
+		}
+	}
+	if strings.Contains(st.LastError, "invalid character") {
+		t.Errorf("last error is a JSON decoding error:\n%s", st.LastError)
+	}
+}
