@@ -33,8 +33,16 @@ type GatewayOAuth struct {
 	// (http only on a loopback host) or an absolute file path. "" means
 	// the jwks_uri of the issuer's metadata.
 	JWKS string
-	// Scopes ("scopes") must all be in a token; nil means none.
+	// Scopes ("scopes") must all be in a token; nil means none. With
+	// scopes, a token that has no "scope", "scp" or "roles" claim at all
+	// is refused.
 	Scopes []string
+	// RequireAtJWT ("requireAtJwt") accepts only tokens whose header typ
+	// is "at+jwt" (RFC 9068). Default false: "JWT", or no typ, is
+	// accepted too, as Keycloak, Microsoft Entra, Auth0 and Okta send
+	// them; ID tokens are refused by their claims (at_hash, c_hash,
+	// Keycloak's typ "ID") either way.
+	RequireAtJWT bool
 }
 
 // Equal reports whether o and p hold the same settings (nil equals nil).
@@ -42,12 +50,12 @@ func (o *GatewayOAuth) Equal(p *GatewayOAuth) bool {
 	if o == nil || p == nil {
 		return o == p
 	}
-	return o.Issuer == p.Issuer && o.Audience == p.Audience && o.JWKS == p.JWKS && slices.Equal(o.Scopes, p.Scopes)
+	return o.Issuer == p.Issuer && o.Audience == p.Audience && o.JWKS == p.JWKS && slices.Equal(o.Scopes, p.Scopes) && o.RequireAtJWT == p.RequireAtJWT
 }
 
 var (
 	gatewayFields      = []string{"oauth"}
-	gatewayOAuthFields = []string{"issuer", "audience", "jwks", "scopes"}
+	gatewayOAuthFields = []string{"issuer", "audience", "jwks", "scopes", "requireAtJwt"}
 )
 
 // checkIssuerURL returns what is wrong with an issuer or key set URL, or
@@ -134,6 +142,8 @@ func (d *decoder) decodeGatewayOAuth(n *node, p *jsonPath) *GatewayOAuth {
 					o.Scopes = v
 				}
 			}
+		case "requireAtJwt":
+			o.RequireAtJWT, _ = d.boolean(m.val, fp, "")
 		default:
 			d.unknown(fp, m.key, gatewayOAuthFields, nil, "")
 		}

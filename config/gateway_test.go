@@ -32,6 +32,10 @@ func TestGatewayParse(t *testing.T) {
 			&GatewayOAuth{Issuer: "https://auth.example", Audience: "https://gw.example/mcp"}, ""},
 		{"empty scopes", `"gateway": {"oauth": {"issuer": "https://auth.example", "audience": "gw", "scopes": []}}`,
 			&GatewayOAuth{Issuer: "https://auth.example", Audience: "gw"}, ""},
+		{"at+jwt required", `"gateway": {"oauth": {"issuer": "https://auth.example", "audience": "gw", "requireAtJwt": true}}`,
+			&GatewayOAuth{Issuer: "https://auth.example", Audience: "gw", RequireAtJWT: true}, ""},
+		{"requireAtJwt not a boolean", `"gateway": {"oauth": {"issuer": "https://auth.example", "audience": "gw", "requireAtJwt": "yes"}}`, nil,
+			`$.gateway.oauth.requireAtJwt: want boolean, got string`},
 
 		{"gateway not an object", `"gateway": []`, nil, `$.gateway: want object, got array`},
 		{"unknown gateway field", `"gateway": {"oath": {}}`, nil, `$.gateway.oath: unknown field "oath" (did you mean "oauth"?)`},

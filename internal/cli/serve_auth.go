@@ -17,6 +17,7 @@ import (
 type serveAuth struct {
 	issuer, audience, jwks string
 	scopes                 []string
+	requireAtJWT           bool
 	profile                string // --profile, with --stdio
 }
 
@@ -28,12 +29,13 @@ func (a *serveAuth) register(fs *flag.FlagSet) {
 		a.scopes = append(a.scopes, strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == ',' })...)
 		return nil
 	})
+	fs.BoolVar(&a.requireAtJWT, "oauth-require-at-jwt", false, "accept only JWTs whose header typ is at+jwt (RFC 9068); sets gateway.oauth.requireAtJwt")
 	fs.StringVar(&a.profile, "profile", "", "with --stdio, serve only the configuration's profile `NAME`")
 }
 
 // flagged reports whether any --oauth-* flag is given.
 func (a *serveAuth) flagged() bool {
-	return a.issuer != "" || a.audience != "" || a.jwks != "" || len(a.scopes) > 0
+	return a.issuer != "" || a.audience != "" || a.jwks != "" || len(a.scopes) > 0 || a.requireAtJWT
 }
 
 // check rejects contradictory flags. The configuration is not loaded yet:
@@ -74,7 +76,7 @@ func (a *serveAuth) settle(f *serveFlags, cfg *config.Config) (*oauthSettings, e
 		if a.issuer == "" || a.audience == "" {
 			return nil, errors.New("serve: --oauth-issuer and --oauth-audience go together (and --oauth-jwks, --oauth-scopes need them), or give them in the configuration's gateway.oauth")
 		}
-		return &oauthSettings{GatewayOAuth: config.GatewayOAuth{Issuer: a.issuer, Audience: a.audience, JWKS: a.jwks, Scopes: a.scopes}, from: "--oauth-issuer"}, nil
+		return &oauthSettings{GatewayOAuth: config.GatewayOAuth{Issuer: a.issuer, Audience: a.audience, JWKS: a.jwks, Scopes: a.scopes, RequireAtJWT: a.requireAtJWT}, from: "--oauth-issuer"}, nil
 	}
 	in := "gateway.oauth in " + cfg.Source
 	if f.noAuth {
@@ -95,6 +97,7 @@ func (a *serveAuth) settle(f *serveFlags, cfg *config.Config) (*oauthSettings, e
 	if len(a.scopes) > 0 {
 		s.Scopes = a.scopes
 	}
+	s.RequireAtJWT = s.RequireAtJWT || a.requireAtJWT
 	return s, nil
 }
 
@@ -120,7 +123,8 @@ func (r *run) authOptions(ctx context.Context) (*gateway.AuthOptions, error) {
 	}
 	opts := &gateway.AuthOptions{Token: f.token}
 	if o != nil {
-		v, err := jwtauth.New(ctx, jwtauth.Options{Issuer: o.Issuer, Audience: o.Audience, JWKS: o.JWKS})
+		v, err := jwtauth.New(ctx, jwtauth.Options{Issuer: o.Issuer, Audience: o.Audience, JWKS: o.JWKS,
+			RequireAccessTokenType: o.RequireAtJWT, RequireScopeClaim: len(o.Scopes) > 0})
 		if err != nil {
 			return nil, fmt.Errorf("serve: %s: %v", o.from, err)
 		}

@@ -246,6 +246,27 @@ func TestServeOAuthFromConfig(t *testing.T) {
 			t.Errorf("the file's scope with the flag's in force: %d, want 403", c)
 		}
 	})
+	// Most identity providers send access tokens typed "JWT", or untyped.
+	keycloak := is.Mint(t, issuer.Token{Audience: []string{aud}, Type: "JWT", Scope: "openid mcp", Extra: map[string]any{"typ": "Bearer", "nonce": "n"}})
+	okta := is.Mint(t, issuer.Token{Audience: []string{aud}, NoType: true, Extra: map[string]any{"scp": []string{"mcp"}}})
+	idToken := is.Mint(t, issuer.Token{Audience: []string{aud}, Type: "JWT", Scope: "mcp", Extra: map[string]any{"typ": "ID", "at_hash": "h"}})
+	t.Run("identity providers' tokens", func(t *testing.T) {
+		g := startServe(t, nil, "--config", cfg)
+		jwtSession(t, g, keycloak)
+		jwtSession(t, g, okta)
+		if c := status(t, g, idToken); c != http.StatusUnauthorized {
+			t.Errorf("an ID token: %d, want 401", c)
+		}
+	})
+	t.Run("at+jwt required", func(t *testing.T) {
+		g := startServe(t, nil, "--config", cfg, "--oauth-require-at-jwt")
+		jwtSession(t, g, good)
+		for name, tok := range map[string]string{"typ JWT": keycloak, "no typ": okta} {
+			if c := status(t, g, tok); c != http.StatusUnauthorized {
+				t.Errorf("%s with at+jwt required: %d, want 401", name, c)
+			}
+		}
+	})
 }
 
 // TestServeOAuthReload: a reload that changes gateway.oauth keeps the

@@ -26,6 +26,7 @@ import (
 	"net/url"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -77,6 +78,16 @@ type Options struct {
 	HTTPClient *http.Client
 	// Now is the clock. Default: time.Now.
 	Now func() time.Time
+	// RequireAccessTokenType accepts only tokens whose typ header is
+	// "at+jwt" (RFC 9068). Default false: a typ of "JWT", or none, is
+	// accepted too, as Keycloak, Microsoft Entra, Auth0 and Okta issue
+	// access tokens; ID tokens are still told apart by their claims (see
+	// [Verifier.Verify]).
+	RequireAccessTokenType bool
+	// RequireScopeClaim refuses a token that carries no "scope", "scp" or
+	// "roles" claim: set it when scopes are required, so that a token
+	// minted for another purpose is not taken for one that lacks them.
+	RequireScopeClaim bool
 }
 
 // Claims are what a valid token says about its bearer.
@@ -164,9 +175,12 @@ func (v *Verifier) Verify(ctx context.Context, token string) (*Claims, error) {
 		return nil, fmt.Errorf("%w: want exactly one signature", ErrInvalid)
 	}
 	hdr := tok.Headers[0]
-	if !accessTokenType(hdr.ExtraHeaders[jose.HeaderType]) {
+	if !v.acceptedType(hdr.ExtraHeaders[jose.HeaderType]) {
 		// An ID token, say, may name the gateway as its audience too.
-		return nil, fmt.Errorf("%w: not an access token (typ at+jwt)", ErrInvalid)
+		if v.opts.RequireAccessTokenType {
+			return nil, fmt.Errorf("%w: not an access token (typ at+jwt required)", ErrInvalid)
+		}
+		return nil, fmt.Errorf("%w: not an access token (typ)", ErrInvalid)
 	}
 	key, err := v.key(ctx, hdr.KeyID, hdr.Algorithm)
 	if err != nil {
@@ -184,21 +198,55 @@ func (v *Verifier) Verify(ctx context.Context, token string) (*Claims, error) {
 	if err := std.ValidateWithLeeway(exp, v.opts.Leeway); err != nil {
 		return nil, fmt.Errorf("%w: %s", ErrInvalid, reason(err))
 	}
+	if why := idTokenClaims(raw); why != "" {
+		return nil, fmt.Errorf("%w: not an access token (%s)", ErrInvalid, why)
+	}
 	c := &Claims{Subject: std.Subject, Expiry: std.Expiry.Time(), Raw: raw}
-	c.Scopes, err = scopes(raw)
+	var has bool
+	c.Scopes, has, err = scopes(raw)
 	if err != nil {
 		return nil, err
+	}
+	if v.opts.RequireScopeClaim && !has {
+		return nil, fmt.Errorf("%w: no scope, scp or roles claim", ErrInvalid)
 	}
 	return c, nil
 }
 
-// accessTokenType reports whether a typ header names a JWT access token
-// (RFC 9068 section 4): "at+jwt", or its full media type
-// "application/at+jwt", in any case.
-func accessTokenType(typ any) bool {
-	t, _ := typ.(string)
+// acceptedType reports whether a typ header may be an access token's:
+// "at+jwt" or its media type "application/at+jwt" (RFC 9068 section 4),
+// in any case; unless RequireAccessTokenType, also "JWT" (or
+// "application/jwt") and none at all, as most identity providers send.
+func (v *Verifier) acceptedType(typ any) bool {
+	t, ok := typ.(string)
 	t = strings.ToLower(t)
-	return t == "at+jwt" || t == "application/at+jwt"
+	switch t {
+	case "at+jwt", "application/at+jwt":
+		return true
+	case "jwt", "application/jwt":
+		return !v.opts.RequireAccessTokenType
+	}
+	return !ok && typ == nil && !v.opts.RequireAccessTokenType
+}
+
+// idTokenClaims says why claims are an ID token's (or another token's that
+// is not an access token), "" when nothing says so: an at_hash or c_hash
+// (OpenID Connect Core 3.1.3.6, 3.3.2.11: only ID tokens carry them), or
+// Keycloak's "typ" claim naming another kind of token. A nonce alone
+// proves nothing: Keycloak puts it in access tokens too.
+func idTokenClaims(raw map[string]any) string {
+	for _, k := range []string{"at_hash", "c_hash"} {
+		if _, ok := raw[k]; ok {
+			return k + " claim"
+		}
+	}
+	if t, ok := raw["typ"].(string); ok {
+		switch strings.ToLower(t) {
+		case "id", "refresh", "offline", "logout":
+			return "typ claim " + strconv.Quote(t)
+		}
+	}
+	return ""
 }
 
 // reason names a go-jose validation failure.
@@ -219,31 +267,40 @@ func reason(err error) string {
 }
 
 // scopes reads "scope" (RFC 8693 §4.2, RFC 9068 §2.2.3: space-separated)
-// or, failing that, "scp" (an array, as some issuers write it).
-func scopes(raw map[string]any) ([]string, error) {
+// or, failing that, "scp" (space-separated as Microsoft Entra writes it, or
+// an array as Okta does), or, failing both, "roles" (an array: Entra's
+// application permissions). has says whether one of them was there.
+func scopes(raw map[string]any) (out []string, has bool, err error) {
 	if s, ok := raw["scope"]; ok {
 		str, ok := s.(string)
 		if !ok {
-			return nil, fmt.Errorf("%w: scope is not a string", ErrInvalid)
+			return nil, true, fmt.Errorf("%w: scope is not a string", ErrInvalid)
 		}
-		return strings.Fields(str), nil
+		return strings.Fields(str), true, nil
 	}
-	if s, ok := raw["scp"]; ok {
+	for _, key := range []string{"scp", "roles"} {
+		s, ok := raw[key]
+		if !ok {
+			continue
+		}
+		if str, ok := s.(string); ok && key == "scp" {
+			return strings.Fields(str), true, nil
+		}
 		arr, ok := s.([]any)
 		if !ok {
-			return nil, fmt.Errorf("%w: scp is not an array", ErrInvalid)
+			return nil, true, fmt.Errorf("%w: %s is not an array", ErrInvalid, key)
 		}
 		out := make([]string, 0, len(arr))
 		for _, e := range arr {
 			str, ok := e.(string)
 			if !ok {
-				return nil, fmt.Errorf("%w: scp holds a non-string", ErrInvalid)
+				return nil, true, fmt.Errorf("%w: %s holds a non-string", ErrInvalid, key)
 			}
 			out = append(out, str)
 		}
-		return out, nil
+		return out, true, nil
 	}
-	return nil, nil
+	return nil, false, nil
 }
 
 // key returns the verification key named kid for alg, loading the key set

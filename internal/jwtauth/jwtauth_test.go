@@ -52,7 +52,14 @@ func TestVerify(t *testing.T) {
 		{name: "foreign key under a known kid", tok: with(func(t *issuer.Token) { t.Foreign = true }), wantErr: "bad signature"},
 		{name: "unknown kid", tok: with(func(t *issuer.Token) { t.Foreign = true; t.KeyID = "nope" }), wantErr: "unknown signing key"},
 		{name: "scope not a string", tok: with(func(t *issuer.Token) { t.Scope = ""; t.Extra = map[string]any{"scope": 3} }), wantErr: "scope is not a string"},
-		{name: "ID token typ", tok: with(func(t *issuer.Token) { t.Type = "JWT" }), wantErr: "not an access token"},
+		{name: "typ JWT", tok: with(func(t *issuer.Token) { t.Type = "JWT" }), scopes: []string{"mcp:tools", "read"}},
+		{name: "no typ", tok: with(func(t *issuer.Token) { t.NoType = true }), scopes: []string{"mcp:tools", "read"}},
+		{name: "DPoP proof typ", tok: with(func(t *issuer.Token) { t.Type = "dpop+jwt" }), wantErr: "not an access token"},
+		{name: "logout token typ", tok: with(func(t *issuer.Token) { t.Type = "logout+jwt" }), wantErr: "not an access token"},
+		{name: "ID token at_hash", tok: with(func(t *issuer.Token) { t.Type = "JWT"; t.Extra = map[string]any{"at_hash": "x", "nonce": "n"} }), wantErr: "at_hash"},
+		{name: "ID token c_hash", tok: with(func(t *issuer.Token) { t.NoType = true; t.Extra = map[string]any{"c_hash": "x"} }), wantErr: "c_hash"},
+		{name: "scp string", tok: with(func(t *issuer.Token) { t.Scope = ""; t.Extra = map[string]any{"scp": "a b"} }), scopes: []string{"a", "b"}},
+		{name: "roles", tok: with(func(t *issuer.Token) { t.Scope = ""; t.Extra = map[string]any{"roles": []string{"Tools.Call"}} }), scopes: []string{"Tools.Call"}},
 		{name: "media type typ", tok: with(func(t *issuer.Token) { t.Type = "application/at+jwt" }), scopes: []string{"mcp:tools", "read"}},
 		{name: "garbage", raw: "not.a.jwt", wantErr: "not a signed JWT"},
 		{name: "alg none", raw: "eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.", wantErr: "not a signed JWT"},
@@ -81,6 +88,78 @@ func TestVerify(t *testing.T) {
 				t.Fatalf("claims = %+v, want subject user-1 and scopes %v", c, tt.scopes)
 			}
 		})
+	}
+}
+
+// The access tokens of real identity providers, by the shape each sends
+// (header typ, claims), are accepted, and their ID tokens refused; with
+// RequireAccessTokenType only at+jwt passes, and with RequireScopeClaim a
+// token without any scope claim is refused.
+func TestIdentityProviderShapes(t *testing.T) {
+	is := issuer.New(t)
+	shapes := []struct {
+		name   string
+		tok    issuer.Token
+		scopes []string // nil: refused by default
+		atJWT  bool     // accepted under RequireAccessTokenType
+	}{
+		{name: "Keycloak access token", tok: issuer.Token{Type: "JWT", Scope: "openid profile mcp:tools", Extra: map[string]any{
+			"typ": "Bearer", "azp": "switchboard", "session_state": "s", "realm_access": map[string]any{"roles": []string{"offline_access"}}}},
+			scopes: []string{"openid", "profile", "mcp:tools"}},
+		{name: "Keycloak access token with nonce", tok: issuer.Token{Type: "JWT", Scope: "openid mcp:tools", Extra: map[string]any{
+			"typ": "Bearer", "azp": "switchboard", "nonce": "abc"}}, scopes: []string{"openid", "mcp:tools"}},
+		{name: "Keycloak ID token", tok: issuer.Token{Type: "JWT", Extra: map[string]any{"typ": "ID", "azp": "switchboard", "nonce": "abc"}}},
+		{name: "Keycloak ID token with at_hash", tok: issuer.Token{Type: "JWT", Extra: map[string]any{"typ": "ID", "at_hash": "h"}}},
+		{name: "Entra v2 delegated", tok: issuer.Token{Type: "JWT", Extra: map[string]any{
+			"ver": "2.0", "scp": "mcp.tools User.Read", "tid": "t", "oid": "o", "azp": "c", "azpacr": "0"}},
+			scopes: []string{"mcp.tools", "User.Read"}},
+		{name: "Entra v2 application", tok: issuer.Token{Type: "JWT", Extra: map[string]any{
+			"ver": "2.0", "roles": []string{"Tools.Call"}, "tid": "t", "oid": "o", "azp": "c"}},
+			scopes: []string{"Tools.Call"}},
+		{name: "Entra ID token", tok: issuer.Token{Type: "JWT", Extra: map[string]any{"ver": "2.0", "nonce": "n", "c_hash": "h", "tid": "t"}}},
+		{name: "Auth0 access token", tok: issuer.Token{Type: "JWT", Scope: "read:tools", Extra: map[string]any{"azp": "c", "gty": "client-credentials"}},
+			scopes: []string{"read:tools"}},
+		{name: "Auth0 RFC 9068 profile", tok: issuer.Token{Type: "at+jwt", Scope: "read:tools", Extra: map[string]any{"client_id": "c"}},
+			scopes: []string{"read:tools"}, atJWT: true},
+		{name: "Okta access token", tok: issuer.Token{NoType: true, Extra: map[string]any{"ver": 1, "cid": "c", "uid": "u", "scp": []string{"openid", "mcp"}}},
+			scopes: []string{"openid", "mcp"}},
+		{name: "Okta ID token", tok: issuer.Token{NoType: true, Extra: map[string]any{"ver": 1, "amr": []string{"pwd"}, "nonce": "n", "at_hash": "h"}}},
+	}
+	plain := newVerifier(t, is, jwtauth.Options{})
+	strict := newVerifier(t, is, jwtauth.Options{RequireAccessTokenType: true})
+	scoped := newVerifier(t, is, jwtauth.Options{RequireScopeClaim: true})
+	for _, sh := range shapes {
+		t.Run(sh.name, func(t *testing.T) {
+			sh.tok.Audience = []string{aud}
+			raw := is.Mint(t, sh.tok)
+			c, err := plain.Verify(context.Background(), raw)
+			switch {
+			case sh.scopes == nil && err == nil:
+				t.Fatalf("accepted, want refused (claims %v)", c.Raw)
+			case sh.scopes == nil:
+				if !errors.Is(err, jwtauth.ErrInvalid) || !strings.Contains(err.Error(), "not an access token") {
+					t.Fatalf("Verify = %v, want not an access token", err)
+				}
+				return
+			case err != nil:
+				t.Fatalf("Verify: %v", err)
+			case !slices.Equal(c.Scopes, sh.scopes):
+				t.Fatalf("scopes %v, want %v", c.Scopes, sh.scopes)
+			}
+			if _, err := strict.Verify(context.Background(), raw); (err == nil) != sh.atJWT {
+				t.Errorf("RequireAccessTokenType: Verify = %v, want accepted %v", err, sh.atJWT)
+			}
+			if _, err := scoped.Verify(context.Background(), raw); err != nil {
+				t.Errorf("RequireScopeClaim: %v", err)
+			}
+		})
+	}
+	noScope := is.Mint(t, issuer.Token{Audience: []string{aud}, Type: "JWT"})
+	if _, err := plain.Verify(context.Background(), noScope); err != nil {
+		t.Errorf("no scope claim, none required: %v", err)
+	}
+	if _, err := scoped.Verify(context.Background(), noScope); err == nil || !strings.Contains(err.Error(), "no scope") {
+		t.Errorf("no scope claim under RequireScopeClaim: Verify = %v, want refused", err)
 	}
 }
 

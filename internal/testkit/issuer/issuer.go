@@ -112,8 +112,10 @@ type Token struct {
 	// under KeyID.
 	Foreign bool
 	// Type is the typ header: default "at+jwt" (an access token); "JWT"
-	// is what an ID token carries.
+	// is what an ID token carries, and many issuers' access tokens too.
 	Type string
+	// NoType leaves the typ header out, as Okta does.
+	NoType bool
 }
 
 // Mint signs tok.
@@ -150,7 +152,11 @@ func (is *Issuer) Mint(t testing.TB, tok Token) string {
 		}
 		sk = jose.SigningKey{Algorithm: jose.RS256, Key: k}
 	}
-	signer, err := jose.NewSigner(sk, (&jose.SignerOptions{}).WithType(jose.ContentType(tok.Type)).WithHeader("kid", tok.KeyID))
+	so := (&jose.SignerOptions{}).WithHeader("kid", tok.KeyID)
+	if !tok.NoType {
+		so = so.WithType(jose.ContentType(tok.Type))
+	}
+	signer, err := jose.NewSigner(sk, so)
 	if err != nil {
 		t.Fatal(err)
 	}
