@@ -17,9 +17,11 @@ import (
 )
 
 // Audit log: one row per call, written by one goroutine so a call never
-// waits for the store. Rows that the store refused (it is unreachable) are
-// kept and retried, in order; rows are lost only when a queue is full,
-// and then counted.
+// waits for the store. Rows that the store refused (it is unreachable, its
+// disk is full) are kept and retried, in order, as soon as the store is
+// seen to answer again (nudge) and at least every auditRetryMax; rows are
+// lost only when a queue is full while the store still refuses them, and
+// then counted. While rows wait, StoreUp and Ready say so.
 
 const (
 	// auditQueue bounds the queue between calls and the writer; a call
@@ -29,9 +31,10 @@ const (
 	// unreachable; past it the oldest are dropped, and counted.
 	auditPending = 10_000
 	// A failed write is retried after auditRetryMin, doubling up to
-	// auditRetryMax while the store stays unreachable.
+	// auditRetryMax while the store stays unreachable; any sign that the
+	// store answers again retries at once (nudge).
 	auditRetryMin = 250 * time.Millisecond
-	auditRetryMax = 5 * time.Second
+	auditRetryMax = time.Second
 	// auditPutTimeout bounds one write, so that a store that hangs is
 	// treated as unreachable.
 	auditPutTimeout = 10 * time.Second
@@ -44,12 +47,16 @@ const (
 type auditLog struct {
 	store   store.Store
 	log     *slog.Logger
-	reached func(error)      // told the outcome of every write: the store's health
-	maxWait int              // bound of the rows awaiting retry; auditPending but in tests
-	queue   chan *store.Call // never closed: a late record must not panic
-	quit    chan struct{}    // closed by close: write drains the queue and ends
-	done    chan struct{}    // closed when write has ended
-	once    sync.Once
+	reached func(error) // told the outcome of every write: the store's health
+	maxWait int         // bound of the rows awaiting retry; auditPending but in tests
+	// retryMin and retryMax are auditRetryMin and auditRetryMax but in
+	// tests; fixed before write starts.
+	retryMin, retryMax time.Duration
+	queue              chan *store.Call // never closed: a late record must not panic
+	wake               chan struct{}    // nudge: the store answered; retry now (buffered 1)
+	quit               chan struct{}    // closed by close: write drains the queue and ends
+	done               chan struct{}    // closed when write has ended
+	once               sync.Once
 
 	dropped atomic.Int64 // rows lost: a queue was full, or recorded after close
 	waiting atomic.Int64 // rows awaiting retry (the writer's pending), for metrics
@@ -61,13 +68,34 @@ func newAuditLog(st store.Store, log *slog.Logger, reached func(error)) *auditLo
 	if st == nil {
 		return nil
 	}
+	a := newAuditLogStopped(st, log, reached)
+	go a.write()
+	return a
+}
+
+// newAuditLogStopped is newAuditLog without starting the writer, for tests
+// that change its bounds first.
+func newAuditLogStopped(st store.Store, log *slog.Logger, reached func(error)) *auditLog {
 	if reached == nil {
 		reached = func(error) {}
 	}
-	a := &auditLog{store: st, log: log, reached: reached, maxWait: auditPending,
-		queue: make(chan *store.Call, auditQueue), quit: make(chan struct{}), done: make(chan struct{})}
-	go a.write()
-	return a
+	return &auditLog{store: st, log: log, reached: reached, maxWait: auditPending,
+		retryMin: auditRetryMin, retryMax: auditRetryMax,
+		queue: make(chan *store.Call, auditQueue), wake: make(chan struct{}, 1),
+		quit: make(chan struct{}), done: make(chan struct{})}
+}
+
+// nudge tells the writer that the store answered a request: rows waiting
+// for retry are written now rather than at the end of the backoff. It
+// never blocks.
+func (a *auditLog) nudge() {
+	if a == nil || a.waiting.Load() == 0 {
+		return
+	}
+	select {
+	case a.wake <- struct{}{}:
+	default: // one is pending already
+	}
 }
 
 // on reports whether rows are kept, so that a caller can skip building one.
@@ -116,50 +144,84 @@ const (
 
 // write writes queued rows in batches until close, then those still
 // queued. Rows the store refused wait in pending, oldest first, and go
-// before any newer row.
+// before any newer row. While it writes them, rows queued meanwhile join
+// pending, so that catching up after an outage does not overflow the
+// queue.
 func (a *auditLog) write() {
 	defer close(a.done)
-	batch := make([]*store.Call, 0, auditBatch)
-	var pending []*store.Call
-	backoff := auditRetryMin
+	batch := make([]*store.Call, 0, auditBatch) // gathered, not yet tried
+	var pending []*store.Call                   // refused, oldest first
+	backoff := a.retryMin
 	retry := time.NewTimer(backoff)
 	retry.Stop()
-	// drain writes pending in batches; it reports whether all are written.
+	linger := time.NewTimer(auditLinger)
+	linger.Stop()
+	// wait moves the batch to the end of pending.
+	wait := func() {
+		pending = append(pending, batch...)
+		clear(batch)
+		batch = batch[:0]
+		linger.Stop()
+	}
+	// drain writes pending in batches, taking in the rows queued
+	// meanwhile (up to the bound); it reports whether all are written. A
+	// drain that empties pending stops the retry timer.
 	drain := func() bool {
+		wait()
 		for len(pending) > 0 {
 			n := min(len(pending), auditBatch)
 			if !a.put(pending[:n]) {
+				a.waiting.Store(int64(len(pending)))
 				return false
 			}
 			clear(pending[:n])
 			pending = pending[n:]
+		take:
+			for len(pending) < a.maxWait {
+				select {
+				case c := <-a.queue:
+					pending = append(pending, c)
+				default:
+					break take
+				}
+			}
 			a.waiting.Store(int64(len(pending)))
 		}
 		pending = nil
+		retry.Stop()
 		return true
+	}
+	// retryLater schedules the next retry after a failed drain.
+	retryLater := func() {
+		backoff = min(backoff*2, a.retryMax)
+		retry.Reset(backoff)
 	}
 	flush := func() {
 		if len(batch) == 0 {
 			return
 		}
-		if len(pending) > 0 || !a.put(batch) {
-			if len(pending) == 0 {
-				backoff = auditRetryMin
-				retry.Reset(backoff)
+		if len(pending) == 0 {
+			if a.put(batch) {
+				clear(batch)
+				batch = batch[:0]
+				return
 			}
-			pending = append(pending, batch...)
-			if over := len(pending) - a.maxWait; over > 0 {
-				a.dropped.Add(int64(over))
-				clear(pending[:over])
-				pending = pending[over:]
-			}
-			a.waiting.Store(int64(len(pending)))
+			backoff = a.retryMin
+			retry.Reset(backoff)
 		}
-		clear(batch)
-		batch = batch[:0]
+		wait()
+		// Rows past the bound are dropped only if the store still
+		// refuses them: it may be back before anything said so.
+		if len(pending) > a.maxWait && !drain() {
+			retryLater()
+		}
+		if over := len(pending) - a.maxWait; over > 0 {
+			a.dropped.Add(int64(over))
+			clear(pending[:over])
+			pending = pending[over:]
+		}
+		a.waiting.Store(int64(len(pending)))
 	}
-	linger := time.NewTimer(auditLinger)
-	linger.Stop()
 	for {
 		select {
 		case c := <-a.queue:
@@ -173,8 +235,12 @@ func (a *auditLog) write() {
 		case <-linger.C:
 		case <-retry.C:
 			if !drain() {
-				backoff = min(backoff*2, auditRetryMax)
-				retry.Reset(backoff)
+				retryLater()
+			}
+			continue
+		case <-a.wake:
+			if len(pending) > 0 && !drain() {
+				retryLater()
 			}
 			continue
 		case <-a.quit:

@@ -6,10 +6,12 @@ import (
 	"log/slog"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/store/postgres"
 	"github.com/switchboard-mcp/switchboard/internal/store/sqlite"
@@ -116,5 +118,119 @@ func eventually(cond func() bool) bool {
 		if time.Now().After(deadline) {
 			return false
 		}
+	}
+}
+
+// flakyStore is a real store whose writes of audit rows fail while down.
+type flakyStore struct {
+	store.Store
+	down   atomic.Bool
+	writes atomic.Int64 // attempts
+}
+
+var errDiskFull = fmt.Errorf("disk full")
+
+func (f *flakyStore) RecordCalls(ctx context.Context, calls ...*store.Call) error {
+	f.writes.Add(1)
+	if f.down.Load() {
+		return errDiskFull
+	}
+	return f.Store.RecordCalls(ctx, calls...)
+}
+
+// Ping answers while writes fail, as a store on a full disk does.
+func (f *flakyStore) Ping(ctx context.Context) error { return f.Store.(store.Pinger).Ping(ctx) }
+
+func newFlakyStore(t *testing.T) *flakyStore {
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return &flakyStore{Store: st}
+}
+
+// TestAuditLogNoDropWhileUp: rows that would overflow the rows waiting
+// are dropped only if the store still refuses them; once it takes writes
+// again nothing is dropped, even before the retry is due; and a nudge
+// (the store answered something) writes the waiting rows at once.
+func TestAuditLogNoDropWhileUp(t *testing.T) {
+	st := newFlakyStore(t)
+	a := newAuditLogStopped(st, slog.New(slog.DiscardHandler), nil)
+	a.maxWait = 10
+	a.retryMin, a.retryMax = time.Hour, time.Hour // only writes and nudges retry
+	go a.write()
+	defer a.close()
+	start := time.Now()
+	row := func(i int) *store.Call {
+		return &store.Call{Time: start.Add(time.Duration(i)), Tool: fmt.Sprintf("s:t%02d", i), Server: "s", Outcome: outcomeOK}
+	}
+	st.down.Store(true)
+	for i := range 10 {
+		a.record(row(i))
+	}
+	if !eventually(func() bool { return a.waiting.Load() == 10 }) {
+		t.Fatalf("waiting %d, want 10", a.waiting.Load())
+	}
+	st.down.Store(false)
+	for i := 10; i < 15; i++ {
+		a.record(row(i))
+	}
+	if !eventually(func() bool { return a.waiting.Load() == 0 }) {
+		t.Fatalf("waiting %d after the store came back, want 0", a.waiting.Load())
+	}
+	if n := a.dropped.Load(); n != 0 {
+		t.Errorf("dropped %d rows while the store took writes", n)
+	}
+
+	st.down.Store(true)
+	for i := 15; i < 20; i++ {
+		a.record(row(i))
+	}
+	if !eventually(func() bool { return a.waiting.Load() == 5 }) {
+		t.Fatalf("waiting %d, want 5", a.waiting.Load())
+	}
+	st.down.Store(false)
+	a.nudge()
+	if !eventually(func() bool { return a.waiting.Load() == 0 }) {
+		t.Fatalf("waiting %d after a nudge, want 0", a.waiting.Load())
+	}
+	got, err := st.Calls(context.Background(), store.CallFilter{Server: "s", Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 20 || a.dropped.Load() != 0 {
+		t.Errorf("%d rows written, %d dropped; want 20 and 0", len(got), a.dropped.Load())
+	}
+}
+
+// TestStoreUpSaysAuditRowsWait: a store that answers pings but refuses
+// audit rows (a full disk) is not up, and the Host is not ready, until
+// the rows are written.
+func TestStoreUpSaysAuditRowsWait(t *testing.T) {
+	st := newFlakyStore(t)
+	h, err := Open(context.Background(), &config.Config{}, &Options{Store: st, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if !h.StoreUp() || h.Ready(context.Background()) != nil {
+		t.Fatalf("before: StoreUp %v, Ready %v", h.StoreUp(), h.Ready(context.Background()))
+	}
+	st.down.Store(true)
+	h.audit.record(&store.Call{Time: time.Now(), Tool: "s:t", Server: "s", Outcome: outcomeOK})
+	if !eventually(func() bool { return h.AuditStats().Waiting == 1 }) {
+		t.Fatal("the refused row is not waiting")
+	}
+	if h.StoreUp() {
+		t.Error("StoreUp with an audit row the store refused")
+	}
+	if err := h.Ready(context.Background()); err == nil || !strings.Contains(err.Error(), "audit rows") {
+		t.Errorf("Ready = %v, want not ready for the audit rows", err)
+	}
+	st.down.Store(false)
+	h.Ready(context.Background()) // a ping that answers nudges the writer
+	if !eventually(func() bool { return h.StoreUp() && h.Ready(context.Background()) == nil }) {
+		t.Errorf("after the store took writes again: StoreUp %v, Ready %v", h.StoreUp(), h.Ready(context.Background()))
 	}
 }

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/internal/store"
@@ -58,15 +59,23 @@ func (h *Host) pinsNoticed() {
 	}
 }
 
-// storeReached records the outcome of a use of the store, for StoreUp.
+// storeReached records the outcome of a use of the store, for StoreUp; a
+// store that answered has the audit log retry its waiting rows at once.
 func (h *Host) storeReached(err error) {
-	h.storeDown.Store(err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, store.ErrNotFound))
+	down := err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, store.ErrNotFound)
+	h.storeDown.Store(down)
+	if !down {
+		h.audit.nudge()
+	}
 }
 
 // StoreUp reports whether the store answered its last use (a write of the
-// audit log, a re-read of pins, a readiness check). It is true for a Host
-// without a store.
-func (h *Host) StoreUp() bool { return !h.storeDown.Load() }
+// audit log, a re-read of pins, a readiness check) and the audit log has
+// no rows waiting because the store refused them (a full disk answers
+// reads but refuses writes). It is true for a Host without a store.
+func (h *Host) StoreUp() bool {
+	return !h.storeDown.Load() && (h.audit == nil || h.audit.waiting.Load() == 0)
+}
 
 // AuditStats are the counts of the audit log's queues, for metrics.
 type AuditStats struct {
@@ -96,8 +105,8 @@ var ErrNotReady = errors.New("not ready")
 
 // Ready reports whether the Host is ready to take traffic behind a load
 // balancer: its store answers (within a second, when the store can be
-// pinged), and at least one server's catalogue is loaded, or no server is
-// enabled. A Host that is not ready still serves what it holds.
+// pinged) and takes the audit log's rows (none waits for a retry), and at
+// least one server's catalogue is loaded, or no server is enabled. A Host that is not ready still serves what it holds.
 func (h *Host) Ready(ctx context.Context) error {
 	if h.closed.Load() {
 		return errors.Join(ErrNotReady, errors.New("closing"))
@@ -110,6 +119,9 @@ func (h *Host) Ready(ctx context.Context) error {
 		if err != nil {
 			return errors.Join(ErrNotReady, err)
 		}
+	}
+	if n := h.AuditStats().Waiting; n > 0 {
+		return errors.Join(ErrNotReady, fmt.Errorf("the store refuses audit rows: %d waiting", n))
 	}
 	comp := h.comp.Load()
 	enabled := 0

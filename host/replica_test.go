@@ -2,8 +2,11 @@ package host_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -152,5 +155,75 @@ func TestReplicaStoreOutage(t *testing.T) {
 	}
 	if err := h.Ready(context.Background()); err != nil || !h.StoreUp() {
 		t.Errorf("after the outage: Ready %v, store up %v", err, h.StoreUp())
+	}
+}
+
+// TestAuditRowsUnderLoadAcrossAnOutage: 16 callers call on through a 5 s
+// outage of the PostgreSQL store; no caller fails, and once the store is
+// back no audit row is dropped: every row not dropped during the outage
+// (past the bound of rows kept) is written.
+func TestAuditRowsUnderLoadAcrossAnOutage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 5 s outage")
+	}
+	url := pgtest.URL(t)
+	st, err := postgres.Open(t.Context(), url, &postgres.Options{MaxCalls: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	h := openWith(t, parse(t, map[string]any{"s": child(t, testkit.ModeServer, map[string]any{"eager": true})}, nil),
+		&host.Options{StopTimeout: 500 * time.Millisecond, Store: st})
+	if err := h.Await(context.Background(), "s"); err != nil {
+		t.Fatal(err)
+	}
+	var made, failed atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := h.Call(context.Background(), "s__echo", json.RawMessage(`{"text":"x"}`), nil); err != nil {
+					failed.Add(1)
+				}
+				made.Add(1)
+			}
+		})
+	}
+	end := pgtest.Outage(t, url)
+	time.Sleep(5 * time.Second)
+	droppedInOutage := h.AuditStats().Dropped
+	end()
+	t.Log("the store is back")
+	back := made.Load()
+	time.Sleep(2 * time.Second) // calls go on after the store is back
+	close(stop)
+	wg.Wait()
+	total := made.Load()
+	if !proc.Eventually(30*time.Second, func() bool { return h.AuditStats().Waiting == 0 }) {
+		t.Fatalf("rows still waiting after the outage: %+v", h.AuditStats())
+	}
+	written := 0
+	settled := proc.Eventually(30*time.Second, func() bool {
+		rows, err := st.Calls(context.Background(), store.CallFilter{Server: "s", Limit: 1 << 30})
+		written = len(rows)
+		return err == nil && int64(written)+h.AuditStats().Dropped == total
+	})
+	s := h.AuditStats()
+	t.Logf("%d calls (%d by the end of the outage), %d failed; %d rows written, %d dropped (%d of them during the outage)",
+		total, back, failed.Load(), written, s.Dropped, droppedInOutage)
+	if failed.Load() > 0 {
+		t.Errorf("%d calls failed", failed.Load())
+	}
+	if s.Dropped != droppedInOutage {
+		t.Errorf("%d rows dropped after the store was back", s.Dropped-droppedInOutage)
+	}
+	if !settled {
+		t.Errorf("%d written + %d dropped, want %d calls", written, s.Dropped, total)
 	}
 }

@@ -109,7 +109,7 @@ var (
 	spillDesc = prometheus.NewDesc("switchboard_spill_bytes",
 		"Bytes held by the store of large results.", nil, nil)
 	storeUpDesc = prometheus.NewDesc("switchboard_store_up",
-		"1 while the state store answers, 0 while it does not (the gateway serves from memory and audit rows wait).", nil, nil)
+		"1 while the state store answers and takes audit rows, 0 while it does not (the gateway serves from memory and audit rows wait).", nil, nil)
 	auditWaitingDesc = prometheus.NewDesc("switchboard_audit_rows_waiting",
 		"Audit rows the store refused, kept for retry (a bounded queue).", nil, nil)
 	auditDroppedDesc = prometheus.NewDesc("switchboard_audit_rows_dropped_total",
