@@ -200,13 +200,19 @@ type Options struct {
 	Check func(data []byte) error
 	// LockWait bounds the wait for another writer's lock. Zero means 10 s.
 	LockWait time.Duration
+	// NoBackup keeps no copy of the old content, and removes one an
+	// earlier write left: for a file of secrets, where a backup would
+	// keep a secret after it was rotated or removed.
+	NoBackup bool
 }
 
 // Edit changes the JSON object in path under its lock: it reads the file
 // (a missing file is the empty object), lets edit change the object, checks
 // the result (Options.Check) and writes it atomically, keeping the old
-// content as path.bak. An edit or check that fails writes nothing. The
-// directory is created (0700) when missing.
+// content as path.bak (unless NoBackup). An edit or check that fails
+// writes nothing. The directory is created (0700) when missing. Temporary
+// files that an earlier writer of path left when it was killed mid-write
+// are removed first: under the lock, none is in use.
 func Edit(path string, opts *Options, edit func(*Object) error) error {
 	if opts == nil {
 		opts = &Options{}
@@ -219,6 +225,7 @@ func Edit(path string, opts *Options, edit func(*Object) error) error {
 		return err
 	}
 	defer unlock()
+	sweepTemps(path)
 	old, err := ReadFile(path)
 	if err != nil {
 		return err
@@ -240,8 +247,22 @@ func Edit(path string, opts *Options, edit func(*Object) error) error {
 			return err
 		}
 	}
+	if opts.NoBackup {
+		if err := os.Remove(path + BackupSuffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
 	if bytes.Equal(data, old) {
 		return nil
+	}
+	if opts.NoBackup {
+		perm := opts.Perm
+		if fi, err := os.Stat(path); err == nil {
+			perm = fi.Mode().Perm()
+		} else if perm == 0 {
+			perm = 0o600
+		}
+		return WriteAtomic(path, data, perm)
 	}
 	return WriteFile(path, data, opts.Perm)
 }

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // BackupSuffix names the copy of a file's previous content that
@@ -111,4 +112,25 @@ func syncDir(dir string) error {
 		return err
 	}
 	return nil
+}
+
+// sweepTemps removes the temporary files that writeTemp made for path or
+// for its backup and that were never renamed (their writer was killed):
+// ".NAME-<digits>" and ".NAME.bak-<digits>" beside path. The caller holds
+// path's Lock. Errors are ignored: a file left is tried again next time.
+func sweepTemps(path string) {
+	dir, base := filepath.Dir(path), filepath.Base(path)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		name := e.Name()
+		for _, prefix := range []string{"." + base + "-", "." + base + BackupSuffix + "-"} {
+			rest, ok := strings.CutPrefix(name, prefix)
+			if ok && rest != "" && strings.Trim(rest, "0123456789") == "" && e.Type().IsRegular() {
+				os.Remove(filepath.Join(dir, name))
+			}
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package confedit_test
 
 import (
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
@@ -91,5 +92,62 @@ func TestCheckPrivate(t *testing.T) {
 				t.Errorf("CheckPrivate: %v, want %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestEditSweepsTemps: the temporary files a writer killed mid-write left
+// beside the file (its own and its backup's) are removed by the next edit;
+// other files that look alike are not.
+func TestEditSweepsTemps(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "creds.json")
+	left := []string{".creds.json-123456", ".creds.json.bak-987"}
+	kept := []string{".creds.json-notours", "creds.json-123", ".other.json-123", ".creds.json-"}
+	for _, name := range append(append([]string{}, left...), kept...) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(`{"TOKEN":"secret"}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := confedit.Edit(path, nil, func(o *confedit.Object) error { o.Set("a", json.RawMessage(`1`)); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range left {
+		if _, err := os.Stat(filepath.Join(dir, name)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s is still there (%v)", name, err)
+		}
+	}
+	for _, name := range kept {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("%s was removed: %v", name, err)
+		}
+	}
+}
+
+// TestEditNoBackup: with NoBackup no copy of the old content is kept, and
+// a backup an earlier write left is removed, even by an edit that changes
+// nothing.
+func TestEditNoBackup(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "creds.json")
+	set := func(v string, opts *confedit.Options) {
+		t.Helper()
+		if err := confedit.Edit(path, opts, func(o *confedit.Object) error { o.Set("TOKEN", json.RawMessage(`"`+v+`"`)); return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set("old-secret", nil)
+	set("rotated", nil)
+	if b, err := os.ReadFile(path + confedit.BackupSuffix); err != nil || !strings.Contains(string(b), "old-secret") {
+		t.Fatalf("without NoBackup: backup %q, %v", b, err)
+	}
+	set("rotated", &confedit.Options{NoBackup: true})
+	if _, err := os.Stat(path + confedit.BackupSuffix); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the old backup is still there after an edit with NoBackup (%v)", err)
+	}
+	set("rotated again", &confedit.Options{NoBackup: true})
+	if _, err := os.Stat(path + confedit.BackupSuffix); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a backup was written with NoBackup (%v)", err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, %v; want 0600", fi.Mode(), err)
 	}
 }

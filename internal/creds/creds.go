@@ -98,7 +98,7 @@ func update(path string, set map[string]string, remove []string) (prev map[strin
 		return nil, err
 	}
 	prev = map[string]string{}
-	err = confedit.Edit(path, &confedit.Options{Perm: 0o600, Check: func(data []byte) error {
+	err = confedit.Edit(path, &confedit.Options{Perm: 0o600, NoBackup: true, Check: func(data []byte) error {
 		_, err := decode(path, data)
 		return err
 	}}, func(o *confedit.Object) error {

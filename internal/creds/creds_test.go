@@ -32,10 +32,18 @@ func TestUpdateAndLoad(t *testing.T) {
 	if diff := cmp.Diff(map[string]string{"a.T": "three"}, m); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
-	for _, p := range []string{path, path + ".bak"} {
-		fi, err := os.Stat(p)
-		if err != nil || fi.Mode().Perm() != 0o600 {
-			t.Errorf("%s: %v mode %v, want 0600", p, err, fi.Mode().Perm())
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("%s: %v, want mode 0600", path, err)
+	}
+	// No copy keeps a secret after it was rotated or removed.
+	entries, err := os.ReadDir(filepath.Dir(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(filepath.Dir(path), e.Name()))
+		if err == nil && (strings.Contains(string(b), `"one"`) || strings.Contains(string(b), `"two"`)) {
+			t.Errorf("%s keeps a rotated or removed secret: %s", e.Name(), b)
 		}
 	}
 }
