@@ -214,7 +214,7 @@ type Host struct {
 	mu      sync.RWMutex
 	index   *search.Index             // tool search over snap (search.go)
 	indexed map[string]*registry.Tool // what index holds, by model-facing name
-	found   []string                  // deferred tools a tool_search found, oldest first: listed (builtin.go)
+	found   map[string][]string       // by profile ("" none): deferred tools its tool_search found, oldest first: listed (builtin.go)
 }
 
 // composition is the configuration in force, its compiled policy and the
