@@ -21,7 +21,8 @@ type Caller struct {
 	// authenticated as, or "". Policy rules limited to clients match it.
 	Client string
 	// Subject is the verified identity of a caller that is no named
-	// client (a JWT's issuer and subject), or "".
+	// client (the gateway writes a JWT's subject as "sub:<subject>"),
+	// or "".
 	Subject string
 	// Session is the caller's session (a legacy client's session ID), ""
 	// when it has none (2026-07-28 clients, stdio).
@@ -174,6 +175,11 @@ func (v *View) lookup(ctx context.Context, name string, wait bool) (*registry.To
 		fault.CodeOf(err) == fault.CodeNotFound,
 		errors.As(err, &fe) && fe.Server != "" && !sc.hasServer(fe.Server):
 		return nil, rediscovered, v.noTool(name)
+	case err != nil:
+		// A held tool the profile leaves out is not there either.
+		if id, held := h.heldID(name); held && !sc.p.HasTool(id.Server, id.String()) {
+			return nil, rediscovered, v.noTool(name)
+		}
 	}
 	return t, rediscovered, err
 }
