@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -87,6 +88,7 @@ type wire struct {
 	mu   sync.Mutex
 	msgs []jsonrpc.Message
 	sent map[string][]string // by request ID
+	ids  []string            // of the requests sent since the last take
 }
 
 // echoes returns the marked strings of a request's params, and of each
@@ -124,13 +126,14 @@ func echoes(params json.RawMessage) []string {
 	return out
 }
 
-// take returns the messages read since the last take.
-func (w *wire) take() []jsonrpc.Message {
+// take returns the messages read and the IDs of the requests sent since
+// the last take.
+func (w *wire) take() ([]jsonrpc.Message, []string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	out := w.msgs
-	w.msgs = nil
-	return out
+	msgs, ids := w.msgs, w.ids
+	w.msgs, w.ids = nil, nil
+	return msgs, ids
 }
 
 type captured struct {
@@ -155,6 +158,7 @@ func (c *capturedConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if req, ok := msg.(*jsonrpc.Request); ok && req.ID.IsValid() {
 		c.w.mu.Lock()
 		c.w.sent[fmt.Sprint(req.ID.Raw())] = echoes(req.Params)
+		c.w.ids = append(c.w.ids, fmt.Sprint(req.ID.Raw()))
 		c.w.mu.Unlock()
 	}
 	return c.Connection.Write(ctx, msg)
@@ -181,16 +185,22 @@ type leakClient struct {
 
 // scan fails the test if a message read since the last scan holds the
 // marker: a response once the marked words of its own request (which it
-// may echo) are taken out, a notification or request as it is.
-func (c *leakClient) scan(t *testing.T, what string) {
+// may echo) are taken out, a notification or request as it is. It
+// returns the responses read to the requests sent since the last scan,
+// as read but for their IDs.
+func (c *leakClient) scan(t *testing.T, what string) (responses string) {
 	t.Helper()
-	for _, msg := range c.w.take() {
+	msgs, ids := c.w.take()
+	for _, msg := range msgs {
 		b, err := jsonrpc.EncodeMessage(msg)
 		if err != nil {
 			t.Fatalf("%s: %s: encode: %v", c.name, what, err)
 		}
 		s := string(b)
 		if res, ok := msg.(*jsonrpc.Response); ok {
+			if slices.Contains(ids, fmt.Sprint(res.ID.Raw())) {
+				responses += responseID.ReplaceAllString(s, "") + "\n"
+			}
 			c.w.mu.Lock()
 			sent := c.w.sent[fmt.Sprint(res.ID.Raw())]
 			c.w.mu.Unlock()
@@ -202,7 +212,11 @@ func (c *leakClient) scan(t *testing.T, what string) {
 			t.Errorf("%s: %s: the marker reached the client: %s", c.name, what, b)
 		}
 	}
+	return responses
 }
+
+// responseID matches a response's ID member.
+var responseID = regexp.MustCompile(`"id":[0-9]+,?`)
 
 // outcome is what a request came to, for comparison with its twin's.
 func outcome(res any, err error) string {
@@ -214,13 +228,28 @@ func outcome(res any, err error) string {
 }
 
 // probe makes a request that names something marked and its twin, which
-// names nothing; both must come to the same answer, but for the name.
+// names nothing; both must come to the same answer, byte for byte but
+// for the name.
 func (c *leakClient) probe(t *testing.T, what string, do func(marked bool) string) {
 	t.Helper()
+	c.compare(t, what, do, true)
+}
+
+// compare is probe; without bytes only what the client made of the
+// answers is compared (a 2026-07-28 subscription is answered on a stream
+// of its own, whenever the gateway refuses it; its bytes are scanned
+// when they come).
+func (c *leakClient) compare(t *testing.T, what string, do func(marked bool) string, bytes bool) {
+	t.Helper()
+	c.scan(t, "before "+what)
 	got := do(true)
-	c.scan(t, what)
+	if r := c.scan(t, what); bytes {
+		got += r
+	}
 	want := do(false)
-	c.scan(t, what+" (twin)")
+	if r := c.scan(t, what+" (twin)"); bytes {
+		want += r
+	}
 	if twin.Replace(got) != want {
 		t.Errorf("%s: %s: answered otherwise than the same request for nothing:\n got %s\nwant %s", c.name, what, twin.Replace(got), want)
 	}
@@ -528,9 +557,9 @@ func probeAll(t *testing.T, c *leakClient, out, prefix, outTool string, deferred
 		c.probe(t, "resources/read "+uri, func(marked bool) string {
 			return outcome(cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: name(uri, marked)}))
 		})
-		c.probe(t, "resources/subscribe "+uri, func(marked bool) string {
+		c.compare(t, "resources/subscribe "+uri, func(marked bool) string {
 			return outcome(nil, cs.Subscribe(ctx, &mcp.SubscribeParams{URI: name(uri, marked)}))
-		})
+		}, cs.InitializeResult().ProtocolVersion != "2026-07-28")
 	}
 	c.probe(t, "prompts/get", func(marked bool) string {
 		return outcome(cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: name(prefix+prompt, marked)}))
