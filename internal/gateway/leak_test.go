@@ -368,6 +368,14 @@ func TestNothingLeaksOutOfAView(t *testing.T) {
 				c.cs = cs
 				if scanned {
 					c.scan(t, "connect ("+cs.InitializeResult().ProtocolVersion+")")
+					// The instructions name the built-ins the profile has.
+					in := cs.InitializeResult().Instructions
+					if capability := tc.profile == "exclude"; strings.Contains(in, "mcp_list_") != capability {
+						t.Errorf("%s: instructions name the capability tools: %v, want %v:\n%s", label, !capability, capability, in)
+					}
+					if strings.Contains(in, host.ToolSearch) != tc.deferred {
+						t.Errorf("%s: instructions name %s: %v, want %v:\n%s", label, host.ToolSearch, !tc.deferred, tc.deferred, in)
+					}
 				}
 				return c
 			}
