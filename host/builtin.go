@@ -40,7 +40,13 @@ import (
 //
 // tool_search is listed while some server's tools are deferred (context
 // deferTools): deferred tools are not listed until a search finds them, and
-// then they are, for the rest of the host's life.
+// then they are, for the rest of the host's life. Each view (see View)
+// has its own: it searches the view's tools, and what it finds is listed
+// for the views of the same profile only. A deferred tool is callable by
+// its exact name without a search.
+//
+// Each built-in reaches only its caller's view: its lists, reads and
+// searches leave out every server outside it.
 const (
 	ToolSearch        = "tool_search"
 	ListResources     = "mcp_list_resources"
@@ -52,15 +58,15 @@ const (
 	maxSearchResults  = 20
 	defaultSearchHits = 5
 	// maxFound caps the deferred tools listed because a search found them;
-	// the host's found set is shared by all its callers (the gateway has
-	// one tool list for all its clients).
+	// a found set is shared by the callers of one profile (the gateway has
+	// one tool list for all the clients of a profile).
 	maxFound = 32
 )
 
 // builtin is one built-in tool.
 type builtin struct {
 	tool Tool
-	run  func(h *Host, ctx context.Context, args json.RawMessage, opts *CallOptions) (json.RawMessage, error)
+	run  func(v *View, ctx context.Context, args json.RawMessage, opts *CallOptions) (json.RawMessage, error)
 }
 
 // obj is a JSON Schema object with the given properties.
@@ -87,31 +93,31 @@ var builtins = []*builtin{
 			"Use it when no listed tool fits: more tools are available than are listed.",
 		InputSchema: obj([]string{"query"}, `"query":{"type":"string","description":"What the tool should do."},`+
 			`"k":{"type":"integer","minimum":1,"maximum":20,"description":"How many tools to return (default 5)."}`)},
-		run: (*Host).runSearch},
+		run: (*View).runSearch},
 	{tool: Tool{Name: ListResources, Title: "List resources",
 		Description: "List the resources (files, records, documents) the connected servers offer, a page at a time. " +
 			"Pass an entry's id to " + ReadResourceTool + " to read it.",
 		InputSchema: obj(nil, propServer+","+propCursor)},
-		run: (*Host).runListResources},
+		run: (*View).runListResources},
 	{tool: Tool{Name: ListTemplates, Title: "List resource templates",
 		Description: "List the resource templates (families of resources, RFC 6570 URI templates such as file:///{path}) the connected servers offer. " +
 			"To read one, fill in the {variables} in the entry's id and pass the result to " + ReadResourceTool + ".",
 		InputSchema: obj(nil, propServer+","+propCursor)},
-		run: (*Host).runListTemplates},
+		run: (*View).runListTemplates},
 	{tool: Tool{Name: ReadResourceTool, Title: "Read a resource",
 		Description: "Read a resource by the id " + ListResources + " gave (or a filled-in template id), or a stored large result by the id its preview names. " +
 			"Long content comes in pages: pass nextCursor back to continue.",
 		InputSchema: obj([]string{"id"}, `"id":{"type":"string","description":"The resource's id, verbatim."},`+propCursor)},
-		run: (*Host).runReadResource},
+		run: (*View).runReadResource},
 	{tool: Tool{Name: ListPrompts, Title: "List prompts",
 		Description: "List the prompt templates the connected servers offer, with their arguments. Render one with " + GetPromptTool + ".",
 		InputSchema: obj(nil, propServer+","+propCursor)},
-		run: (*Host).runListPrompts},
+		run: (*View).runListPrompts},
 	{tool: Tool{Name: GetPromptTool, Title: "Get a prompt",
 		Description: "Render a prompt by the id " + ListPrompts + " gave, with its arguments.",
 		InputSchema: obj([]string{"id"}, `"id":{"type":"string","description":"The prompt's id, verbatim."},`+
 			`"arguments":{"type":"object","additionalProperties":{"type":"string"},"description":"The prompt's arguments by name."}`)},
-		run: (*Host).runGetPrompt},
+		run: (*View).runGetPrompt},
 }
 
 func init() {
@@ -120,42 +126,51 @@ func init() {
 	}
 }
 
-// gates reports which groups of built-in tools are on.
-// The capability tools are on while a healthy server (see
-// serverView.healthy) declares the capability or lists entries.
-func (h *Host) gates() (resources, prompts, search bool) {
+// gates reports which groups of built-in tools are on in a view: the
+// capability tools while a healthy server of the view (see
+// serverView.healthy) declares the capability or lists entries,
+// tool_search while a server of the view defers its tools.
+func (h *Host) gates(v *View) (resources, prompts, search bool) {
 	comp := h.comp.Load()
 	cx := comp.cfg.Context
-	for _, sc := range comp.cfg.Servers {
-		if sc.Enabled && cx.Deferred(sc) {
+	sc := v.scope()
+	for _, c := range comp.cfg.Servers {
+		if !sc.hasServer(c.Name) {
+			continue
+		}
+		if c.Enabled && cx.Deferred(c) {
 			search = true
 		}
 		if cx.NoCapabilityTools {
 			continue
 		}
-		v := comp.servers[sc.Name].view()
-		if !v.healthy() {
+		sv := comp.servers[c.Name].view()
+		if !sv.healthy() {
 			continue
 		}
-		caps := v.caps
-		if (caps != nil && caps.Resources != nil) || len(v.catalog.Resources)+len(v.catalog.Templates) > 0 {
+		caps := sv.caps
+		if (caps != nil && caps.Resources != nil) || len(sv.catalog.Resources)+len(sv.catalog.Templates) > 0 {
 			resources = true
 		}
-		if (caps != nil && caps.Prompts != nil) || len(v.catalog.Prompts) > 0 {
+		if (caps != nil && caps.Prompts != nil) || len(sv.catalog.Prompts) > 0 {
 			prompts = true
 		}
 	}
 	return resources, prompts, search
 }
 
-// activeBuiltins returns the built-in tools that are on now.
+// activeBuiltins returns the built-in tools that are on now in a view.
 // mcp_read_resource is also on once a result was spilled, whatever the
 // gates and "capabilityTools" say: it is how the rest is read.
-func (h *Host) activeBuiltins() []*builtin {
-	resources, prompts, search := h.gates()
+func (h *Host) activeBuiltins(v *View) []*builtin {
+	resources, prompts, search := h.gates(v)
 	spilled := h.spilled.Load()
+	sc := v.scope()
 	var out []*builtin
 	for _, b := range builtins {
+		if !sc.hasBuiltin(b.tool.Name) {
+			continue
+		}
 		switch b.tool.Name {
 		case ToolSearch:
 			if !search {
@@ -179,12 +194,12 @@ func (h *Host) activeBuiltins() []*builtin {
 	return out
 }
 
-// lookupBuiltin returns the built-in tool called name if it is on.
-func (h *Host) lookupBuiltin(name string) *builtin {
+// lookupBuiltin returns the built-in tool called name if it is on in v.
+func (h *Host) lookupBuiltin(v *View, name string) *builtin {
 	if !isBuiltinName(name) {
 		return nil
 	}
-	for _, b := range h.activeBuiltins() {
+	for _, b := range h.activeBuiltins(v) {
 		if b.tool.Name == name {
 			return b
 		}
@@ -201,15 +216,21 @@ func isBuiltinName(name string) bool {
 // by alwaysInclude, or were found by a tool_search; and the built-in tools
 // that are on. With context.outputSchemaHint, descriptions carry the
 // tool's output schema. A server tool whose name is a built-in's is left
-// out while that built-in is on (its canonical ID still calls it).
-func (h *Host) ModelTools() []Tool {
-	active := h.activeBuiltins()
+// out while that built-in is on (its canonical ID still calls it). It is
+// the operator's view's Tools (see View).
+func (h *Host) ModelTools() []Tool { return h.modelTools(h.View(Caller{})) }
+
+// modelTools is ModelTools for a view.
+func (h *Host) modelTools(v *View) []Tool {
+	active := h.activeBuiltins(v)
 	snap, cfg := h.snapshot(), h.config()
 	cx := cfg.Context
+	sc := v.scope()
 	var listed []*registry.Tool
 	h.mu.RLock()
+	found := h.found[v.c.Profile]
 	for _, t := range snap.Tools() {
-		if h.deferredLocked(cfg, t) || slices.ContainsFunc(active, func(b *builtin) bool { return b.tool.Name == t.Name }) {
+		if !sc.hasTool(t) || h.deferredLocked(cfg, t, found) || slices.ContainsFunc(active, func(b *builtin) bool { return b.tool.Name == t.Name }) {
 			continue
 		}
 		listed = append(listed, t)
@@ -230,12 +251,13 @@ func (h *Host) ModelTools() []Tool {
 	return out
 }
 
-// deferredLocked reports whether t is left out of ModelTools: its server's
-// tools are deferred, no alwaysInclude glob keeps it and no search found
-// it under cfg. Called with h.mu held (it guards the found set).
-func (h *Host) deferredLocked(cfg *config.Config, t *registry.Tool) bool {
+// deferredLocked reports whether t is left out of a model's tools: its
+// server's tools are deferred, no alwaysInclude glob keeps it and the
+// view's search did not find it (found) under cfg. Called with h.mu held
+// (it guards the found sets).
+func (h *Host) deferredLocked(cfg *config.Config, t *registry.Tool, found []string) bool {
 	cx := cfg.Context
-	if !cx.Deferred(cfg.Server(t.ID.Server)) || slices.Contains(h.found, t.Name) {
+	if !cx.Deferred(cfg.Server(t.ID.Server)) || slices.Contains(found, t.Name) {
 		return false
 	}
 	for _, g := range cx.AlwaysInclude {
@@ -247,14 +269,14 @@ func (h *Host) deferredLocked(cfg *config.Config, t *registry.Tool) bool {
 }
 
 // callBuiltin runs a built-in tool.
-func (h *Host) callBuiltin(ctx context.Context, b *builtin, args json.RawMessage, opts *CallOptions) (*Result, error) {
+func (h *Host) callBuiltin(ctx context.Context, v *View, b *builtin, args json.RawMessage, opts *CallOptions) (*Result, error) {
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage(`{}`)
 	}
 	if !isObject(args) {
 		return nil, fault.New(fault.CodeInvalidInput, "", b.tool.Name, errors.New("arguments must be a JSON object"))
 	}
-	raw, err := b.run(h, ctx, args, opts)
+	raw, err := b.run(v, ctx, args, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -288,7 +310,8 @@ func jsonResult(v any) (json.RawMessage, error) {
 	})
 }
 
-func (h *Host) runSearch(ctx context.Context, args json.RawMessage, _ *CallOptions) (json.RawMessage, error) {
+func (v *View) runSearch(ctx context.Context, args json.RawMessage, _ *CallOptions) (json.RawMessage, error) {
+	h := v.h
 	var a struct {
 		Query string `json:"query"`
 		K     int    `json:"k"`
@@ -306,7 +329,7 @@ func (h *Host) runSearch(ctx context.Context, args json.RawMessage, _ *CallOptio
 	case k > maxSearchResults:
 		k = maxSearchResults
 	}
-	hits, err := h.SearchContext(ctx, a.Query, k)
+	hits, err := v.Search(ctx, a.Query, k)
 	if err != nil {
 		return nil, fault.New(fault.CodeUnavailable, "", ToolSearch, err)
 	}
@@ -316,17 +339,18 @@ func (h *Host) runSearch(ctx context.Context, args json.RawMessage, _ *CallOptio
 	newly := false
 	hint := h.config().Context.OutputSchemaHint
 	h.mu.Lock()
+	found := h.found[v.c.Profile]
 	for _, t := range hits {
 		if t.Deferred {
-			// Listed from now on, the most recently found last; the
-			// oldest drop out past maxFound, so that searching never
-			// undoes the deferral.
-			if i := slices.Index(h.found, t.Name); i >= 0 {
-				h.found = slices.Delete(h.found, i, i+1)
+			// Listed from now on in this view's profile, the most
+			// recently found last; the oldest drop out past maxFound, so
+			// that searching never undoes the deferral.
+			if i := slices.Index(found, t.Name); i >= 0 {
+				found = slices.Delete(found, i, i+1)
 			} else {
 				newly = true
 			}
-			h.found = append(h.found, t.Name)
+			found = append(found, t.Name)
 		}
 		desc := t.Description
 		if hint {
@@ -336,9 +360,13 @@ func (h *Host) runSearch(ctx context.Context, args json.RawMessage, _ *CallOptio
 		def.Description = desc
 		out.Tools = append(out.Tools, def)
 	}
-	if len(h.found) > maxFound {
-		h.found = slices.Delete(h.found, 0, len(h.found)-maxFound)
+	if len(found) > maxFound {
+		found = slices.Delete(found, 0, len(found)-maxFound)
 	}
+	if h.found == nil {
+		h.found = map[string][]string{}
+	}
+	h.found[v.c.Profile] = found
 	h.mu.Unlock()
 	if newly {
 		// Found tools are listed from now on: answer once OnChange has run,
@@ -395,17 +423,18 @@ func page[T any](tool string, a listArgs, entries []T, id, server func(T) string
 	return out, "", nil
 }
 
-// checkServerArg fails for a server filter that names no configured
-// server, or one that cannot take requests now (without a request).
-func (h *Host) checkServerArg(tool, name string) error {
+// checkServerArg fails for a server filter that names no server of the
+// view, or one that cannot take requests now (without a request).
+func (v *View) checkServerArg(tool, name string) error {
 	if name == "" {
 		return nil
 	}
-	if h.config().Server(name) != nil {
-		return h.reachable(tool, name)
+	known := v.servers()
+	if slices.Contains(known, name) {
+		return v.h.reachable(tool, name)
 	}
 	msg := fmt.Sprintf("no server %q", name)
-	if s := registry.Suggest(name, h.config().Names()); s != "" {
+	if s := registry.Suggest(name, known); s != "" {
 		msg += fmt.Sprintf("; did you mean %q?", s)
 	}
 	return fault.New(fault.CodeInvalidInput, "", tool, errors.New(msg))
@@ -423,17 +452,17 @@ func (h *Host) healthyServers() map[string]bool {
 }
 
 // listEntries answers a capability tool's list: the entries of healthy
-// servers (only server's, when the arguments name one), a page at a time,
-// under key.
-func listEntries[T any](h *Host, tool string, args json.RawMessage, all []T, key string, id, server func(T) string) (json.RawMessage, error) {
+// servers (only server's, when the arguments name one) of the view (all
+// holds the view's entries only), a page at a time, under key.
+func listEntries[T any](v *View, tool string, args json.RawMessage, all []T, key string, id, server func(T) string) (json.RawMessage, error) {
 	var a listArgs
 	if err := decodeArgs(tool, args, &a); err != nil {
 		return nil, err
 	}
-	if err := h.checkServerArg(tool, a.Server); err != nil {
+	if err := v.checkServerArg(tool, a.Server); err != nil {
 		return nil, err
 	}
-	ok := h.healthyServers()
+	ok := v.h.healthyServers()
 	var shown []T
 	for _, e := range all {
 		if ok[server(e)] {
@@ -451,13 +480,13 @@ func listEntries[T any](h *Host, tool string, args json.RawMessage, all []T, key
 	return jsonResult(out)
 }
 
-func (h *Host) runListResources(_ context.Context, args json.RawMessage, _ *CallOptions) (json.RawMessage, error) {
-	return listEntries(h, ListResources, args, h.Resources(), "resources",
+func (v *View) runListResources(_ context.Context, args json.RawMessage, _ *CallOptions) (json.RawMessage, error) {
+	return listEntries(v, ListResources, args, v.Resources(), "resources",
 		func(r Resource) string { return r.ID }, func(r Resource) string { return r.Server })
 }
 
-func (h *Host) runListTemplates(_ context.Context, args json.RawMessage, _ *CallOptions) (json.RawMessage, error) {
-	return listEntries(h, ListTemplates, args, h.Templates(), "resourceTemplates",
+func (v *View) runListTemplates(_ context.Context, args json.RawMessage, _ *CallOptions) (json.RawMessage, error) {
+	return listEntries(v, ListTemplates, args, v.Templates(), "resourceTemplates",
 		func(t Template) string { return t.ID }, func(t Template) string { return t.Server })
 }
 
@@ -470,12 +499,12 @@ type promptEntry struct {
 	Arguments   []*mcp.PromptArgument `json:"arguments,omitempty"`
 }
 
-func (h *Host) runListPrompts(_ context.Context, args json.RawMessage, _ *CallOptions) (json.RawMessage, error) {
+func (v *View) runListPrompts(_ context.Context, args json.RawMessage, _ *CallOptions) (json.RawMessage, error) {
 	var all []promptEntry
-	for _, p := range h.Prompts() {
+	for _, p := range v.Prompts() {
 		all = append(all, promptEntry{p.ID, p.Server, p.Title, p.Description, p.Arguments})
 	}
-	return listEntries(h, ListPrompts, args, all, "prompts",
+	return listEntries(v, ListPrompts, args, all, "prompts",
 		func(e promptEntry) string { return e.ID }, func(e promptEntry) string { return e.Server })
 }
 
@@ -493,7 +522,8 @@ func (h *Host) reachable(tool, server string) error {
 	return h.serverUnavailable(server)
 }
 
-func (h *Host) runReadResource(ctx context.Context, args json.RawMessage, opts *CallOptions) (json.RawMessage, error) {
+func (v *View) runReadResource(ctx context.Context, args json.RawMessage, opts *CallOptions) (json.RawMessage, error) {
+	h := v.h
 	var a struct {
 		ID     string `json:"id"`
 		Cursor string `json:"cursor"`
@@ -510,12 +540,12 @@ func (h *Host) runReadResource(ctx context.Context, args json.RawMessage, opts *
 	if a.Cursor != "" {
 		return nil, fault.New(fault.CodeInvalidInput, "", ReadResourceTool, errors.New(`"cursor" is only for the pages of a stored large result or of a long resource: pass nextCursor back with the id it came with`))
 	}
-	rid, ok := resolveResource(h.snapshot(), a.ID)
+	rid, ok := v.resolveResource(a.ID)
 	if !ok {
-		return nil, h.unknownServer(a.ID)
+		return nil, v.unknownServer(a.ID)
 	}
 	return h.serverRead(ctx, rid.Server, "resources/read", args, opts, func(ctx context.Context) (json.RawMessage, error) {
-		res, err := h.ReadResource(ctx, a.ID)
+		res, err := v.ReadResource(ctx, a.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -576,7 +606,8 @@ func resourceAsToolResult(res *mcp.ReadResourceResult) (json.RawMessage, error) 
 	return json.Marshal(map[string]any{"content": blocks})
 }
 
-func (h *Host) runGetPrompt(ctx context.Context, args json.RawMessage, opts *CallOptions) (json.RawMessage, error) {
+func (v *View) runGetPrompt(ctx context.Context, args json.RawMessage, opts *CallOptions) (json.RawMessage, error) {
+	h := v.h
 	var a struct {
 		ID        string            `json:"id"`
 		Arguments map[string]string `json:"arguments"`
@@ -588,19 +619,19 @@ func (h *Host) runGetPrompt(ctx context.Context, args json.RawMessage, opts *Cal
 		return nil, fault.New(fault.CodeInvalidInput, "", GetPromptTool, errors.New(`"id" is empty`))
 	}
 	snap := h.snapshot()
-	p, ok := snap.Prompt(a.ID)
+	p, ok := v.prompt(snap, a.ID)
 	if !ok {
 		// Let GetPrompt explain: no such prompt, or its server is down.
-		if pid, ok := snap.Resolve(a.ID); ok {
+		if pid, ok := snap.Resolve(a.ID); ok && v.scope().hasServer(pid.Server) {
 			if err := h.reachable(GetPromptTool, pid.Server); err != nil {
 				return nil, err
 			}
 		}
-		_, err := h.GetPrompt(ctx, a.ID, a.Arguments, opts)
+		_, err := h.getPrompt(ctx, v, a.ID, a.Arguments, opts)
 		return nil, err
 	}
 	return h.serverRead(ctx, p.ID.Server, "prompts/get", args, opts, func(ctx context.Context) (json.RawMessage, error) {
-		res, err := h.GetPrompt(ctx, a.ID, a.Arguments, opts)
+		res, err := h.getPrompt(ctx, v, a.ID, a.Arguments, opts)
 		if err != nil {
 			return nil, err
 		}

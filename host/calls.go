@@ -187,25 +187,27 @@ func (h *Host) conn(ctx context.Context, name string) (*upstream.Conn, error) {
 // again and is made again, once; a call that may have run is never made
 // again. A server started for the call is discovered before anything is
 // sent, and the call checked against the approved definitions.
+//
+// opts.Profile limits the call to that profile's view (see View): a tool
+// outside it answers as a tool no server has.
 func (h *Host) Call(ctx context.Context, name string, args json.RawMessage, opts *CallOptions) (*Result, error) {
+	return h.call0(ctx, h.viewOf(opts), name, args, opts)
+}
+
+// call0 is Call within a view.
+func (h *Host) call0(ctx context.Context, v *View, name string, args json.RawMessage, opts *CallOptions) (*Result, error) {
 	if h.tracer != nil {
 		var span trace.Span
 		ctx, span = h.tracer.Start(ctx, "tools/call "+name, trace.WithAttributes(attribute.String(AttrTool, name)))
 		defer span.End()
 	}
-	if b := h.lookupBuiltin(name); b != nil {
+	if b := h.lookupBuiltin(v, name); b != nil {
 		start := time.Now()
-		out, err := h.callBuiltin(ctx, b, args, opts)
+		out, err := h.callBuiltin(ctx, v, b, args, opts)
 		h.finished(ctx, "", name, true, args, opts, start, out, err, false)
 		return out, err
 	}
-	t, rediscovered, err := h.lookupFresh(ctx, name)
-	if server := h.Starting(err); server != "" {
-		// Its server is still starting: wait for that one, then look again.
-		if err = h.Await(ctx, server); err == nil {
-			t, rediscovered, err = h.lookupFresh(ctx, name)
-		}
-	}
+	t, rediscovered, err := v.lookup(ctx, name, true)
 	if err != nil {
 		if c := fault.CodeOf(err); c == fault.CodeDefinitionChanged || c == fault.CodeHeldInjection {
 			if id, held := h.heldID(name); held {

@@ -198,7 +198,7 @@ func (h *Host) Tools() []Tool {
 	defer h.mu.RUnlock()
 	for _, t := range snap.Tools() {
 		tool := toolOf(t)
-		tool.Deferred = h.deferredLocked(cfg, t)
+		tool.Deferred = h.deferredLocked(cfg, t, h.found[""])
 		out = append(out, tool)
 	}
 	return out
@@ -231,7 +231,7 @@ func schemaJSON(s any) json.RawMessage {
 // Tool describes one tool, by model-facing name or canonical ID, or a
 // built-in tool that is on (see ModelTools).
 func (h *Host) Tool(name string) (Tool, error) {
-	if b := h.lookupBuiltin(name); b != nil {
+	if b := h.lookupBuiltin(h.View(Caller{}), name); b != nil {
 		return b.tool, nil
 	}
 	t, err := h.lookupTool(h.snapshot(), name)

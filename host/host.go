@@ -33,6 +33,16 @@
 // by canonical ID, "<server>:<uri>" and "<server>:<prompt>". Server names
 // may contain colons: the longest configured server name wins.
 //
+// # Views
+//
+// A program that serves several callers gives each its [View]: made from a
+// [Caller] (who calls, through which profile of the configuration), it
+// lists, searches, calls, reads and renders only what that profile holds,
+// with its own deferred tools and tool_search, and answers anything else
+// as if it did not exist. The Host's own methods are the view of the
+// operator, who sees everything, but for Call and GetPrompt, which keep to
+// the profile their [CallOptions] name.
+//
 // # Errors
 //
 // Transport and protocol failures are *fault.Error values; test them with
@@ -214,7 +224,7 @@ type Host struct {
 	mu      sync.RWMutex
 	index   *search.Index             // tool search over snap (search.go)
 	indexed map[string]*registry.Tool // what index holds, by model-facing name
-	found   []string                  // deferred tools a tool_search found, oldest first: listed (builtin.go)
+	found   map[string][]string       // by profile ("" none): deferred tools its tool_search found, oldest first: listed (builtin.go)
 }
 
 // composition is the configuration in force, its compiled policy and the

@@ -12,8 +12,12 @@ type ServerInstructions struct {
 // some, sorted by server name. A server's instructions are published only
 // once its lists were discovered (live, or saved from an earlier
 // discovery), and not while a change to them waits for approval; a
-// disabled or closed server's are not.
-func (h *Host) Instructions() []ServerInstructions {
+// disabled or closed server's are not. It is the operator's view's
+// Instructions (see View).
+func (h *Host) Instructions() []ServerInstructions { return h.instructions() }
+
+// instructions is Instructions for every server.
+func (h *Host) instructions() []ServerInstructions {
 	comp := h.comp.Load()
 	var out []ServerInstructions
 	for _, sc := range comp.cfg.Servers {

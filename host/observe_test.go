@@ -61,8 +61,8 @@ func TestOnCall(t *testing.T) {
 	h.Call(ctx, "kit__echo", json.RawMessage(`[1]`), nil)
 	h.Call(ctx, host.ListPrompts, json.RawMessage(`{}`), nil)
 	refusal := fault.New(fault.CodeNotFound, "", "", errors.New("not given to the model"))
-	h.Refused(ctx, "kit__echo", nil, &host.CallOptions{Client: "c2"}, refusal)
-	h.Refused(ctx, "kit__invented_too", nil, nil, refusal)
+	h.View(host.Caller{Session: "c2"}).Refused(ctx, "kit__echo", nil, refusal)
+	h.View(host.Caller{}).Refused(ctx, "kit__invented_too", nil, refusal)
 	want := []host.CallRecord{
 		{Client: "c1", Server: "kit", Tool: "kit:echo", Catalogued: true, Outcome: host.OutcomeOK, BytesIn: 17},
 		{Server: "kit", Tool: "kit:fail", Catalogued: true, Outcome: host.OutcomeToolError},

@@ -283,14 +283,7 @@ func (h *Host) Refresh(ctx context.Context, servers ...string) error {
 
 // Find is Tool for a caller about to call the tool: a name that misses
 // while the catalogue of its server may be stale discovers that server
-// again first, as Call does.
+// again first, as Call does. It is the operator's view's Find (see View).
 func (h *Host) Find(ctx context.Context, name string) (Tool, error) {
-	if b := h.lookupBuiltin(name); b != nil {
-		return b.tool, nil
-	}
-	t, _, err := h.lookupFresh(ctx, name)
-	if err != nil {
-		return Tool{}, err
-	}
-	return toolOf(t), nil
+	return h.View(Caller{}).Find(ctx, name)
 }

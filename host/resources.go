@@ -52,9 +52,14 @@ func (h *Host) Templates() []Template {
 // need not be listed: a URI filled in from one of the server's templates
 // is read the same way.
 func (h *Host) ReadResource(ctx context.Context, id string) (*ResourceResult, error) {
-	rid, ok := resolveResource(h.snapshot(), id)
+	return h.readResource(ctx, h.View(Caller{}), id)
+}
+
+// readResource is ReadResource within a view.
+func (h *Host) readResource(ctx context.Context, v *View, id string) (*ResourceResult, error) {
+	rid, ok := v.resolveResource(id)
 	if !ok {
-		return nil, h.unknownServer(id)
+		return nil, v.unknownServer(id)
 	}
 	conn, err := h.conn(ctx, rid.Server)
 	if err != nil {
@@ -68,19 +73,21 @@ func (h *Host) ReadResource(ctx context.Context, id string) (*ResourceResult, er
 }
 
 // resolveResource resolves a resource ID or bare URI as ReadResource
-// describes.
-func resolveResource(snap *registry.Snapshot, id string) (names.ID, bool) {
-	if server, ok := uriServer(snap, id); ok {
+// describes, among the view's servers.
+func (v *View) resolveResource(id string) (names.ID, bool) {
+	snap, sc := v.h.snapshot(), v.scope()
+	if server, ok := uriServer(snap, id, sc.hasServer); ok {
 		return names.ID{Server: server, Name: id}, true
 	}
-	return snap.Resolve(id)
+	rid, ok := snap.Resolve(id)
+	return rid, ok && sc.hasServer(rid.Server)
 }
 
-// unknownServer reports a resource ID that names no configured server.
-func (h *Host) unknownServer(id string) error {
+// unknownServer reports a resource ID that names no server of the view.
+func (v *View) unknownServer(id string) error {
 	msg := fmt.Sprintf("resource ID %q names no configured server and no server offers it as a URI; resource IDs are \"<server>:<uri>\"", id)
 	server, _, _ := strings.Cut(id, ":")
-	if s := registry.Suggest(server, h.config().Names()); s != "" {
+	if s := registry.Suggest(server, v.servers()); s != "" {
 		msg += fmt.Sprintf("; did you mean server %q?", s)
 	}
 	return fault.New(fault.CodeNotFound, "", "", errors.New(msg))
@@ -103,16 +110,33 @@ func (h *Host) Prompts() []Prompt {
 // model-facing name, with the given arguments. opts (may be nil) carries a
 // Peer and input responses as for Call; Progress is not used.
 func (h *Host) GetPrompt(ctx context.Context, id string, args map[string]string, opts *CallOptions) (*PromptResult, error) {
-	snap := h.snapshot()
+	return h.getPrompt(ctx, h.viewOf(opts), id, args, opts)
+}
+
+// prompt finds a prompt of the view by model-facing name or canonical ID.
+func (v *View) prompt(snap *registry.Snapshot, id string) (*registry.Prompt, bool) {
 	p, ok := snap.Prompt(id)
+	return p, ok && v.scope().hasServer(p.ID.Server)
+}
+
+// getPrompt is GetPrompt within a view.
+func (h *Host) getPrompt(ctx context.Context, v *View, id string, args map[string]string, opts *CallOptions) (*PromptResult, error) {
+	snap, sc := h.snapshot(), v.scope()
+	p, ok := v.prompt(snap, id)
 	if !ok {
-		if pid, ok := snap.Resolve(id); ok {
+		if pid, ok := snap.Resolve(id); ok && sc.hasServer(pid.Server) {
 			if err := h.serverUnavailable(pid.Server); err != nil {
 				return nil, err
 			}
 		}
+		var known []string
+		for _, p := range snap.Prompts() {
+			if sc.hasServer(p.ID.Server) {
+				known = append(known, p.ID.String())
+			}
+		}
 		msg := fmt.Sprintf("no prompt %q", id)
-		if s := registry.Suggest(id, snap.PromptNames()); s != "" {
+		if s := registry.Suggest(id, known); s != "" {
 			msg += fmt.Sprintf("; did you mean %q?", s)
 		}
 		return nil, fault.New(fault.CodeNotFound, "", "", errors.New(msg))
@@ -135,22 +159,27 @@ func (h *Host) GetPrompt(ctx context.Context, id string, args map[string]string,
 // canonical ID; a resource reference names a template, routed to the server
 // that offers it (the first in server-name order).
 func (h *Host) Complete(ctx context.Context, params *mcp.CompleteParams) (*mcp.CompleteResult, error) {
+	return h.complete(ctx, h.View(Caller{}), params)
+}
+
+// complete is Complete within a view.
+func (h *Host) complete(ctx context.Context, v *View, params *mcp.CompleteParams) (*mcp.CompleteResult, error) {
 	if params == nil || params.Ref == nil {
 		return nil, fault.New(fault.CodeInvalidInput, "", "complete", errors.New("no reference"))
 	}
-	snap := h.snapshot()
+	snap, sc := h.snapshot(), v.scope()
 	ref := *params.Ref
 	server := ""
 	switch ref.Type {
 	case "ref/prompt":
-		p, ok := snap.Prompt(ref.Name)
+		p, ok := v.prompt(snap, ref.Name)
 		if !ok {
 			return nil, fault.New(fault.CodeNotFound, "", "complete", fmt.Errorf("no prompt %q", ref.Name))
 		}
 		server, ref.Name = p.ID.Server, p.Prompt.Name
 	case "ref/resource":
 		for _, t := range snap.Templates() {
-			if t.Template.URITemplate == ref.URI {
+			if t.Template.URITemplate == ref.URI && sc.hasServer(t.ID.Server) {
 				server = t.ID.Server
 				break
 			}
@@ -174,15 +203,7 @@ func (h *Host) Complete(ctx context.Context, params *mcp.CompleteParams) (*mcp.C
 // lists it (or, for a URI filled in from a template, the server offering a
 // template, tried in server-name order). Unsubscribe undoes it.
 func (h *Host) Subscribe(ctx context.Context, uri string) (server string, err error) {
-	server, err = h.resourceServer(uri)
-	if err != nil {
-		return "", err
-	}
-	conn, err := h.conn(ctx, server)
-	if err != nil {
-		return "", err
-	}
-	return server, conn.Subscribe(ctx, uri)
+	return h.View(Caller{}).Subscribe(ctx, uri)
 }
 
 // Unsubscribe ends a subscription made with Subscribe at server.
@@ -194,24 +215,17 @@ func (h *Host) Unsubscribe(ctx context.Context, server, uri string) error {
 	return conn.Unsubscribe(ctx, uri)
 }
 
-// resourceServer finds the server of a resource URI.
-func (h *Host) resourceServer(uri string) (string, error) {
-	if server, ok := uriServer(h.snapshot(), uri); ok {
-		return server, nil
-	}
-	return "", fault.New(fault.CodeNotFound, "", "", fmt.Errorf("no server offers resource %q", uri))
-}
-
-// uriServer finds the first server, in server-name order, that lists uri
-// or, failing that, offers a template it matches.
-func uriServer(snap *registry.Snapshot, uri string) (string, bool) {
+// uriServer finds the first server, in server-name order, among those in
+// reports true for, that lists uri or, failing that, offers a template it
+// matches.
+func uriServer(snap *registry.Snapshot, uri string, in func(server string) bool) (string, bool) {
 	for _, r := range snap.Resources() {
-		if r.Resource.URI == uri {
+		if r.Resource.URI == uri && in(r.ID.Server) {
 			return r.ID.Server, true
 		}
 	}
 	for _, t := range snap.Templates() {
-		if templatePrefixMatch(t.Template.URITemplate, uri) {
+		if templatePrefixMatch(t.Template.URITemplate, uri) && in(t.ID.Server) {
 			return t.ID.Server, true
 		}
 	}

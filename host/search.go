@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/switchboard-mcp/switchboard/internal/registry"
 	"github.com/switchboard-mcp/switchboard/internal/search"
@@ -63,7 +64,15 @@ func (h *Host) Search(query string, k int) []Tool {
 // failed, or did not answer within the tier's timeout or before ctx
 // ended), the lexical results are returned and a warning is logged once
 // per streak of failures, or, when the tier is strict, the error.
+//
+// It searches the operator's view: see View.Search for a caller's.
 func (h *Host) SearchContext(ctx context.Context, query string, k int) ([]Tool, error) {
+	return h.search(ctx, h.View(Caller{}), query, k)
+}
+
+// search is SearchContext within a view: a view that leaves tools out
+// ranks the whole index and keeps the first k of its own.
+func (h *Host) search(ctx context.Context, v *View, query string, k int) ([]Tool, error) {
 	h.mu.RLock()
 	ix := h.index
 	h.mu.RUnlock()
@@ -75,12 +84,29 @@ func (h *Host) SearchContext(ctx context.Context, query string, k int) ([]Tool, 
 	}
 	cfg := h.config()
 	snap := h.snapshot()
+	sc := v.scope()
+	depth := k
+	if sc.p != nil {
+		depth = max(k, ix.Len())
+	}
+	// inView keeps the hits of the view's tools.
+	inView := func(hits []search.Hit) []search.Hit {
+		if sc.p == nil {
+			return hits
+		}
+		return slices.DeleteFunc(hits, func(hit search.Hit) bool {
+			t, ok := snap.Tool(hit.ID)
+			return !ok || !sc.hasTool(t)
+		})
+	}
 	var hits []search.Hit
 	if e := cfg.Context.Search.Embeddings; e == nil {
-		hits = ix.Search(query, k)
+		hits = inView(ix.Search(query, depth))
+		hits = hits[:min(k, len(hits))]
 	} else {
-		lex := ix.Search(query, max(k, fuseDepth))
-		sem, err := h.semanticRank(ctx, e, query, max(k, fuseDepth))
+		lex := inView(ix.Search(query, max(depth, fuseDepth)))
+		sem, err := h.semanticRank(ctx, e, query, max(depth, fuseDepth))
+		sem = inView(sem)
 		switch {
 		case err != nil && e.Strict:
 			return nil, fmt.Errorf("tool search: the semantic tier failed: %w", err)
@@ -100,10 +126,11 @@ func (h *Host) SearchContext(ctx context.Context, query string, k int) ([]Tool, 
 	var out []Tool
 	h.mu.RLock()
 	defer h.mu.RUnlock()
+	found := h.found[v.c.Profile]
 	for _, hit := range hits {
 		if t, ok := snap.Tool(hit.ID); ok {
 			tool := toolOf(t)
-			tool.Deferred = h.deferredLocked(cfg, t)
+			tool.Deferred = h.deferredLocked(cfg, t, found)
 			out = append(out, tool)
 		}
 	}

@@ -61,9 +61,9 @@ func TestCapabilityToolsThroughTheGateway(t *testing.T) {
 	}
 }
 
-// TestDeferredToolsThroughTheGateway: deferred tools are not listed; a
-// tool_search lists what it found (list_changed reaches the client) and
-// it becomes callable.
+// TestDeferredToolsThroughTheGateway: deferred tools are not listed but
+// are callable by their exact names; a tool_search lists what it found
+// (list_changed reaches the client).
 func TestDeferredToolsThroughTheGateway(t *testing.T) {
 	f := newFixtureWith(t, nil, map[string]any{"context": map[string]any{"deferTools": true, "alwaysInclude": []string{"web__echo"}}})
 	changed := make(chan struct{}, 10)
@@ -76,8 +76,8 @@ func TestDeferredToolsThroughTheGateway(t *testing.T) {
 		t.Fatalf("listed = %v", names)
 	}
 	ctx := context.Background()
-	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "s__big", Arguments: map[string]any{"bytes": 3}}); err == nil && !res.IsError {
-		t.Errorf("a deferred tool was callable before a search found it")
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "s__big", Arguments: map[string]any{"bytes": 3}}); err != nil || res.IsError || text(t, res) != "bbb" {
+		t.Errorf("a deferred tool by its exact name before a search: %v %v", res, err)
 	}
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: host.ToolSearch, Arguments: map[string]any{"query": "large text result", "k": 2}})
 	if err != nil || res.IsError || !strings.Contains(text(t, res), `"inputSchema"`) {

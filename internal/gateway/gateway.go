@@ -146,7 +146,7 @@ func newGateway(h *host.Host, opts *Options, states *sealer) *Gateway {
 		parked: map[string]*parkedCall{}, onConfirm: opts.OnConfirm,
 		opts: *opts, profile: opts.Profile, profiles: map[string]*profileServer{}}
 	g.server = mcp.NewServer(&mcp.Implementation{Name: "switchboard", Title: "Switchboard gateway", Version: version}, &mcp.ServerOptions{
-		Instructions: instructions(h),
+		Instructions: instructions(h.View(host.Caller{Profile: opts.Profile})),
 		PageSize:     opts.PageSize,
 		Logger:       log,
 		// Advertise what the aggregate has: tools, resources and prompts
@@ -169,14 +169,15 @@ func newGateway(h *host.Host, opts *Options, states *sealer) *Gateway {
 // Server returns the go-sdk server, for tests and custom transports.
 func (g *Gateway) Server() *mcp.Server { return g.server }
 
-// instructions merges the servers' instructions (host.Instructions), each
-// attributed and capped, after the gateway's own.
-func instructions(h *host.Host) string {
+// instructions merges the instructions of the servers of a view
+// (host.View.Instructions), each attributed and capped, after the
+// gateway's own, which name the built-in tools the view has.
+func instructions(v *host.View) string {
 	var b strings.Builder
 	b.WriteString("Switchboard gateway: the tools, resources and prompts of several MCP servers. " +
 		"Tool and prompt names are <server prefix>__<name>.")
 	names := map[string]bool{}
-	for _, t := range h.ModelTools() {
+	for _, t := range v.Tools() {
 		names[t.Name] = true
 	}
 	if names[host.ToolSearch] {
@@ -187,7 +188,7 @@ func instructions(h *host.Host) string {
 	}
 	var omitted []string
 	total := 0
-	for _, in := range h.Instructions() {
+	for _, in := range v.Instructions() {
 		text := strings.TrimSpace(in.Text)
 		if text == "" {
 			continue
@@ -227,9 +228,9 @@ func (g *Gateway) currentInstructions(next mcp.MethodHandler) mcp.MethodHandler 
 		}
 		switch r := res.(type) {
 		case *mcp.InitializeResult:
-			r.Instructions = instructions(g.host)
+			r.Instructions = instructions(g.view())
 		case *mcp.DiscoverResult:
-			r.Instructions = instructions(g.host)
+			r.Instructions = instructions(g.view())
 		}
 		return res, err
 	}

@@ -508,10 +508,10 @@ func TestProfileHidesOtherServers(t *testing.T) {
 		Argument: mcp.CompleteParamsArgument{Name: "language", Value: "g"}}
 	// (The demo server completes nothing: the whole aggregate passes the
 	// request on, and b refuses it.)
-	if _, err := onlya.Complete(ctx, complete); err == nil || !strings.Contains(err.Error(), "unknown reference") {
+	if _, err := onlya.Complete(ctx, complete); err == nil || !strings.Contains(err.Error(), `no prompt "b__review"`) {
 		t.Errorf("onlya completed a prompt of b: %v", err)
 	}
-	if _, err := whole.Complete(ctx, complete); err == nil || strings.Contains(err.Error(), "unknown reference") {
+	if _, err := whole.Complete(ctx, complete); err == nil || strings.Contains(err.Error(), "no prompt") {
 		t.Errorf("whole: complete: %v, want b's refusal", err)
 	}
 	legacyNone, err := connectAsVersion(t, gw.base+"/mcp/none", rootToken, "2025-11-25")

@@ -3,43 +3,45 @@ package gateway
 import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/mcphttp"
 )
 
 // Profiles. A profile of the configuration ("profiles") is a subset of
-// the aggregate: a gateway serving one (Options.Profile) registers only
-// the tools, resources, templates and prompts the profile holds, so a
-// tool outside it is neither listed nor callable (go-sdk's "unknown
-// tool", -32602), and the heldBack path looks up nothing outside it
-// either. The profile is read from the host's configuration at each Sync
-// and each call, so a reload that changes it changes what is served; one
-// that removes it leaves its gateway serving nothing.
+// the aggregate: a gateway serving one (Options.Profile) takes what it
+// serves from the host's view of that profile (host.View), so a tool
+// outside it is neither listed nor callable (go-sdk's "unknown tool",
+// -32602), and the heldBack path, completions and subscriptions go
+// through the caller's view, which knows nothing outside it. The profile
+// is read from the host's configuration at each Sync and each call, so a
+// reload that changes it changes what is served; one that removes it
+// leaves its gateway serving nothing.
 //
 // Over HTTP, the gateway for the whole aggregate serves <path> and makes
 // a gateway for each profile on first use of <path>/<name>
 // (profileServer), synced with it.
 
-// scope is a profile as a filter; a nil scope holds everything.
-type scope struct{ p *config.Profile }
+// view returns the view of what the gateway serves to all its clients:
+// its profile's.
+func (g *Gateway) view() *host.View { return g.host.View(host.Caller{Profile: g.profile}) }
 
-// scope returns the gateway's profile now. A profile gateway whose
-// profile a reload removed holds nothing.
-func (g *Gateway) scope() scope {
-	if g.profile == "" {
-		return scope{}
+// callerView returns the view of a request's caller: the configured
+// client that the front door admitted (its name is the quota key, the
+// audit log's caller and what policy rules match), else its verified
+// identity, else the session; and the profile it came through.
+func (g *Gateway) callerView(ss *mcp.ServerSession, extra *mcp.RequestExtra) *host.View {
+	c := host.Caller{Profile: g.profile}
+	if ss != nil {
+		c.Session = ss.ID()
 	}
-	p := g.host.Profile(g.profile)
-	if p == nil {
-		return scope{p: &config.Profile{Name: g.profile, Servers: []string{}, Tools: []string{}}}
+	if extra != nil && extra.TokenInfo != nil {
+		c.Client = clientName(extra.TokenInfo)
+		if c.Client == "" {
+			c.Subject = extra.TokenInfo.UserID
+		}
 	}
-	return scope{p: p}
+	return g.host.View(c)
 }
-
-func (s scope) hasTool(t host.Tool) bool { return s.p == nil || s.p.HasTool(t.Server, t.ID) }
-
-func (s scope) hasServer(server string) bool { return s.p == nil || s.p.HasServer(server) }
 
 // profileServer is a profile's gateway and its HTTP endpoint.
 type profileServer struct {
@@ -73,43 +75,4 @@ func (g *Gateway) syncProfiles() {
 	for _, ps := range g.profiles {
 		ps.g.Sync()
 	}
-}
-
-// callOptions names the caller of a request: the configured client that
-// the front door admitted (its name is the quota key, the audit log's
-// caller and what policy rules match), else the session, as before
-// clients had names; and the profile it came through.
-func (g *Gateway) callOptions(ss *mcp.ServerSession, extra *mcp.RequestExtra) *host.CallOptions {
-	opts := &host.CallOptions{Profile: g.profile}
-	if ss != nil {
-		opts.Client = ss.ID()
-	}
-	if extra != nil && extra.TokenInfo != nil {
-		if name := clientName(extra.TokenInfo); name != "" {
-			opts.Client, opts.Caller = name, name
-		} else if extra.TokenInfo.UserID != "" {
-			opts.Client = extra.TokenInfo.UserID
-		}
-	}
-	return opts
-}
-
-// completes reports whether a completion's reference is served here: on a
-// profile gateway, a prompt or a resource (template) it registered.
-func (g *Gateway) completes(p *mcp.CompleteParams) bool {
-	if g.profile == "" || p == nil || p.Ref == nil {
-		return true
-	}
-	g.syncMu.Lock()
-	defer g.syncMu.Unlock()
-	switch p.Ref.Type {
-	case "ref/prompt":
-		_, ok := g.prompts[p.Ref.Name]
-		return ok
-	case "ref/resource":
-		_, ok := g.resources[p.Ref.URI]
-		_, tok := g.templates[p.Ref.URI]
-		return ok || tok
-	}
-	return false
 }

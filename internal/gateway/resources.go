@@ -17,13 +17,10 @@ type subscription struct {
 }
 
 func (g *Gateway) syncResources() {
-	scope := g.scope()
+	v := g.view()
 	resources := map[string]host.Resource{}
 	desired := map[string]string{}
-	for _, r := range g.host.Resources() {
-		if !scope.hasServer(r.Server) {
-			continue
-		}
+	for _, r := range v.Resources() {
 		if first, dup := resources[r.URI]; dup {
 			g.log.Warn("resource URI offered by several servers; the first in server-name order serves it",
 				"uri", r.URI, "served_by", first.Server, "hidden", r.Server)
@@ -46,10 +43,7 @@ func (g *Gateway) syncResources() {
 
 	templates := map[string]host.Template{}
 	desired = map[string]string{}
-	for _, t := range g.host.Templates() {
-		if !scope.hasServer(t.Server) {
-			continue
-		}
+	for _, t := range v.Templates() {
 		if first, dup := templates[t.URITemplate]; dup {
 			g.log.Warn("resource template offered by several servers; the first in server-name order serves it",
 				"template", t.URITemplate, "served_by", first.Server, "hidden", t.Server)
@@ -74,7 +68,7 @@ func (g *Gateway) syncResources() {
 // read returns a handler reading URIs from server.
 func (g *Gateway) read(server string) mcp.ResourceHandler {
 	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		res, err := g.host.ReadResource(ctx, server+":"+req.Params.URI)
+		res, err := g.callerView(req.Session, req.Extra).ReadResource(ctx, server+":"+req.Params.URI)
 		if err != nil {
 			return nil, g.protocolError(ctx, failed{kind: resourceRead, name: req.Params.URI, id: server + ":" + req.Params.URI, server: server}, err)
 		}
@@ -86,11 +80,7 @@ func (g *Gateway) read(server string) mcp.ResourceHandler {
 func (g *Gateway) syncPrompts() {
 	prompts := map[string]host.Prompt{}
 	desired := map[string]string{}
-	scope := g.scope()
-	for _, p := range g.host.Prompts() {
-		if !scope.hasServer(p.Server) {
-			continue
-		}
+	for _, p := range g.view().Prompts() {
 		prompts[p.ModelName] = p
 		desired[p.ModelName] = fingerprint(p)
 	}
@@ -106,15 +96,15 @@ func (g *Gateway) syncPrompts() {
 
 func (g *Gateway) getPrompt(p host.Prompt) mcp.PromptHandler {
 	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-		opts := g.callOptions(req.Session, req.Extra)
-		opts.Peer = g.newPeer(ctx, req.Session, req.ClientCapabilities(), req.ProtocolVersion())
+		v := g.callerView(req.Session, req.Extra)
+		opts := &host.CallOptions{Peer: g.newPeer(ctx, req.Session, req.ClientCapabilities(), req.ProtocolVersion())}
 		if parked, err := g.retryInput(opts, p.ID, req.Params.InputResponses, req.Params.RequestState); err != nil || parked != "" {
 			if err == nil {
 				err = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "requestState names a tool call, not a prompt"}
 			}
 			return nil, err
 		}
-		res, err := g.host.GetPrompt(ctx, p.ID, req.Params.Arguments, opts)
+		res, err := v.GetPrompt(ctx, p.ID, req.Params.Arguments, opts)
 		var need *host.InputRequired
 		if errors.As(err, &need) {
 			return &mcp.GetPromptResult{InputRequests: named(p.Server, need.Requests), RequestState: g.states.seal(p.ID, need.State)}, nil
@@ -128,10 +118,7 @@ func (g *Gateway) getPrompt(p host.Prompt) mcp.PromptHandler {
 }
 
 func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
-	if !g.completes(req.Params) {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown reference"}
-	}
-	res, err := g.host.Complete(ctx, req.Params)
+	res, err := g.callerView(req.Session, req.Extra).Complete(ctx, req.Params)
 	if err != nil {
 		return nil, g.protocolError(ctx, failed{kind: completion, name: "completion/complete"}, err)
 	}
@@ -147,15 +134,9 @@ func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 		sub.clients[req.Session] = true
 		return nil
 	}
-	server, err := g.host.Subscribe(ctx, uri)
+	server, err := g.callerView(req.Session, req.Extra).Subscribe(ctx, uri)
 	if err != nil {
 		return g.protocolError(ctx, failed{kind: resourceRead, name: uri, id: uri}, err)
-	}
-	if !g.scope().hasServer(server) {
-		if err := g.host.Unsubscribe(ctx, server, uri); err != nil {
-			g.log.Debug("upstream unsubscribe failed", "uri", uri, "err", err)
-		}
-		return mcp.ResourceNotFoundError(uri)
 	}
 	g.subs[uri] = &subscription{server: server, clients: map[*mcp.ServerSession]bool{req.Session: true}}
 	return nil

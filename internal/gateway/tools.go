@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -15,16 +14,17 @@ import (
 )
 
 // heldBack is receiving middleware for the calls of tools that are not
-// registered, which go-sdk answers "unknown tool"; the host knows better.
-// A tool of a server still starting (its prefix names it, its tools are
-// not known yet) waits for that server (host.Await), and is called once
-// the server's tools are registered; a server that fails to start is an
-// isError result saying why. A tool that a re-discovery of a stale
-// catalogue finds is called, when the model is given it (not deferred). A tool held back because its definition
-// changed since it was approved, or because its metadata matches an
-// injection pattern and its server is not trusted, answers
+// registered, which go-sdk answers "unknown tool"; the caller's view
+// knows better (host.View.Find). A deferred tool of the view is called by
+// its exact name. A tool of a server of the view still starting waits for
+// that server, and is called once it is known; a server that fails to
+// start is an isError result saying why. A tool that a re-discovery of a
+// stale catalogue finds is called. A tool held back because its
+// definition changed since it was approved, or because its metadata
+// matches an injection pattern and its server is not trusted, answers
 // definition_changed or held_injection: an isError result naming the tool
-// and the command that approves it.
+// and the command that approves it. Anything outside the view is go-sdk's
+// "unknown tool", as a name nothing has.
 func (g *Gateway) heldBack(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
@@ -36,41 +36,28 @@ func (g *Gateway) heldBack(next mcp.MethodHandler) mcp.MethodHandler {
 		if !ok || call.Params == nil {
 			return res, err
 		}
-		refused := func(err error) {
-			g.host.Refused(ctx, call.Params.Name, call.Params.Arguments, g.callOptions(call.Session, call.Extra), err)
-		}
+		v := g.callerView(call.Session, call.Extra)
 		// Find, not Tool: a name missing from a catalogue that may be
 		// stale (saved, or from an earlier connection) has its server
-		// discovered again, once. A tool of a server still starting waits
-		// for that server, then is looked up again. A tool found so is
-		// called now (the change notification registers it for the calls
-		// after); a held one is refused like any other, and one of a
-		// server that needs a login says so (its tools are unknown until
-		// then).
-		t, herr := g.host.Find(ctx, call.Params.Name)
+		// discovered again, once. A tool of a server of the view still
+		// starting waits for that server, then is looked up again. A
+		// tool found so is called now (the change notification
+		// registers it for the calls after); a held one is refused like
+		// any other, and one of a server that needs a login says so
+		// (its tools are unknown until then).
+		t, herr := v.Find(ctx, call.Params.Name)
 		if server := g.host.Starting(herr); server != "" {
 			if aerr := g.host.Await(ctx, server); aerr != nil {
-				refused(aerr)
+				v.Refused(ctx, call.Params.Name, call.Params.Arguments, aerr)
 				return g.toClient(ctx, failed{kind: toolCall, name: call.Params.Name, id: call.Params.Name, server: server}, aerr)
 			}
 			g.Sync() // OnChange may not have run yet
-			t, herr = g.host.Find(ctx, call.Params.Name)
-		}
-		if herr == nil && !g.scope().hasTool(t) {
-			// Outside the profile: unknown, as go-sdk said.
-			refused(fault.New(fault.CodeNotFound, t.Server, "", errors.New("not in the profile")))
-			return res, err
+			t, herr = v.Find(ctx, call.Params.Name)
 		}
 		if herr == nil {
-			// Only a tool the model is given: a deferred one waits for a
-			// tool_search to find it.
-			if !slices.ContainsFunc(g.host.ModelTools(), func(m host.Tool) bool { return m.Name == t.Name }) {
-				refused(fault.New(fault.CodeNotFound, t.Server, "", errors.New("not given to the model")))
-				return res, err
-			}
 			return g.callTool(t)(ctx, call)
 		}
-		refused(herr)
+		v.Refused(ctx, call.Params.Name, call.Params.Arguments, herr)
 		var fe *fault.Error
 		if !errors.As(herr, &fe) || (fe.Code != fault.CodeDefinitionChanged && fe.Code != fault.CodeHeldInjection && fe.Code != fault.CodeNeedsLogin) {
 			return res, err
@@ -82,11 +69,7 @@ func (g *Gateway) heldBack(next mcp.MethodHandler) mcp.MethodHandler {
 func (g *Gateway) syncTools() {
 	tools := map[string]host.Tool{}
 	desired := map[string]string{}
-	scope := g.scope()
-	for _, t := range g.host.ModelTools() {
-		if !scope.hasTool(t) {
-			continue
-		}
+	for _, t := range g.view().Tools() {
 		if !objectSchema(t.InputSchema) {
 			g.log.Warn("tool skipped: its input schema is not an object schema", "tool", t.ID)
 			continue
@@ -131,8 +114,8 @@ func (g *Gateway) callTool(t host.Tool) mcp.ToolHandler {
 		p := g.newPeer(ctx, req.Session, req.ClientCapabilities(), req.ProtocolVersion())
 		// The quota is per client session; sessionless (2026-07-28 and
 		// stdio) clients share the gateway's.
-		opts := g.callOptions(req.Session, req.Extra)
-		opts.Peer, opts.RawOnly, opts.Confirm = p, true, g.confirmer(p)
+		v := g.callerView(req.Session, req.Extra)
+		opts := &host.CallOptions{Peer: p, RawOnly: true, Confirm: g.confirmer(p)}
 		parked, err := g.retryInput(opts, t.ID, req.Params.InputResponses, req.Params.RequestState)
 		if err != nil {
 			return nil, err
@@ -150,7 +133,7 @@ func (g *Gateway) callTool(t host.Tool) mcp.ToolHandler {
 			}
 		}
 		if !p.modern() {
-			res, err := g.host.Call(ctx, t.ID, args, opts)
+			res, err := v.Call(ctx, t.ID, args, opts)
 			return g.toolResult(ctx, t, res, err)
 		}
 		// A 2026-07-28 client: the call runs in the background, so that a
@@ -163,7 +146,7 @@ func (g *Gateway) callTool(t host.Tool) mcp.ToolHandler {
 			}
 		} else {
 			pc = g.startParked(ctx, p, func(bg context.Context) (*host.Result, error) {
-				return g.host.Call(bg, t.ID, args, opts)
+				return v.Call(bg, t.ID, args, opts)
 			})
 		}
 		out, ask, err := g.await(ctx, t.ID, pc)

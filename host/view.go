@@ -1,0 +1,308 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/fault"
+	"github.com/switchboard-mcp/switchboard/internal/registry"
+)
+
+// Caller is who makes requests through a View: the identity a gateway
+// verified, the session the requests belong to and the profile they come
+// through. The zero Caller is the operator, who sees everything.
+type Caller struct {
+	// Client is the configured name of the named client the caller
+	// authenticated as, or "". Policy rules limited to clients match it.
+	Client string
+	// Subject is the verified identity of a caller that is no named
+	// client (the gateway writes a JWT's subject as "sub:<subject>"),
+	// or "".
+	Subject string
+	// Session is the caller's session (a legacy client's session ID), ""
+	// when it has none (2026-07-28 clients, stdio).
+	Session string
+	// Profile is the configuration's profile the caller is limited to,
+	// "" for the whole aggregate. A profile that a reload removed holds
+	// nothing.
+	Profile string
+}
+
+// key is the name the call quota and the audit log know the caller by:
+// the named client, else the verified identity, else the session.
+func (c Caller) key() string {
+	switch {
+	case c.Client != "":
+		return c.Client
+	case c.Subject != "":
+		return c.Subject
+	}
+	return c.Session
+}
+
+// View is what one caller may see and do: the tools a model is given
+// (its own deferred tier and tool_search included), the search, the
+// resources, templates and prompts, completions and subscriptions, the
+// servers' instructions and the built-in tools, all limited to the
+// caller's profile. Something outside the view is answered as if it did
+// not exist, with the same error as a name nothing has. A View is cheap:
+// make one per request or session. It reads the configuration in force
+// at each call, so a reload changes what it shows.
+type View struct {
+	h *Host
+	c Caller
+}
+
+// View returns the view of caller c.
+func (h *Host) View(c Caller) *View { return &View{h: h, c: c} }
+
+// Caller returns the view's caller.
+func (v *View) Caller() Caller { return v.c }
+
+// viewOf is the view a call's options name: their profile's.
+func (h *Host) viewOf(opts *CallOptions) *View {
+	if opts == nil {
+		return h.View(Caller{})
+	}
+	return h.View(Caller{Profile: opts.Profile})
+}
+
+// options returns opts with the caller's profile and, where the caller
+// names them, its client and quota key.
+func (v *View) options(opts *CallOptions) *CallOptions {
+	var o CallOptions
+	if opts != nil {
+		o = *opts
+	}
+	o.Profile = v.c.Profile
+	if v.c.Client != "" {
+		o.Caller = v.c.Client
+	}
+	if k := v.c.key(); k != "" {
+		o.Client = k
+	}
+	return &o
+}
+
+// scope is a profile as a filter; a nil p holds everything.
+type scope struct{ p *config.Profile }
+
+// scope returns the view's profile now.
+func (v *View) scope() scope {
+	if v.c.Profile == "" {
+		return scope{}
+	}
+	if p := v.h.config().Profile(v.c.Profile); p != nil {
+		return scope{p: p}
+	}
+	return scope{p: &config.Profile{Name: v.c.Profile, Servers: []string{}, Tools: []string{}}}
+}
+
+func (s scope) hasServer(server string) bool { return s.p == nil || s.p.HasServer(server) }
+
+func (s scope) hasTool(t *registry.Tool) bool {
+	return s.p == nil || s.p.HasTool(t.ID.Server, t.ID.String())
+}
+
+// hasBuiltin reports whether the built-in tool called name may be on in
+// the view: tool_search always (it searches the view only), the
+// capability tools where the profile names no servers and no tool globs.
+func (s scope) hasBuiltin(name string) bool {
+	return s.p == nil || name == ToolSearch || s.p.HasTool("", name)
+}
+
+// Tools returns the tools to give the caller's model, sorted by name:
+// the view's tools that are not deferred (context deferTools), or are
+// kept by alwaysInclude, or were found by this view's tool_search; and
+// the built-in tools that are on in the view. See [Host.ModelTools].
+func (v *View) Tools() []Tool { return v.h.modelTools(v) }
+
+// Search returns the k tools of the view that best match a request in
+// plain words, best first, deferred ones marked; see
+// [Host.SearchContext].
+func (v *View) Search(ctx context.Context, query string, k int) ([]Tool, error) {
+	return v.h.search(ctx, v, query, k)
+}
+
+// Find is [Host.Find] within the view: a tool outside it is not found,
+// with the error a name no server has gets, and nothing outside it is
+// discovered again or waited for. A deferred tool is found by its exact
+// name.
+func (v *View) Find(ctx context.Context, name string) (Tool, error) {
+	if b := v.h.lookupBuiltin(v, name); b != nil {
+		return b.tool, nil
+	}
+	t, _, err := v.lookup(ctx, name, false)
+	if err != nil {
+		return Tool{}, err
+	}
+	return toolOf(t), nil
+}
+
+// lookup is lookupFresh within the view, waiting for an in-view server
+// that is still starting when wait is set. It reports whether it
+// discovered again.
+func (v *View) lookup(ctx context.Context, name string, wait bool) (*registry.Tool, bool, error) {
+	h, sc := v.h, v.scope()
+	if sc.p != nil {
+		// Nothing outside the view is looked at: no server of it is
+		// discovered again or waited for.
+		snap := h.snapshot()
+		if t, ok := snap.Tool(name); ok && !sc.hasTool(t) {
+			return nil, false, v.noTool(name)
+		} else if s := h.serverOfName(snap, name); !ok && s != nil && !sc.hasServer(s.name) {
+			return nil, false, v.noTool(name)
+		}
+	}
+	t, rediscovered, err := h.lookupFresh(ctx, name)
+	if server := h.Starting(err); wait && server != "" {
+		// Its server is still starting: wait for that one, then look again.
+		if err = h.Await(ctx, server); err == nil {
+			t, rediscovered, err = h.lookupFresh(ctx, name)
+		}
+	}
+	if sc.p == nil {
+		return t, rediscovered, err
+	}
+	var fe *fault.Error
+	switch {
+	case err == nil && !sc.hasTool(t),
+		fault.CodeOf(err) == fault.CodeNotFound,
+		errors.As(err, &fe) && fe.Server != "" && !sc.hasServer(fe.Server):
+		return nil, rediscovered, v.noTool(name)
+	case err != nil:
+		// A held tool the profile leaves out is not there either.
+		if id, held := h.heldID(name); held && !sc.p.HasTool(id.Server, id.String()) {
+			return nil, rediscovered, v.noTool(name)
+		}
+	}
+	return t, rediscovered, err
+}
+
+// noTool is the error of a tool name the view does not have.
+func (v *View) noTool(name string) error {
+	snap, sc := v.h.snapshot(), v.scope()
+	var known []string
+	for _, t := range snap.Tools() {
+		if sc.hasTool(t) {
+			known = append(known, t.Name, t.ID.String())
+		}
+	}
+	msg := fmt.Sprintf("no tool %q", name)
+	if s := registry.Suggest(name, known); s != "" {
+		msg += fmt.Sprintf("; did you mean %q?", s)
+	} else {
+		msg += "; `switchboard tools` lists them"
+	}
+	return fault.New(fault.CodeNotFound, "", "", errors.New(msg))
+}
+
+// Call calls a tool of the view as [Host.Call] does, as the view's
+// caller: the caller's profile, client and quota key replace opts'. A
+// tool outside the view answers as a tool no server has.
+func (v *View) Call(ctx context.Context, name string, args json.RawMessage, opts *CallOptions) (*Result, error) {
+	return v.h.call0(ctx, v, name, args, v.options(opts))
+}
+
+// Resources returns the view's resources; see [Host.Resources].
+func (v *View) Resources() []Resource {
+	sc := v.scope()
+	var out []Resource
+	for _, r := range v.h.Resources() {
+		if sc.hasServer(r.Server) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Templates returns the view's resource templates; see [Host.Templates].
+func (v *View) Templates() []Template {
+	sc := v.scope()
+	var out []Template
+	for _, t := range v.h.Templates() {
+		if sc.hasServer(t.Server) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Prompts returns the view's prompts; see [Host.Prompts].
+func (v *View) Prompts() []Prompt {
+	sc := v.scope()
+	var out []Prompt
+	for _, p := range v.h.Prompts() {
+		if sc.hasServer(p.Server) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Instructions returns the instructions of the view's servers; see
+// [Host.Instructions].
+func (v *View) Instructions() []ServerInstructions {
+	sc := v.scope()
+	var out []ServerInstructions
+	for _, in := range v.h.instructions() {
+		if sc.hasServer(in.Server) {
+			out = append(out, in)
+		}
+	}
+	return out
+}
+
+// ReadResource reads a resource of the view; see [Host.ReadResource].
+func (v *View) ReadResource(ctx context.Context, id string) (*ResourceResult, error) {
+	return v.h.readResource(ctx, v, id)
+}
+
+// GetPrompt renders a prompt of the view; see [Host.GetPrompt].
+func (v *View) GetPrompt(ctx context.Context, id string, args map[string]string, opts *CallOptions) (*PromptResult, error) {
+	return v.h.getPrompt(ctx, v, id, args, v.options(opts))
+}
+
+// Complete asks for completions of a prompt or template of the view; see
+// [Host.Complete].
+func (v *View) Complete(ctx context.Context, params *mcp.CompleteParams) (*mcp.CompleteResult, error) {
+	return v.h.complete(ctx, v, params)
+}
+
+// Subscribe subscribes to a resource of the view; see [Host.Subscribe].
+func (v *View) Subscribe(ctx context.Context, uri string) (server string, err error) {
+	server, err = v.resourceServer(uri)
+	if err != nil {
+		return "", err
+	}
+	conn, err := v.h.conn(ctx, server)
+	if err != nil {
+		return "", err
+	}
+	return server, conn.Subscribe(ctx, uri)
+}
+
+// resourceServer finds the server of a resource URI in the view.
+func (v *View) resourceServer(uri string) (string, error) {
+	if server, ok := uriServer(v.h.snapshot(), uri, v.scope().hasServer); ok {
+		return server, nil
+	}
+	return "", fault.New(fault.CodeNotFound, "", "", fmt.Errorf("no server offers resource %q", uri))
+}
+
+// servers returns the names of the configured servers in the view.
+func (v *View) servers() []string {
+	sc := v.scope()
+	var out []string
+	for _, name := range v.h.config().Names() {
+		if sc.hasServer(name) {
+			out = append(out, name)
+		}
+	}
+	return out
+}

@@ -1,0 +1,93 @@
+package host_test
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/testkit"
+)
+
+// TestViewOfAProfile: a profile's view gives the profile's tools, its own
+// deferred tier and tool_search, its servers' instructions; a tool outside
+// it fails as one that does not exist, by every name it has; a deferred
+// tool is callable by its exact name; what its search finds is listed for
+// that profile alone.
+func TestViewOfAProfile(t *testing.T) {
+	h := openWith(t, parseDoc(t, map[string]any{
+		"context": map[string]any{"deferTools": true, "capabilityTools": false},
+		"mcpServers": map[string]any{
+			"s":     child(t, testkit.ModeServer, map[string]any{"eager": true}),
+			"other": child(t, testkit.ModeServer, map[string]any{"eager": true}),
+		},
+		"profiles": map[string]any{"p": map[string]any{"servers": []string{"s"}}},
+	}), &host.Options{StopTimeout: 500 * time.Millisecond})
+	ctx := context.Background()
+	for _, s := range []string{"s", "other"} {
+		if err := h.Await(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v := h.View(host.Caller{Profile: "p"})
+	names := func(tools []host.Tool) []string {
+		var out []string
+		for _, t := range tools {
+			out = append(out, t.Name)
+		}
+		return out
+	}
+	if got := names(v.Tools()); !slices.Equal(got, []string{host.ToolSearch}) {
+		t.Fatalf("the profile's model tools = %v, want only %s (the rest deferred)", got, host.ToolSearch)
+	}
+	for _, in := range v.Instructions() {
+		if in.Server != "s" {
+			t.Errorf("instructions of %q in the profile's view", in.Server)
+		}
+	}
+	if len(v.Instructions()) == 0 {
+		t.Error("no instructions of s in the profile's view")
+	}
+
+	// A deferred tool of the profile, by its exact name.
+	res, err := v.Call(ctx, "s__big", json.RawMessage(`{"bytes":3}`), nil)
+	if err != nil || res.Text != "bbb" {
+		t.Fatalf("s__big through the view: %v %v", res, err)
+	}
+	// Outside the profile: as a tool of a server that does not exist.
+	for _, name := range []string{"other__echo", "other:echo"} {
+		none := strings.Replace(name, "other", "nosch", 1)
+		_, err := v.Call(ctx, name, json.RawMessage(`{"text":"hi"}`), nil)
+		_, nerr := v.Call(ctx, none, json.RawMessage(`{"text":"hi"}`), nil)
+		if err == nil || nerr == nil || strings.ReplaceAll(err.Error(), name, none) != nerr.Error() {
+			t.Errorf("%s outside the view: %v, want as %s: %v", name, err, none, nerr)
+		}
+		if _, err := v.Find(ctx, name); err == nil {
+			t.Errorf("Find(%q) found a tool outside the view", name)
+		}
+	}
+
+	// The profile's search finds only its tools, and lists them for it.
+	hits, err := v.Search(ctx, "large text result", 20)
+	if err != nil || len(hits) == 0 {
+		t.Fatalf("search: %v %v", hits, err)
+	}
+	for _, hit := range hits {
+		if hit.Server != "s" {
+			t.Errorf("the profile's search found %s", hit.ID)
+		}
+	}
+	out, err := v.Call(ctx, host.ToolSearch, json.RawMessage(`{"query":"large text result","k":1}`), nil)
+	if err != nil || !strings.Contains(out.Text, `"s__big"`) {
+		t.Fatalf("tool_search in the profile: %v %v", out, err)
+	}
+	if !slices.Contains(names(v.Tools()), "s__big") {
+		t.Errorf("what the profile's search found is not listed for it: %v", names(v.Tools()))
+	}
+	if slices.Contains(names(h.ModelTools()), "s__big") {
+		t.Error("what the profile's search found is listed for the operator too")
+	}
+}
