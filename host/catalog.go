@@ -11,8 +11,8 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/internal/names"
+	"github.com/switchboard-mcp/switchboard/internal/oauth"
 	"github.com/switchboard-mcp/switchboard/internal/registry"
-	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
 // State is a server's connection state.
@@ -160,9 +160,9 @@ func (h *Host) Servers() []ServerStatus {
 			st.Auth = v.conn.Auth()
 			st.PID = v.conn.PID()
 		} else if fault.CodeOf(v.err) == fault.CodeNeedsLogin {
-			st.Auth = upstream.NeedsLoginState(sc.Name)
+			st.Auth = oauth.NeedsLoginState(sc.Name)
 		} else if v.err == nil {
-			st.Auth = upstream.StoredAuth(h.opts.OAuth, sc)
+			st.Auth = oauth.StoredAuth(h.opts.OAuth, sc)
 		}
 		if v.vetted != nil {
 			st.Findings = append(st.Findings, v.vetted.Findings...)

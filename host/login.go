@@ -8,6 +8,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/fault"
+	"github.com/switchboard-mcp/switchboard/internal/oauth"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
@@ -130,7 +131,7 @@ func (s *server) retryAfterLogin() bool {
 	s.mu.Lock()
 	asked := s.loginAsked
 	s.mu.Unlock()
-	if asked.IsZero() || !upstream.GrantSaved(s.h.opts.OAuth, s.cfg.Load()).After(asked) {
+	if asked.IsZero() || !oauth.GrantSaved(s.h.opts.OAuth, s.cfg.Load()).After(asked) {
 		return false
 	}
 	s.mu.Lock()

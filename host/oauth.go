@@ -6,7 +6,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
-	"github.com/switchboard-mcp/switchboard/internal/upstream"
+	"github.com/switchboard-mcp/switchboard/internal/oauth"
 )
 
 // OAuthOptions configure the OAuth 2.1 client of HTTP servers that ask
@@ -44,12 +44,12 @@ func (o *OAuthOptions) loginTimeout() time.Duration {
 	return o.LoginTimeout
 }
 
-func (o *OAuthOptions) upstream() *upstream.OAuth {
+func (o *OAuthOptions) upstream() *oauth.Config {
 	if o == nil {
 		return nil
 	}
-	return &upstream.OAuth{TokensPath: o.TokensPath, Authorize: o.Authorize, RedirectURL: o.RedirectURL, ClientMetadataURL: o.ClientMetadataURL}
+	return &oauth.Config{TokensPath: o.TokensPath, Authorize: o.Authorize, RedirectURL: o.RedirectURL, ClientMetadataURL: o.ClientMetadataURL}
 }
 
 // NeedsLoginState is ServerStatus.Auth of a server that needs a login.
-func NeedsLoginState(server string) string { return upstream.NeedsLoginState(server) }
+func NeedsLoginState(server string) string { return oauth.NeedsLoginState(server) }

@@ -211,7 +211,7 @@ func (c *Conn) roundTripper() http.RoundTripper {
 	}
 	next := c.baseTransport()
 	if c.oauth != nil {
-		next = dpopRS{next: next, h: c.oauth}
+		next = c.oauth.Transport(next)
 	}
 	rt := &captureRoundTripper{
 		next:    next,

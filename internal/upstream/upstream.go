@@ -11,11 +11,14 @@
 // timeout on every request, progress routed to the call that asked for it
 // (go-sdk routes progress per client, not per call), lossless tool results
 // (see capture.go), bounded HTTP responses, and failures classified as
-// *fault.Error values naming the server, in one place (classify.go).
+// *fault.Error values naming the server, in one place (classify.go). The
+// OAuth 2.1 client of Streamable HTTP servers is internal/oauth's; a
+// connection holds its handler (auth.go).
 //
 // A Conn does not reconnect; supervision belongs to the caller. This
 // package may import config, fault, internal/catalog, internal/era,
-// internal/jsonscan, internal/launcher and internal/netguard, never host.
+// internal/jsonscan, internal/launcher, internal/netguard and
+// internal/oauth, never host.
 package upstream
 
 import (
@@ -35,6 +38,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/era"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
+	"github.com/switchboard-mcp/switchboard/internal/oauth"
 )
 
 // Options configure Dial. The zero value is usable; nil means defaults.
@@ -70,10 +74,10 @@ type Options struct {
 	// routes their requests to the Peer of the call that caused them (see
 	// WithPeer). Without it Switchboard declares none of them.
 	Forward bool
-	// OAuth, when set, is the OAuth 2.1 client of Streamable HTTP servers
-	// that ask for a login (see OAuth). Nil sends only the configured
-	// headers.
-	OAuth *OAuth
+	// OAuth, when set, configures the OAuth 2.1 client (internal/oauth)
+	// of Streamable HTTP servers that ask for a login. Nil sends only the
+	// configured headers.
+	OAuth *oauth.Config
 	// TracerProvider, when set, makes a span of every request sent within
 	// a traced call and passes the trace context to the server (see
 	// trace.go). Nil traces nothing.
@@ -141,7 +145,7 @@ type Conn struct {
 	err   error        // why the session ended, set before done closes
 	peers map[Peer]int // peers of the calls in flight, with their counts
 
-	oauth *oauthHandler // nil without Options.OAuth; fixed at Dial
+	oauth *oauth.Handler // nil without Options.OAuth; fixed at Dial
 
 	twin twin // the legacy connection for legacy clients (twin.go); its own lock
 }

@@ -1,4 +1,4 @@
-package upstream
+package oauth_test
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/oauth"
+	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
 // machineServer serves on 127.0.0.1 an MCP endpoint, /mcp, that refuses
@@ -51,7 +53,7 @@ func machineConfig(srv *httptest.Server) string {
 
 // dialOAuth parses src, a configuration of one server, with lookup as its
 // environment, and dials that server with OAuth for at most 10 seconds.
-func dialOAuth(t testing.TB, src string, lookup func(string) (string, bool)) (*Conn, error) {
+func dialOAuth(t testing.TB, src string, lookup func(string) (string, bool)) (*upstream.Conn, error) {
 	t.Helper()
 	cfg, err := config.Parse([]byte(src), "t.json", &config.LoadOptions{LookupEnv: lookup})
 	if err != nil {
@@ -59,5 +61,5 @@ func dialOAuth(t testing.TB, src string, lookup func(string) (string, bool)) (*C
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return Dial(ctx, cfg.Servers[0], &Options{OAuth: &OAuth{}})
+	return upstream.Dial(ctx, cfg.Servers[0], &upstream.Options{OAuth: &oauth.Config{}})
 }

@@ -1,4 +1,4 @@
-package upstream
+package oauth
 
 import (
 	"context"
@@ -17,26 +17,27 @@ import (
 // Login runs the browser login to an HTTP server that asks for OAuth, the
 // one flow behind `switchboard login` and the gateway's offer of the login
 // URL: a loopback redirect listener is bound first (its URL is the
-// redirect URL the client registers), then the server is connected alone
-// with opts' OAuth settings and a browser leg, and when it asks for a
-// login show is given the authorization URL; Login then waits for the
-// redirect (bounded by ctx), and the grant that comes back is kept in
-// opts.OAuth.TokensPath. The listener is closed before Login returns.
-// back, when not nil, is called when the redirect has arrived (the grant
-// is then being fetched). A server that asks for no login, or takes the
-// grant already kept, returns nil without calling show.
-func Login(ctx context.Context, sc *config.Server, opts *Options, show func(authURL string), back func()) error {
-	if opts.OAuth == nil || sc.Transport != config.TransportHTTP {
+// redirect URL the client registers), then connect is called to connect
+// to the server alone with o's settings and a browser leg (and to close
+// that connection again), and when the server asks for a login show is
+// given the authorization URL; Login then waits for the redirect (bounded
+// by ctx), and the grant that comes back is kept in o.TokensPath. The
+// listener is closed before Login returns. back, when not nil, is called
+// when the redirect has arrived (the grant is then being fetched). A
+// server that asks for no login, or takes the grant already kept, returns
+// nil without calling show.
+func Login(ctx context.Context, sc *config.Server, o *Config, show func(authURL string), back func(), connect func(context.Context, *Config) error) error {
+	if o == nil || sc.Transport != config.TransportHTTP {
 		return fault.New(fault.CodeInvalidInput, sc.Name, "login", errors.New("only Streamable HTTP servers log in with OAuth"))
 	}
-	red, err := listenKeptRedirect(opts.OAuth.TokensPath, sc.URL)
+	red, err := listenKeptRedirect(o.TokensPath, sc.URL)
 	if err != nil {
 		return fault.New(fault.CodeUnavailable, sc.Name, "login", err)
 	}
 	defer red.Close()
-	o := *opts.OAuth
-	o.RedirectURL = red.URL
-	o.Authorize = func(ctx context.Context, _, authURL string) (*auth.AuthorizationResult, error) {
+	one := *o
+	one.RedirectURL = red.URL
+	one.Authorize = func(ctx context.Context, _, authURL string) (*auth.AuthorizationResult, error) {
 		red.Expect(authURL)
 		show(authURL)
 		res, err := red.Wait(ctx)
@@ -45,13 +46,10 @@ func Login(ctx context.Context, sc *config.Server, opts *Options, show func(auth
 		}
 		return res, err
 	}
-	one := *opts
-	one.OAuth = &o
-	conn, err := Dial(ctx, sc, &one)
-	if err != nil {
+	if err := connect(ctx, &one); err != nil {
 		return loginError(sc.Name, err)
 	}
-	return conn.Close()
+	return nil
 }
 
 // loginError is err without what an authorization server's refusal of the
@@ -69,7 +67,7 @@ func loginError(server string, err error) error {
 // GrantSaved returns when the grant kept for s in o.TokensPath was saved,
 // the zero time when none is kept: a later time means a login (in this
 // process or another) has given the server a new grant.
-func GrantSaved(o *OAuth, s *config.Server) (saved time.Time) {
+func GrantSaved(o *Config, s *config.Server) (saved time.Time) {
 	if o == nil || o.TokensPath == "" || s.Transport != config.TransportHTTP {
 		return saved
 	}

@@ -1,4 +1,4 @@
-package upstream
+package oauth
 
 import (
 	"context"
@@ -43,7 +43,7 @@ import (
 // section 7.3 asks it not to for a loopback one's port, not every one
 // follows it), and would refuse the login in the browser, where nothing
 // can register again. Login binds the kept client's port when it can.
-func (h *oauthHandler) keptClient() *creds.Client {
+func (h *Handler) keptClient() *creds.Client {
 	if h.o.TokensPath == "" {
 		return nil
 	}
@@ -73,7 +73,7 @@ func listenKeptRedirect(tokensPath, resource string) (*Redirect, error) {
 
 // buildCode makes go-sdk's handler from h.codeCfg, offering h.kept as its
 // pre-registered client. h.flow is held, or h is not shared yet.
-func (h *oauthHandler) buildCode() error {
+func (h *Handler) buildCode() error {
 	cfg := h.codeCfg
 	if k := h.kept; k != nil {
 		pre := &oauthex.ClientCredentials{ClientID: k.ClientID, Issuer: k.Issuer}
@@ -95,7 +95,7 @@ func (h *oauthHandler) buildCode() error {
 // it before the browser leg), the kept client is dropped and the flow runs
 // once more, registering a new client. When the token endpoint refused
 // the kept client in the code exchange, after the browser leg, the login
-// fails, asking for another: the browser leg of a login (upstream.Login's
+// fails, asking for another: the browser leg of a login (Login's
 // redirect listener, the URL shown to a person) happens once. The client
 // is marked creds.Client.NoReuse, so that the next login, and every one
 // after, registers a new client: a refusal that comes of reusing (an
@@ -103,7 +103,7 @@ func (h *oauthHandler) buildCode() error {
 // registered) would otherwise fail every other login. Every later login
 // of h fails the same way, without registering a client nobody would log
 // in with. h.flow is held.
-func (h *oauthHandler) login(ctx context.Context, req *http.Request, resp *http.Response) error {
+func (h *Handler) login(ctx context.Context, req *http.Request, resp *http.Response) error {
 	if h.keptErr != nil {
 		resp.Body.Close()
 		return h.keptErr
@@ -147,7 +147,7 @@ func (h *oauthHandler) login(ctx context.Context, req *http.Request, resp *http.
 
 // dropKept stops offering the kept client, and forgets it in creds.json
 // when forget is set. h.flow is held.
-func (h *oauthHandler) dropKept(forget bool) error {
+func (h *Handler) dropKept(forget bool) error {
 	k := h.kept
 	h.kept = nil
 	if forget && h.o.TokensPath != "" {
@@ -160,7 +160,7 @@ func (h *oauthHandler) dropKept(forget bool) error {
 
 // otherIssuer reports whether the authorization server whose metadata
 // the last flow read is not the kept client's. h.flow is held.
-func (h *oauthHandler) otherIssuer() bool {
+func (h *Handler) otherIssuer() bool {
 	h.mu.Lock()
 	iss := h.issuer
 	h.mu.Unlock()
@@ -170,7 +170,7 @@ func (h *oauthHandler) otherIssuer() bool {
 // keepClient keeps the client a login's grant was issued to, when it was
 // registered dynamically (see above) and is not kept already. It is
 // called from go-sdk's flow: h.flow is held.
-func (h *oauthHandler) keepClient(cfg *oauth2.Config, issuer string) {
+func (h *Handler) keepClient(cfg *oauth2.Config, issuer string) {
 	if h.clientID != "" || h.o.TokensPath == "" || cfg.ClientID == h.cimd ||
 		(h.kept != nil && h.kept.ClientID == cfg.ClientID) {
 		return
@@ -195,7 +195,7 @@ func clientRefused(re *oauth2.RetrieveError) bool {
 // clientRefused notes that the token endpoint refused clientID, and
 // forgets it in creds.json when it is the kept client, so that the login
 // that follows (here or in another process) registers again.
-func (h *oauthHandler) clientRefused(clientID string) {
+func (h *Handler) clientRefused(clientID string) {
 	h.mu.Lock()
 	h.refused = clientID
 	h.mu.Unlock()
@@ -206,7 +206,7 @@ func (h *oauthHandler) clientRefused(clientID string) {
 	}
 }
 
-func (h *oauthHandler) refusedClient() string {
+func (h *Handler) refusedClient() string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.refused

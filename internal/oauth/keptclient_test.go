@@ -1,4 +1,4 @@
-package upstream
+package oauth_test
 
 import (
 	"context"
@@ -13,16 +13,18 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/internal/creds"
+	"github.com/switchboard-mcp/switchboard/internal/oauth"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/oauthtest"
+	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
-// server is the rig's server as configured, with oauth, when not "", as
+// server is the rig's server as configured, with oauthBlock, when not "", as
 // its "oauth" block.
-func (r *oauthRig) server(t *testing.T, oauth string) *config.Server {
+func (r *oauthRig) server(t *testing.T, oauthBlock string) *config.Server {
 	t.Helper()
 	block := ""
-	if oauth != "" {
-		block = `,"oauth":` + oauth
+	if oauthBlock != "" {
+		block = `,"oauth":` + oauthBlock
 	}
 	cfg, err := config.Parse([]byte(`{"mcpServers":{"gh":{"url":"`+r.as.MCP+`","trust":"trusted"`+block+`}}}`), "t.json", nil)
 	if err != nil {
@@ -38,7 +40,7 @@ func (r *oauthRig) login(t *testing.T, sc *config.Server) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	log := slog.New(slog.NewTextHandler(r.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	return Login(ctx, sc, &Options{OAuth: &OAuth{TokensPath: r.tokens}, Logger: log}, func(authURL string) {
+	return upstream.Login(ctx, sc, &upstream.Options{OAuth: &oauth.Config{TokensPath: r.tokens}, Logger: log}, func(authURL string) {
 		r.logins.Add(1)
 		if err := oauthtest.Browse(ctx, authURL); err != nil {
 			t.Logf("browser leg: %v", err)
@@ -50,7 +52,7 @@ func (r *oauthRig) login(t *testing.T, sc *config.Server) error {
 // call dials the rig's server with the grant kept, and calls it.
 func (r *oauthRig) callKept(t *testing.T) {
 	t.Helper()
-	c, err := r.dial(t, &OAuth{TokensPath: r.tokens})
+	c, err := r.dial(t, &oauth.Config{TokensPath: r.tokens})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +176,7 @@ func TestKeptClientRevoked(t *testing.T) {
 			r.as.RevokeClient(old)
 
 			if !browser {
-				_, err := r.dial(t, &OAuth{TokensPath: r.tokens})
+				_, err := r.dial(t, &oauth.Config{TokensPath: r.tokens})
 				if !errors.Is(err, fault.NeedsLogin) {
 					t.Fatalf("err = %v, want needs_login", err)
 				}

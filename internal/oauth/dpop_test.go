@@ -1,4 +1,4 @@
-package upstream
+package oauth
 
 import (
 	"crypto/ecdsa"
@@ -106,27 +106,4 @@ func verifyProof(t *testing.T, proof string) map[string]any {
 		t.Fatalf("proof claims: %v", err)
 	}
 	return claims
-}
-
-// TestMachineGrantNoDPoP: a machine grant's token request carries no DPoP
-// proof, even from an authorization server that takes DPoP: its token is
-// presented as a Bearer token, which a DPoP-bound one could not be.
-func TestMachineGrantNoDPoP(t *testing.T) {
-	var tokenReqs, proofs atomic.Int32
-	srv := machineServer(t, map[string]any{"dpop_signing_alg_values_supported": []string{"ES256"}}, func(w http.ResponseWriter, r *http.Request) {
-		tokenReqs.Add(1)
-		typ := "Bearer"
-		if r.Header.Get("DPoP") != "" {
-			proofs.Add(1)
-			typ = "DPoP"
-		}
-		json.NewEncoder(w).Encode(map[string]any{"access_token": "at", "token_type": typ, "expires_in": 3600})
-	})
-	c, err := dialOAuth(t, machineConfig(srv), func(string) (string, bool) { return "s", true })
-	if err == nil {
-		c.Close() // the server refuses every token; the dial is not the point
-	}
-	if tokenReqs.Load() == 0 || proofs.Load() != 0 {
-		t.Fatalf("token requests %d, with a DPoP proof %d; want some, none (dial: %v)", tokenReqs.Load(), proofs.Load(), err)
-	}
 }

@@ -1,4 +1,4 @@
-package upstream
+package oauth
 
 import (
 	"bytes"
@@ -165,7 +165,7 @@ func (k *dpopKey) sendWithProof(next http.RoundTripper, r *http.Request, accessT
 // whose authorization server supports DPoP.
 type dpopAS struct {
 	next http.RoundTripper
-	h    *oauthHandler
+	h    *Handler
 }
 
 func (t dpopAS) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -176,10 +176,17 @@ func (t dpopAS) RoundTrip(r *http.Request) (*http.Response, error) {
 	return k.sendWithProof(t.next, r, "")
 }
 
+// Transport returns the round tripper of the connection's requests to the
+// server over next: a DPoP-bound access token is presented as DPoP, with a
+// proof; any other request passes as it is.
+func (h *Handler) Transport(next http.RoundTripper) http.RoundTripper {
+	return dpopRS{next: next, h: h}
+}
+
 // dpopRS presents a DPoP-bound access token to the server.
 type dpopRS struct {
 	next http.RoundTripper
-	h    *oauthHandler
+	h    *Handler
 }
 
 func (t dpopRS) RoundTrip(r *http.Request) (*http.Response, error) {

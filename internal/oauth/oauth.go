@@ -1,4 +1,25 @@
-package upstream
+// Package oauth is the OAuth 2.1 client of Streamable HTTP servers, beside
+// the connection core (internal/upstream) that uses it. The flow itself is
+// go-sdk's (auth.AuthorizationCodeHandler): protected-resource metadata
+// from the challenge or the well-known paths, authorization-server
+// metadata (RFC 8414, OIDC, the 2025-03-26 fallbacks), registration by
+// client ID metadata document, pre-registered client or dynamic
+// registration, PKCE S256, the resource indicator, the RFC 9207 iss check,
+// scopes from the challenge or scopes_supported, step-up on
+// insufficient_scope. This package adds what a host needs around it:
+// grants kept in creds.json and reused across connections and processes,
+// the dynamically registered client kept and reused (keptclient.go), a
+// refresh before expiry (by the wall clock, so a grant survives sleep) and
+// on a 401, a connection without a browser that fails with needs_login
+// instead of starting a flow nobody can finish, the one login flow with
+// its loopback redirect listener (login.go, redirect.go), DPoP (dpop.go)
+// and machine clients (machine.go).
+//
+// A connection uses it through a Handler (New): the auth.OAuthHandler of
+// go-sdk's Streamable HTTP transport, with Transport under the
+// connection's HTTP requests and State for its status. Login runs a login
+// through a connection the caller makes.
+package oauth
 
 import (
 	"bytes"
@@ -21,23 +42,10 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/internal/creds"
-	"github.com/switchboard-mcp/switchboard/internal/netguard"
 )
 
-// OAuth configures the OAuth 2.1 client of the HTTP transports. The flow
-// itself is go-sdk's (auth.AuthorizationCodeHandler): protected-resource
-// metadata from the challenge or the well-known paths, authorization-server
-// metadata (RFC 8414, OIDC, the 2025-03-26 fallbacks), registration by
-// client ID metadata document, pre-registered client or dynamic
-// registration, PKCE S256, the resource indicator, the RFC 9207 iss check,
-// scopes from the challenge or scopes_supported, step-up on
-// insufficient_scope. This file adds what a host needs around it: grants
-// kept in creds.json and reused across connections and processes, the
-// dynamically registered client kept and reused (keptclient.go), a
-// refresh before expiry (by the wall clock, so a grant survives sleep) and
-// on a 401, and a connection without a browser that fails with
-// needs_login instead of starting a flow nobody can finish.
-type OAuth struct {
+// Config configures the OAuth 2.1 client of the HTTP transports.
+type Config struct {
 	// TokensPath is the creds.json that keeps grants (see
 	// creds.LoadTokens). "" keeps them for the connection only.
 	TokensPath string
@@ -64,12 +72,12 @@ func needsLogin(server string) error {
 	return fault.New(fault.CodeNeedsLogin, server, "", errors.New(NeedsLoginState(server)))
 }
 
-// oauthHandler is the auth.OAuthHandler of one connection. The token
-// source in use is a grantSource: loaded from creds.json at dial, or made
-// by go-sdk's handler after a login (NewTokenSource).
-type oauthHandler struct {
+// Handler is the auth.OAuthHandler of one connection. The token source in
+// use is a grantSource: loaded from creds.json at dial, or made by go-sdk's
+// handler after a login (NewTokenSource). It is safe for concurrent use.
+type Handler struct {
 	server, resource string
-	o                *OAuth
+	o                *Config
 	code             *auth.AuthorizationCodeHandler // nil without Authorize; built again under flow (keptclient.go)
 	machine          auth.OAuthHandler              // the client_credentials grant's handler; nil for a person's login
 	clientID         string                         // the configured client, "" when any will do
@@ -97,26 +105,21 @@ type oauthHandler struct {
 	refused string
 }
 
-// newOAuthHandler returns the OAuth handler of c's server, or nil when
-// the connection has no OAuth configured (Options.OAuth nil).
-func (c *Conn) newOAuthHandler() (*oauthHandler, error) {
-	o := c.opts.OAuth
-	if o == nil {
-		return nil, nil
-	}
-	s := c.server
-	h := &oauthHandler{server: s.Name, resource: s.URL, o: o, log: c.log}
-	h.hc = &http.Client{Transport: issuerWatch{next: dpopAS{next: c.baseTransport(), h: h}, h: h}}
-	if c.guarded() {
-		h.hc.CheckRedirect = netguard.CheckRedirect
-	}
+// New returns the handler of a connection to s, a Streamable HTTP server,
+// with o's settings. base is the connection's own HTTP client without the
+// handler: its Transport carries the requests to authorization servers
+// (and, through Handler.Transport, the connection's), its CheckRedirect
+// rules their redirects. log receives the handler's events.
+func New(s *config.Server, o *Config, base *http.Client, log *slog.Logger) (*Handler, error) {
+	h := &Handler{server: s.Name, resource: s.URL, o: o, log: log}
+	h.hc = &http.Client{Transport: issuerWatch{next: dpopAS{next: base.Transport, h: h}, h: h}, CheckRedirect: base.CheckRedirect}
 	if s.OAuth != nil {
 		h.clientID, h.configured = s.OAuth.ClientID, true
 		if g := s.OAuth.Grant; g == config.GrantClientCredentials || g == config.GrantJWTBearer || g == config.GrantEnterprise {
 			// No DPoP proofs on a machine grant's token requests: its
 			// token is presented as a Bearer token, which a DPoP-bound
 			// one would not be.
-			mc := &http.Client{Transport: c.baseTransport(), CheckRedirect: h.hc.CheckRedirect}
+			mc := &http.Client{Transport: base.Transport, CheckRedirect: base.CheckRedirect}
 			m, err := machineHandler(s.OAuth, mc)
 			if err != nil {
 				return nil, err
@@ -193,7 +196,7 @@ func (c *Conn) newOAuthHandler() (*oauthHandler, error) {
 
 // TokenSource returns the grant in use, nil before one: go-sdk then sends
 // no Authorization header, and the server's 401 calls Authorize.
-func (h *oauthHandler) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
+func (h *Handler) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
 	if h.machine != nil {
 		return h.machine.TokenSource(ctx)
 	}
@@ -210,7 +213,7 @@ func (h *oauthHandler) TokenSource(ctx context.Context) (oauth2.TokenSource, err
 // renewed it); a 401 with a refresh token in hand refreshes; anything else
 // is a login: go-sdk's flow when there is a browser leg, needs_login when
 // there is none.
-func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
+func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
 	h.flow.Lock()
 	defer h.flow.Unlock()
 	if h.machine != nil {
@@ -274,7 +277,7 @@ func scrubTokenError(err error) error {
 // not cur: a login made since the connection loaded its grant (by
 // `switchboard login` in another process, or by Login here) serves the
 // connection without a new dial. It reports whether it did.
-func (h *oauthHandler) adoptKept(cur *grantSource) bool {
+func (h *Handler) adoptKept(cur *grantSource) bool {
 	if h.o.TokensPath == "" {
 		return false
 	}
@@ -322,7 +325,7 @@ func bearerChallenge(resp *http.Response) bool {
 }
 
 // dpopKey is the DPoP key in use, nil without DPoP.
-func (h *oauthHandler) dpopKey() *dpopKey {
+func (h *Handler) dpopKey() *dpopKey {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.dpop
@@ -330,7 +333,7 @@ func (h *oauthHandler) dpopKey() *dpopKey {
 
 // dpopBound reports whether tok is the current grant's access token and
 // bound to the DPoP key.
-func (h *oauthHandler) dpopBound(tok string) bool {
+func (h *Handler) dpopBound(tok string) bool {
 	h.mu.Lock()
 	g := h.cur
 	h.mu.Unlock()
@@ -358,7 +361,7 @@ func insufficientScope(resp *http.Response) bool {
 
 // newTokenSource is go-sdk's hook after a login: the new grant becomes
 // the current one, and is kept.
-func (h *oauthHandler) newTokenSource(_ context.Context, cfg *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
+func (h *Handler) newTokenSource(_ context.Context, cfg *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
 	h.mu.Lock()
 	issuer := h.issuer
 	h.mu.Unlock()
@@ -392,7 +395,7 @@ func setToken(t *creds.Token, tok *oauth2.Token) {
 	t.Saved = time.Now().Round(0)
 }
 
-func (h *oauthHandler) sourceOf(t creds.Token) *grantSource {
+func (h *Handler) sourceOf(t creds.Token) *grantSource {
 	return &grantSource{h: h, t: t, cfg: &oauth2.Config{
 		ClientID: t.ClientID, ClientSecret: t.ClientSecret,
 		Endpoint: oauth2.Endpoint{TokenURL: t.TokenURL, AuthStyle: oauth2.AuthStyle(t.AuthStyle)},
@@ -407,7 +410,7 @@ const refreshTimeout = 30 * time.Second
 // while it is valid by the wall clock (oauth2.Token.Valid, with its
 // margin), else a refresh, kept in creds.json.
 type grantSource struct {
-	h   *oauthHandler
+	h   *Handler
 	cfg *oauth2.Config
 
 	mu sync.Mutex
@@ -488,7 +491,7 @@ func (g *grantSource) saveLocked() {
 // go-sdk reads, so that a grant is kept under its issuer.
 type issuerWatch struct {
 	next http.RoundTripper
-	h    *oauthHandler
+	h    *Handler
 }
 
 func (w issuerWatch) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -523,55 +526,31 @@ func (w issuerWatch) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// setupOAuth makes the connection's OAuth handler for a Streamable HTTP
-// server, when Options.OAuth is set.
-func (c *Conn) setupOAuth() error {
-	if c.server.Transport != config.TransportHTTP {
-		return nil
-	}
-	if c.server.OAuth == nil {
-		for k := range c.server.Headers {
-			if strings.EqualFold(k, "Authorization") {
-				return nil // a static token: a refusal of it is no login to ask for
-			}
-		}
-	}
-	h, err := c.newOAuthHandler()
-	if err != nil {
-		return fault.New(fault.CodeAuthFailure, c.server.Name, "connect", err)
-	}
-	c.oauth = h
-	return nil
-}
-
 // NeedsLoginState is the auth state of a server that needs a login.
 func NeedsLoginState(server string) string {
 	return fmt.Sprintf("needs login (run: %s)", LoginCommand(server))
 }
 
-// Auth describes the connection's OAuth grant for a person: "" when the
+// State describes the connection's OAuth grant for a person: "" when the
 // server asked for none, "ok" while it is valid or can be refreshed,
 // "expires in 3m" when it cannot be refreshed and expires within the hour,
 // and NeedsLoginState once it has expired.
-func (c *Conn) Auth() string {
-	if c.oauth == nil {
-		return ""
-	}
-	c.oauth.mu.Lock()
-	g := c.oauth.cur
-	c.oauth.mu.Unlock()
+func (h *Handler) State() string {
+	h.mu.Lock()
+	g := h.cur
+	h.mu.Unlock()
 	if g == nil {
 		return ""
 	}
 	g.mu.Lock()
 	t := g.t
 	g.mu.Unlock()
-	return grantState(c.server.Name, &t)
+	return grantState(h.server, &t)
 }
 
-// StoredAuth is Conn.Auth for a server not connected: the state of the
-// grant kept for it in o.TokensPath, "" when there is none.
-func StoredAuth(o *OAuth, s *config.Server) string {
+// StoredAuth is Handler.State for a server not connected: the state of
+// the grant kept for it in o.TokensPath, "" when there is none.
+func StoredAuth(o *Config, s *config.Server) string {
 	if o == nil || o.TokensPath == "" || s.Transport != config.TransportHTTP {
 		return ""
 	}

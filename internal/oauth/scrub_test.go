@@ -1,4 +1,4 @@
-package upstream
+package oauth_test
 
 import (
 	"errors"
@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"golang.org/x/oauth2"
+
+	"github.com/switchboard-mcp/switchboard/internal/oauth"
 )
 
 // TestTokenErrorScrubbed: an authorization server's refusal of a token
@@ -36,10 +38,10 @@ func TestTokenErrorScrubbed(t *testing.T) {
 			}
 		})
 	}
-	if err := scrubTokenError(errors.New("other")); err.Error() != "other" {
-		t.Fatalf("scrubTokenError(other) = %v", err)
+	if err := oauth.ScrubTokenError(errors.New("other")); err.Error() != "other" {
+		t.Fatalf("oauth.ScrubTokenError(other) = %v", err)
 	}
-	if err := scrubTokenError(&oauth2.RetrieveError{Body: []byte("s3cret")}); strings.Contains(err.Error(), "s3cret") {
+	if err := oauth.ScrubTokenError(&oauth2.RetrieveError{Body: []byte("s3cret")}); strings.Contains(err.Error(), "s3cret") {
 		t.Fatalf("scrubTokenError without a response = %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package upstream
+package oauth_test
 
 import (
 	"bytes"
@@ -20,7 +20,9 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/internal/creds"
+	"github.com/switchboard-mcp/switchboard/internal/oauth"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/oauthtest"
+	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
 // oauthRig is a protected server, a creds.json and a logger that records
@@ -39,14 +41,14 @@ func newOAuthRig(t *testing.T, opts *oauthtest.Options) *oauthRig {
 // interactive returns OAuth options with a browser leg driven over HTTP:
 // a loopback redirect listener bound first, the authorization URL fetched
 // and its redirects followed to the listener.
-func (r *oauthRig) interactive(t *testing.T) *OAuth {
+func (r *oauthRig) interactive(t *testing.T) *oauth.Config {
 	t.Helper()
-	red, err := ListenRedirect()
+	red, err := oauth.ListenRedirect()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { red.Close() })
-	return &OAuth{TokensPath: r.tokens, RedirectURL: red.URL,
+	return &oauth.Config{TokensPath: r.tokens, RedirectURL: red.URL,
 		Authorize: func(ctx context.Context, server, authURL string) (*auth.AuthorizationResult, error) {
 			r.logins.Add(1)
 			red.Expect(authURL)
@@ -57,21 +59,21 @@ func (r *oauthRig) interactive(t *testing.T) *OAuth {
 		}}
 }
 
-func (r *oauthRig) dial(t *testing.T, o *OAuth) (*Conn, error) {
+func (r *oauthRig) dial(t *testing.T, o *oauth.Config) (*upstream.Conn, error) {
 	t.Helper()
 	cfg, err := config.Parse([]byte(`{"mcpServers":{"gh":{"url":"`+r.as.MCP+`","trust":"trusted"}}}`), "t.json", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(r.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	c, err := Dial(context.Background(), cfg.Servers[0], &Options{OAuth: o, Logger: log})
+	c, err := upstream.Dial(context.Background(), cfg.Servers[0], &upstream.Options{OAuth: o, Logger: log})
 	if err == nil {
 		t.Cleanup(func() { c.Close() })
 	}
 	return c, err
 }
 
-func (r *oauthRig) call(t *testing.T, c *Conn) {
+func (r *oauthRig) call(t *testing.T, c *upstream.Conn) {
 	t.Helper()
 	res, err := c.CallTool(context.Background(), "whoami", json.RawMessage(`{}`), nil)
 	if err != nil {
@@ -113,7 +115,7 @@ func TestOAuthLogin(t *testing.T) {
 	c.Close()
 
 	// A new process: no browser leg at all, the grant is enough.
-	c2, err := r.dial(t, &OAuth{TokensPath: r.tokens})
+	c2, err := r.dial(t, &oauth.Config{TokensPath: r.tokens})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,14 +131,14 @@ func TestOAuthLogin(t *testing.T) {
 // server hears nothing (no registration nobody will use).
 func TestOAuthNeedsLogin(t *testing.T) {
 	r := newOAuthRig(t, nil)
-	_, err := r.dial(t, &OAuth{TokensPath: r.tokens})
+	_, err := r.dial(t, &oauth.Config{TokensPath: r.tokens})
 	if !errors.Is(err, fault.NeedsLogin) {
 		t.Fatalf("err = %v, want needs_login", err)
 	}
 	if !strings.Contains(err.Error(), "needs login (run: switchboard login gh)") {
 		t.Fatalf("err = %v, want the command to run", err)
 	}
-	if !Permanent(err) {
+	if !upstream.Permanent(err) {
 		t.Fatal("needs_login is retried")
 	}
 	for _, ep := range []string{"metadata", "register", "authorize", "token"} {
@@ -164,7 +166,7 @@ func TestOAuthRefresh(t *testing.T) {
 	if err := creds.SaveToken(r.tokens, ts[0]); err != nil {
 		t.Fatal(err)
 	}
-	c, err = r.dial(t, &OAuth{TokensPath: r.tokens})
+	c, err = r.dial(t, &oauth.Config{TokensPath: r.tokens})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +185,7 @@ func TestOAuthRefresh(t *testing.T) {
 
 	// The grant is gone at the authorization server: a login is needed.
 	r.as.RevokeAll()
-	_, err = r.dial(t, &OAuth{TokensPath: r.tokens})
+	_, err = r.dial(t, &oauth.Config{TokensPath: r.tokens})
 	if !errors.Is(err, fault.NeedsLogin) {
 		t.Fatalf("err = %v, want needs_login", err)
 	}
@@ -224,7 +226,7 @@ func TestOAuthPlainRefusal(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = Dial(context.Background(), cfg.Servers[0], &Options{OAuth: &OAuth{TokensPath: tokens}})
+			_, err = upstream.Dial(context.Background(), cfg.Servers[0], &upstream.Options{OAuth: &oauth.Config{TokensPath: tokens}})
 			if !errors.Is(err, fault.AuthFailure) {
 				t.Fatalf("err = %v, want auth_failure", err)
 			}
