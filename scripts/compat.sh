@@ -132,11 +132,13 @@ for i in "${!names[@]}"; do
   # The same command, arguments, environment and working directory for both.
   jargs="$(jstr "$pdir/${bin#./}")"
   if [ "${argss[$i]}" != - ]; then
-    for a in ${argss[$i]}; do jargs+=",$(jstr "${a//@DIR@/$work}")"; done
+    read -r -a words <<< "${argss[$i]}"
+    for a in "${words[@]}"; do jargs+=",$(jstr "${a//@DIR@/$work}")"; done
   fi
   jenv=""
   if [ "${envs[$i]}" != - ]; then
-    for kv in ${envs[$i]}; do
+    read -r -a words <<< "${envs[$i]}"
+    for kv in "${words[@]}"; do
       kv="${kv//@DIR@/$work}"
       [ -z "$jenv" ] || jenv+=","
       jenv+="$(jstr "${kv%%=*}"):$(jstr "${kv#*=}")"
