@@ -23,9 +23,9 @@ func findingsOf(st host.ServerStatus, kind string) []host.Finding {
 }
 
 // Servers that other MCP clients run despite lines on stdout that are not
-// JSON-RPC, or a declared list they do not implement, work here too: the
-// lines are skipped and kept with stderr, the list is empty, and each is
-// an info finding.
+// JSON-RPC, a declared list they do not implement, or a list other than
+// tools that fails, work here too: the lines are skipped and kept with
+// stderr, the list is empty, and each is a finding.
 func TestServersThatBendTheStdioRules(t *testing.T) {
 	h := open(t, parse(t, map[string]any{
 		"chatty": child(t, testkit.ModeChatty, map[string]any{"eager": true}),
@@ -65,8 +65,13 @@ func TestServersThatBendTheStdioRules(t *testing.T) {
 			t.Errorf("echo = %q", got)
 		}
 		st := status(h, "sparse")
-		if st.State != host.StateReady || st.Resources != 0 || st.Prompts != 0 || st.Templates != 1 {
-			t.Errorf("state %s, %d resources, %d prompts, %d templates; want ready, 0, 0, 1 (%s)", st.State, st.Resources, st.Prompts, st.Templates, st.LastError)
+		if st.State != host.StateReady || st.Resources != 0 || st.Prompts != 0 || st.Templates != 0 {
+			t.Errorf("state %s, %d resources, %d prompts, %d templates; want ready, 0, 0, 0 (%s)", st.State, st.Resources, st.Prompts, st.Templates, st.LastError)
+		}
+		failed := findingsOf(st, ingest.KindListFailed)
+		if len(failed) != 1 || failed[0].Severity != host.SeverityWarn ||
+			!strings.HasPrefix(failed[0].Detail, "resources/templates/list: connect ECONNREFUSED 127.0.0.1:5432") || strings.Contains(failed[0].Detail, "\x1b") {
+			t.Errorf("list_failed findings %v, want one warning naming resources/templates/list and the server's error, without its escape", failed)
 		}
 		var got []string
 		for _, f := range findingsOf(st, ingest.KindListMissing) {

@@ -25,6 +25,11 @@ type Catalog struct {
 	// but that it answered with "method not found" ("resources/list"):
 	// those lists are taken as empty.
 	Missing []string
+	// Failed says which of the lists other than tools the server answered
+	// with another JSON-RPC error ("resources/list: connect ECONNREFUSED
+	// 127.0.0.1:5432"): taken as empty until the next discovery, so that
+	// its tools still work.
+	Failed []string
 	// Stray says what a stdio server wrote on stdout that was not JSON-RPC
 	// by the end of discovery (skipped, kept with its stderr): how many
 	// lines, and the first, escaped. "" when there was none.

@@ -51,8 +51,13 @@ const (
 	KindShadowing    = "shadowing"           // another server offers a tool of the same name
 	KindHeld         = "held"                // held back until approved: its metadata matches an injection pattern
 	KindListMissing  = "list_missing"        // a declared list method answered "method not found": taken as empty
+	KindListFailed   = "list_failed"         // a list other than tools answered an error: taken as empty until the next discovery
 	KindStdoutStray  = "stdout_not_jsonrpc"  // a stdio server wrote lines on stdout that are not JSON-RPC: skipped
 )
+
+// maxFailedNote caps the server's error text kept in a list_failed
+// finding.
+const maxFailedNote = 300
 
 // Severity says how much a finding matters to an operator. Findings of
 // SeverityWarn and above are shown without asking (the CLI prints them,
@@ -89,6 +94,7 @@ var severities = map[string]Severity{
 	KindShadowing:    SeverityWarn,
 	KindHeld:         SeverityHigh,
 	KindListMissing:  SeverityInfo,
+	KindListFailed:   SeverityWarn,
 	KindStdoutStray:  SeverityInfo,
 }
 
@@ -164,6 +170,12 @@ func Vet(s *config.Server, sec config.Security, cat *catalog.Catalog) *Result {
 	}
 	for _, method := range cat.Missing {
 		v.add(KindListMissing, "", method+" is declared but not implemented (method not found): taken as empty")
+	}
+	for _, note := range cat.Failed {
+		// The server's own words: untrusted text, stripped and capped.
+		clean, _ := sanitize.Strip(note)
+		clean, _ = sanitize.Text(clean, maxFailedNote)
+		v.add(KindListFailed, "", clean+" (taken as empty until the next discovery)")
 	}
 	if cat.Stray != "" {
 		v.add(KindStdoutStray, "", cat.Stray)

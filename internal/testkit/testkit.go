@@ -60,7 +60,7 @@ const (
 	ModeLeaky         = "leaky"          // echoes its args, env and LeakyURLVar's URL to stderr (see leak) and exits 1
 	ModeLeakyServer   = "leaky-server"   // ModeServer after the same echo
 	ModeChatty        = "chatty"         // ModeServer that writes lines that are not JSON-RPC on stdout (see chatter)
-	ModeSparse        = "sparse"         // ModeServer that answers resources/list and prompts/list with "method not found"
+	ModeSparse        = "sparse"         // ModeServer that answers resources/list and prompts/list with "method not found", resources/templates/list with an error
 	ModeBanner        = "banner"         // writes a banner on stdout, no JSON-RPC at all, and exits 1
 )
 
@@ -321,15 +321,23 @@ func refuseInitialize(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 // refuseLists answers resources/list and prompts/list with "method not
-// found", as servers that declare a capability they do not implement do.
+// found", as servers that declare a capability they do not implement do,
+// and resources/templates/list with an internal error, as a server whose
+// lists need a database it cannot reach does (SparseError).
 func refuseLists(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method == "resources/list" || method == "prompts/list" {
+		switch method {
+		case "resources/list", "prompts/list":
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found"}
+		case "resources/templates/list":
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: SparseError}
 		}
 		return next(ctx, method, req)
 	}
 }
+
+// SparseError is ModeSparse's answer to resources/templates/list.
+const SparseError = "connect ECONNREFUSED 127.0.0.1:5432\x1b[31m"
 
 // chatter writes ChatterCall on stdout before each call of a tool.
 func chatter(next mcp.MethodHandler) mcp.MethodHandler {

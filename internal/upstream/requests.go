@@ -65,11 +65,19 @@ func (c *Conn) Discover(ctx context.Context) (*catalog.Catalog, error) {
 	caps := c.info.Capabilities
 	cat := &catalog.Catalog{Instructions: c.info.Instructions}
 	defer func() { cat.Skipped = filter.dropped() }()
-	// A list the server declared but does not implement is empty: its
-	// other lists still work, as they do in the TypeScript client.
+	// A list the server declared but does not implement is empty, and so
+	// is a list other than tools that the server answered with an error
+	// (a database it cannot reach): its tools still work, as they do in
+	// the TypeScript client.
 	list := func(method string, err error) error {
-		if isMethodNotFound(err) {
+		var we *jsonrpc.Error
+		switch {
+		case err == nil:
+		case isMethodNotFound(err):
 			cat.Missing = append(cat.Missing, method)
+			return nil
+		case method != "tools/list" && errors.As(err, &we):
+			cat.Failed = append(cat.Failed, method+": "+we.Message)
 			return nil
 		}
 		return err
