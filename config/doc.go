@@ -2,10 +2,7 @@
 // MCP servers the host connects to, how, and what it exposes from each.
 //
 // It is public so that Go agent authors can load the same files Switchboard
-// does. It must not import other Switchboard packages (they import it, never
-// the other way round), except the leaves internal/suggest for its hints,
-// internal/era for the protocol versions and internal/policy for pattern
-// syntax; it otherwise depends on the standard library only.
+// does.
 //
 // # Where the file is
 //

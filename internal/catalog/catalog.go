@@ -2,9 +2,6 @@
 // resource templates and prompts, drained page by page, and its
 // instructions. internal/upstream fills a Catalog at discovery,
 // internal/ingest vets one, and host keeps, saves and aggregates them.
-//
-// It is a leaf: it may import only the standard library and go-sdk's
-// types.
 package catalog
 
 import "github.com/modelcontextprotocol/go-sdk/mcp"

@@ -8,9 +8,8 @@
 // It is the one place files are written atomically (WriteAtomic, WriteNew)
 // and the one check that a file holding secrets is private (CheckPrivate).
 //
-// It imports the standard library only; the CLI's editing commands, the
-// credential store, clients' files (clientconf), the gateway's token and
-// config's trust file use it.
+// The CLI's editing commands, the credential store, clients' files
+// (clientconf), the gateway's token and config's trust file use it.
 package confedit
 
 import (

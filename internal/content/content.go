@@ -7,7 +7,7 @@
 // this package does not know becomes an explicit diagnostic line.
 //
 // It works on the raw JSON of a result, so it also handles results that
-// go-sdk cannot decode. It imports no other Switchboard package.
+// go-sdk cannot decode.
 package content
 
 import (

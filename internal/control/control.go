@@ -10,8 +10,6 @@
 // caller's Options.EditServer (the CLI's confedit path, then a reload):
 // the file stays the truth. Approvals go through the store, as `switchboard
 // approve` writes them, and the live host takes them at once.
-//
-// It must not import internal/cli, internal/gateway or internal/ui.
 package control
 
 import (

@@ -21,7 +21,7 @@
 // decoded by it, and it serves both protocol eras per request, over stdio
 // and on one Streamable HTTP endpoint.
 //
-// This package must not import any other Switchboard package but the public
-// server package: the CLI serves it and the host's tests run it, and it
-// has to stay a faithful, independent MCP peer.
+// It is built on the public server package alone: the CLI serves it and
+// the host's tests run it, and it has to stay a faithful, independent MCP
+// peer.
 package demo

@@ -13,9 +13,8 @@
 // Switchboard must match definitions computed by the next, so any change to
 // the rules in [Definition] makes every pinned tool look changed.
 //
-// The package keeps no state and does no I/O. It imports only the standard
-// library and go-sdk's mcp types; storing pins, holding tools back and
-// asking for approval belong to its callers.
+// The package keeps no state and does no I/O; storing pins, holding tools
+// back and asking for approval belong to its callers.
 package drift
 
 import (

@@ -3,8 +3,6 @@
 // OpenAI itself serve it), and the vector arithmetic of the semantic
 // tier of tool search: unit vectors, cosine similarity, the nearest
 // neighbours of a query, and the encoding a vector is stored in.
-//
-// It imports only the standard library, and nothing from Switchboard.
 package embed
 
 import (

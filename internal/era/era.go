@@ -17,8 +17,6 @@
 //     unknown (-32022) instead of handing it to a session;
 //   - "" names no version: neither Modern nor Legacy. A request without a
 //     version belongs to a legacy session (or is its initialize).
-//
-// A leaf: it imports only the standard library.
 package era
 
 import "slices"

@@ -22,9 +22,6 @@
 // fuzz targets hold the package to encoding/json: Valid to json.Valid,
 // Object and Array to json.Unmarshal into map[string]json.RawMessage and
 // []json.RawMessage, Measure to a measurement through json.Decoder.
-//
-// This package is a leaf: it imports only the standard library and
-// nothing of Switchboard.
 package jsonscan
 
 import (

@@ -13,7 +13,6 @@
 // cannot turn the gateway into a flood of requests to the issuer.
 //
 // Signatures are checked by github.com/go-jose/go-jose/v4, never here.
-// This package imports no other Switchboard package.
 package jwtauth
 
 import (

@@ -6,7 +6,7 @@
 // (enabledTools / disabledTools) apply here, at ingestion: a denied tool is
 // never registered, so it can be neither listed nor called.
 //
-// This package may import internal/names and go-sdk types; it does no I/O.
+// This package does no I/O.
 package registry
 
 import (

@@ -25,8 +25,7 @@
 // Notices never quote server-controlled strings (MIME types, URIs, names),
 // so a server cannot smuggle text into a line that looks like Switchboard's.
 //
-// It imports only the standard library and internal/jsonscan, which reads
-// the result in place (see text.go).
+// internal/jsonscan reads the result in place (see text.go).
 package resultguard
 
 import (

@@ -27,8 +27,7 @@
 // reference resolves within its own (embedded) schema resource whatever the
 // base, so $id cannot make a checked reference remote.
 //
-// It imports only the standard library and internal/jsonscan, which
-// measures and walks the bytes.
+// internal/jsonscan measures and walks the bytes.
 package schema
 
 import (

@@ -12,8 +12,6 @@
 // description's leading verb), a server it names and the number of its
 // object weigh on their own against the words it shares with a tool
 // (query.go).
-//
-// It is a leaf: it imports only the standard library.
 package search
 
 import (

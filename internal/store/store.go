@@ -19,9 +19,6 @@
 // hashes and fingerprints opaque strings, all computed by the caller.
 // Keeping it so lets the protocol side change shape without a schema
 // migration.
-//
-// This package imports only the standard library, and nothing from
-// Switchboard.
 package store
 
 import (

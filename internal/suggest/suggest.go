@@ -1,6 +1,5 @@
 // Package suggest measures how far apart two names are, for "did you mean"
-// hints in configuration errors and unknown-name errors. It is a leaf: it
-// imports only the standard library.
+// hints in configuration errors and unknown-name errors.
 package suggest
 
 // Distance is the Levenshtein distance between a and b, in bytes.

@@ -11,8 +11,6 @@
 // cookie. Every POST carries the session's CSRF token. The
 // Content-Security-Policy allows script from this package's embedded
 // ui.js only: nothing inline, so no text a server supplies can run.
-//
-// It must not import internal/cli or internal/gateway.
 package ui
 
 import (

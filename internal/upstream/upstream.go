@@ -15,10 +15,7 @@
 // OAuth 2.1 client of Streamable HTTP servers is internal/oauth's; a
 // connection holds its handler (auth.go).
 //
-// A Conn does not reconnect; supervision belongs to the caller. This
-// package may import config, fault, internal/catalog, internal/era,
-// internal/jsonscan, internal/launcher, internal/netguard and
-// internal/oauth, never host.
+// A Conn does not reconnect; supervision belongs to the caller.
 package upstream
 
 import (
