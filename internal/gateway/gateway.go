@@ -298,6 +298,12 @@ func (g *Gateway) ServeStdio(ctx context.Context) error {
 	return err
 }
 
+// The defaults of HTTPOptions' connection limits, for a command's flags.
+const (
+	DefaultIdleTimeout = mcphttp.DefaultIdleTimeout
+	DefaultBodyTimeout = mcphttp.DefaultBodyTimeout
+)
+
 // HTTPOptions configure ServeHTTP.
 type HTTPOptions struct {
 	Front frontdoor.Options // path, token, allowed hosts, body cap, readiness
@@ -309,6 +315,15 @@ type HTTPOptions struct {
 	// the single static token, in the front door's place for the token
 	// (see auth.go); Front.Token and Front.NoAuth must then be empty.
 	Auth *AuthOptions
+	// IdleTimeout and BodyTimeout bound a kept-alive connection with no
+	// request and the reading of a request's body; zero means
+	// mcphttp.DefaultIdleTimeout (2 minutes) and
+	// mcphttp.DefaultBodyTimeout (1 minute). See mcphttp.Options.
+	IdleTimeout, BodyTimeout time.Duration
+	// MaxPendingConns caps the connections that have not authenticated;
+	// the oldest is closed for a new one past it (frontdoor.ConnLimit).
+	// Zero means frontdoor.DefaultMaxPendingConns (64).
+	MaxPendingConns int
 }
 
 // ServeHTTP serves the gateway over Streamable HTTP on ln, both protocol
@@ -328,6 +343,15 @@ func (g *Gateway) ServeHTTP(ctx context.Context, ln net.Listener, opts HTTPOptio
 		ln.Close()
 		return err
 	}
+	var onEvict func()
+	if refuse := opts.Front.OnRefuse; refuse != nil {
+		onEvict = func() { refuse(frontdoor.RefusedConnEvicted) }
+	}
+	conns, err := frontdoor.NewConnLimit(opts.MaxPendingConns, onEvict)
+	if err != nil {
+		ln.Close()
+		return err
+	}
 	path := opts.Front.Path
 	if path == "" {
 		path = frontdoor.DefaultPath
@@ -340,6 +364,6 @@ func (g *Gateway) ServeHTTP(ctx context.Context, ln net.Listener, opts HTTPOptio
 		return h
 	}
 	mopts := &mcphttp.Options{Path: opts.Front.Path, Middleware: mw, Ready: opts.Ready, ShutdownTimeout: opts.Grace,
-		Sub: g.profileHandler}
-	return mcphttp.Serve(ctx, ln, mcphttp.NewHandler(g.server, &mcphttp.HandlerOptions{Logger: g.log}), mopts)
+		Sub: g.profileHandler, IdleTimeout: opts.IdleTimeout, BodyTimeout: opts.BodyTimeout, ConnContext: conns.ConnContext}
+	return mcphttp.Serve(ctx, conns.Listener(ln), mcphttp.NewHandler(g.server, &mcphttp.HandlerOptions{Logger: g.log}), mopts)
 }
