@@ -27,7 +27,9 @@ func TestMain(m *testing.M) {
 	serveJournalled()
 	serveDrifting()
 	if os.Getenv("SWITCHBOARD_CLI_RUN") == "1" {
-		// Run as the switchboard binary (for `serve --stdio`).
+		// Run as the switchboard binary (for `serve --stdio`), with at
+		// most SWITCHBOARD_TEST_NOFILE open files when that is set.
+		lowerNofile(os.Getenv("SWITCHBOARD_TEST_NOFILE"))
 		exe, _ := os.Executable()
 		os.Exit(cli.Run(context.Background(), cli.Env{
 			Args: os.Args[1:], Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Executable: exe, Version: "test",

@@ -1,0 +1,304 @@
+package cli_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/testkit"
+	"github.com/switchboard-mcp/switchboard/internal/testkit/proc"
+)
+
+// lowerNofile sets this process's limit of open files to n (soft and
+// hard), for a gateway run as a child under a small limit; "" leaves it.
+func lowerNofile(n string) {
+	if n == "" {
+		return
+	}
+	v, err := strconv.ParseUint(n, 10, 64)
+	if err != nil {
+		panic("SWITCHBOARD_TEST_NOFILE: " + err.Error())
+	}
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &syscall.Rlimit{Cur: v, Max: v}); err != nil {
+		panic("SWITCHBOARD_TEST_NOFILE: " + err.Error())
+	}
+}
+
+// floodPatience bounds a wait for something the gateway must do by
+// itself: it only turns a hang into a failure.
+const floodPatience = 30 * time.Second
+
+// TestHostileConnectionsUnderFileLimit: `serve` run with at most 256 open
+// files keeps answering an authenticated client while 1,000 hostile
+// loopback connections are opened (idle after /healthz, idle after a 401,
+// bodies sent a byte at a time with and without the token), and a real
+// client's idle event stream stays open across the idle timeout. Before
+// connections had deadlines and a cap, some 230 such connections used up
+// the gateway's files: accept failed for everyone until they closed.
+func TestHostileConnectionsUnderFileLimit(t *testing.T) {
+	const (
+		nofile  = 256
+		hostile = 1000
+		token   = "flood-test-token-0123456789abcdefghij"
+	)
+	exe, _ := os.Executable()
+	cmd := exec.Command(exe, "serve", "--http", "127.0.0.1:0", "--home", t.TempDir(), "--token-env", "FLOOD_TOKEN",
+		"--idle-timeout", "1s", "--body-timeout", "2s")
+	cmd.Env = append(os.Environ(), "SWITCHBOARD_CLI_RUN=1", "SWITCHBOARD_TEST_NOFILE="+strconv.Itoa(nofile), "FLOOD_TOKEN="+token)
+	stderr := &testkit.Buffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-exited:
+		case <-time.After(floodPatience):
+			cmd.Process.Kill()
+			<-exited
+		}
+	})
+	var m []string
+	if !proc.Eventually(floodPatience, func() bool { m = bannerRE.FindStringSubmatch(stderr.String()); return m != nil }) {
+		t.Fatalf("no banner:\n%s", stderr.String())
+	}
+	endpoint, addr := m[1]+m[2], strings.TrimPrefix(m[1], "http://")
+	auth := headerRT{"Authorization", "Bearer " + token}
+
+	// A real client with an idle event stream, its connections watched.
+	var (
+		mu     sync.Mutex
+		stream *closeWatch
+		gets   int
+	)
+	tr := &http.Transport{DialContext: func(ctx context.Context, network, a string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, a)
+		if err != nil {
+			return nil, err
+		}
+		return &closeWatch{Conn: c}, nil
+	}}
+	t.Cleanup(tr.CloseIdleConnections)
+	rt := rtFunc(func(r *http.Request) (*http.Response, error) {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer "+token)
+		if r.Method == http.MethodGet {
+			r = r.WithContext(httptrace.WithClientTrace(r.Context(), &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
+				mu.Lock()
+				stream, _ = info.Conn.(*closeWatch)
+				gets++
+				mu.Unlock()
+			}}))
+		}
+		return tr.RoundTrip(r)
+	})
+	streamer, err := mcp.NewClient(&mcp.Implementation{Name: "streamer", Version: "1"}, nil).Connect(t.Context(),
+		&mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &http.Client{Transport: rt}},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, stderr.String())
+	}
+	defer streamer.Close()
+	if !proc.Eventually(floodPatience, func() bool { mu.Lock(); defer mu.Unlock(); return stream != nil }) {
+		t.Fatal("the client opened no event stream")
+	}
+
+	// The flood: bounded in count and time, loopback only, the
+	// connections held open from this side until the test ends.
+	var (
+		held    sync.WaitGroup
+		stop    = make(chan struct{})
+		opened  atomic.Int64
+		refused atomic.Int64 // dials or first exchanges that failed
+	)
+	t.Cleanup(func() { close(stop); held.Wait() })
+	floodEnd := time.Now().Add(20 * time.Second)
+	halfway := make(chan struct{})
+	var once sync.Once
+	work := make(chan int)
+	for range 8 {
+		held.Go(func() {
+			for i := range work {
+				c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+				if err != nil {
+					refused.Add(1)
+					continue
+				}
+				if err := hostileOpen(c, i, token); err != nil {
+					refused.Add(1)
+				} else if opened.Add(1) == hostile/2 {
+					once.Do(func() { close(halfway) })
+				}
+				held.Go(func() {
+					<-stop
+					c.Close()
+				})
+			}
+		})
+	}
+	go func() {
+		defer close(work)
+		for i := range hostile {
+			if time.Now().After(floodEnd) {
+				return
+			}
+			select {
+			case work <- i:
+			case <-stop:
+				return
+			}
+		}
+	}()
+
+	call := func(when string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(t.Context(), floodPatience)
+		defer cancel()
+		start := time.Now()
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "caller", Version: "1"}, nil).Connect(ctx,
+			&mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &http.Client{Transport: auth}}, nil)
+		if err != nil {
+			t.Fatalf("%s: connect: %v", when, err)
+		}
+		defer cs.Close()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "demo__echo", Arguments: map[string]any{"text": "through"}})
+		took := time.Since(start)
+		if err != nil || res.IsError {
+			t.Fatalf("%s: call: %+v, %v", when, res, err)
+		}
+		t.Logf("%s: connect and call took %v (%d hostile connections opened, %d refused)", when, took, opened.Load(), refused.Load())
+		if took > 10*time.Second {
+			t.Errorf("%s: an authenticated call took %v", when, took)
+		}
+	}
+	select {
+	case <-halfway:
+	case <-time.After(time.Until(floodEnd)):
+		t.Errorf("the flood opened only %d connections in 20 s (%d refused)", opened.Load(), refused.Load())
+	}
+	call("during the flood")
+	for opened.Load()+refused.Load() < hostile && time.Now().Before(floodEnd) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	call("with the flood held")
+	if n := refused.Load(); n > 0 {
+		t.Logf("%d hostile connections were refused or cut before their first answer", n)
+	}
+
+	// The stream has outlived the idle timeout: two authenticated idle
+	// connections in a row, both opened after it, are closed by it.
+	for i := range 2 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		br := bufio.NewReader(c)
+		fmt.Fprintf(c, "GET /mcp HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n\r\n", addr, token)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		c.SetReadDeadline(time.Now().Add(floodPatience))
+		if _, err := io.Copy(io.Discard, br); isTimeout(err) {
+			t.Fatalf("idle authenticated connection %d: still open after %v", i, floodPatience)
+		}
+	}
+	mu.Lock()
+	sc, n := stream, gets
+	mu.Unlock()
+	if err := sc.readErr(); err != nil || n != 1 {
+		t.Errorf("the client's event stream: %d opened, its connection's error %v; want one, still open", n, err)
+	}
+	if _, err := streamer.CallTool(t.Context(), &mcp.CallToolParams{Name: "demo__echo", Arguments: map[string]any{"text": "still"}}); err != nil {
+		t.Errorf("a call on the streaming client's session: %v", err)
+	}
+}
+
+// hostileOpen makes c one of four kinds of hostile connection, by i: idle
+// after an unauthenticated /healthz, idle after a POST answered 401, a
+// body sent a byte at a time without the token, and (one in 32) with it.
+func hostileOpen(c net.Conn, i int, token string) error {
+	c.SetDeadline(time.Now().Add(3 * time.Second))
+	defer c.SetDeadline(time.Time{})
+	const body = `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+	switch {
+	case i%32 == 31:
+		_, err := fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{", token)
+		return err
+	case i%3 == 0:
+		_, err := fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+		if err != nil {
+			return err
+		}
+	case i%3 == 1:
+		_, err := fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+		if err != nil {
+			return err
+		}
+	default:
+		_, err := fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{")
+		return err
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		return err
+	}
+	io.Copy(io.Discard, resp.Body)
+	return resp.Body.Close()
+}
+
+func isTimeout(err error) bool {
+	ne, ok := errors.AsType[net.Error](err)
+	return ok && ne.Timeout()
+}
+
+type rtFunc func(*http.Request) (*http.Response, error)
+
+func (f rtFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// closeWatch remembers the first error a read met: io.EOF when the
+// gateway closed the connection.
+type closeWatch struct {
+	net.Conn
+	mu  sync.Mutex
+	err error
+}
+
+func (c *closeWatch) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if err != nil {
+		c.mu.Lock()
+		if c.err == nil {
+			c.err = err
+		}
+		c.mu.Unlock()
+	}
+	return n, err
+}
+
+func (c *closeWatch) readErr() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
