@@ -298,10 +298,13 @@ func (g *Gateway) ServeStdio(ctx context.Context) error {
 	return err
 }
 
-// The defaults of HTTPOptions' connection limits, for a command's flags.
+// The defaults of HTTPOptions' connection and session limits, for a
+// command's flags.
 const (
-	DefaultIdleTimeout = mcphttp.DefaultIdleTimeout
-	DefaultBodyTimeout = mcphttp.DefaultBodyTimeout
+	DefaultIdleTimeout          = mcphttp.DefaultIdleTimeout
+	DefaultBodyTimeout          = mcphttp.DefaultBodyTimeout
+	DefaultMaxSessions          = mcphttp.DefaultMaxSessions
+	DefaultMaxSessionsPerClient = mcphttp.DefaultMaxSessionsPerClient
 )
 
 // HTTPOptions configure ServeHTTP.
@@ -324,6 +327,13 @@ type HTTPOptions struct {
 	// the oldest is closed for a new one past it (frontdoor.ConnLimit).
 	// Zero means frontdoor.DefaultMaxPendingConns (64).
 	MaxPendingConns int
+	// MaxSessions and MaxSessionsPerClient cap the legacy sessions of the
+	// endpoint and its profiles together, and those of one caller (a named
+	// client, a JWT's subject, the static token): past a client's cap its
+	// idlest session is closed, past the global cap a new session gets 503
+	// with Retry-After. Zero means mcphttp.DefaultMaxSessions (4096) and
+	// mcphttp.DefaultMaxSessionsPerClient (256).
+	MaxSessions, MaxSessionsPerClient int
 }
 
 // ServeHTTP serves the gateway over Streamable HTTP on ln, both protocol
@@ -364,6 +374,9 @@ func (g *Gateway) ServeHTTP(ctx context.Context, ln net.Listener, opts HTTPOptio
 		return h
 	}
 	mopts := &mcphttp.Options{Path: opts.Front.Path, Middleware: mw, Ready: opts.Ready, ShutdownTimeout: opts.Grace,
-		Sub: g.profileHandler, IdleTimeout: opts.IdleTimeout, BodyTimeout: opts.BodyTimeout, ConnContext: conns.ConnContext}
-	return mcphttp.Serve(ctx, conns.Listener(ln), mcphttp.NewHandler(g.server, &mcphttp.HandlerOptions{Logger: g.log}), mopts)
+		IdleTimeout: opts.IdleTimeout, BodyTimeout: opts.BodyTimeout, ConnContext: conns.ConnContext}
+	limits := mcphttp.NewSessionLimits(&mcphttp.SessionLimitOptions{Max: opts.MaxSessions, PerClient: opts.MaxSessionsPerClient,
+		Client: sessionClient})
+	mopts.Sub = func(name string) *mcphttp.Handler { return g.profileHandler(name, limits) }
+	return mcphttp.Serve(ctx, conns.Listener(ln), mcphttp.NewHandler(g.server, &mcphttp.HandlerOptions{Logger: g.log, Sessions: limits}), mopts)
 }
