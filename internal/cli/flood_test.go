@@ -40,28 +40,16 @@ func lowerNofile(n string) {
 	}
 }
 
-// floodPatience bounds a wait for something the gateway must do by
-// itself: it only turns a hang into a failure.
-const floodPatience = 30 * time.Second
-
-// TestHostileConnectionsUnderFileLimit: `serve` run with at most 256 open
-// files keeps answering an authenticated client while 1,000 hostile
-// loopback connections are opened (idle after /healthz, idle after a 401,
-// bodies sent a byte at a time with and without the token), and a real
-// client's idle event stream stays open across the idle timeout. Before
-// connections had deadlines and a cap, some 230 such connections used up
-// the gateway's files: accept failed for everyone until they closed.
-func TestHostileConnectionsUnderFileLimit(t *testing.T) {
-	const (
-		nofile  = 256
-		hostile = 1000
-		token   = "flood-test-token-0123456789abcdefghij"
-	)
+// startServeProc runs `switchboard serve --http 127.0.0.1:0` on a fresh
+// home as a child process with env added to this one's, waits for its
+// banner, and stops it at cleanup. It returns the endpoint, its host:port,
+// the child's pid and its stderr.
+func startServeProc(t *testing.T, env []string, args ...string) (endpoint, addr string, pid int, stderr *testkit.Buffer) {
+	t.Helper()
 	exe, _ := os.Executable()
-	cmd := exec.Command(exe, "serve", "--http", "127.0.0.1:0", "--home", t.TempDir(), "--token-env", "FLOOD_TOKEN",
-		"--idle-timeout", "1s", "--body-timeout", "2s")
-	cmd.Env = append(os.Environ(), "SWITCHBOARD_CLI_RUN=1", "SWITCHBOARD_TEST_NOFILE="+strconv.Itoa(nofile), "FLOOD_TOKEN="+token)
-	stderr := &testkit.Buffer{}
+	cmd := exec.Command(exe, append([]string{"serve", "--http", "127.0.0.1:0", "--home", t.TempDir()}, args...)...)
+	cmd.Env = append(append(os.Environ(), "SWITCHBOARD_CLI_RUN=1"), env...)
+	stderr = &testkit.Buffer{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -81,7 +69,28 @@ func TestHostileConnectionsUnderFileLimit(t *testing.T) {
 	if !proc.Eventually(floodPatience, func() bool { m = bannerRE.FindStringSubmatch(stderr.String()); return m != nil }) {
 		t.Fatalf("no banner:\n%s", stderr.String())
 	}
-	endpoint, addr := m[1]+m[2], strings.TrimPrefix(m[1], "http://")
+	return m[1] + m[2], strings.TrimPrefix(m[1], "http://"), cmd.Process.Pid, stderr
+}
+
+// floodPatience bounds a wait for something the gateway must do by
+// itself: it only turns a hang into a failure.
+const floodPatience = 30 * time.Second
+
+// TestHostileConnectionsUnderFileLimit: `serve` run with at most 256 open
+// files keeps answering an authenticated client while 1,000 hostile
+// loopback connections are opened (idle after /healthz, idle after a 401,
+// bodies sent a byte at a time with and without the token), and a real
+// client's idle event stream stays open across the idle timeout. Before
+// connections had deadlines and a cap, some 230 such connections used up
+// the gateway's files: accept failed for everyone until they closed.
+func TestHostileConnectionsUnderFileLimit(t *testing.T) {
+	const (
+		nofile  = 256
+		hostile = 1000
+		token   = "flood-test-token-0123456789abcdefghij"
+	)
+	endpoint, addr, _, stderr := startServeProc(t, []string{"SWITCHBOARD_TEST_NOFILE=" + strconv.Itoa(nofile), "FLOOD_TOKEN=" + token},
+		"--token-env", "FLOOD_TOKEN", "--idle-timeout", "1s", "--body-timeout", "2s")
 	auth := headerRT{"Authorization", "Bearer " + token}
 
 	// A real client with an idle event stream, its connections watched.
