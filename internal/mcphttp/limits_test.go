@@ -70,7 +70,7 @@ func limitedHandler(max, perClient int) (*Handler, *SessionLimits) {
 
 // TestSessionsCappedPerClient: a client at its cap that opens another
 // session loses its idlest one (closed by go-sdk: its requests get 404),
-// and no other client's.
+// and no other client's; a request that opens no session closes none.
 func TestSessionsCappedPerClient(t *testing.T) {
 	h, limits := limitedHandler(10, 3)
 	url, _ := serve(t, h, nil)
@@ -84,6 +84,14 @@ func TestSessionsCappedPerClient(t *testing.T) {
 		if st := ping(t, url, "a", id); st != http.StatusOK {
 			t.Fatalf("ping: %d", st)
 		}
+	}
+	// A request without a session that opens none (not an initialize)
+	// takes no slot.
+	if st, _, _, _ := legacy(t, url, "a", "", `{"jsonrpc":"2.0","id":2,"method":"ping"}`); st == http.StatusServiceUnavailable {
+		t.Errorf("a ping without a session: %d", st)
+	}
+	if n := limits.Len(); n != 4 {
+		t.Errorf("%d sessions counted after a ping without a session, want 4: it closed one", n)
 	}
 	a[3], _, _ = open(t, url, "a")
 	if a[3] == "" {
@@ -206,4 +214,15 @@ func liveBytes() (live, rss int64) {
 	var size, resident int64
 	fmt.Sscan(string(statm), &size, &resident)
 	return int64(ms.HeapAlloc + ms.StackInuse), resident * int64(os.Getpagesize())
+}
+
+// TestSessionLimitDefaults: without a way to tell clients apart, the one
+// client may use the whole global cap; with one, each gets its share.
+func TestSessionLimitDefaults(t *testing.T) {
+	anyone := NewSessionLimits(&SessionLimitOptions{Max: 1000})
+	named := NewSessionLimits(&SessionLimitOptions{Max: 1000, Client: func(*http.Request) string { return "" }})
+	def := NewSessionLimits(nil)
+	if anyone.perClient != 1000 || named.perClient != DefaultMaxSessionsPerClient || def.max != DefaultMaxSessions || def.retryAfter != "30" {
+		t.Errorf("per client: %d without Client, %d with; defaults %d, Retry-After %q", anyone.perClient, named.perClient, def.max, def.retryAfter)
+	}
 }

@@ -316,7 +316,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			defer jw.finish()
 			w = jw
 		}
-		h.sessions.serveStateful(h, w, r)
+		h.sessions.serveStateful(h, w, r, p.method)
 		return
 	}
 	if len(h.modern) == 0 {

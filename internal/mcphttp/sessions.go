@@ -31,7 +31,9 @@ type SessionLimitOptions struct {
 	// it); a new session past it closes that client's idlest session: the
 	// one with no call running whose last request is the oldest. When
 	// every one of them has a call running, the new session is refused as
-	// at Max. Default DefaultMaxSessionsPerClient; at most Max.
+	// at Max. Default DefaultMaxSessionsPerClient, or Max when Client is
+	// nil (a flood then closes the idlest sessions rather than lock
+	// everyone out); at most Max.
 	PerClient int
 	// Client names the client that asks for a session: the gateway's
 	// caller identity. Default: every request is from one client.
@@ -88,6 +90,9 @@ func NewSessionLimits(opts *SessionLimitOptions) *SessionLimits {
 	}
 	if o.PerClient <= 0 {
 		o.PerClient = DefaultMaxSessionsPerClient
+		if o.Client == nil {
+			o.PerClient = o.Max
+		}
 	}
 	o.PerClient = min(o.PerClient, o.Max)
 	if o.RetryAfter <= 0 {
@@ -111,19 +116,22 @@ func (l *SessionLimits) Len() int {
 	return len(l.sessions)
 }
 
-// serveStateful serves r through the stateful handler of h, counting the
-// session it names or opens.
-func (l *SessionLimits) serveStateful(h *Handler, w http.ResponseWriter, r *http.Request) {
+// serveStateful serves r, peeked as method, through the stateful handler
+// of h, counting the session it names or opens.
+func (l *SessionLimits) serveStateful(h *Handler, w http.ResponseWriter, r *http.Request, method string) {
 	if id := r.Header.Get(sessionIDHeader); id != "" {
 		defer l.use(id, r.Method == http.MethodPost)()
 		h.stateful.ServeHTTP(w, r)
 		return
 	}
-	if r.Method != http.MethodPost {
+	if r.Method != http.MethodPost || (method != "" && method != "initialize") {
+		// go-sdk keeps no session for a request without one that is
+		// not an initialize: it closes the session it made for it.
 		h.stateful.ServeHTTP(w, r)
 		return
 	}
-	// A POST without a session opens one.
+	// An initialize (or a body the router could not read, a batch) opens
+	// a session.
 	client := l.client(r)
 	victim, ok := l.reserve(client)
 	if !ok {
