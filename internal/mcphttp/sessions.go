@@ -135,12 +135,14 @@ func (l *SessionLimits) serveStateful(h *Handler, w http.ResponseWriter, r *http
 	client := l.client(r)
 	victim, ok := l.reserve(client)
 	if !ok {
+		h.logger.Debug("mcp: new session refused: too many sessions", "client", client)
 		w.Header().Set("Retry-After", l.retryAfter)
 		http.Error(w, "Service Unavailable: too many sessions are open; try again later", http.StatusServiceUnavailable)
 		return
 	}
 	if victim != nil {
 		// go-sdk's own close, as for a DELETE: it forgets the session.
+		h.logger.Debug("mcp: idlest session closed for a new one of its client", "client", client, "session", victim.ID()[:min(6, len(victim.ID()))])
 		victim.Close()
 	}
 	h.stateful.ServeHTTP(w, r)
