@@ -89,7 +89,7 @@ func TestHostileConnectionsUnderFileLimit(t *testing.T) {
 		hostile = 1000
 		token   = "flood-test-token-0123456789abcdefghij"
 	)
-	endpoint, addr, _, stderr := startServeProc(t, []string{"SWITCHBOARD_TEST_NOFILE=" + strconv.Itoa(nofile), "FLOOD_TOKEN=" + token},
+	endpoint, addr, pid, stderr := startServeProc(t, []string{"SWITCHBOARD_TEST_NOFILE=" + strconv.Itoa(nofile), "FLOOD_TOKEN=" + token},
 		"--token-env", "FLOOD_TOKEN", "--idle-timeout", "1s", "--body-timeout", "2s")
 	auth := headerRT{"Authorization", "Bearer " + token}
 
@@ -138,6 +138,8 @@ func TestHostileConnectionsUnderFileLimit(t *testing.T) {
 		stop    = make(chan struct{})
 		opened  atomic.Int64
 		refused atomic.Int64 // dials or first exchanges that failed
+		slowMu  sync.Mutex
+		slow    []net.Conn // bodies sent slowly with the token
 	)
 	t.Cleanup(func() { close(stop); held.Wait() })
 	floodEnd := time.Now().Add(20 * time.Second)
@@ -151,6 +153,11 @@ func TestHostileConnectionsUnderFileLimit(t *testing.T) {
 				if err != nil {
 					refused.Add(1)
 					continue
+				}
+				if i%32 == 31 {
+					slowMu.Lock()
+					slow = append(slow, c)
+					slowMu.Unlock()
 				}
 				if err := hostileOpen(c, i, token); err != nil {
 					refused.Add(1)
@@ -211,6 +218,19 @@ func TestHostileConnectionsUnderFileLimit(t *testing.T) {
 	call("with the flood held")
 	if n := refused.Load(); n > 0 {
 		t.Logf("%d hostile connections were refused or cut before their first answer", n)
+	}
+	if fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid)); err == nil {
+		t.Logf("the gateway holds %d open files of %d with the flood held", len(fds), nofile)
+	}
+	// Bodies sent slowly, even with the token, are cut at the body
+	// timeout.
+	slowMu.Lock()
+	defer slowMu.Unlock()
+	for i, c := range slow {
+		c.SetReadDeadline(time.Now().Add(floodPatience))
+		if _, err := io.Copy(io.Discard, c); isTimeout(err) {
+			t.Fatalf("slow authenticated body %d: still open after %v", i, floodPatience)
+		}
 	}
 
 	// The stream has outlived the idle timeout: two authenticated idle
