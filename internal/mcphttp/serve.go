@@ -191,13 +191,12 @@ func Serve(ctx context.Context, ln net.Listener, h *Handler, opts *Options) erro
 	return err
 }
 
-// bodyDeadline gives the reading of each request's body d, through a read
-// deadline on the connection that is lifted once the body is read to its
-// end. http.Server's ReadTimeout would do the first half for every
-// request, but it covers the whole request and never lifts: it cannot tell
-// a body from the event stream that answers it. A body left unread keeps
-// its deadline for the server's own draining of it; the next request's
-// headers get a deadline of their own (ReadHeaderTimeout).
+// bodyDeadline gives the reading of each request's body d, from the end
+// of its headers, through a read deadline on that request's connection. A
+// request without a body gets none, so a GET event stream never has a read
+// deadline. A body left unread keeps its deadline for the server's own
+// draining of it; the next request's headers get a deadline of their own
+// (ReadHeaderTimeout).
 func bodyDeadline(next http.Handler, d time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body != nil && r.Body != http.NoBody {
@@ -211,8 +210,10 @@ func bodyDeadline(next http.Handler, d time.Duration) http.Handler {
 }
 
 // deadlineBody lifts its connection's read deadline when it is read to its
-// end. The server watches the connection from then on (to see a client go
-// away), and a deadline left there would end the request.
+// end, so that whatever answers the request (a 2026-07-28
+// subscriptions/listen stream, a long call) runs without one. net/http
+// lifts it too when it starts watching the connection for the client going
+// away; this does not rely on that.
 type deadlineBody struct {
 	io.ReadCloser
 	rc     *http.ResponseController
