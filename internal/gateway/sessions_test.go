@@ -1,8 +1,11 @@
 package gateway_test
 
 import (
+	"context"
 	"net/http"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/gateway"
 )
@@ -30,7 +33,11 @@ func TestSessionCapsByClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := connectAsVersion(t, gw.base+"/mcp/p", aToken, "2025-11-25"); err != nil {
+	second, err := connectAsVersion(t, gw.base+"/mcp/p", aToken, "2025-11-25")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := second.Ping(t.Context(), nil); err != nil { // used after the first
 		t.Fatal(err)
 	}
 	b, err := connectAsVersion(t, endpoint, bToken, "2025-11-25")
@@ -50,10 +57,11 @@ func TestSessionCapsByClient(t *testing.T) {
 	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
 		t.Errorf("past the global cap: %s, Retry-After %q; want 503 with Retry-After", resp.Status, resp.Header.Get("Retry-After"))
 	}
-	if err := third.Ping(t.Context(), nil); err != nil {
-		t.Errorf("a's newest session: %v", err)
-	}
-	if err := b.Ping(t.Context(), nil); err != nil {
-		t.Errorf("b's session: %v", err)
+	for name, cs := range map[string]interface {
+		Ping(context.Context, *mcp.PingParams) error
+	}{"a's second": second, "a's third": third, "b's": b} {
+		if err := cs.Ping(t.Context(), nil); err != nil {
+			t.Errorf("%s session: %v", name, err)
+		}
 	}
 }

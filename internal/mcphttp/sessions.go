@@ -75,7 +75,7 @@ type clientSessions struct {
 type sessionEntry struct {
 	id, client string             // fixed
 	ss         *mcp.ServerSession // fixed
-	used       uint64             // the clock at the last request's start or end
+	used       uint64             // the clock at the last POST's start or end
 	busy       int                // POSTs running
 }
 
@@ -120,7 +120,11 @@ func (l *SessionLimits) Len() int {
 // of h, counting the session it names or opens.
 func (l *SessionLimits) serveStateful(h *Handler, w http.ResponseWriter, r *http.Request, method string) {
 	if id := r.Header.Get(sessionIDHeader); id != "" {
-		defer l.use(id, r.Method == http.MethodPost)()
+		if r.Method == http.MethodPost {
+			// Only a POST is use, as for go-sdk's session timeout: a
+			// GET stream opened again is not.
+			defer l.use(id)()
+		}
 		h.stateful.ServeHTTP(w, r)
 		return
 	}
@@ -150,8 +154,8 @@ func (l *SessionLimits) serveStateful(h *Handler, w http.ResponseWriter, r *http
 }
 
 // use marks session id used, and busy until the function returned is
-// called when busy.
-func (l *SessionLimits) use(id string, busy bool) (done func()) {
+// called.
+func (l *SessionLimits) use(id string) (done func()) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	e := l.sessions[id]
@@ -160,9 +164,6 @@ func (l *SessionLimits) use(id string, busy bool) (done func()) {
 	}
 	l.clock++
 	e.used = l.clock
-	if !busy {
-		return func() {}
-	}
 	e.busy++
 	return func() {
 		l.mu.Lock()
