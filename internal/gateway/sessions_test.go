@@ -1,7 +1,6 @@
 package gateway_test
 
 import (
-	"context"
 	"net/http"
 	"testing"
 
@@ -57,9 +56,7 @@ func TestSessionCapsByClient(t *testing.T) {
 	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
 		t.Errorf("past the global cap: %s, Retry-After %q; want 503 with Retry-After", resp.Status, resp.Header.Get("Retry-After"))
 	}
-	for name, cs := range map[string]interface {
-		Ping(context.Context, *mcp.PingParams) error
-	}{"a's second": second, "a's third": third, "b's": b} {
+	for name, cs := range map[string]*mcp.ClientSession{"a's second": second, "a's third": third, "b's": b} {
 		if err := cs.Ping(t.Context(), nil); err != nil {
 			t.Errorf("%s session: %v", name, err)
 		}
