@@ -149,8 +149,10 @@ func (l *SessionLimits) serveStateful(h *Handler, w http.ResponseWriter, r *http
 		h.logger.Debug("mcp: idlest session closed for a new one of its client", "client", client, "session", victim.ID()[:min(6, len(victim.ID()))])
 		victim.Close()
 	}
+	// Deferred: a handler that panics (net/http recovers) gives its slot
+	// back too.
+	defer func() { l.settle(h.server, client, w.Header().Get(sessionIDHeader)) }()
 	h.stateful.ServeHTTP(w, r)
-	l.settle(h.server, client, w.Header().Get(sessionIDHeader))
 }
 
 // use marks session id used, and busy until the function returned is
