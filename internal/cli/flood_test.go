@@ -77,59 +77,25 @@ func startServeProc(t *testing.T, env []string, args ...string) (endpoint, addr 
 const floodPatience = 30 * time.Second
 
 // TestHostileConnectionsUnderFileLimit: `serve` run with at most 256 open
-// files keeps answering an authenticated client while 1,000 hostile
-// loopback connections are opened (idle after /healthz, idle after a 401,
-// bodies sent a byte at a time with and without the token), and a real
-// client's idle event stream stays open across the idle timeout. Before
-// connections had deadlines and a cap, some 230 such connections used up
-// the gateway's files: accept failed for everyone until they closed.
+// files, its default idle timeout, keeps answering an authenticated client
+// while 1,000 hostile loopback connections are opened (idle after
+// /healthz, idle after a 401, bodies sent a byte at a time with and
+// without the token); a real client's idle event stream stays open
+// through it. Before connections had deadlines and a cap, some 240 such
+// connections used up the gateway's files: accept failed for everyone
+// until they closed.
 func TestHostileConnectionsUnderFileLimit(t *testing.T) {
 	const (
 		nofile  = 256
 		hostile = 1000
 		token   = "flood-test-token-0123456789abcdefghij"
 	)
-	endpoint, addr, pid, stderr := startServeProc(t, []string{"SWITCHBOARD_TEST_NOFILE=" + strconv.Itoa(nofile), "FLOOD_TOKEN=" + token},
-		"--token-env", "FLOOD_TOKEN", "--idle-timeout", "1s", "--body-timeout", "2s")
+	endpoint, addr, pid, _ := startServeProc(t, []string{"SWITCHBOARD_TEST_NOFILE=" + strconv.Itoa(nofile), "FLOOD_TOKEN=" + token},
+		"--token-env", "FLOOD_TOKEN", "--body-timeout", "2s")
 	auth := headerRT{"Authorization", "Bearer " + token}
 
-	// A real client with an idle event stream, its connections watched.
-	var (
-		mu     sync.Mutex
-		stream *closeWatch
-		gets   int
-	)
-	tr := &http.Transport{DialContext: func(ctx context.Context, network, a string) (net.Conn, error) {
-		c, err := (&net.Dialer{}).DialContext(ctx, network, a)
-		if err != nil {
-			return nil, err
-		}
-		return &closeWatch{Conn: c}, nil
-	}}
-	t.Cleanup(tr.CloseIdleConnections)
-	rt := rtFunc(func(r *http.Request) (*http.Response, error) {
-		r = r.Clone(r.Context())
-		r.Header.Set("Authorization", "Bearer "+token)
-		if r.Method == http.MethodGet {
-			r = r.WithContext(httptrace.WithClientTrace(r.Context(), &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
-				mu.Lock()
-				stream, _ = info.Conn.(*closeWatch)
-				gets++
-				mu.Unlock()
-			}}))
-		}
-		return tr.RoundTrip(r)
-	})
-	streamer, err := mcp.NewClient(&mcp.Implementation{Name: "streamer", Version: "1"}, nil).Connect(t.Context(),
-		&mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &http.Client{Transport: rt}},
-		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatalf("connect: %v\n%s", err, stderr.String())
-	}
-	defer streamer.Close()
-	if !proc.Eventually(floodPatience, func() bool { mu.Lock(); defer mu.Unlock(); return stream != nil }) {
-		t.Fatal("the client opened no event stream")
-	}
+	// A real client with an idle event stream, held through the flood.
+	streamer := openStream(t, endpoint, token)
 
 	// The flood: bounded in count and time, loopback only, the
 	// connections held open from this side until the test ends.
@@ -233,8 +199,20 @@ func TestHostileConnectionsUnderFileLimit(t *testing.T) {
 		}
 	}
 
-	// The stream has outlived the idle timeout: two authenticated idle
-	// connections in a row, both opened after it, are closed by it.
+	streamer.check(t)
+}
+
+// TestEventStreamOutlivesIdleTimeout: under a 256-file limit too, a real
+// client's idle event stream stays open across the idle timeout that
+// closes idle connections (no write timeout), and its session still works.
+func TestEventStreamOutlivesIdleTimeout(t *testing.T) {
+	const token = "stream-test-token-0123456789abcdefghij"
+	endpoint, addr, _, _ := startServeProc(t, []string{"SWITCHBOARD_TEST_NOFILE=256", "STREAM_TOKEN=" + token},
+		"--token-env", "STREAM_TOKEN", "--idle-timeout", "1s")
+	streamer := openStream(t, endpoint, token)
+	// Two authenticated idle connections in a row, both opened after the
+	// stream, are closed by the idle timeout: the stream has been quiet
+	// for longer than two of them.
 	for i := range 2 {
 		c, err := net.Dial("tcp", addr)
 		if err != nil {
@@ -253,13 +231,70 @@ func TestHostileConnectionsUnderFileLimit(t *testing.T) {
 			t.Fatalf("idle authenticated connection %d: still open after %v", i, floodPatience)
 		}
 	}
-	mu.Lock()
-	sc, n := stream, gets
-	mu.Unlock()
-	if err := sc.readErr(); err != nil || n != 1 {
+	streamer.check(t)
+}
+
+// streamClient is a go-sdk client of the 2025-11-25 era whose GET event
+// stream is watched: how many it opened, and whether the gateway closed
+// the connection of the last.
+type streamClient struct {
+	cs     *mcp.ClientSession
+	mu     sync.Mutex
+	stream *closeWatch
+	gets   int
+}
+
+// openStream connects a streamClient to endpoint with token and waits for
+// its event stream.
+func openStream(t *testing.T, endpoint, token string) *streamClient {
+	t.Helper()
+	sc := &streamClient{}
+	tr := &http.Transport{DialContext: func(ctx context.Context, network, a string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, a)
+		if err != nil {
+			return nil, err
+		}
+		return &closeWatch{Conn: c}, nil
+	}}
+	t.Cleanup(tr.CloseIdleConnections)
+	rt := rtFunc(func(r *http.Request) (*http.Response, error) {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer "+token)
+		if r.Method == http.MethodGet {
+			r = r.WithContext(httptrace.WithClientTrace(r.Context(), &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
+				sc.mu.Lock()
+				sc.stream, _ = info.Conn.(*closeWatch)
+				sc.gets++
+				sc.mu.Unlock()
+			}}))
+		}
+		return tr.RoundTrip(r)
+	})
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "streamer", Version: "1"}, nil).Connect(t.Context(),
+		&mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &http.Client{Transport: rt}},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	sc.cs = cs
+	if !proc.Eventually(floodPatience, func() bool { sc.mu.Lock(); defer sc.mu.Unlock(); return sc.stream != nil }) {
+		t.Fatal("the client opened no event stream")
+	}
+	return sc
+}
+
+// check fails the test unless the client's one event stream is still
+// open and its session answers a call.
+func (sc *streamClient) check(t *testing.T) {
+	t.Helper()
+	sc.mu.Lock()
+	stream, n := sc.stream, sc.gets
+	sc.mu.Unlock()
+	if err := stream.readErr(); err != nil || n != 1 {
 		t.Errorf("the client's event stream: %d opened, its connection's error %v; want one, still open", n, err)
 	}
-	if _, err := streamer.CallTool(t.Context(), &mcp.CallToolParams{Name: "demo__echo", Arguments: map[string]any{"text": "still"}}); err != nil {
+	if _, err := sc.cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "demo__echo", Arguments: map[string]any{"text": "still"}}); err != nil {
 		t.Errorf("a call on the streaming client's session: %v", err)
 	}
 }
