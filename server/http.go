@@ -35,8 +35,10 @@ import (
 //     reach the client on the call's own stream, which a legacy client
 //     always reads. GET and DELETE without a session id get 405.
 //
-// A request body over 4 MiB gets 413. The gateway serves HTTP through the
-// same handler (Switchboard's internal/mcphttp).
+// A request body over 4 MiB gets 413. At most 4096 legacy sessions are
+// open at once: a new one past that closes the idlest (no call running,
+// oldest last request). The gateway serves HTTP through the same handler
+// (Switchboard's internal/mcphttp).
 func (s *Server) Handler() http.Handler { return s.http }
 
 // Serve serves the server over Streamable HTTP at Options.Path on ln
@@ -58,6 +60,10 @@ func (s *Server) Handler() http.Handler { return s.http }
 //
 // The legacy sessions belong to the server, not to one Serve: a server
 // served on several listeners loses them all when one Serve ends.
+//
+// A kept-alive connection with no request is closed after two minutes, a
+// request's headers must arrive within 10 seconds and its body within a
+// minute; an event stream is never cut however long it is quiet.
 //
 // It closes ln, and returns nil after a shutdown caused by ctx.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {

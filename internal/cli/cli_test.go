@@ -27,7 +27,9 @@ func TestMain(m *testing.M) {
 	serveJournalled()
 	serveDrifting()
 	if os.Getenv("SWITCHBOARD_CLI_RUN") == "1" {
-		// Run as the switchboard binary (for `serve --stdio`).
+		// Run as the switchboard binary (for `serve --stdio`), with at
+		// most SWITCHBOARD_TEST_NOFILE open files when that is set.
+		lowerNofile(os.Getenv("SWITCHBOARD_TEST_NOFILE"))
 		exe, _ := os.Executable()
 		os.Exit(cli.Run(context.Background(), cli.Env{
 			Args: os.Args[1:], Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Executable: exe, Version: "test",
@@ -150,6 +152,9 @@ func TestCommands(t *testing.T) {
 		{"serve unset token env", []string{"serve", "--http", "127.0.0.1:0", "--token-env", "SWITCHBOARD_TEST_UNSET"}, 2, "", "not set", ""},
 		{"serve pprof to the network", []string{"serve", "--http", "127.0.0.1:0", "--pprof", "0.0.0.0:6060"}, 2, "", "loopback address only", ""},
 		{"serve negative drain delay", []string{"serve", "--http", "127.0.0.1:0", "--drain-delay", "-1s"}, 2, "", "--drain-delay must not be negative", ""},
+		{"serve no idle timeout", []string{"serve", "--http", "127.0.0.1:0", "--idle-timeout", "0s"}, 2, "", "--idle-timeout and --body-timeout must be positive", ""},
+		{"serve no pending connections", []string{"serve", "--http", "127.0.0.1:0", "--max-pending-conns", "0"}, 2, "", "--max-pending-conns must be positive", ""},
+		{"serve no sessions", []string{"serve", "--http", "127.0.0.1:0", "--max-sessions-per-client", "0"}, 2, "", "--max-sessions and --max-sessions-per-client must be positive", ""},
 		{"serve no-auth to the network", []string{"serve", "--http", "127.0.0.1:0", "--no-auth", "--allow-host", "example.com"}, 2, "", "refusing", ""},
 	}
 	for _, tt := range tests {

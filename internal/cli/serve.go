@@ -47,6 +47,11 @@ type serveFlags struct {
 	drainDelay  time.Duration // drain.go
 	auth        serveAuth     // serve_auth.go
 
+	// Connections: see gateway.HTTPOptions.
+	idleTimeout, bodyTimeout  time.Duration
+	maxPendingConns           int
+	maxSessions, maxPerClient int
+
 	// Settled by checkServe: the bearer token, and where it comes from
 	// (none with --no-auth, nor with --stdio without --token-env).
 	token        string
@@ -69,6 +74,11 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.logFormat, "log-format", logText, "format of the log on stderr (a line per call, servers' exits and restarts): `text` or json")
 	fs.DurationVar(&f.grace, "grace", defaultGrace, "on SIGTERM or Ctrl-C, how long the calls in flight may finish (no new connection is taken meanwhile) before they are cancelled")
 	fs.DurationVar(&f.drainDelay, "drain-delay", defaultDrainDelay, "on SIGTERM, how long to go on serving while /readyz answers 503, for a load balancer's health checks to take this replica out before it stops accepting connections (at least the checks' interval × fall; 0: at once; Ctrl-C does not wait)")
+	fs.DurationVar(&f.idleTimeout, "idle-timeout", gateway.DefaultIdleTimeout, "close a kept-alive connection after this long without a request (an open event stream is never idle)")
+	fs.DurationVar(&f.bodyTimeout, "body-timeout", gateway.DefaultBodyTimeout, "close a connection whose request body takes longer than this to arrive")
+	fs.IntVar(&f.maxPendingConns, "max-pending-conns", frontdoor.DefaultMaxPendingConns, "connections that have not yet presented a valid token, at most; past it the oldest is closed")
+	fs.IntVar(&f.maxSessions, "max-sessions", gateway.DefaultMaxSessions, "legacy sessions open at once, at most; past it a new one is refused (503, Retry-After)")
+	fs.IntVar(&f.maxPerClient, "max-sessions-per-client", gateway.DefaultMaxSessionsPerClient, "legacy sessions of one client (a named client, a JWT subject or the token), at most; past it the client's idlest session is closed")
 	fs.StringVar(&f.pprof, "pprof", "", "serve Go's runtime profiles (net/http/pprof) on this loopback `address`, e.g. 127.0.0.1:6060")
 	f.auth.register(fs)
 }
@@ -94,6 +104,12 @@ func checkServe(r *run) error {
 		return errors.New("serve: --grace must be positive")
 	case f.drainDelay < 0:
 		return errors.New("serve: --drain-delay must not be negative")
+	case f.idleTimeout <= 0 || f.bodyTimeout <= 0:
+		return errors.New("serve: --idle-timeout and --body-timeout must be positive")
+	case f.maxPendingConns <= 0:
+		return errors.New("serve: --max-pending-conns must be positive")
+	case f.maxSessions <= 0 || f.maxPerClient <= 0:
+		return errors.New("serve: --max-sessions and --max-sessions-per-client must be positive")
 	case f.noAuth && f.tokenEnv != "":
 		return errors.New("serve: --no-auth and --token-env contradict each other")
 	case f.noAuth && !f.allowRemote:
@@ -219,7 +235,9 @@ func runServe(r *run) int {
 	if auth != nil {
 		front.Token = "" // checked with the clients' tokens and JWTs
 	}
-	if err := g.ServeHTTP(serving, ln, gateway.HTTPOptions{Front: front, Ready: ready, Grace: f.grace, Auth: auth}); err != nil {
+	if err := g.ServeHTTP(serving, ln, gateway.HTTPOptions{Front: front, Ready: ready, Grace: f.grace, Auth: auth,
+		IdleTimeout: f.idleTimeout, BodyTimeout: f.bodyTimeout, MaxPendingConns: f.maxPendingConns,
+		MaxSessions: f.maxSessions, MaxSessionsPerClient: f.maxPerClient}); err != nil {
 		return r.failf(ExitUpstream, codeError, "serve: %v", err)
 	}
 	fmt.Fprintln(r.env.Stderr, "switchboard: stopped")

@@ -54,6 +54,11 @@
 // in its context (see [Caller]). Methods are not restricted here beyond
 // the health checks: the MCP handler answers GET, DELETE and the rest itself.
 //
+// Connections are admitted by [ConnLimit]: those that have not yet
+// presented a valid credential are few, the oldest closed first, so that
+// strangers cannot use up the file descriptors that authenticated clients
+// need (conns.go).
+//
 // No token value is ever logged or written to a response. Rejections are
 // logged at debug level with a reason, and reported to Options.OnRefuse
 // by kind (a bounded set, for a metric).

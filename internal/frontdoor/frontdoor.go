@@ -297,6 +297,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // admit serves a request that passed the Host, Origin and token checks:
 // the metrics, or the MCP path after the content type and body checks.
 func (h *handler) admit(w http.ResponseWriter, r *http.Request, caller string, metrics bool) {
+	// Its connection presented a valid credential: no longer pending
+	// (conns.go).
+	authenticated(r.Context())
 	if metrics {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")

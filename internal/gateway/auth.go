@@ -62,6 +62,21 @@ func clientName(ti *auth.TokenInfo) string {
 	return name
 }
 
+// sessionClient names the caller of a request for the session caps: a
+// named client or a JWT's subject (its TokenInfo's UserID), the single
+// static token, else the front door's caller (its one token, or nobody
+// with --no-auth).
+func sessionClient(r *http.Request) string {
+	if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
+		if ti.UserID != "" {
+			return ti.UserID
+		}
+		return "token"
+	}
+	c, _ := frontdoor.Caller(r.Context())
+	return c
+}
+
 // verifier is the auth.TokenVerifier of opts: the named clients' static
 // tokens (read from the host's configuration at each request, so a
 // reload changes them), the single user's, then a JWT. Static tokens are

@@ -299,6 +299,15 @@ func (g *Gateway) ServeStdio(ctx context.Context) error {
 	return err
 }
 
+// The defaults of HTTPOptions' connection and session limits, for a
+// command's flags.
+const (
+	DefaultIdleTimeout          = mcphttp.DefaultIdleTimeout
+	DefaultBodyTimeout          = mcphttp.DefaultBodyTimeout
+	DefaultMaxSessions          = mcphttp.DefaultMaxSessions
+	DefaultMaxSessionsPerClient = mcphttp.DefaultMaxSessionsPerClient
+)
+
 // HTTPOptions configure ServeHTTP.
 type HTTPOptions struct {
 	Front frontdoor.Options // path, token, allowed hosts, body cap, readiness
@@ -310,6 +319,22 @@ type HTTPOptions struct {
 	// the single static token, in the front door's place for the token
 	// (see auth.go); Front.Token and Front.NoAuth must then be empty.
 	Auth *AuthOptions
+	// IdleTimeout and BodyTimeout bound a kept-alive connection with no
+	// request and the reading of a request's body; zero means
+	// mcphttp.DefaultIdleTimeout (2 minutes) and
+	// mcphttp.DefaultBodyTimeout (1 minute). See mcphttp.Options.
+	IdleTimeout, BodyTimeout time.Duration
+	// MaxPendingConns caps the connections that have not authenticated;
+	// the oldest is closed for a new one past it (frontdoor.ConnLimit).
+	// Zero means frontdoor.DefaultMaxPendingConns (64).
+	MaxPendingConns int
+	// MaxSessions and MaxSessionsPerClient cap the legacy sessions of the
+	// endpoint and its profiles together, and those of one caller (a named
+	// client, a JWT's subject, the static token): past a client's cap its
+	// idlest session is closed, past the global cap a new session gets 503
+	// with Retry-After. Zero means mcphttp.DefaultMaxSessions (4096) and
+	// mcphttp.DefaultMaxSessionsPerClient (256).
+	MaxSessions, MaxSessionsPerClient int
 }
 
 // ServeHTTP serves the gateway over Streamable HTTP on ln, both protocol
@@ -329,6 +354,15 @@ func (g *Gateway) ServeHTTP(ctx context.Context, ln net.Listener, opts HTTPOptio
 		ln.Close()
 		return err
 	}
+	var onEvict func()
+	if refuse := opts.Front.OnRefuse; refuse != nil {
+		onEvict = func() { refuse(frontdoor.RefusedConnEvicted) }
+	}
+	conns, err := frontdoor.NewConnLimit(opts.MaxPendingConns, onEvict)
+	if err != nil {
+		ln.Close()
+		return err
+	}
 	path := opts.Front.Path
 	if path == "" {
 		path = frontdoor.DefaultPath
@@ -341,6 +375,9 @@ func (g *Gateway) ServeHTTP(ctx context.Context, ln net.Listener, opts HTTPOptio
 		return h
 	}
 	mopts := &mcphttp.Options{Path: opts.Front.Path, Middleware: mw, Ready: opts.Ready, ShutdownTimeout: opts.Grace,
-		Sub: g.profileHandler}
-	return mcphttp.Serve(ctx, ln, mcphttp.NewHandler(g.server, &mcphttp.HandlerOptions{Logger: g.log}), mopts)
+		IdleTimeout: opts.IdleTimeout, BodyTimeout: opts.BodyTimeout, ConnContext: conns.ConnContext}
+	limits := mcphttp.NewSessionLimits(&mcphttp.SessionLimitOptions{Max: opts.MaxSessions, PerClient: opts.MaxSessionsPerClient,
+		Client: sessionClient})
+	mopts.Sub = func(name string) *mcphttp.Handler { return g.profileHandler(name, limits) }
+	return mcphttp.Serve(ctx, conns.Listener(ln), mcphttp.NewHandler(g.server, &mcphttp.HandlerOptions{Logger: g.log, Sessions: limits}), mopts)
 }

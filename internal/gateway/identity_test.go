@@ -78,16 +78,18 @@ func (a *authGateway) reload(t *testing.T, top map[string]any) {
 // clients' token variables.
 func newAuthGateway(t *testing.T, top map[string]any, env map[string]string, st store.Store, auth func(base string) *gateway.AuthOptions) *authGateway {
 	t.Helper()
-	return newAuthGatewayWith(t, top, env, st, frontdoor.Options{}, auth)
+	return newAuthGatewayWith(t, top, env, st, gateway.HTTPOptions{}, auth)
 }
 
 // newAuthGatewayFront is newAuthGateway with front door options.
 func newAuthGatewayFront(t *testing.T, top map[string]any, env map[string]string, front frontdoor.Options, auth func(base string) *gateway.AuthOptions) *authGateway {
 	t.Helper()
-	return newAuthGatewayWith(t, top, env, nil, front, auth)
+	return newAuthGatewayWith(t, top, env, nil, gateway.HTTPOptions{Front: front}, auth)
 }
 
-func newAuthGatewayWith(t *testing.T, top map[string]any, env map[string]string, st store.Store, front frontdoor.Options, auth func(base string) *gateway.AuthOptions) *authGateway {
+// newAuthGatewayWith is newAuthGateway with HTTP options (their Auth
+// built by auth).
+func newAuthGatewayWith(t *testing.T, top map[string]any, env map[string]string, st store.Store, hopts gateway.HTTPOptions, auth func(base string) *gateway.AuthOptions) *authGateway {
 	t.Helper()
 	demoURL := demoUpstream(t)
 	doc := map[string]any{"mcpServers": map[string]any{"demo": map[string]any{"url": demoURL, "trust": "trusted"}}}
@@ -108,7 +110,8 @@ func newAuthGatewayWith(t *testing.T, top map[string]any, env map[string]string,
 	g.Sync()
 	ln := listen(t)
 	base := "http://" + ln.Addr().String()
-	serveOn(t, g, ln, gateway.HTTPOptions{Front: front, Auth: auth(base)})
+	hopts.Auth = auth(base)
+	serveOn(t, g, ln, hopts)
 	return &authGateway{base: base, host: h, g: g, demo: demoURL, env: env}
 }
 

@@ -50,8 +50,9 @@ type profileServer struct {
 }
 
 // profileHandler returns the endpoint of the profile named name, made on
-// first use, or nil when the configuration has no such profile.
-func (g *Gateway) profileHandler(name string) *mcphttp.Handler {
+// first use with its sessions counted in limits, or nil when the
+// configuration has no such profile.
+func (g *Gateway) profileHandler(name string, limits *mcphttp.SessionLimits) *mcphttp.Handler {
 	if g.host.Profile(name) == nil {
 		return nil
 	}
@@ -63,7 +64,7 @@ func (g *Gateway) profileHandler(name string) *mcphttp.Handler {
 	opts := g.opts
 	opts.Profile = name
 	pg := newGateway(g.host, &opts, g.states)
-	ps := &profileServer{g: pg, h: mcphttp.NewHandler(pg.server, &mcphttp.HandlerOptions{Logger: g.log})}
+	ps := &profileServer{g: pg, h: mcphttp.NewHandler(pg.server, &mcphttp.HandlerOptions{Logger: g.log, Sessions: limits})}
 	g.profiles[name] = ps
 	return ps.h
 }

@@ -83,6 +83,10 @@ type HandlerOptions struct {
 	// DisableLocalhostProtection turns off go-sdk's DNS-rebinding guard
 	// (a loopback listener refuses non-loopback Host headers); default on.
 	DisableLocalhostProtection bool
+	// Sessions bounds the legacy sessions, shared with other Handlers
+	// (a gateway's profiles); default limits of the Handler's own, with
+	// every caller one client (see SessionLimitOptions).
+	Sessions *SessionLimits
 }
 
 // Handler is the Streamable HTTP endpoint of one go-sdk server, serving
@@ -116,7 +120,10 @@ type HandlerOptions struct {
 //     stream instead, which a client need not open; see
 //     jsonUnlessStreamed). GET and DELETE without a session id get 405.
 //
-// A body over MaxBodyBytes gets 413.
+// A body over MaxBodyBytes gets 413. Legacy sessions are bounded
+// (HandlerOptions.Sessions): a client at its cap that opens another loses
+// its idlest one, and a new session past the global cap gets 503 with
+// Retry-After.
 type Handler struct {
 	// Fixed at creation.
 	server                                  *mcp.Server
@@ -126,6 +133,7 @@ type Handler struct {
 	modern                                  []string // the modern ones among them
 	stateful, statelessJSON, statelessEvent http.Handler
 	calls                                   *sessionCalls
+	sessions                                *SessionLimits
 }
 
 // NewHandler returns the endpoint handler of server. It adds a receiving
@@ -149,6 +157,9 @@ func NewHandler(server *mcp.Server, opts *HandlerOptions) *Handler {
 	}
 	if len(o.Versions) == 0 {
 		o.Versions = mcp.SupportedProtocolVersions()
+	}
+	if o.Sessions == nil {
+		o.Sessions = NewSessionLimits(nil)
 	}
 	get := func(*http.Request) *mcp.Server { return server }
 	stateless := func(jsonResponse bool) http.Handler {
@@ -176,7 +187,8 @@ func NewHandler(server *mcp.Server, opts *HandlerOptions) *Handler {
 			DisableLocalhostProtection: o.DisableLocalhostProtection,
 			MaxRequestBodyBytes:        o.MaxBodyBytes,
 		}),
-		calls: newSessionCalls(),
+		calls:    newSessionCalls(),
+		sessions: o.Sessions,
 	}
 	for _, v := range h.versions {
 		if era.Modern(v) {
@@ -304,7 +316,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			defer jw.finish()
 			w = jw
 		}
-		h.stateful.ServeHTTP(w, r)
+		h.sessions.serveStateful(h, w, r, p.method)
 		return
 	}
 	if len(h.modern) == 0 {

@@ -40,7 +40,7 @@ func newServer(versions []string, started chan<- struct{}, release <-chan struct
 
 // serve runs Serve on 127.0.0.1:0; stop cancels it and returns what Serve
 // returned and how long it took to return.
-func serve(t *testing.T, h *Handler, opts *Options) (url string, stop func() (error, time.Duration)) {
+func serve(t testing.TB, h *Handler, opts *Options) (url string, stop func() (error, time.Duration)) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

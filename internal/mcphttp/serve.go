@@ -3,6 +3,7 @@ package mcphttp
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -17,8 +18,21 @@ const (
 	// to return; a handler that respects its ctx returns promptly.
 	handlerExitTimeout = 2 * time.Second
 
-	// readHeaderTimeout bounds a client's request headers (slowloris).
+	// readHeaderTimeout bounds a client's request headers (slowloris),
+	// counted from the connection's first byte or the end of its last
+	// request.
 	readHeaderTimeout = 10 * time.Second
+)
+
+// Defaults of [Options]' connection limits.
+const (
+	// DefaultIdleTimeout closes a kept-alive connection that has had no
+	// request for this long. A request in progress, an event stream
+	// included, is never idle.
+	DefaultIdleTimeout = 2 * time.Minute
+	// DefaultBodyTimeout bounds the reading of a request's body, from the
+	// end of its headers: 4 MiB at 70 KiB/s.
+	DefaultBodyTimeout = time.Minute
 )
 
 // Options configure Serve. Nil means defaults.
@@ -40,6 +54,21 @@ type Options struct {
 	// the same handler for a name every time; Serve shuts each one it got
 	// down as it shuts down h.
 	Sub func(name string) *Handler
+	// IdleTimeout closes a kept-alive connection that has had no request
+	// for this long; default DefaultIdleTimeout. There is no write
+	// timeout: an event stream (a legacy GET stream, a 2026-07-28
+	// subscriptions/listen) stays open however long it is quiet.
+	IdleTimeout time.Duration
+	// BodyTimeout bounds the reading of each request's body, from the end
+	// of its headers, through a read deadline on that request alone;
+	// default DefaultBodyTimeout. A body not read by then fails to read,
+	// and the connection is closed. Once the body is read the deadline is
+	// lifted, so a stream answering the request is not cut.
+	BodyTimeout time.Duration
+	// ConnContext, when set, is the http.Server's ConnContext: the
+	// gateway's front door finds its record of a connection there (see
+	// frontdoor.ConnLimit).
+	ConnContext func(ctx context.Context, c net.Conn) context.Context
 }
 
 // Serve serves h on ln at opts.Path until ctx is done, then shuts down
@@ -75,6 +104,12 @@ func Serve(ctx context.Context, ln net.Listener, h *Handler, opts *Options) erro
 	if o.ShutdownTimeout <= 0 {
 		o.ShutdownTimeout = DefaultShutdownTimeout
 	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = DefaultIdleTimeout
+	}
+	if o.BodyTimeout <= 0 {
+		o.BodyTimeout = DefaultBodyTimeout
+	}
 	t := newTracker()
 	defer t.endStreams()
 	mux := http.NewServeMux()
@@ -88,9 +123,11 @@ func Serve(ctx context.Context, ln net.Listener, h *Handler, opts *Options) erro
 		handler = o.Middleware(mux)
 	}
 	srv := &http.Server{
-		Handler:           handler,
+		Handler:           bodyDeadline(handler, o.BodyTimeout),
 		ReadHeaderTimeout: readHeaderTimeout,
+		IdleTimeout:       o.IdleTimeout,
 		ConnState:         t.connState,
+		ConnContext:       o.ConnContext,
 		BaseContext:       func(net.Listener) context.Context { return context.WithValue(context.Background(), trackerKey{}, t) },
 	}
 
@@ -152,6 +189,44 @@ func Serve(ctx context.Context, ln net.Listener, h *Handler, opts *Options) erro
 		h.logger.Warn("mcp: shutdown: handlers still running after cancellation; they ignore their ctx")
 	}
 	return err
+}
+
+// bodyDeadline gives the reading of each request's body d, from the end
+// of its headers, through a read deadline on that request's connection. A
+// request without a body gets none, so a GET event stream never has a read
+// deadline. A body left unread keeps its deadline for the server's own
+// draining of it; the next request's headers get a deadline of their own
+// (ReadHeaderTimeout).
+func bodyDeadline(next http.Handler, d time.Duration) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body != nil && r.Body != http.NoBody {
+			rc := http.NewResponseController(w)
+			if rc.SetReadDeadline(time.Now().Add(d)) == nil {
+				r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// deadlineBody lifts its connection's read deadline when it is read to its
+// end, so that whatever answers the request (a 2026-07-28
+// subscriptions/listen stream, a long call) runs without one. net/http
+// lifts it too when it starts watching the connection for the client going
+// away; this does not rely on that.
+type deadlineBody struct {
+	io.ReadCloser
+	rc     *http.ResponseController
+	lifted bool
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF && !b.lifted {
+		b.lifted = true
+		b.rc.SetReadDeadline(time.Time{})
+	}
+	return n, err
 }
 
 // sessionCalls cancels the calls in flight on legacy HTTP sessions, which

@@ -58,7 +58,7 @@ func NewMetrics(src Source) *Metrics {
 		}, []string{"server", "event"}),
 		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "switchboard_frontdoor_refusals_total",
-			Help: "HTTP requests the front door refused, by reason.",
+			Help: "HTTP requests the front door refused, and connections it closed because too many had not authenticated (conn_evicted), by reason.",
 		}, []string{"reason"}),
 	}
 	m.reg.MustRegister(m.calls, m.latency, m.events, m.refusals, &gauges{src: src})
@@ -88,7 +88,7 @@ func (m *Metrics) Event(ev host.ServerEvent) {
 	m.events.WithLabelValues(ev.Server, string(ev.Kind)).Inc()
 }
 
-// Refused counts one request refused by the front door
+// Refused counts one request refused, or one connection closed, by the front door
 // (frontdoor.Options.OnRefuse).
 func (m *Metrics) Refused(reason string) {
 	m.refusals.WithLabelValues(reason).Inc()
