@@ -531,6 +531,9 @@ func (r *run) open() int {
 	// The gateway forwards servers' requests (sampling, elicitation,
 	// roots) to its clients; the other commands have no one to ask.
 	opts := &host.Options{ClientVersion: r.env.Version, Forward: r.cmd.name == "serve", OAuth: r.oauthOptions()}
+	// search reads the saved catalogues and get touches its one server:
+	// neither starts the others.
+	opts.NoStart = r.cmd.name == "search" || r.cmd.name == "get"
 	if r.cmd.name != "serve" {
 		opts.StopTimeout = oneShotStop
 		opts.StartupWait = startupWait
@@ -600,6 +603,9 @@ func (r *run) open() int {
 	}
 	if !listing {
 		for _, s := range h.Servers() {
+			if r.cmd.name == "get" && (len(r.args) == 0 || s.Name != r.args[0]) {
+				continue // get shows its server's state; the others are not its business
+			}
 			switch {
 			case s.State == host.StateMisconfigured:
 				reason, _ := strings.CutPrefix(s.LastError, fmt.Sprintf("server %q: ", s.Name))
