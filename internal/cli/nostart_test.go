@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -74,5 +75,34 @@ func TestGetTouchesOneServer(t *testing.T) {
 	}
 	if strings.Contains(r.stderr, "other") {
 		t.Errorf("get one speaks of other:\n%s", r.stderr)
+	}
+}
+
+// TestImportKeepsTheCatalogue: what import's check discovered is the
+// catalogue: the next tools and servers list the imported servers' tools
+// without starting them.
+func TestImportKeepsTheCatalogue(t *testing.T) {
+	h := newHomes(t)
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	data, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"alpha": markedServer(testkit.ModeServer, a),
+		"beta":  markedServer(testkit.ModeServer, b),
+	}})
+	path := put(t, dir, "mcp.json", data)
+	if r := h.run(t, "import", "--from", path); r.code != 0 || !strings.Contains(r.stderr, `server "alpha" works`) {
+		t.Fatalf("import: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	imported := starts(t, a) + starts(t, b)
+	r := h.run(t, "tools")
+	if r.code != 0 || !strings.Contains(r.stdout, "alpha__echo") || !strings.Contains(r.stdout, "beta__echo") || strings.Contains(r.stderr, "starting") {
+		t.Errorf("tools after import: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	r = h.run(t, "servers")
+	if r.code != 0 || strings.Contains(r.stdout, "starting") || strings.Contains(r.stdout, "0 tools") {
+		t.Errorf("servers after import: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if n := starts(t, a) + starts(t, b); n != imported {
+		t.Errorf("tools and servers started %d servers; want none (the import's check discovered them)", n-imported)
 	}
 }
