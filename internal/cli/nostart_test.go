@@ -1,11 +1,17 @@
 package cli_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/testkit"
 )
@@ -104,5 +110,58 @@ func TestImportKeepsTheCatalogue(t *testing.T) {
 	}
 	if n := starts(t, a) + starts(t, b); n != imported {
 		t.Errorf("tools and servers started %d servers; want none (the import's check discovered them)", n-imported)
+	}
+}
+
+// firstTools starts `switchboard serve --stdio` on home (with config, if
+// not ""), and returns the names its first tools/list answers with.
+func firstTools(t *testing.T, home, config string) []string {
+	t.Helper()
+	exe, _ := os.Executable()
+	args := []string{"serve", "--stdio", "--home", home}
+	if config != "" {
+		args = append(args, "--config", config)
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Env = append(os.Environ(), "SWITCHBOARD_CLI_RUN=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	ctx := t.Context()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, stderr.String())
+	}
+	defer cs.Close()
+	res, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatalf("tools/list: %v\n%s", err, stderr.String())
+	}
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	return names
+}
+
+// TestServeStdioFirstList: the first tools/list of a fresh serve --stdio
+// has the tools of a server that takes a moment to start (it waits for
+// it, but not for one that hangs), and those of a slow server whose
+// catalogue add's check saved (it is not waited for).
+func TestServeStdioFirstList(t *testing.T) {
+	path := writeConfig(t, map[string]any{"mcpServers": map[string]any{
+		"quick": slowServer(300 * time.Millisecond),
+		"hang":  testServer(testkit.ModeHang),
+	}})
+	if got := firstTools(t, t.TempDir(), path); !slices.Contains(got, "quick__echo") {
+		t.Errorf("first tools/list = %v; want quick's tools", got)
+	}
+
+	home := t.TempDir()
+	slow, _ := json.Marshal(slowServer(3 * time.Second))
+	if r := run(t, "add-json", "slow", string(slow), "--home", home); r.code != 0 {
+		t.Fatalf("add-json: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if got := firstTools(t, home, ""); !slices.Contains(got, "slow__echo") {
+		t.Errorf("first tools/list after add = %v; want slow's tools, from the catalogue the check saved", got)
 	}
 }
