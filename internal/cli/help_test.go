@@ -61,3 +61,38 @@ func TestEveryCommandHasExample(t *testing.T) {
 		}
 	}
 }
+
+// TestHelpTidy: a flag before help is not taken for the command; a
+// one-letter flag is shown as itself, and no flag line carries a phrase
+// of its usage as its argument; an unknown flag and an unknown server
+// name get a suggestion.
+func TestHelpTidy(t *testing.T) {
+	home := t.TempDir()
+	if r := run(t, "--home", home, "help"); r.code != 0 || !strings.Contains(r.stdout, "Commands:") {
+		t.Errorf("--home DIR help: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	if r := run(t, "--home", home, "-v", "help", "tools"); r.code != 0 || !strings.Contains(r.stdout, "Usage: switchboard tools") {
+		t.Errorf("--home DIR -v help tools: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	for cmd, want := range map[string]string{"search": "\n  -k N ", "log": "\n  -n N ", "tools": "\n  -v "} {
+		r := run(t, "help", cmd)
+		if !strings.Contains(r.stdout, want) || strings.Contains(r.stdout, ", --") {
+			t.Errorf("help %s: want %q and no \", --\":\n%s", cmd, want, r.stdout)
+		}
+	}
+	if r := run(t, "help", "connect"); !strings.Contains(r.stdout, "\n      --stdio  ") {
+		t.Errorf("help connect: the --stdio line is garbled:\n%s", r.stdout)
+	}
+	if r := run(t, "tools", "--rwa"); r.code != 2 || !strings.Contains(r.stderr, `unknown flag: --rwa (did you mean "--raw"?)`) {
+		t.Errorf("tools --rwa: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := run(t, "get", "dem"); r.code != 2 || !strings.Contains(r.stderr, `no server "dem"`) || !strings.Contains(r.stderr, `(did you mean "demo"?)`) {
+		t.Errorf("get dem: exit %d\n%s", r.code, r.stderr)
+	}
+	path := writeConfig(t, map[string]any{"mcpServers": map[string]any{"github": map[string]any{"command": "true"}}})
+	for _, cmd := range []string{"remove", "disable", "enable"} {
+		if r := run(t, cmd, "githb", "--config", path); r.code != 2 || !strings.Contains(r.stderr, `no server "githb"`) || !strings.Contains(r.stderr, `(did you mean "github"?)`) {
+			t.Errorf("%s githb: exit %d\n%s", cmd, r.code, r.stderr)
+		}
+	}
+}

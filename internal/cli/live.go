@@ -160,7 +160,7 @@ func (r *run) editServer(ctx context.Context, name string, edit func(control.Ser
 	err = confedit.Edit(path, &confedit.Options{Check: r.checkFile(path)}, func(o *confedit.Object) error {
 		return editServers(o, func(servers *confedit.Object) error {
 			if _, ok := servers.Get(name); !ok {
-				return errNoServer(name, path)
+				return errNoServer(name, path, servers)
 			}
 			obj, err := servers.Object(name)
 			if err != nil {
