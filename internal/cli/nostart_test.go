@@ -44,6 +44,9 @@ func TestSearchStartsNoServer(t *testing.T) {
 	if r.code != 0 || strings.Contains(r.stdout, "good__echo") {
 		t.Errorf("search before any discovery: exit %d, stdout %q, stderr %q; want no match", r.code, r.stdout, r.stderr)
 	}
+	if !strings.Contains(r.stderr, `server "good" has not been discovered yet`) {
+		t.Errorf("search does not say that good's tools were not searched:\n%s", r.stderr)
+	}
 	if n, m := starts(t, good), starts(t, hang); n != 0 || m != 0 {
 		t.Errorf("search started good %d and hang %d times; want none", n, m)
 	}
