@@ -233,7 +233,8 @@ func isURL(s string) bool {
 // SuggestName proposes a server name: from the URL's host
 // ("https://mcp.github.com/x" is "github"), else from the package a
 // command runs ("npx -y @modelcontextprotocol/server-filesystem" is
-// "filesystem"), else from the command's file name.
+// "filesystem"), else from the script node or python runs (see
+// scriptName), else from the command's file name.
 func SuggestName(rawURL string, argv []string) string {
 	if rawURL != "" {
 		u, err := url.Parse(rawURL)
@@ -270,8 +271,13 @@ func SuggestName(rawURL string, argv []string) string {
 	}
 	if pkg == "" {
 		pkg = filepath.Base(argv[0])
-		if (pkg == "node" || pkg == "python" || pkg == "python3") && len(argv) > 1 {
-			pkg = strings.TrimSuffix(strings.TrimSuffix(filepath.Base(argv[len(argv)-1]), ".js"), ".py")
+		if pkg == "node" || pkg == "python" || pkg == "python3" {
+			for _, a := range argv[1:] {
+				if !strings.HasPrefix(a, "-") {
+					pkg = scriptName(a)
+					break
+				}
+			}
 		}
 	}
 	if at := strings.LastIndex(pkg, "@"); at > 0 {
@@ -286,6 +292,36 @@ func SuggestName(rawURL string, argv []string) string {
 		pkg = strings.TrimSuffix(pkg, s)
 	}
 	return clean(pkg, "server")
+}
+
+// scriptName names the program a script path belongs to: the package
+// under node_modules ("…/node_modules/@scope/server-memory/dist/index.js"
+// is "@scope/server-memory"), else the file's name without its extension
+// unless that says nothing ("index", "main"), else the nearest directory
+// that is not a build output ("~/weather/build/index.js" is "weather").
+func scriptName(path string) string {
+	path = filepath.ToSlash(path)
+	if i := strings.LastIndex(path, "node_modules/"); i >= 0 {
+		rest := strings.Split(path[i+len("node_modules/"):], "/")
+		if strings.HasPrefix(rest[0], "@") && len(rest) > 1 {
+			return rest[0] + "/" + rest[1]
+		}
+		return rest[0]
+	}
+	parts := strings.Split(path, "/")
+	base := parts[len(parts)-1]
+	if ext := filepath.Ext(base); slices.Contains([]string{".js", ".mjs", ".cjs", ".ts", ".py"}, ext) {
+		base = strings.TrimSuffix(base, ext)
+	}
+	if !slices.Contains([]string{"index", "main", "__main__", "server", "cli", "app", "mod", "stdio"}, base) {
+		return base
+	}
+	for i := len(parts) - 2; i >= 0; i-- {
+		if !slices.Contains([]string{"", ".", "..", "dist", "build", "lib", "src", "bin", "out", "esm", "cjs"}, parts[i]) {
+			return parts[i]
+		}
+	}
+	return base
 }
 
 func lastSegment(s string) string {
