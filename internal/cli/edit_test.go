@@ -393,7 +393,7 @@ func TestAddNPMPeer(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
-	g := runHome(t, home, "get", "index", "--json")
+	g := runHome(t, home, "get", "memory", "--json")
 	if g.code != 0 || !strings.Contains(g.stdout, `"state": "ready"`) {
 		t.Errorf("get: exit %d\n%s%s", g.code, g.stdout, g.stderr)
 	}
