@@ -1,6 +1,8 @@
 package cli_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -94,5 +96,27 @@ func TestHelpTidy(t *testing.T) {
 		if r := run(t, cmd, "githb", "--config", path); r.code != 2 || !strings.Contains(r.stderr, `no server "githb"`) || !strings.Contains(r.stderr, `(did you mean "github"?)`) {
 			t.Errorf("%s githb: exit %d\n%s", cmd, r.code, r.stderr)
 		}
+	}
+}
+
+// TestAddJSONErrors: add-json says where its argument is not valid JSON,
+// and blames a problem in it on the argument, with the path within it,
+// never on config.json; nothing is written.
+func TestAddJSONErrors(t *testing.T) {
+	home := t.TempDir()
+	for _, tc := range []struct{ arg, want string }{
+		{`{"command": "true", "args": ["a",]}`, "the JSON argument is not valid JSON at line 1, column 34: invalid character ']'"},
+		{"{\"command\": \"true\",\n \"args\": [1,\n  }", "the JSON argument is not valid JSON at line 3, column 3"},
+		{`{"command": "true"`, "the JSON argument ends early"},
+		{`{"comand": "true"}`, `the JSON argument: $.comand: unknown field "comand" (did you mean "command"?)`},
+		{`{"command": "true", "env": {"A": 1}}`, "the JSON argument: $.env.A: want string, got number"},
+	} {
+		r := run(t, "add-json", "x", tc.arg, "--home", home)
+		if r.code != 2 || !strings.Contains(r.stderr, tc.want) || strings.Contains(r.stderr, "config.json") {
+			t.Errorf("add-json x %s: exit %d\n%s\nwant %q", tc.arg, r.code, r.stderr, tc.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(home, "config.json")); !os.IsNotExist(err) {
+		t.Errorf("config.json written: %v", err)
 	}
 }
