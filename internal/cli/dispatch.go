@@ -186,7 +186,9 @@ func (r *run) exec(cc *cobra.Command, args []string) int {
 			return code
 		}
 		defer func() {
+			left := r.stillStarting()
 			r.host.Close()
+			r.keepStartTime(left)
 			r.store.Close()
 		}()
 	}

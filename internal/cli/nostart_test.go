@@ -168,3 +168,31 @@ func TestServeStdioFirstList(t *testing.T) {
 		t.Errorf("first tools/list after add = %v; want slow's tools, from the catalogue the check saved", got)
 	}
 }
+
+// TestHungServerFailsAcrossCommands: a server that hangs at start-up is
+// reported failing once the commands that stopped it sooner gave it its
+// startupTimeoutMs in all (each gives it at least the 0.6 s it waits),
+// and is then not started again before its next probe.
+func TestHungServerFailsAcrossCommands(t *testing.T) {
+	mark := filepath.Join(t.TempDir(), "hang")
+	hang := markedServer(testkit.ModeHang, mark)
+	hang["startupTimeoutMs"] = 1500
+	path := writeConfig(t, map[string]any{"mcpServers": map[string]any{"hang": hang}})
+	home := t.TempDir()
+	for range 3 {
+		if r := run(t, "servers", "--config", path, "--home", home); r.code != 0 {
+			t.Fatalf("servers: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+	}
+	started := starts(t, mark)
+	r := run(t, "servers", "--config", path, "--home", home, "--json")
+	if !strings.Contains(r.stdout, `"state": "failed"`) || !strings.Contains(r.stdout, "did not finish starting within 1.5s (startupTimeoutMs)") {
+		t.Errorf("after three commands: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := run(t, "tools", "--config", path, "--home", home); !strings.Contains(r.stderr, `server "hang" is unavailable: did not finish starting`) {
+		t.Errorf("tools does not warn of the failed server:\n%s", r.stderr)
+	}
+	if n := starts(t, mark); n != started {
+		t.Errorf("the failed server was started %d more times before its next probe", n-started)
+	}
+}
