@@ -120,3 +120,17 @@ func TestAddJSONErrors(t *testing.T) {
 		t.Errorf("config.json written: %v", err)
 	}
 }
+
+// TestStoreCommandsSuggestServers: approve, diff and log, which read the
+// store, suggest the configured server a misspelt name meant.
+func TestStoreCommandsSuggestServers(t *testing.T) {
+	for _, args := range [][]string{{"approve", "dem"}, {"diff", "dem:echo"}, {"log", "dem"}} {
+		r := run(t, args...)
+		if !strings.Contains(r.stdout+r.stderr, `(did you mean "demo"?)`) {
+			t.Errorf("%q: exit %d, no suggestion\nstdout: %s\nstderr: %s", args, r.code, r.stdout, r.stderr)
+		}
+	}
+	if r := run(t, "approve", "demo:echo"); strings.Contains(r.stderr, "did you mean") {
+		t.Errorf("approve demo:echo suggests: %s", r.stderr)
+	}
+}
