@@ -216,9 +216,15 @@ func (r *run) checkServer(cfg *config.Config, name, written string) *saveError {
 
 // checkStore is the state store as a check's host sees it: the catalogue
 // the check discovers is saved, and its definitions approved, as at the
-// server's first start; no start-up schedule is read or kept, so that a
-// failed check holds back neither the next check nor the next command.
+// server's first start; no saved catalogue is read, so that the server is
+// started and discovered whatever an earlier run saved; no start-up
+// schedule is read or kept, so that a failed check holds back neither the
+// next check nor the next command.
 type checkStore struct{ store.Store }
+
+func (checkStore) Catalog(context.Context, string) (*store.Catalog, error) {
+	return nil, store.ErrNotFound
+}
 
 func (checkStore) Schedule(context.Context, string) (*store.Schedule, error) {
 	return nil, store.ErrNotFound

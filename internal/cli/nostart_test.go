@@ -196,3 +196,19 @@ func TestHungServerFailsAcrossCommands(t *testing.T) {
 		t.Errorf("the failed server was started %d more times before its next probe", n-started)
 	}
 }
+
+// TestCheckStartsTheServer: enable checks that the server starts even
+// when a catalogue of it is saved.
+func TestCheckStartsTheServer(t *testing.T) {
+	mark := filepath.Join(t.TempDir(), "mark")
+	home := t.TempDir()
+	entry, _ := json.Marshal(markedServer(testkit.ModeServer, mark))
+	for _, args := range [][]string{{"add-json", "one", string(entry)}, {"disable", "one"}, {"enable", "one"}} {
+		if r := run(t, append(args, "--home", home)...); r.code != 0 {
+			t.Fatalf("%q: exit %d\n%s%s", args, r.code, r.stdout, r.stderr)
+		}
+	}
+	if n := starts(t, mark); n != 2 {
+		t.Errorf("add-json and enable started the server %d times; want 2 (each checks it)", n)
+	}
+}
