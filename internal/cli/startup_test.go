@@ -67,7 +67,7 @@ func runTerm(t *testing.T, path string, terminal bool, args ...string) (result, 
 }
 
 // TestCommandsDoNotWaitForAHungServer: next to a server that hangs at
-// start-up (startupTimeoutMs 10 s), tools, call and servers answer with
+// start-up (startupTimeoutMs 60 s), tools, call and servers answer with
 // what is ready or known from the saved catalogue, and name the server
 // still starting: they did not wait for its start-up timeout. The good
 // server starts slower than a command waits (as any may on a busy
@@ -77,10 +77,9 @@ func TestCommandsDoNotWaitForAHungServer(t *testing.T) {
 	good := slowServer(time.Second)
 	home := t.TempDir()
 	alone := writeConfig(t, map[string]any{"mcpServers": map[string]any{"good": good}})
-	both := writeConfig(t, map[string]any{"mcpServers": map[string]any{
-		"good": good,
-		"hang": testServer(testkit.ModeHang),
-	}})
+	hang := testServer(testkit.ModeHang)
+	hang["startupTimeoutMs"] = 60000 // far more than the three commands give it in all
+	both := writeConfig(t, map[string]any{"mcpServers": map[string]any{"good": good, "hang": hang}})
 	cmd := func(path string, args ...string) result {
 		return runWith(t, cli.Env{
 			Args:       append(args, "--config", path, "--home", home),
