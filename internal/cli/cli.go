@@ -410,7 +410,7 @@ func flagUsages(lines string) string {
 	for _, l := range strings.SplitAfter(lines, "\n") {
 		indent := len(l) - len(strings.TrimLeft(l, " "))
 		rest := l[indent:]
-		if len(rest) > 7 && rest[0] == '-' && rest[2:6] == ", --" && rest[1] == rest[6] && (len(rest) == 7 || rest[7] == ' ') {
+		if len(rest) > 7 && rest[0] == '-' && rest[2:6] == ", --" && rest[1] == rest[6] && rest[7] == ' ' {
 			after := rest[7:] // " N   usage" or "   usage"
 			arg := ""
 			if len(after) > 1 && after[0] == ' ' && after[1] != ' ' {
