@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/confedit"
 	"github.com/switchboard-mcp/switchboard/internal/control"
@@ -99,6 +100,11 @@ func (r *run) restartOn(c *control.Client) int {
 	}
 	name := r.args[0]
 	if err := c.Restart(r.ctx, name); err != nil {
+		if hint := r.serverHint(name); hint != "" && fault.CodeOf(err) == fault.CodeNotFound {
+			f := failureOf(err, codeError)
+			f.Message += hint
+			return r.report(ExitUsage, f)
+		}
 		return r.fail(err)
 	}
 	st, err := c.Status(r.ctx)
