@@ -130,6 +130,12 @@ type Options struct {
 	// every server is ready or has failed, each bounded by its
 	// startupTimeoutMs; negative does not wait at all (the gateway).
 	StartupWait time.Duration
+	// NoStart makes Open start no server: one with a saved catalogue is
+	// advertised from it as usual, one without is listed idle with no
+	// tools. A server starts on first use (Call, Refresh). For a program
+	// that reads what is known and calls little or nothing (the CLI's
+	// search, and its get of one server).
+	NoStart bool
 	// Store keeps saved catalogues (a server whose configuration is
 	// unchanged is advertised at once, without being started), approved
 	// tool definitions (a changed definition is held back until
@@ -212,6 +218,7 @@ type Host struct {
 	pinsMu sync.Mutex
 
 	loginTimeout time.Duration // OAuthOptions.LoginTimeout; fixed at Open
+	noStart      bool          // Options.NoStart; fixed at Open
 
 	// loginMu guards logins, the browser logins in progress by server
 	// (login.go). Nothing else is locked while it is held.
@@ -287,6 +294,7 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 		sem:        newSemantic(),
 
 		loginTimeout: opts.OAuth.loginTimeout(),
+		noStart:      opts.NoStart,
 	}
 	h.opts.OnListChanged = h.listChanged
 	h.audit = newAuditLog(opts.Store, log, h.storeReached)
@@ -307,7 +315,7 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 	var later []*server // advertised from the store, connected in the background
 	for _, sc := range cfg.Servers {
 		s := comp.servers[sc.Name]
-		if !runnable(sc) {
+		if !runnable(sc) || h.noStart {
 			continue
 		}
 		if s.cached {

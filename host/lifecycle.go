@@ -56,6 +56,9 @@ func (h *Host) newServer(ctx context.Context, cfg *config.Config, sc *config.Ser
 		s.catalog = s.vetted.Catalog
 	}
 	h.loadSchedule(ctx, s, sc)
+	if h.noStart && s.state == StateStarting {
+		s.state = StateIdle // not dialled by Open: it starts on first use
+	}
 	return s
 }
 

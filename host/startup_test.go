@@ -212,3 +212,27 @@ func TestScheduleSurvivesRestart(t *testing.T) {
 		t.Errorf("run after the next attempt was due: %d starts; want 3", starts())
 	}
 }
+
+// TestNoStart: with NoStart, Open dials no server: one without a saved
+// catalogue is idle with no tools, and starts on first use.
+func TestNoStart(t *testing.T) {
+	cfg := parse(t, map[string]any{
+		"good": child(t, testkit.ModeServer, nil),
+		"hang": child(t, testkit.ModeHang, nil),
+	}, nil)
+	h := openWith(t, cfg, &host.Options{StopTimeout: 500 * time.Millisecond, NoStart: true})
+	for _, name := range []string{"good", "hang"} {
+		if st := status(h, name); st.State != host.StateIdle || st.PID != 0 || st.Tools != 0 {
+			t.Errorf("%s: state %s, pid %d, %d tools; want idle, not started, no tools", name, st.State, st.PID, st.Tools)
+		}
+	}
+	if err := h.Refresh(t.Context(), "good"); err != nil {
+		t.Fatalf("Refresh(good): %v", err)
+	}
+	if got := call(t, h, "good:echo", `{"text":"hi"}`).Text; got != "hi" {
+		t.Errorf("echo = %q", got)
+	}
+	if st := status(h, "hang"); st.State != host.StateIdle || st.PID != 0 {
+		t.Errorf("hang: state %s, pid %d; want idle, not started", st.State, st.PID)
+	}
+}

@@ -1,13 +1,17 @@
 package cli
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/url"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
@@ -170,7 +174,11 @@ func runAddJSON(r *run) int {
 	if !r.wantArgs(2, 2) {
 		return ExitUsage
 	}
-	obj, err := confedit.ParseObject([]byte(r.args[1]))
+	arg := []byte(r.args[1])
+	if err := jsonSyntax(arg); err != nil {
+		return r.usagef("add-json: the JSON argument %v", err)
+	}
+	obj, err := confedit.ParseObject(arg)
 	if err != nil || len(strings.TrimSpace(r.args[1])) == 0 {
 		return r.usagef("add-json takes the server's configuration as one JSON object")
 	}
@@ -180,7 +188,87 @@ func runAddJSON(r *run) int {
 			return r.usagef("%v", err)
 		}
 	}
+	if err := r.checkArgument(e); err != nil {
+		return r.usagef("%v", err)
+	}
 	return r.save(e)
+}
+
+// jsonSyntax says where data is not valid JSON: "is not valid JSON at line
+// 2, column 5: invalid character ...", or "ends early"; nil when it is.
+func jsonSyntax(data []byte) error {
+	var v any
+	err := json.Unmarshal(data, &v)
+	se, ok := errors.AsType[*json.SyntaxError](err)
+	if !ok {
+		return nil // valid, or not a syntax error: a type error is reported later
+	}
+	at := min(int(max(se.Offset, 1)), len(data))
+	if at == len(data) && strings.Contains(se.Error(), "unexpected end") {
+		return errors.New("ends early: a closing quote, ] or } is missing")
+	}
+	before := data[:at]
+	line := 1 + bytes.Count(before, []byte("\n"))
+	col := utf8.RuneCount(before[bytes.LastIndexByte(before, '\n')+1:])
+	return fmt.Errorf("is not valid JSON at line %d, column %d: %v", line, col, se)
+}
+
+// checkArgument checks add-json's argument as a server's configuration on
+// its own, so that a problem names the argument and the JSON path within
+// it ("the JSON argument: $.comand: unknown field"), not the configuration
+// file it would be written to.
+func (r *run) checkArgument(e *entry) error {
+	doc := &confedit.Object{}
+	servers := &confedit.Object{}
+	if err := servers.SetValue(e.name, e.obj); err != nil {
+		return err
+	}
+	if err := doc.SetValue("mcpServers", servers); err != nil {
+		return err
+	}
+	data, err := doc.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	lookup, err := r.lookupCred(e.creds)
+	if err != nil {
+		return err
+	}
+	_, err = config.Parse(data, "", &config.LoadOptions{LookupEnv: r.env.LookupEnv, LookupCred: lookup})
+	if err == nil {
+		return nil
+	}
+	var errs []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	} else {
+		errs = []error{err}
+	}
+	var msgs []string
+	for _, err := range errs {
+		ce, ok := errors.AsType[*config.Error](err)
+		if !ok {
+			msgs = append(msgs, err.Error())
+			continue
+		}
+		path := ce.Path
+		for _, p := range []string{"$.mcpServers." + e.name, "$.mcpServers[" + strconv.Quote(e.name) + "]"} {
+			if rest, ok := strings.CutPrefix(path, p); ok {
+				path = "$" + rest
+			}
+		}
+		switch {
+		case path == "$" && strings.Contains(ce.Msg, "server name"):
+			msgs = append(msgs, fmt.Sprintf("NAME %q: %s", e.name, ce.Msg))
+		case path == "$":
+			msgs = append(msgs, fmt.Sprintf("the JSON argument: %s", ce.Msg))
+		case path == ce.Path:
+			msgs = append(msgs, fmt.Sprintf("server %q: %s", e.name, ce.Msg))
+		default:
+			msgs = append(msgs, fmt.Sprintf("the JSON argument: %s: %s", path, ce.Msg))
+		}
+	}
+	return errors.New(strings.Join(msgs, "\n"))
 }
 
 // SplitCommand splits a command line written as in a POSIX shell into
@@ -233,7 +321,8 @@ func isURL(s string) bool {
 // SuggestName proposes a server name: from the URL's host
 // ("https://mcp.github.com/x" is "github"), else from the package a
 // command runs ("npx -y @modelcontextprotocol/server-filesystem" is
-// "filesystem"), else from the command's file name.
+// "filesystem"), else from the script node or python runs (see
+// scriptName), else from the command's file name.
 func SuggestName(rawURL string, argv []string) string {
 	if rawURL != "" {
 		u, err := url.Parse(rawURL)
@@ -270,8 +359,13 @@ func SuggestName(rawURL string, argv []string) string {
 	}
 	if pkg == "" {
 		pkg = filepath.Base(argv[0])
-		if (pkg == "node" || pkg == "python" || pkg == "python3") && len(argv) > 1 {
-			pkg = strings.TrimSuffix(strings.TrimSuffix(filepath.Base(argv[len(argv)-1]), ".js"), ".py")
+		if pkg == "node" || pkg == "python" || pkg == "python3" {
+			for _, a := range argv[1:] {
+				if !strings.HasPrefix(a, "-") {
+					pkg = scriptName(a)
+					break
+				}
+			}
 		}
 	}
 	if at := strings.LastIndex(pkg, "@"); at > 0 {
@@ -286,6 +380,36 @@ func SuggestName(rawURL string, argv []string) string {
 		pkg = strings.TrimSuffix(pkg, s)
 	}
 	return clean(pkg, "server")
+}
+
+// scriptName names the program a script path belongs to: the package
+// under node_modules ("…/node_modules/@scope/server-memory/dist/index.js"
+// is "@scope/server-memory"), else the file's name without its extension
+// unless that says nothing ("index", "main"), else the nearest directory
+// that is not a build output ("~/weather/build/index.js" is "weather").
+func scriptName(path string) string {
+	path = filepath.ToSlash(path)
+	if i := strings.LastIndex(path, "node_modules/"); i >= 0 {
+		rest := strings.Split(path[i+len("node_modules/"):], "/")
+		if strings.HasPrefix(rest[0], "@") && len(rest) > 1 {
+			return rest[0] + "/" + rest[1]
+		}
+		return rest[0]
+	}
+	parts := strings.Split(path, "/")
+	base := parts[len(parts)-1]
+	if ext := filepath.Ext(base); slices.Contains([]string{".js", ".mjs", ".cjs", ".ts", ".py"}, ext) {
+		base = strings.TrimSuffix(base, ext)
+	}
+	if !slices.Contains([]string{"index", "main", "__main__", "server", "cli", "app", "mod", "stdio"}, base) {
+		return base
+	}
+	for i := len(parts) - 2; i >= 0; i-- {
+		if !slices.Contains([]string{"", ".", "..", "dist", "build", "lib", "src", "bin", "out", "esm", "cjs"}, parts[i]) {
+			return parts[i]
+		}
+	}
+	return base
 }
 
 func lastSegment(s string) string {

@@ -301,10 +301,24 @@ func suggestCommand(name string) string {
 func (t *tree) help(args []string) int {
 	r := t.global
 	var name string
-	for _, a := range args {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
 		if !strings.HasPrefix(a, "-") {
 			name = a
 			break
+		}
+		// A flag given before help (switchboard --home DIR help): its
+		// value is not the command.
+		flag := strings.TrimLeft(a, "-")
+		if strings.Contains(flag, "=") {
+			continue
+		}
+		f := t.root.PersistentFlags().Lookup(flag)
+		if f == nil && len(flag) == 1 {
+			f = t.root.PersistentFlags().ShorthandLookup(flag)
+		}
+		if f != nil && f.NoOptDefVal == "" {
+			i++
 		}
 	}
 	if name == "" || name == "help" {
@@ -385,7 +399,32 @@ func (r *run) commandUsage(w io.Writer, c *cobra.Command) {
 	if ex := examples[r.cmd.name]; len(ex) > 0 {
 		fmt.Fprintf(w, "\nExamples:\n  %s\n", strings.Join(ex, "\n  "))
 	}
-	fmt.Fprintf(w, "\nFlags:\n%s", c.LocalFlags().FlagUsages())
+	fmt.Fprintf(w, "\nFlags:\n%s", flagUsages(c.LocalFlags().FlagUsages()))
+}
+
+// flagUsages tidies pflag's usage lines: a one-letter flag (-v, -k, -n)
+// is shown as itself, not as "-v, --v" (a Go flag of one letter becomes
+// both a shorthand and a name in pflag); the columns stay aligned.
+func flagUsages(lines string) string {
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(lines, "\n") {
+		indent := len(l) - len(strings.TrimLeft(l, " "))
+		rest := l[indent:]
+		if len(rest) > 7 && rest[0] == '-' && rest[2:6] == ", --" && rest[1] == rest[6] && rest[7] == ' ' {
+			after := rest[7:] // " N   usage" or "   usage"
+			arg := ""
+			if len(after) > 1 && after[0] == ' ' && after[1] != ' ' {
+				end := strings.IndexByte(after[1:], ' ') + 1
+				if end == 0 {
+					end = len(after)
+				}
+				arg, after = after[:end], after[end:]
+			}
+			l = l[:indent] + rest[:2] + arg + "     " + after
+		}
+		b.WriteString(l)
+	}
+	return b.String()
 }
 
 // Codes of the failures that carry no fault code: a usage error, a
@@ -531,6 +570,9 @@ func (r *run) open() int {
 	// The gateway forwards servers' requests (sampling, elicitation,
 	// roots) to its clients; the other commands have no one to ask.
 	opts := &host.Options{ClientVersion: r.env.Version, Forward: r.cmd.name == "serve", OAuth: r.oauthOptions()}
+	// search reads the saved catalogues and get touches its one server:
+	// neither starts the others.
+	opts.NoStart = r.cmd.name == "search" || r.cmd.name == "get"
 	if r.cmd.name != "serve" {
 		opts.StopTimeout = oneShotStop
 		opts.StartupWait = startupWait
@@ -600,6 +642,9 @@ func (r *run) open() int {
 	}
 	if !listing {
 		for _, s := range h.Servers() {
+			if r.cmd.name == "get" && (len(r.args) == 0 || s.Name != r.args[0]) {
+				continue // get shows its server's state; the others are not its business
+			}
 			switch {
 			case s.State == host.StateMisconfigured:
 				reason, _ := strings.CutPrefix(s.LastError, fmt.Sprintf("server %q: ", s.Name))

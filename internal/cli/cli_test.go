@@ -113,7 +113,7 @@ func TestCommands(t *testing.T) {
 		{"tools", []string{"tools"}, 0, "demo__echo", "", ""},
 		{"describe", []string{"tools", "demo:add"}, 0, `"a"`, "", ""},
 		{"call key=value", []string{"call", "demo__echo", "text=hi there"}, 0, "hi there\n", "", ""},
-		{"search", []string{"search", "add", "two", "numbers", "-k", "1"}, 0, "demo__add", "", ""},
+		{"search before discovery", []string{"search", "add", "two", "numbers", "-k", "1"}, 0, "", `server "demo" has not been discovered yet`, "demo__add"},
 		{"call string stays string", []string{"call", "demo__echo", "text=123"}, 0, "123\n", "", ""},
 		{"call numbers", []string{"call", "demo__add", "a=2", "b=40"}, 0, `{"sum":42}`, "", ""},
 		{"call JSON", []string{"call", "demo:echo", `{"text":"json"}`}, 0, "json\n", "", ""},

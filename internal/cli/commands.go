@@ -154,6 +154,11 @@ func runTools(r *run) int {
 			return r.usagef("tools --raw needs a NAME (a model-facing name or <server>:<tool>)")
 		}
 		raw, err := r.host.RawTool(r.args[0])
+		if server := r.host.Starting(err); server != "" {
+			if err = r.await(server); err == nil {
+				raw, err = r.host.RawTool(r.args[0])
+			}
+		}
 		if err != nil {
 			return r.fail(err)
 		}
@@ -547,6 +552,7 @@ func runSearch(r *run) int {
 	if err != nil {
 		return r.failf(ExitUpstream, codeError, "%v", err)
 	}
+	r.noteUndiscovered()
 	if r.json {
 		if tools == nil {
 			tools = []host.Tool{}
@@ -559,6 +565,22 @@ func runSearch(r *run) int {
 	}
 	r.toolTable(tools)
 	return ExitOK
+}
+
+// noteUndiscovered names, on stderr, the servers search could not look
+// into: enabled, and with no catalogue saved under their configuration
+// (it starts no server).
+func (r *run) noteUndiscovered() {
+	for _, s := range r.host.Servers() {
+		sc := r.cfg.Server(s.Name)
+		if s.State != host.StateIdle || s.Tools > 0 || sc == nil {
+			continue
+		}
+		if c, err := r.store.Catalog(r.ctx, s.Name); err == nil && c.Fingerprint == sc.Fingerprint() {
+			continue
+		}
+		fmt.Fprintf(r.env.Stderr, "note: server %q has not been discovered yet, so its tools are not searched ('switchboard tools %s' discovers it)\n", launcher.Escape(s.Name), launcher.Escape(s.Name))
+	}
 }
 
 // runTokens estimates what each server's tool definitions cost in a

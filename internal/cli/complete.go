@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/spf13/cobra"
 
@@ -112,7 +114,26 @@ func (t *tree) complete(request bool) {
 	}
 	if request {
 		t.root.RegisterFlagCompletionFunc("scope", cobra.FixedCompletions(values["scope"], cobra.ShellCompDirectiveNoFileComp)) //nolint:errcheck // once per tree
+		t.root.SetOut(candidates{t.global.env.Stdout})
 	}
+}
+
+// candidates writes cobra's completions as a person should see them: a
+// one-letter flag as itself (-v), not also as --v (pflag gives a Go flag
+// of one letter both spellings), and descriptions without the backquotes
+// that name a flag's argument in its help. cobra writes one candidate per
+// Write.
+type candidates struct{ w io.Writer }
+
+func (c candidates) Write(p []byte) (int, error) {
+	oneLetter := len(p) >= 3 && p[0] == '-' && p[1] == '-' && (unicode.IsLetter(rune(p[2])) || unicode.IsDigit(rune(p[2])))
+	if oneLetter && (len(p) == 3 || p[3] == '\t' || p[3] == '\n') {
+		return len(p), nil
+	}
+	if _, err := c.w.Write(bytes.ReplaceAll(p, []byte("`"), nil)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // completeArgs completes r's command's positional arguments.

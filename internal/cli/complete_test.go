@@ -58,6 +58,7 @@ func TestCompletion(t *testing.T) {
 		{[]string{"call", "docs__e"}, []string{"docs__echo"}, []string{"docs__add", "sleepy__echo"}},
 		{[]string{"tools", ""}, []string{"docs\n", "docs__echo", "sleepy\n", "proj\n"}, nil},
 		{[]string{"tools", "--f"}, []string{"--format"}, nil},
+		{[]string{"search", "-"}, []string{"-k\tshow the best N matches", "-v\t", "--home\tSwitchboard's home dir"}, []string{"--k\t", "--v\t", "`"}},
 		{[]string{"add", "--"}, []string{"--scope", "--transport", "--env", "--home"}, nil},
 		{[]string{"add", "--scope", ""}, []string{"user", "project"}, nil},
 		{[]string{"--scope", ""}, []string{"user", "project"}, nil},

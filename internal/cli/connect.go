@@ -30,7 +30,7 @@ func (f *connectFlags) register(fs *flag.FlagSet, name string) {
 		return
 	}
 	fs.BoolVar(&f.print, "print", false, "print the entry that would be written, and where; write nothing")
-	fs.BoolVar(&f.stdio, "stdio", false, "have the client launch `switchboard serve --stdio` instead of reaching the HTTP gateway (Claude Desktop always does)")
+	fs.BoolVar(&f.stdio, "stdio", false, "have the client launch 'switchboard serve --stdio' instead of reaching the HTTP gateway (Claude Desktop always does)")
 	fs.StringVar(&f.addr, "http", "", "the `addr` 'switchboard serve --http' listens on (default 127.0.0.1:8939; a bare port means 127.0.0.1:PORT)")
 	fs.StringVar(&f.tokenEnv, "token-env", "", "write the token header as a reference to environment `variable` VAR, as 'serve --token-env VAR' reads it (default: the token kept in the home)")
 }

@@ -135,7 +135,15 @@ func (t *tree) execute() int {
 		r = t.global
 	}
 	r.json = wantsJSON(t.global.env.Args)
-	code := r.usagef("%v", err)
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "unknown flag: --"); ok {
+		var names []string
+		c.LocalFlags().VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+		if hint := didYouMean(name, names); hint != "" {
+			msg += strings.Replace(hint, `mean "`, `mean "--`, 1)
+		}
+	}
+	code := r.usagef("%s", msg)
 	var fe flagError
 	if errors.As(err, &fe) && !r.json && ok {
 		r.commandUsage(r.env.Stderr, c)
@@ -178,7 +186,9 @@ func (r *run) exec(cc *cobra.Command, args []string) int {
 			return code
 		}
 		defer func() {
+			left := r.stillStarting()
 			r.host.Close()
+			r.keepStartTime(left)
 			r.store.Close()
 		}()
 	}

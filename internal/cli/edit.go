@@ -14,6 +14,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/confedit"
 	"github.com/switchboard-mcp/switchboard/internal/creds"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
+	"github.com/switchboard-mcp/switchboard/internal/suggest"
 )
 
 // The editing commands: add, add-json, remove, enable, disable, get.
@@ -170,9 +171,13 @@ func editServers(o *confedit.Object, f func(servers *confedit.Object) error) err
 	return o.SetValue(key, servers)
 }
 
-// errNoServer is the error for a name the file does not have.
-func errNoServer(name, path string) error {
-	return fmt.Errorf("no server %q in %s", name, path)
+// errNoServer is the error for a name the file's servers do not have.
+func errNoServer(name, path string, servers *confedit.Object) error {
+	names := make([]string, len(servers.Members))
+	for i, m := range servers.Members {
+		names[i] = m.Key
+	}
+	return fmt.Errorf("no server %q in %s%s", name, path, didYouMean(name, names))
 }
 
 // entry is a server's configuration being added: its JSON object, and
@@ -250,7 +255,7 @@ func runRemove(r *run) int {
 		return editServers(o, func(servers *confedit.Object) error {
 			raw, ok := servers.Get(name)
 			if !ok {
-				return errNoServer(name, path)
+				return errNoServer(name, path, servers)
 			}
 			servers.Delete(name)
 			for _, m := range credRefs.FindAllStringSubmatch(string(raw), -1) {
@@ -334,7 +339,7 @@ func (r *run) setEnabled(on bool) int {
 	edit := func(o *confedit.Object) error {
 		return editServers(o, func(servers *confedit.Object) error {
 			if _, ok := servers.Get(name); !ok {
-				return errNoServer(name, path)
+				return errNoServer(name, path, servers)
 			}
 			obj, err := servers.Object(name)
 			if err != nil {
@@ -381,10 +386,28 @@ func (r *run) setEnabled(on bool) int {
 
 // suggestServer is " (did you mean X?)" for a server name close to name.
 func suggestServer(cfg *config.Config, name string) string {
-	for _, s := range cfg.Servers {
-		if strings.EqualFold(s.Name, name) {
-			return fmt.Sprintf(" (did you mean %q?)", s.Name)
+	names := make([]string, len(cfg.Servers))
+	for i, s := range cfg.Servers {
+		names[i] = s.Name
+	}
+	return didYouMean(name, names)
+}
+
+// didYouMean is " (did you mean X?)" for the one of names that name most
+// likely misspells (the same letters in another case, or a few edits
+// away), or "".
+func didYouMean(name string, names []string) string {
+	best, dist := "", max(2, len(name)/3)+1
+	for _, n := range names {
+		if strings.EqualFold(n, name) {
+			return fmt.Sprintf(" (did you mean %q?)", n)
+		}
+		if d := suggest.Distance(strings.ToLower(name), strings.ToLower(n)); d < dist {
+			best, dist = n, d
 		}
 	}
-	return ""
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
 }

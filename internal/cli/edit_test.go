@@ -393,7 +393,7 @@ func TestAddNPMPeer(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
-	g := runHome(t, home, "get", "index", "--json")
+	g := runHome(t, home, "get", "memory", "--json")
 	if g.code != 0 || !strings.Contains(g.stdout, `"state": "ready"`) {
 		t.Errorf("get: exit %d\n%s%s", g.code, g.stdout, g.stderr)
 	}
@@ -480,7 +480,12 @@ func TestSuggestName(t *testing.T) {
 		{"", []string{"uvx", "mcp-server-fetch"}, "fetch"},
 		{"", []string{"docker", "run", "-i", "--rm", "ghcr.io/github/github-mcp-server"}, "github"},
 		{"", []string{"/usr/local/bin/My.Server"}, "my-server"},
-		{"", []string{"node", "/srv/weather/index.js"}, "index"},
+		{"", []string{"node", "/srv/weather/index.js"}, "weather"},
+		{"", []string{"node", "/w/node_modules/@modelcontextprotocol/server-memory/dist/index.js"}, "memory"},
+		{"", []string{"node", "/home/me/weather-server/build/index.js", "--port", "3"}, "weather"},
+		{"", []string{"node", "--no-warnings", "./dist/cli.mjs"}, "cli"},
+		{"", []string{"python3", "/srv/mcp-server-time/main.py"}, "time"},
+		{"", []string{"node", "/srv/tools/github.js"}, "github"},
 		{"", []string{"!!!"}, "server"},
 	}
 	for _, tt := range tests {

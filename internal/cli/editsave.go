@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/confedit"
 	"github.com/switchboard-mcp/switchboard/internal/creds"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
+	"github.com/switchboard-mcp/switchboard/internal/store"
 )
 
 // saveError is why a server was not saved: what report prints, and the
@@ -176,7 +178,14 @@ func (r *run) checkServer(cfg *config.Config, name, written string) *saveError {
 	sc.Enabled = true
 	one.Servers = []*config.Server{&sc}
 	fmt.Fprintf(r.env.Stderr, "checking server %q...\n", name)
-	h, err := host.Open(r.ctx, &one, &host.Options{ClientVersion: r.env.Version, StopTimeout: oneShotStop, OAuth: r.oauthOptions()})
+	opts := &host.Options{ClientVersion: r.env.Version, StopTimeout: oneShotStop, OAuth: r.oauthOptions()}
+	if kept, err := r.openStore(cfg); err == nil {
+		// What the check discovers is the server's catalogue: the next
+		// command lists its tools without starting it.
+		defer kept.Close()
+		opts.Store = checkStore{kept}
+	}
+	h, err := host.Open(r.ctx, &one, opts)
 	if err != nil {
 		return &saveError{ExitUpstream, failureOf(err, codeError), []string{written}}
 	}
@@ -204,6 +213,24 @@ func (r *run) checkServer(cfg *config.Config, name, written string) *saveError {
 	fmt.Fprintf(r.env.Stderr, "server %q works: %s, %d tools, %d resources, %d prompts\n", name, orDash(st.ProtocolVersion), st.Tools, st.Resources, st.Prompts)
 	return nil
 }
+
+// checkStore is the state store as a check's host sees it: the catalogue
+// the check discovers is saved, and its definitions approved, as at the
+// server's first start; no saved catalogue is read, so that the server is
+// started and discovered whatever an earlier run saved; no start-up
+// schedule is read or kept, so that a failed check holds back neither the
+// next check nor the next command.
+type checkStore struct{ store.Store }
+
+func (checkStore) Catalog(context.Context, string) (*store.Catalog, error) {
+	return nil, store.ErrNotFound
+}
+
+func (checkStore) Schedule(context.Context, string) (*store.Schedule, error) {
+	return nil, store.ErrNotFound
+}
+func (checkStore) SaveSchedule(context.Context, *store.Schedule) error { return nil }
+func (checkStore) DeleteSchedule(context.Context, string) error        { return nil }
 
 // checkServers reports the enabled servers that do not work (servers
 // --check): exit 3 when there is one.

@@ -95,7 +95,7 @@ func runEdit(r *run) int {
 	}
 	name := r.args[0]
 	if _, ok := servers.Get(name); !ok {
-		return r.usagef("%v", errNoServer(name, path))
+		return r.usagef("%v", errNoServer(name, path, servers))
 	}
 	obj, err := servers.Object(name)
 	if err != nil {
@@ -456,7 +456,7 @@ func (v *formValues) entry(path string, cur *current) (*entry, func(*confedit.Ob
 	replace := func(o *confedit.Object) error {
 		return editServers(o, func(servers *confedit.Object) error {
 			if _, ok := servers.Get(name); !ok {
-				return errNoServer(name, path)
+				return errNoServer(name, path, servers)
 			}
 			return servers.SetValue(name, obj)
 		})

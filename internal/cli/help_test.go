@@ -1,6 +1,8 @@
 package cli_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -59,5 +61,76 @@ func TestEveryCommandHasExample(t *testing.T) {
 		if h.code != 0 || !ok || !strings.HasPrefix(ex, "  switchboard "+name) {
 			t.Errorf("help %s: exit %d, no example of it:\n%s", name, h.code, h.stdout)
 		}
+	}
+}
+
+// TestHelpTidy: a flag before help is not taken for the command; a
+// one-letter flag is shown as itself, and no flag line carries a phrase
+// of its usage as its argument; an unknown flag and an unknown server
+// name get a suggestion.
+func TestHelpTidy(t *testing.T) {
+	home := t.TempDir()
+	if r := run(t, "--home", home, "help"); r.code != 0 || !strings.Contains(r.stdout, "Commands:") {
+		t.Errorf("--home DIR help: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	if r := run(t, "--home", home, "-v", "help", "tools"); r.code != 0 || !strings.Contains(r.stdout, "Usage: switchboard tools") {
+		t.Errorf("--home DIR -v help tools: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	for cmd, want := range map[string]string{"search": "\n  -k N ", "log": "\n  -n N ", "tools": "\n  -v "} {
+		r := run(t, "help", cmd)
+		if !strings.Contains(r.stdout, want) || strings.Contains(r.stdout, ", --") {
+			t.Errorf("help %s: want %q and no \", --\":\n%s", cmd, want, r.stdout)
+		}
+	}
+	if r := run(t, "help", "connect"); !strings.Contains(r.stdout, "\n      --stdio  ") {
+		t.Errorf("help connect: the --stdio line is garbled:\n%s", r.stdout)
+	}
+	if r := run(t, "tools", "--rwa"); r.code != 2 || !strings.Contains(r.stderr, `unknown flag: --rwa (did you mean "--raw"?)`) {
+		t.Errorf("tools --rwa: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := run(t, "get", "dem"); r.code != 2 || !strings.Contains(r.stderr, `no server "dem"`) || !strings.Contains(r.stderr, `(did you mean "demo"?)`) {
+		t.Errorf("get dem: exit %d\n%s", r.code, r.stderr)
+	}
+	path := writeConfig(t, map[string]any{"mcpServers": map[string]any{"github": map[string]any{"command": "true"}}})
+	for _, cmd := range []string{"remove", "disable", "enable"} {
+		if r := run(t, cmd, "githb", "--config", path); r.code != 2 || !strings.Contains(r.stderr, `no server "githb"`) || !strings.Contains(r.stderr, `(did you mean "github"?)`) {
+			t.Errorf("%s githb: exit %d\n%s", cmd, r.code, r.stderr)
+		}
+	}
+}
+
+// TestAddJSONErrors: add-json says where its argument is not valid JSON,
+// and blames a problem in it on the argument, with the path within it,
+// never on config.json; nothing is written.
+func TestAddJSONErrors(t *testing.T) {
+	home := t.TempDir()
+	for _, tc := range []struct{ arg, want string }{
+		{`{"command": "true", "args": ["a",]}`, "the JSON argument is not valid JSON at line 1, column 34: invalid character ']'"},
+		{"{\"command\": \"true\",\n \"args\": [1,\n  }", "the JSON argument is not valid JSON at line 3, column 3"},
+		{`{"command": "true"`, "the JSON argument ends early"},
+		{`{"comand": "true"}`, `the JSON argument: $.comand: unknown field "comand" (did you mean "command"?)`},
+		{`{"command": "true", "env": {"A": 1}}`, "the JSON argument: $.env.A: want string, got number"},
+	} {
+		r := run(t, "add-json", "x", tc.arg, "--home", home)
+		if r.code != 2 || !strings.Contains(r.stderr, tc.want) || strings.Contains(r.stderr, "config.json") {
+			t.Errorf("add-json x %s: exit %d\n%s\nwant %q", tc.arg, r.code, r.stderr, tc.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(home, "config.json")); !os.IsNotExist(err) {
+		t.Errorf("config.json written: %v", err)
+	}
+}
+
+// TestStoreCommandsSuggestServers: approve, diff and log, which read the
+// store, suggest the configured server a misspelt name meant.
+func TestStoreCommandsSuggestServers(t *testing.T) {
+	for _, args := range [][]string{{"approve", "dem"}, {"diff", "dem:echo"}, {"log", "dem"}} {
+		r := run(t, args...)
+		if !strings.Contains(r.stdout+r.stderr, `(did you mean "demo"?)`) {
+			t.Errorf("%q: exit %d, no suggestion\nstdout: %s\nstderr: %s", args, r.code, r.stdout, r.stderr)
+		}
+	}
+	if r := run(t, "approve", "demo:echo"); strings.Contains(r.stderr, "did you mean") {
+		t.Errorf("approve demo:echo suggests: %s", r.stderr)
 	}
 }

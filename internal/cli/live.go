@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/confedit"
 	"github.com/switchboard-mcp/switchboard/internal/control"
@@ -99,6 +100,11 @@ func (r *run) restartOn(c *control.Client) int {
 	}
 	name := r.args[0]
 	if err := c.Restart(r.ctx, name); err != nil {
+		if hint := r.serverHint(name); hint != "" && fault.CodeOf(err) == fault.CodeNotFound {
+			f := failureOf(err, codeError)
+			f.Message += hint
+			return r.report(ExitUsage, f)
+		}
 		return r.fail(err)
 	}
 	st, err := c.Status(r.ctx)
@@ -160,7 +166,7 @@ func (r *run) editServer(ctx context.Context, name string, edit func(control.Ser
 	err = confedit.Edit(path, &confedit.Options{Check: r.checkFile(path)}, func(o *confedit.Object) error {
 		return editServers(o, func(servers *confedit.Object) error {
 			if _, ok := servers.Get(name); !ok {
-				return errNoServer(name, path)
+				return errNoServer(name, path, servers)
 			}
 			obj, err := servers.Object(name)
 			if err != nil {

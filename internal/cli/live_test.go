@@ -91,6 +91,9 @@ func TestCommandsOnLiveGateway(t *testing.T) {
 	if r.code != 0 || m == nil {
 		t.Fatalf("restart demo: exit %d, stdout %q, stderr %s\n%s", r.code, r.stdout, r.stderr, g.stderr.String())
 	}
+	if r := sb("restart", "dem"); r.code != 2 || !strings.Contains(r.stderr, `(did you mean "demo"?)`) {
+		t.Errorf("restart dem: exit %d, stderr %s", r.code, r.stderr)
+	}
 	r = sb("servers", "-v")
 	if r.code != 0 || !regexp.MustCompile(`(?m)^demo\s.*\bready\b`).MatchString(r.stdout) || !strings.Contains(r.stdout, "(gateway "+g.base+")") {
 		t.Errorf("servers with a gateway: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)

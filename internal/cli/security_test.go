@@ -1,23 +1,21 @@
 package cli_test
 
 import (
-	"os"
 	"strings"
 	"testing"
-
-	"github.com/switchboard-mcp/switchboard/internal/testkit"
+	"time"
 )
 
 // TestPolicyAndRaw: the policy reaches the CLI (a denied tool exits 3 with
 // the stable code, in the JSON error with --json; a call needing confirmation needs --yes when no terminal
-// can ask) and tools --raw shows what a server sent, escaped.
+// can ask) and tools --raw shows what a server sent, escaped. The server
+// takes longer to start than a command waits for it (as any server may on
+// a busy machine): each command waits for it because it needs it.
 func TestPolicyAndRaw(t *testing.T) {
-	exe, _ := os.Executable()
+	good := slowServer(time.Second)
 	path := writeConfig(t, map[string]any{
-		"policy": map[string]any{"rules": []any{map[string]any{"deny": "good:crash"}}, "confirm": "always"},
-		"mcpServers": map[string]any{
-			"good": map[string]any{"command": exe, "env": testkit.ChildEnv(testkit.ModeServer)},
-		},
+		"policy":     map[string]any{"rules": []any{map[string]any{"deny": "good:crash"}}, "confirm": "always"},
+		"mcpServers": map[string]any{"good": good},
 	})
 	r := run(t, "call", "good__crash", "--config", path, "--json")
 	if r.code != 3 || !strings.Contains(r.stdout, `"code": "policy_blocked"`) || !strings.Contains(r.stdout, `denied by rule 0`) {

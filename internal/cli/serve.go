@@ -189,16 +189,13 @@ func runServe(r *run) int {
 	}()
 	if f.stdio {
 		// stdout carries the protocol: everything else goes to stderr.
-		// The summary waits a little for the servers starting; the
-		// protocol does not.
-		var banner sync.WaitGroup
-		banner.Go(func() {
-			r.settle(startupWait)
-			fmt.Fprintf(r.env.Stderr, "switchboard: serving %s on stdio\n  config: %s\n", summary(r.host), launcher.Escape(r.configInUse()))
-		})
-		err := g.ServeStdio(r.ctx)
-		banner.Wait()
-		if err != nil {
+		// A client on stdio (a desktop app) often lists the tools once,
+		// at start, and may not heed list_changed: the servers without a
+		// saved catalogue are given stdioWait to join first.
+		r.settle(stdioWait)
+		g.Sync() // what joined is listed from the first answer on
+		fmt.Fprintf(r.env.Stderr, "switchboard: serving %s on stdio\n  config: %s\n", summary(r.host), launcher.Escape(r.configInUse()))
+		if err := g.ServeStdio(r.ctx); err != nil {
 			return r.failf(ExitUpstream, codeError, "serve: %v", err)
 		}
 		return ExitOK

@@ -18,6 +18,11 @@ import (
 // as long for its banner's summary while it already answers.
 const startupWait = 600 * time.Millisecond
 
+// stdioWait bounds how long serve --stdio waits for the servers it starts
+// (those without a saved catalogue) before it reads its first request, so
+// that the client's first tools/list has their tools.
+const stdioWait = time.Second
+
 // progressAfter is how long a wait for one server goes before a terminal
 // is shown its progress.
 const progressAfter = time.Second

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/config"
@@ -104,7 +105,7 @@ func (r *run) showApproved(approved []string, err error) int {
 		if fe, ok := errors.AsType[*fault.Error](err); ok && fe.Err != nil {
 			msg = fe.Err.Error() // without the code: the report gives it
 		}
-		return r.failf(ExitUsage, string(fault.CodeNotFound), "%s", msg)
+		return r.failf(ExitUsage, string(fault.CodeNotFound), "%s%s", msg, r.serverHint(r.args[0]))
 	case err != nil:
 		return r.fail(err)
 	}
@@ -128,7 +129,7 @@ func runDiff(r *run) int {
 			fmt.Fprintf(r.env.Stdout, "== %s\n%s\n", launcher.Escape(h.Label), launcher.Escape(h.Diff))
 		}
 		if len(held) == 0 {
-			fmt.Fprintf(r.env.Stdout, "no held definitions for %s\n", launcher.Escape(r.args[0]))
+			fmt.Fprintf(r.env.Stdout, "no held definitions for %s%s\n", launcher.Escape(r.args[0]), r.serverHint(r.args[0]))
 		}
 		return ExitOK
 	})
@@ -144,6 +145,11 @@ func runLog(r *run) int {
 		calls, err := st.Calls(r.ctx, f)
 		if err != nil {
 			return r.fail(err)
+		}
+		if len(calls) == 0 && len(r.args) == 1 {
+			if hint := r.serverHint(r.args[0]); hint != "" {
+				fmt.Fprintf(r.env.Stderr, "note: no server %q is configured%s\n", launcher.Escape(f.Server), hint)
+			}
 		}
 		return r.showCalls(calls)
 	})
@@ -182,4 +188,22 @@ func (r *run) showCalls(calls []store.Call) int {
 	}
 	r.table("TIME\tTOOL\tOUTCOME\tCODE\tLATENCY\tCALLER\tPROFILE\tARGUMENTS", rows)
 	return ExitOK
+}
+
+// serverHint is " (did you mean X?)" when target (SERVER or SERVER:TOOL)
+// names no configured server and one is a likely spelling of it; "".
+func (r *run) serverHint(target string) string {
+	cfg, err := r.loadUserConfig()
+	if err != nil {
+		return ""
+	}
+	var names []string
+	for _, s := range cfg.Servers {
+		if target == s.Name || strings.HasPrefix(target, s.Name+":") {
+			return ""
+		}
+		names = append(names, s.Name)
+	}
+	server, _, _ := control.Cut(target)
+	return didYouMean(server, names)
 }
