@@ -169,7 +169,7 @@ for i in "${!names[@]}"; do
     fails=$((fails + 1))
   elif [ "$ts_conn" = true ]; then
     # What each side worked around, if anything.
-    notes="$(field "$sbj" '[...new Set((j[0].findings || []).map(f => f.kind).filter(k => k === "stdout_not_jsonrpc" || k === "list_missing"))].join(", ")')"
+    notes="$(field "$sbj" '[...new Set((j[0].findings || []).map(f => f.kind).filter(k => k === "stdout_not_jsonrpc" || k === "list_missing" || k === "list_failed"))].join(", ")')"
     verdict="ok${notes:+ (Switchboard: $notes)}"
   elif [ "$sb_conn" = true ]; then
     verdict="ok (only Switchboard connects; TypeScript: $(field "$ts" 'j.error' | head -c 120))"
