@@ -526,7 +526,7 @@ func TestHostileUnicode(t *testing.T) {
 		t.Errorf("rendered prompt holds %U: %q", c, p.Text)
 	}
 	tools := r.tools("hostile")
-	want := []string{"hostile__bad_utf8", "hostile__bidi_title", "hostile__ok_echo", "hostile__smuggler"}
+	want := []string{"hostile__bad_utf8", "hostile__bidi_title", "hostile__ok_echo", "hostile__rpc_error", "hostile__smuggler"}
 	got := slices.Sorted(maps.Keys(tools))
 	if !slices.Equal(got, want) {
 		t.Errorf("registered hostile tools = %v, want %v", got, want)
