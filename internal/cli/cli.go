@@ -454,7 +454,10 @@ func (r *run) configError(err error) int {
 // loadConfig finds and loads the configuration, or the embedded default,
 // and adds the servers of the working directory's project file (unless
 // --no-project), which are unusable until its content is trusted. What
-// the project file loses to the user configuration is warned about.
+// the project file loses to the user configuration is warned about. A
+// project file that cannot be read or is malformed is left out with a
+// warning: it may come with any repository, and must not stop a command
+// (serve above all) that the user's own configuration serves.
 func (r *run) loadConfig() (*config.Config, error) {
 	cfg, err := r.loadUserConfig()
 	if err != nil || r.noProject {
@@ -465,8 +468,12 @@ func (r *run) loadConfig() (*config.Config, error) {
 		return nil, err
 	}
 	p, err := config.LoadProject(r.env.Dir, &config.LoadOptions{LookupEnv: r.env.LookupEnv, LookupCred: lookup})
-	if err != nil || p == nil {
-		return cfg, err
+	if err != nil {
+		fmt.Fprintf(r.env.Stderr, "warning: the project file's servers are left out: %s\n", launcher.Escape(err.Error()))
+		return cfg, nil
+	}
+	if p == nil {
+		return cfg, nil
 	}
 	trusted := false
 	if home, err := r.homeDir(); err == nil {
