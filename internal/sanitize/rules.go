@@ -40,6 +40,12 @@ var hiddenLiterals = compileLiterals(hiddenBlock,
 func markupAt(low string, i int) (end int, ok bool) {
 	rest := low[i+1:]
 	switch {
+	case strings.HasPrefix(rest, "!--[if ") || strings.HasPrefix(rest, "!--[endif]"):
+		// A conditional comment (<!--[if mso]>, <!--[endif]-->) is HTML's
+		// markup for mail clients, which descriptions of e-mail tools
+		// explain: the comment holds markup, not hidden prose. The other
+		// rules still read whatever it holds.
+		return 0, false
 	case strings.HasPrefix(rest, "!--"):
 		// A comment hides its content from rendered Markdown; quote as much
 		// of it as a Flag shows.
