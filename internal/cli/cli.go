@@ -640,6 +640,10 @@ func (r *run) fail(err error) int {
 	case fault.CodeUnknownOutcome:
 		return r.report(ExitUpstream, f, "the connection broke mid-call: the tool may or may not have run; check before calling again")
 	}
+	var held *host.HeldError
+	if errors.As(err, &held) {
+		return r.report(ExitUpstream, f, held.Release())
+	}
 	return r.report(ExitUpstream, f)
 }
 
