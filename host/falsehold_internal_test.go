@@ -76,6 +76,7 @@ func TestFalseHoldsOnRealServers(t *testing.T) {
 	dirs := []string{
 		filepath.Join("..", "internal", "search", "testdata", "devset", "tools"),
 		filepath.Join("..", "internal", "search", "testdata", "tools"),
+		filepath.Join("testdata", "falsehold", "tools"), // see its README
 	}
 	if dir := os.Getenv("SWITCHBOARD_UNSEEN_TOOLS"); dir != "" {
 		dirs = append(dirs, dir)
