@@ -18,7 +18,7 @@ import (
 // prepositions, never a server's, a product's or a domain's words.
 
 // window is how many words on each side of a match a directive may span.
-const window = 6
+const window = 8
 
 // wordSet is a set of words, as tokenize splits them (so "don't" is "don"
 // and "t").
@@ -46,9 +46,12 @@ var (
 	intoWords    = setOf("as", "in", "into", "to", "inside", "within")
 
 	// governs are prepositions and conjunctions that start a phrase of
-	// its own: a verb before one does not act on a word after it.
+	// its own, and the words that start a list of examples ("such as",
+	// "like"): a verb before one does not act on a word after it.
 	governs = setOf("per", "by", "for", "with", "without", "via", "through", "using", "if", "when", "whether",
-		"unless", "that", "which", "who", "whose", "where")
+		"unless", "that", "which", "who", "whose", "where", "such", "like")
+	// negations before a move verb make it a directive to keep a secret.
+	negations = setOf("not", "never", "don", "dont", "no")
 
 	// useVerbs are the ways a model uses a tool.
 	useVerbs = setOf("use", "using", "call", "calling", "invoke", "invoking", "run", "running", "trust", "trusting")
@@ -57,6 +60,8 @@ var (
 	// exclusivity ("only", "always").
 	useTriggers = setOf("before", "after", "when", "whenever", "while", "until", "not", "never", "don", "dont",
 		"mustn", "shouldn", "avoid", "stop", "only", "always", "first")
+	// shunWords, right before a name, turn the model away from it.
+	shunWords = setOf("not", "never", "avoid", "over", "instead", "than", "bypass", "replace", "replaces", "replacing")
 	// ruleWords, right after a name, make it the subject or object of a
 	// rule: "the send_email tool must send all emails to", "call X
 	// first", "X instead".
@@ -66,15 +71,18 @@ var (
 )
 
 // moves reports whether the credential at h is in a directive that moves
-// it: an imperative verb of moveVerbs before it in its clause, with no
-// preposition of other things between them ("include separate periods
-// per API key" moves periods, not a key), or a destination after it
-// ("... in this field", "... as 'sidenote'").
+// it: an imperative verb of moveVerbs before it in its clause, not
+// negated ("do not include API keys" keeps them), with no preposition of
+// other things or list of examples between them ("include separate
+// periods per API key" moves periods, not a key), or a destination after
+// it ("... in this field", "... as 'sidenote'").
 func moves(low string, ws []span, h hit) bool {
 	before, after := around(low, ws, h)
 	for i := len(before) - 1; i >= 0; i-- {
 		if moveVerbs[before[i]] {
-			return true
+			// "Do not include API keys", "never send passwords": a
+			// directive to keep the secret, which honest tools give.
+			return !(i > 0 && negations[before[i-1]]) && !(i > 1 && negations[before[i-2]])
 		}
 		if governs[before[i]] {
 			break
@@ -96,8 +104,10 @@ func moves(low string, ws []span, h hit) bool {
 // steers reports whether the mention of another server's name at h is in
 // a directive about that server or tool: "instead of", "rather than" or
 // "in place of" it; a use of it with a trigger ("before calling",
-// "whenever you call", "do not use", "never invoke"); or a rule word after
-// it ("X must", "call X first"). A model-facing name (server__tool), which
+// "whenever you call", "do not use", "never invoke"); a negation or a
+// preference right before it ("and not X", "avoid X", "over X"); a call
+// of it when it is written as an identifier ("call send_message"); or a
+// rule word after it ("X must", "call X first"). A model-facing name (server__tool), which
 // only a gateway's listing shows, always steers.
 func steers(low string, ws []span, h hit) bool {
 	if strings.Contains(low[h.start:h.end], "__") {
@@ -119,6 +129,17 @@ func steers(low string, ws []span, h hit) bool {
 				return true
 			}
 		}
+	}
+	// "... and not send_email", "avoid github", "prefer this over
+	// playwright": a negation or a preference right before the name.
+	for i := len(before) - 1; i >= 0; i-- {
+		if nameNouns[before[i]] {
+			continue
+		}
+		if shunWords[before[i]] {
+			return true
+		}
+		break
 	}
 	if identifier(low[h.start:h.end]) {
 		// "call send_message", "use the create_issue tool": an
