@@ -322,8 +322,8 @@ func (s *Server) Redacted() *Server {
 	r.Command, r.Cwd, r.URL = raw.command, raw.cwd, redactURL(raw.url)
 	r.Args = slices.Clone(raw.args)
 	for i := range r.Args {
-		if _, keep, _, ok := SecretArg(raw.args, i); ok {
-			r.Args[i] = keep + redactedValue
+		if _, before, _, after, ok := SecretArg(raw.args, i); ok {
+			r.Args[i] = before + redactedValue + after
 		}
 	}
 	r.Env = redactValues(raw.env)

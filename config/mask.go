@@ -56,6 +56,8 @@ func (s *Server) SecretValues() []string {
 	for k, v := range s.Env {
 		if SecretKey(k) || LooksLikeToken(v) {
 			add(v)
+		} else if start, end, ok := urlPassword(v); ok {
+			add(v[start:end])
 		}
 	}
 	for k, v := range s.Headers {
@@ -67,7 +69,7 @@ func (s *Server) SecretValues() []string {
 		}
 	}
 	for i := range s.Args {
-		if _, _, v, ok := secretArgValue(s.Args, i); ok {
+		if v, ok := secretArgValue(s.Args, i); ok {
 			add(v)
 		}
 	}
@@ -84,8 +86,8 @@ func (s *Server) SecretValues() []string {
 }
 
 // secretArgValue is SecretArg on launched (expanded) arguments, where
-// "${" is text, not a reference.
-func secretArgValue(args []string, i int) (name, keep, value string, ok bool) {
+// "${" is text, not a reference. It returns the secret's value.
+func secretArgValue(args []string, i int) (value string, ok bool) {
 	if strings.Contains(args[i], "${") {
 		// SecretArg keeps references; an expanded value holding "${"
 		// is still a value.
@@ -93,13 +95,14 @@ func secretArgValue(args []string, i int) (name, keep, value string, ok bool) {
 		for j := range a {
 			a[j] = strings.ReplaceAll(a[j], "${", "$_")
 		}
-		name, keep, _, ok = SecretArg(a, i)
+		_, before, _, after, ok := SecretArg(a, i)
 		if ok {
-			value = args[i][len(keep):]
+			value = args[i][len(before) : len(args[i])-len(after)]
 		}
-		return name, keep, value, ok
+		return value, ok
 	}
-	return SecretArg(args, i)
+	_, _, value, _, ok = SecretArg(args, i)
+	return value, ok
 }
 
 // urlSecrets returns the literal secrets of a URL by the rule of

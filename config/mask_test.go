@@ -12,8 +12,8 @@ func maskServer() *Server {
 	return &Server{
 		Name:    "leaky",
 		Command: "srv",
-		Args:    []string{"--api-key", "argsecret-123", "--token=flagsecret-456", "ghp_abcdefghijklmnop", "--verbose", "plain-argument"},
-		Env:     map[string]string{"API_TOKEN": "envsecret-789", "LOG_LEVEL": "debugging", "SHORT_KEY": "abc"},
+		Args:    []string{"--api-key", "argsecret-123", "--token=flagsecret-456", "ghp_abcdefghijklmnop", "--verbose", "plain-argument", "postgresql://app:connsecret-6@db/app"},
+		Env:     map[string]string{"API_TOKEN": "envsecret-789", "LOG_LEVEL": "debugging", "SHORT_KEY": "abc", "DATABASE_URL": "mysql://root:envconn-7@h/x"},
 		URL:     "https://alice:urlpassword@example.test/mcp?api_key=querysecret-1&page=2",
 		Headers: map[string]string{"Authorization": "Bearer headertoken-2", "X-Api-Key": "headersecret-3", "Accept": "application/json"},
 		OAuth:   &OAuth{ClientID: "client-id-public", ClientSecret: "oauthsecret-4", Assertion: "assertion-5"},
@@ -25,7 +25,7 @@ func TestSecretValues(t *testing.T) {
 	for _, v := range maskServer().SecretValues() {
 		got[v] = true
 	}
-	for _, v := range []string{"argsecret-123", "flagsecret-456", "ghp_abcdefghijklmnop", "envsecret-789", "urlpassword", "querysecret-1", "Bearer headertoken-2", "headertoken-2", "headersecret-3", "oauthsecret-4", "assertion-5"} {
+	for _, v := range []string{"argsecret-123", "flagsecret-456", "ghp_abcdefghijklmnop", "envsecret-789", "urlpassword", "querysecret-1", "Bearer headertoken-2", "headertoken-2", "headersecret-3", "oauthsecret-4", "assertion-5", "connsecret-6", "envconn-7"} {
 		if !got[v] {
 			t.Errorf("SecretValues lacks %q", v)
 		}

@@ -263,7 +263,8 @@ func TestMarshalJSON(t *testing.T) {
 }
 
 // TestRedactedArgsAndURL: the literal secrets of args (a secret-named
-// flag's value, given with = or after it, and a token-shaped argument) and
+// flag's value, given with = or after it, a token-shaped argument, and a
+// connection string's password) and
 // of a URL (user information, secret-named or token-shaped query values)
 // are masked; references and everything else are shown as written.
 func TestRedactedArgsAndURL(t *testing.T) {
@@ -278,6 +279,8 @@ func TestRedactedArgsAndURL(t *testing.T) {
 		{"flag value", []string{"--token", "s3cr3t", "/srv"}, "", []string{"--token", "[redacted]", "/srv"}, ""},
 		{"token shape", []string{"run", "ghp_0123456789abcdef"}, "", []string{"run", "[redacted]"}, ""},
 		{"reference kept", []string{"--token", "${cred:x.TOKEN}", "--key=${KEY}"}, "", []string{"--token", "$${cred:x.TOKEN}", "--key=$${KEY}"}, ""},
+		{"connection string", []string{"postgresql://app:s3cr3t@db:5432/app", "--db=mysql://root:pw@h/x", "postgresql://app@db/app"}, "",
+			[]string{"postgresql://app:[redacted]@db:5432/app", "--db=mysql://root:[redacted]@h/x", "postgresql://app@db/app"}, ""},
 		{"userinfo", nil, "https://alice:s3cr3t@h.example/mcp", nil, "https://alice:[redacted]@h.example/mcp"},
 		{"user token", nil, "https://s3cr3t@h.example/mcp", nil, "https://[redacted]@h.example/mcp"},
 		{"query", nil, "https://h.example/mcp?api_key=s3cr3t&mode=fast#top", nil, "https://h.example/mcp?api_key=[redacted]&mode=fast#top"},
@@ -314,4 +317,51 @@ func FuzzRedactURL(f *testing.F) {
 			t.Errorf("redactURL(%q) = %q keeps the token", v, redactURL(v))
 		}
 	})
+}
+
+// TestSecretEnvAndNames: what an env value's secret is, by the rule of
+// SecretArg, and the names import and add keep secrets under.
+func TestSecretEnvAndNames(t *testing.T) {
+	tests := []struct {
+		key, value            string
+		before, secret, after string
+		ok                    bool
+	}{
+		{"GITHUB_TOKEN", "abc", "", "abc", "", true},
+		{"X", "sk-0123456789abcdef", "", "sk-0123456789abcdef", "", true},
+		{"DATABASE_URL", "postgresql://u:pw@h/db", "postgresql://u:", "pw", "@h/db", true},
+		{"DATABASE_URL", "postgresql://u@h/db", "", "", "", false},
+		{"DATABASE_URL", "postgresql://u:${cred:X}@h/db", "", "", "", false},
+		{"LOG_LEVEL", "debug", "", "", "", false},
+		{"API_KEY", "", "", "", "", false},
+	}
+	for _, tt := range tests {
+		before, secret, after, ok := SecretEnv(tt.key, tt.value)
+		if before != tt.before || secret != tt.secret || after != tt.after || ok != tt.ok {
+			t.Errorf("SecretEnv(%q, %q) = %q, %q, %q, %v", tt.key, tt.value, before, secret, after, ok)
+		}
+	}
+	for got, want := range map[string]string{
+		EnvCredName("github-token", true):  "GITHUB_TOKEN",
+		EnvCredName("DATABASE_URL", false): "DATABASE_URL_PASSWORD",
+		ArgCredName("my pg", "password"):   "MY_PG_PASSWORD",
+		ArgCredName("gh", ""):              "GH_TOKEN",
+		ArgCredName("9x", "api-key"):       "_9X_API_KEY",
+	} {
+		if got != want {
+			t.Errorf("name %q, want %q", got, want)
+		}
+	}
+	stored := map[string]string{"API_KEY": "one", "S_API_KEY": "two"}
+	taken := func(n string) (string, bool) { v, ok := stored[n]; return v, ok }
+	for _, tt := range []struct{ want, value, got string }{
+		{"API_KEY", "one", "API_KEY"},       // the same value: shared
+		{"API_KEY", "three", "S_API_KEY_2"}, // taken twice: numbered
+		{"NEW", "x", "NEW"},
+		{"S_NEW", "x", "S_NEW"},
+	} {
+		if got := FreeCredName("s", tt.want, tt.value, taken); got != tt.got {
+			t.Errorf("FreeCredName(%q, %q) = %q, want %q", tt.want, tt.value, got, tt.got)
+		}
+	}
 }

@@ -333,14 +333,26 @@ func (v *View) runSearch(ctx context.Context, args json.RawMessage, _ *CallOptio
 	if err != nil {
 		return nil, fault.New(fault.CodeUnavailable, "", ToolSearch, err)
 	}
+	type heldTool struct {
+		Name   string `json:"name"`
+		Server string `json:"server"`
+		Status string `json:"status"`
+	}
 	out := struct {
 		Tools []definition `json:"tools"`
+		// Held names the tools held for review that match: by name and
+		// server only, and not how a person releases them.
+		Held []heldTool `json:"held,omitempty"`
 	}{Tools: []definition{}}
 	newly := false
 	hint := h.config().Context.OutputSchemaHint
 	h.mu.Lock()
 	found := h.found[v.c.Profile]
 	for _, t := range hits {
+		if t.Held {
+			out.Held = append(out.Held, heldTool{t.Name, t.Server, HeldStatus})
+			continue
+		}
 		if t.Deferred {
 			// Listed from now on in this view's profile, the most
 			// recently found last; the oldest drop out past maxFound, so

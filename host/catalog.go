@@ -88,6 +88,9 @@ type Tool struct {
 	// Deferred is set (by Tools) on a tool that ModelTools leaves out until
 	// a tool_search finds it (config: context.deferTools).
 	Deferred bool `json:"deferred,omitempty"`
+	// Held is set (by Search) on a tool held for review (HeldStatus):
+	// only its names and server are given, never its definition.
+	Held bool `json:"held,omitempty"`
 }
 
 // Resource describes one resource; ID is "<server>:<uri>".

@@ -351,13 +351,16 @@ func TestHostilePoison(t *testing.T) {
 					t.Errorf("calling a held-back tool: %v, want not found", err)
 				}
 			case ingest.KindHeld:
-				// Refused by either name, saying how to release it: this
-				// host has no store to keep an approval (see
-				// TestHostileInjectionApproval), so by trust or onInjection.
+				// Refused by either name, held for review; Release (for a
+				// person) says how to release it: this host has no store
+				// to keep an approval (see TestHostileInjectionApproval),
+				// so by trust or onInjection.
 				for _, name := range []string{"hostile:add_numbers", "hostile__add_numbers"} {
 					_, err := r.Call(context.Background(), name, json.RawMessage(`{"a":1,"b":2}`), nil)
-					if fault.CodeOf(err) != fault.CodeHeldInjection || !strings.Contains(err.Error(), `"onInjection": "flag"`) {
-						t.Errorf("calling %s: %v, want held_injection naming onInjection", name, err)
+					var held *host.HeldError
+					if fault.CodeOf(err) != fault.CodeHeldInjection || !errors.As(err, &held) || strings.Contains(err.Error(), "onInjection") ||
+						!strings.Contains(held.Release(), `"onInjection": "flag"`) {
+						t.Errorf("calling %s: %v, want held_injection held for review, onInjection named in Release only", name, err)
 					}
 				}
 			default:
@@ -430,8 +433,11 @@ func TestHostileInjectionApproval(t *testing.T) {
 	if got := r.call(t, "hostile__add_numbers", `{"a":1,"b":2}`).Text; got != "3" {
 		t.Errorf("add_numbers = %q", got)
 	}
-	if _, err := r.Call(ctx, "hostile__summarize", nil, nil); !strings.Contains(fmt.Sprint(err), "switchboard approve hostile:summarize") {
-		t.Errorf("summarize: %v, want the approve command named", err)
+	if _, err := r.Call(ctx, "hostile__summarize", nil, nil); !strings.Contains(fmt.Sprint(err), "held for review") ||
+		strings.Contains(fmt.Sprint(err), "switchboard approve") {
+		t.Errorf("summarize: %v, want it held for review, without the approve command", err)
+	} else if held := (*host.HeldError)(nil); !errors.As(err, &held) || !strings.Contains(held.Release(), "switchboard approve hostile:summarize") {
+		t.Errorf("summarize: Release of %v does not name the approve command", err)
 	}
 	check := func(h *host.Host) {
 		t.Helper()
@@ -526,7 +532,7 @@ func TestHostileUnicode(t *testing.T) {
 		t.Errorf("rendered prompt holds %U: %q", c, p.Text)
 	}
 	tools := r.tools("hostile")
-	want := []string{"hostile__bad_utf8", "hostile__bidi_title", "hostile__ok_echo", "hostile__smuggler"}
+	want := []string{"hostile__bad_utf8", "hostile__bidi_title", "hostile__ok_echo", "hostile__rpc_error", "hostile__smuggler"}
 	got := slices.Sorted(maps.Keys(tools))
 	if !slices.Equal(got, want) {
 		t.Errorf("registered hostile tools = %v, want %v", got, want)

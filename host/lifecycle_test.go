@@ -133,8 +133,10 @@ func TestSleeperIsHeld(t *testing.T) {
 		t.Error("the changed tool is still listed")
 	}
 	_, err = h.Call(context.Background(), "sleeper__echo", json.RawMessage(`{"text":"x"}`), nil)
-	if !errors.Is(err, fault.DefinitionChanged) || !strings.Contains(err.Error(), "switchboard approve sleeper:echo") {
-		t.Errorf("call of the held tool: %v, want definition_changed with the approve command", err)
+	var held *host.HeldError
+	if !errors.Is(err, fault.DefinitionChanged) || !errors.As(err, &held) || strings.Contains(err.Error(), "switchboard approve") ||
+		!strings.Contains(held.Release(), "switchboard approve sleeper:echo") {
+		t.Errorf("call of the held tool: %v, want definition_changed held for review, the approve command in Release only", err)
 	}
 	// The refusal is audited.
 	if !proc.Eventually(5*time.Second, func() bool {

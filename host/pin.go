@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -185,11 +184,33 @@ func (h *Host) heldTool(name string) error {
 func (h *Host) heldError(id names.ID) error {
 	if h.injectionHeld(id) {
 		return fault.New(fault.CodeHeldInjection, id.Server, fmt.Sprintf("call tool %q", id.Name),
-			errors.New("held back: its description or schema matches an injection pattern and the server is not trusted; "+h.releaseHint(id)))
+			&HeldError{ID: id.String(), Reason: "its description or schema matches an injection pattern and the server is not trusted", release: h.releaseHint(id)})
 	}
 	return fault.New(fault.CodeDefinitionChanged, id.Server, fmt.Sprintf("call tool %q", id.Name),
-		fmt.Errorf("its definition changed since it was approved; review with `switchboard diff %s` and approve with `switchboard approve %s`", id.Server, id))
+		&HeldError{ID: id.String(), Reason: "its definition changed since it was approved",
+			release: fmt.Sprintf("review it with `switchboard diff %s`, release it with `switchboard approve %s`", id.Server, id)})
 }
+
+// HeldError is why a call of a tool held for review was refused (the
+// cause of a held_injection or definition_changed fault). Its text says
+// that a person must approve the tool, never how: it may reach a model,
+// which the tool's poisoned description may be steering. Release says
+// how, for a person (the CLI prints it).
+type HeldError struct {
+	ID     string // the tool's canonical ID, "server:tool"
+	Reason string
+	// release is what Release returns.
+	release string
+}
+
+func (e *HeldError) Error() string {
+	return "held for review: " + e.Reason + "; a person must approve it"
+}
+
+// Release says how a person releases the tool: the commands that show and
+// approve its definition, or, without a state store to keep an approval,
+// the settings that would let it run.
+func (e *HeldError) Release() string { return e.release }
 
 // injectionHeld reports whether a tool is held back for an injection
 // pattern (and is not also held for drift, which comes first: approving

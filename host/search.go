@@ -58,7 +58,9 @@ func (h *Host) Search(query string, k int) []Tool {
 	return tools
 }
 
-// SearchContext is Search. With the semantic tier configured
+// SearchContext is Search. Tools held for review whose name or server the
+// request names follow the hits, by name and server only (Held; see
+// heldMatches). With the semantic tier configured
 // (config.Embeddings), the tools nearest to the request are fused with
 // the lexical ranking; if the request cannot be embedded (the server
 // failed, or did not answer within the tier's timeout or before ctx
@@ -134,5 +136,5 @@ func (h *Host) search(ctx context.Context, v *View, query string, k int) ([]Tool
 			out = append(out, tool)
 		}
 	}
-	return out, nil
+	return append(out, h.heldMatches(query, k)...), nil
 }

@@ -185,7 +185,8 @@ func TestLazyStartChecksPins(t *testing.T) {
 	refused := func(t *testing.T, h *host.Host, st store.Store, l *listedServer, callsBefore int) {
 		t.Helper()
 		_, err := h.Call(context.Background(), "s__echo", json.RawMessage(`{"text":"x"}`), nil)
-		if !errors.Is(err, fault.DefinitionChanged) || !strings.Contains(err.Error(), "switchboard approve s:echo") {
+		var held *host.HeldError
+		if !errors.Is(err, fault.DefinitionChanged) || !errors.As(err, &held) || !strings.Contains(held.Release(), "switchboard approve s:echo") {
 			t.Errorf("first call after the change: %v, want definition_changed", err)
 		}
 		if n := l.count("call echo"); n != callsBefore {

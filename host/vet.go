@@ -74,33 +74,7 @@ func (h *Host) vetUnder(sec config.Security, sc *config.Server, cat *catalog.Cat
 // costs its server a trust score step; all are kept for Findings. cats are the servers' vetted
 // catalogues by name. Called with h.mu held (by rebuild).
 func (h *Host) flagAndHold(comp *composition, cats map[string]*catalog.Catalog) (map[string]map[string]bool, []driftWrite) {
-	// Every server's names, to spot a description that talks about
-	// another server's tools (shadowing).
-	owners := map[string][]string{} // lower-cased name → servers using it
-	toolOwners := map[string][]string{}
-	for _, sc := range comp.cfg.Servers {
-		own := []string{sc.Name}
-		if cat := cats[sc.Name]; cat != nil {
-			for _, t := range cat.Tools {
-				own = append(own, names.Prefix(sc.Prefix)+names.Sep+t.Name)
-				// A plain word ("echo", "search") is everyone's: a
-				// mention says nothing. Identifier-like names are
-				// distinctive.
-				if distinctive(t.Name) {
-					own = append(own, t.Name)
-				}
-				if !slices.Contains(toolOwners[t.Name], sc.Name) {
-					toolOwners[t.Name] = append(toolOwners[t.Name], sc.Name)
-				}
-			}
-		}
-		for _, n := range own {
-			k := strings.ToLower(n)
-			if !slices.Contains(owners[k], sc.Name) {
-				owners[k] = append(owners[k], sc.Name)
-			}
-		}
-	}
+	flagged, toolOwners := scanServers(comp.cfg.Servers, cats)
 	onInjection := comp.cfg.Security.WithDefaults().OnInjection
 	held := map[string]map[string]bool{}
 	var writes []driftWrite
@@ -110,13 +84,7 @@ func (h *Host) flagAndHold(comp *composition, cats map[string]*catalog.Catalog) 
 		if cat == nil {
 			continue
 		}
-		var others []string
-		for n, by := range owners {
-			if !slices.Contains(by, sc.Name) {
-				others = append(others, n)
-			}
-		}
-		byTool, findings := ingest.Flags(sc.Name, cat, others)
+		byTool, findings := flagged[sc.Name].byTool, flagged[sc.Name].findings
 		for _, t := range cat.Tools {
 			// Two servers offering the same tool name: each keeps its own
 			// model-facing name, but a description of one may be written
@@ -171,12 +139,71 @@ func (h *Host) flagAndHold(comp *composition, cats map[string]*catalog.Catalog) 
 		s.mu.Unlock()
 		for _, f := range s.setFlags(findings) {
 			h.logFinding(f)
-			if live && f.Kind == ingest.KindFlagged {
+			if live && f.Kind == ingest.KindFlagged && f.Severity.AtLeast(ingest.SeverityWarn) {
 				s.trust.add(outcomeFlagged) // each newly flagged item costs a step, once
 			}
 		}
 	}
 	return held, writes
+}
+
+// scanned is what the injection scanner found in one server's metadata:
+// the flags of each flagged tool and a finding per flag.
+type scanned struct {
+	byTool   map[string][]sanitize.Flag
+	findings []Finding
+}
+
+// scanServers scans the metadata of every server that has a catalogue in
+// cats (vetted: cleaned) for injection patterns, against the names of the
+// other servers and of their tools (shadowing). It also returns, by tool
+// name, the servers offering a tool of that name. No I/O: the host's
+// decision to hold a tool starts here, and the false-hold measurement on
+// real servers' tool lists runs it as it is.
+func scanServers(servers []*config.Server, cats map[string]*catalog.Catalog) (map[string]scanned, map[string][]string) {
+	// Every server's names, to spot a description that talks about
+	// another server's tools (shadowing).
+	owners := map[string][]string{} // lower-cased name → servers using it
+	toolOwners := map[string][]string{}
+	for _, sc := range servers {
+		own := []string{sc.Name}
+		if cat := cats[sc.Name]; cat != nil {
+			for _, t := range cat.Tools {
+				own = append(own, names.Prefix(sc.Prefix)+names.Sep+t.Name)
+				// A plain word ("echo", "search") is everyone's: a
+				// mention says nothing. Identifier-like names are
+				// distinctive.
+				if distinctive(t.Name) {
+					own = append(own, t.Name)
+				}
+				if !slices.Contains(toolOwners[t.Name], sc.Name) {
+					toolOwners[t.Name] = append(toolOwners[t.Name], sc.Name)
+				}
+			}
+		}
+		for _, n := range own {
+			k := strings.ToLower(n)
+			if !slices.Contains(owners[k], sc.Name) {
+				owners[k] = append(owners[k], sc.Name)
+			}
+		}
+	}
+	out := map[string]scanned{}
+	for _, sc := range servers {
+		cat := cats[sc.Name]
+		if cat == nil {
+			continue
+		}
+		var others []string
+		for n, by := range owners {
+			if !slices.Contains(by, sc.Name) {
+				others = append(others, n)
+			}
+		}
+		byTool, findings := ingest.Flags(sc.Name, cat, others)
+		out[sc.Name] = scanned{byTool, findings}
+	}
+	return out, toolOwners
 }
 
 // holdInjectionsLocked decides which of a server's flagged tools (byTool)
@@ -194,8 +221,8 @@ func (h *Host) holdInjectionsLocked(s *server, sc *config.Server, cat *catalog.C
 	heldNow := map[string]string{}
 	var writes []driftWrite
 	for _, t := range cat.Tools {
-		if _, flagged := byTool[t.Name]; !flagged {
-			continue
+		if !ingest.Directive(byTool[t.Name]) {
+			continue // not flagged, or only for mentions
 		}
 		def, err := drift.Definition(t)
 		if err != nil {

@@ -149,7 +149,10 @@ func entryOf(name, rawURL string, argv []string, f *editFlags) (*entry, error) {
 	if f.disabled {
 		e.obj.SetValue("enabled", false)
 	}
-	if err := e.moveSecrets("env", "env"); err != nil {
+	if err := e.moveEnvSecrets(); err != nil {
+		return nil, err
+	}
+	if err := e.moveArgSecrets(); err != nil {
 		return nil, err
 	}
 	if err := e.moveSecrets("headers", "header"); err != nil {
@@ -183,8 +186,8 @@ func runAddJSON(r *run) int {
 		return r.usagef("add-json takes the server's configuration as one JSON object")
 	}
 	e := &entry{name: r.args[0], obj: obj, creds: map[string]string{}}
-	for _, f := range [][2]string{{"env", "env"}, {"headers", "header"}} {
-		if err := e.moveSecrets(f[0], f[1]); err != nil {
+	for _, move := range []func() error{e.moveEnvSecrets, e.moveArgSecrets, func() error { return e.moveSecrets("headers", "header") }} {
+		if err := move(); err != nil {
 			return r.usagef("%v", err)
 		}
 	}

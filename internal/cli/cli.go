@@ -493,7 +493,10 @@ func (r *run) configError(err error) int {
 // loadConfig finds and loads the configuration, or the embedded default,
 // and adds the servers of the working directory's project file (unless
 // --no-project), which are unusable until its content is trusted. What
-// the project file loses to the user configuration is warned about.
+// the project file loses to the user configuration is warned about. A
+// project file that cannot be read or is malformed is left out with a
+// warning: it may come with any repository, and must not stop a command
+// (serve above all) that the user's own configuration serves.
 func (r *run) loadConfig() (*config.Config, error) {
 	cfg, err := r.loadUserConfig()
 	if err != nil || r.noProject {
@@ -504,8 +507,12 @@ func (r *run) loadConfig() (*config.Config, error) {
 		return nil, err
 	}
 	p, err := config.LoadProject(r.env.Dir, &config.LoadOptions{LookupEnv: r.env.LookupEnv, LookupCred: lookup})
-	if err != nil || p == nil {
-		return cfg, err
+	if err != nil {
+		fmt.Fprintf(r.env.Stderr, "warning: the project file's servers are left out: %s\n", launcher.Escape(err.Error()))
+		return cfg, nil
+	}
+	if p == nil {
+		return cfg, nil
 	}
 	trusted := false
 	if home, err := r.homeDir(); err == nil {
@@ -677,6 +684,10 @@ func (r *run) fail(err error) int {
 		return r.report(ExitUpstream, f, "raise the server's callTimeoutMs in the configuration if it needs longer")
 	case fault.CodeUnknownOutcome:
 		return r.report(ExitUpstream, f, "the connection broke mid-call: the tool may or may not have run; check before calling again")
+	}
+	var held *host.HeldError
+	if errors.As(err, &held) {
+		return r.report(ExitUpstream, f, held.Release())
 	}
 	return r.report(ExitUpstream, f)
 }

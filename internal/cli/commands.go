@@ -687,12 +687,15 @@ func (r *run) toolTable(tools []host.Tool) {
 	var rows [][]string
 	deferred := 0
 	for _, t := range tools {
-		name := t.Name
+		name, desc := t.Name, oneLine(t.Description, 80)
 		if t.Deferred {
 			name += " (deferred)"
 			deferred++
 		}
-		rows = append(rows, []string{name, oneLine(t.Description, 80)})
+		if t.Held {
+			desc = host.HeldStatus + " (server " + t.Server + ")"
+		}
+		rows = append(rows, []string{name, desc})
 	}
 	r.table("NAME\tDESCRIPTION", rows)
 	if deferred > 0 {

@@ -186,6 +186,9 @@ type entry struct {
 	name  string
 	obj   *confedit.Object
 	creds map[string]string
+	// own are the credentials of the server edited that no other server
+	// references: saving may replace their values.
+	own map[string]bool
 }
 
 // credName is the credential name for a value of server's field kind
@@ -222,6 +225,103 @@ func (e *entry) moveSecrets(field, kind string) error {
 		m.Members[i].Value = b
 	}
 	return e.obj.SetValue(field, m)
+}
+
+// moveEnvSecrets replaces each literal secret in the values of e.obj's
+// env (config.SecretEnv: a secret-named variable's or a token-shaped
+// value, a connection string's password) by a ${cred:NAME} reference
+// under the name import gives it (config.EnvCredName), keeping the value
+// in e.creds. Other values stay as written.
+func (e *entry) moveEnvSecrets() error {
+	m, err := e.obj.Object("env")
+	if err != nil || len(m.Members) == 0 {
+		return err
+	}
+	for i, mem := range m.Members {
+		var v string
+		if json.Unmarshal(mem.Value, &v) != nil {
+			continue // not a string: the strict parser says so
+		}
+		before, secret, after, ok := config.SecretEnv(mem.Key, v)
+		if !ok {
+			continue
+		}
+		name := e.credName(config.EnvCredName(mem.Key, before == "" && after == ""), secret)
+		b, _ := json.Marshal(before + config.CredRef(name) + after)
+		m.Members[i].Value = b
+	}
+	return e.obj.SetValue("env", m)
+}
+
+// moveArgSecrets does for e.obj's args what moveEnvSecrets does for its
+// env, by config.SecretArg (--api-key VALUE, a token, a connection
+// string's password) and config.ArgCredName.
+func (e *entry) moveArgSecrets() error {
+	raw, ok := e.obj.Get("args")
+	if !ok {
+		return nil
+	}
+	var args []string
+	if json.Unmarshal(raw, &args) != nil {
+		return nil // not strings: the strict parser says so
+	}
+	changed := false
+	for i := range args {
+		flag, before, secret, after, ok := config.SecretArg(args, i)
+		if !ok {
+			continue
+		}
+		args[i] = before + config.CredRef(e.credName(config.ArgCredName(e.name, flag), secret)) + after
+		changed = true
+	}
+	if !changed {
+		return nil
+	}
+	return e.obj.SetValue("args", args)
+}
+
+// credName keeps value in e.creds under want, or under the name
+// config.FreeCredName gives it when another of e's values has want.
+func (e *entry) credName(want, value string) string {
+	name := config.FreeCredName(e.name, want, value, func(n string) (string, bool) { v, ok := e.creds[n]; return v, ok })
+	e.creds[name] = value
+	return name
+}
+
+// rename gives e's credentials the names placed maps them to (as
+// creds.Place placed them), in e.creds and in e.obj's references.
+func (e *entry) rename(placed map[string]string) error {
+	changed := false
+	for from, to := range placed {
+		changed = changed || from != to
+	}
+	if !changed {
+		return nil
+	}
+	data, err := e.obj.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	text := credRefs.ReplaceAllStringFunc(string(data), func(ref string) string {
+		if to, ok := placed[credRefs.FindStringSubmatch(ref)[1]]; ok {
+			return config.CredRef(to)
+		}
+		return ref
+	})
+	obj, err := confedit.ParseObject([]byte(text))
+	if err != nil {
+		return err
+	}
+	*e.obj = *obj
+	renamed := make(map[string]string, len(e.creds))
+	for from, v := range e.creds {
+		if to, ok := placed[from]; ok {
+			from = to
+		}
+		renamed[from] = v
+	}
+	e.creds = renamed
+	return nil
 }
 
 // credRefs finds the ${cred:NAME} references in a server's raw JSON.

@@ -66,8 +66,8 @@ func credsFile(t *testing.T, home string) map[string]string {
 	return m
 }
 
-// TestAddStdio: add checks a stdio server, keeps --env values in
-// creds.json and references in config.json, and the server then works
+// TestAddStdio: add checks a stdio server, keeps the secret --env values
+// in creds.json and references in config.json, and the server then works
 // with the credential expanded (the test server's mode is a credential).
 func TestAddStdio(t *testing.T) {
 	home := t.TempDir()
@@ -81,12 +81,14 @@ func TestAddStdio(t *testing.T) {
 		t.Errorf("add did not say it checked the server:\n%s", add.stderr)
 	}
 	got := credsFile(t, home)
-	want := map[string]string{"kit.env." + testkit.ModeVar: testkit.ModeServer, "kit.env.API_KEY": secret}
+	// The rule of config.SecretEnv, as import applies it: the secret-named
+	// API_KEY is kept under its own name; the mode variable is no secret.
+	want := map[string]string{"API_KEY": secret}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("creds.json (-want +got):\n%s", diff)
 	}
 	cfgText, _ := os.ReadFile(filepath.Join(home, "config.json"))
-	if !strings.Contains(string(cfgText), `"API_KEY": "${cred:kit.env.API_KEY}"`) {
+	if !strings.Contains(string(cfgText), `"API_KEY": "${cred:API_KEY}"`) {
 		t.Errorf("config.json does not reference the credential:\n%s", cfgText)
 	}
 	call := runHome(t, home, "call", "kit__echo", "text=hi")
@@ -102,7 +104,7 @@ func TestAddStdio(t *testing.T) {
 			t.Errorf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 		}
 	}
-	for _, w := range []string{"state:        ready", "API_KEY=${cred:kit.env.API_KEY}", "kit__echo", "protocol:"} {
+	for _, w := range []string{"state:        ready", "API_KEY=${cred:API_KEY}", "kit__echo", "protocol:"} {
 		if !strings.Contains(get.stdout, w) {
 			t.Errorf("get lacks %q:\n%s", w, get.stdout)
 		}
@@ -116,7 +118,7 @@ func TestAddStdio(t *testing.T) {
 		} `json:"status"`
 		Tools []string `json:"tools"`
 	}
-	if err := json.Unmarshal([]byte(getJSON.stdout), &d); err != nil || d.Status.State != "ready" || d.Config.Env["API_KEY"] != "${cred:kit.env.API_KEY}" || len(d.Tools) == 0 {
+	if err := json.Unmarshal([]byte(getJSON.stdout), &d); err != nil || d.Status.State != "ready" || d.Config.Env["API_KEY"] != "${cred:API_KEY}" || len(d.Tools) == 0 {
 		t.Errorf("get --json: %v %+v\n%s", err, d, getJSON.stdout)
 	}
 	noSecret(t, home, secret, add, call, get, getJSON, list, listJSON)
@@ -310,7 +312,7 @@ func TestConcurrentAdds(t *testing.T) {
 	rs := make([]result, 4)
 	for i := range rs {
 		wg.Go(func() {
-			rs[i] = runHome(t, home, "add", fmt.Sprint("s", i), "--env", fmt.Sprintf("K=v%d", i), "--", exe, "demo-server")
+			rs[i] = runHome(t, home, "add", fmt.Sprint("s", i), "--env", fmt.Sprintf("API_KEY=v%d", i), "--", exe, "demo-server")
 		})
 	}
 	wg.Wait()
@@ -327,8 +329,14 @@ func TestConcurrentAdds(t *testing.T) {
 	if len(cfg.MCPServers) != len(rs) {
 		t.Errorf("%d servers saved, want %d:\n%s", len(cfg.MCPServers), len(rs), b)
 	}
-	if c := credsFile(t, home); len(c) != len(rs) {
-		t.Errorf("%d credentials, want %d", len(c), len(rs))
+	// Four values of API_KEY: one name each, none overwritten.
+	c := credsFile(t, home)
+	values := map[string]bool{}
+	for _, v := range c {
+		values[v] = true
+	}
+	if len(c) != len(rs) || len(values) != len(rs) {
+		t.Errorf("credentials %v, want %d distinct", c, len(rs))
 	}
 }
 
@@ -346,7 +354,7 @@ func TestRemoveEnableDisable(t *testing.T) {
 		}
 		return r
 	}
-	mustRun("add", "demo", "--env", "K=val-one", "--", exe, "demo-server")
+	mustRun("add", "demo", "--env", "K_TOKEN=val-one", "--", exe, "demo-server")
 	mustRun("add", "broken", "--disabled", "--no-verify", "--", filepath.Join(home, "nothing-here"))
 	if r := mustRun("list", "--check"); !strings.Contains(r.stdout, "disabled") {
 		t.Errorf("list:\n%s", r.stdout)
@@ -534,7 +542,7 @@ func TestAddScopeProject(t *testing.T) {
 	home, dir := t.TempDir(), t.TempDir()
 	t.Chdir(dir)
 	exe, _ := os.Executable()
-	r := runHome(t, home, "add", "proj", "--scope", "project", "--env", "K=proj-secret-1", "--", exe, "demo-server")
+	r := runHome(t, home, "add", "proj", "--scope", "project", "--env", "TOKEN=proj-secret-1", "--", exe, "demo-server")
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
@@ -545,7 +553,7 @@ func TestAddScopeProject(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(home, "config.json")); err == nil {
 		t.Error("the home's config.json was written")
 	}
-	if c := credsFile(t, home); c["proj.env.K"] != "proj-secret-1" {
+	if c := credsFile(t, home); c["TOKEN"] != "proj-secret-1" {
 		t.Errorf("creds.json: %v", c)
 	}
 	// disable and enable change the same file.
@@ -576,7 +584,7 @@ func TestAddScopeProject(t *testing.T) {
 func TestFailedWriteRestoresCreds(t *testing.T) {
 	exe, _ := os.Executable()
 	home := t.TempDir()
-	before := map[string]string{"s.env.K": "old-value", "imp.env.API_KEY": "old-key", "other": "x"}
+	before := map[string]string{"K_TOKEN": "old-value", "API_KEY": "old-key", "other": "x"}
 	b, _ := json.Marshal(before)
 	if err := os.WriteFile(filepath.Join(home, "creds.json"), b, 0o600); err != nil {
 		t.Fatal(err)
@@ -587,7 +595,7 @@ func TestFailedWriteRestoresCreds(t *testing.T) {
 	client := filepath.Join(t.TempDir(), "claude_desktop_config.json")
 	os.WriteFile(client, []byte(`{"mcpServers": {"imp": {"command": "`+exe+`", "args": ["demo-server"], "env": {"API_KEY": "sk-new-key-1234567890", "NEW_TOKEN": "tok-new-1234567890"}}}}`), 0o600)
 	for _, args := range [][]string{
-		{"add", "s", "--no-verify", "--env", "K=new-value", "--env", "J=new-too", "--", exe, "demo-server"},
+		{"add", "s", "--no-verify", "--env", "K_TOKEN=new-value", "--env", "J_TOKEN=new-too", "--", exe, "demo-server"},
 		{"import", "--from", client, "--no-verify"},
 	} {
 		r := runHome(t, home, args...)

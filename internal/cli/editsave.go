@@ -110,7 +110,21 @@ func (r *run) write(path string, e *entry, apply func(*confedit.Object) error, d
 	}
 	undo := func() error { return nil }
 	if len(e.creds) > 0 {
-		if undo, err = creds.Set(cpath, e.creds); err != nil {
+		// A name another server's value has is not replaced: e's takes
+		// another (config.FreeCredName), chosen under creds.json's lock;
+		// a credential of the server edited, no other's, is.
+		var placed map[string]string
+		placed, undo, err = creds.Place(cpath, e.creds, func(want, value string, taken func(string) (string, bool)) string {
+			if e.own[want] {
+				return want // the server's own, which it replaces
+			}
+			return config.FreeCredName(e.name, want, value, taken)
+		})
+		if err != nil {
+			return configErr(err)
+		}
+		if err := e.rename(placed); err != nil {
+			undo() //nolint:errcheck // best effort: the error reported is the rename's
 			return configErr(err)
 		}
 	}

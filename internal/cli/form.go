@@ -448,7 +448,11 @@ func (v *formValues) entry(path string, cur *current) (*entry, func(*confedit.Ob
 	}
 	before, _ := cur.obj.MarshalJSON()
 	var drop []string
+	e.own = map[string]bool{}
 	for _, m := range credRefs.FindAllStringSubmatch(string(before), -1) {
+		if !cur.otherRef[m[1]] {
+			e.own[m[1]] = true
+		}
 		if !now[m[1]] && !cur.otherRef[m[1]] && !slices.Contains(drop, m[1]) {
 			drop = append(drop, m[1])
 		}

@@ -238,7 +238,7 @@ func TestFormAddStdio(t *testing.T) {
 	tm.focus("Name")
 	tm.waitFor("blank: cli-test") // the suggestion, from the command
 	tm.send("local" + keyEnter)
-	tm.typeField("Environment", "API_KEY="+s1+" OTHER="+s2)
+	tm.typeField("Environment", "API_KEY="+s1+" OTHER_TOKEN="+s2+" LEVEL=debug")
 	tm.focus("Save?")
 	tm.send("y")
 	if code := tm.exit(); code != 0 {
@@ -248,11 +248,13 @@ func TestFormAddStdio(t *testing.T) {
 	if s.Command != exe || len(s.Args) != 1 || s.Args[0] != "demo-server" {
 		t.Errorf("command %q %q", s.Command, s.Args)
 	}
-	if s.Env["API_KEY"] != "${cred:local.env.API_KEY}" || s.Env["OTHER"] != "${cred:local.env.OTHER}" {
+	// Secrets by config's one rule, named as import names them; the
+	// rest as written.
+	if s.Env["API_KEY"] != "${cred:API_KEY}" || s.Env["OTHER_TOKEN"] != "${cred:OTHER_TOKEN}" || s.Env["LEVEL"] != "debug" {
 		t.Errorf("env %v", s.Env)
 	}
 	c := credsFile(t, home)
-	if c["local.env.API_KEY"] != s1 || c["local.env.OTHER"] != s2 {
+	if c["API_KEY"] != s1 || c["OTHER_TOKEN"] != s2 {
 		t.Errorf("creds.json: %v", c)
 	}
 	for _, secret := range []string{s1, s2} {
@@ -366,7 +368,7 @@ func TestFormEdit(t *testing.T) {
 	home := t.TempDir()
 	exe, _ := os.Executable()
 	const s1, s2, s3 = "first-secret-aaa", "second-secret-bbb", "third-secret-ccc"
-	add := runHome(t, home, "add", "local", "--env", "KEEP="+s1, "--env", "DROP="+s2, "--", exe, "demo-server")
+	add := runHome(t, home, "add", "local", "--env", "KEEP_TOKEN="+s1, "--env", "DROP_TOKEN="+s2, "--", exe, "demo-server")
 	if add.code != 0 {
 		t.Fatalf("add: exit %d\n%s", add.code, add.stderr)
 	}
@@ -378,7 +380,7 @@ func TestFormEdit(t *testing.T) {
 	tm.send(keyEnter)
 	tm.typeField("Command", "") // unchanged
 	tm.focus("Environment")
-	tm.waitFor("stored: KEEP, DROP")
+	tm.waitFor("stored: KEEP_TOKEN, DROP_TOKEN")
 	tm.send(keyEnter)
 	tm.focus("Save?")
 	tm.send("y")
@@ -389,7 +391,7 @@ func TestFormEdit(t *testing.T) {
 	if len(s.Env) != 2 || s.Command != exe {
 		t.Errorf("after a blank edit: %+v", s)
 	}
-	if c := credsFile(t, home); c["local.env.KEEP"] != s1 || c["local.env.DROP"] != s2 {
+	if c := credsFile(t, home); c["KEEP_TOKEN"] != s1 || c["DROP_TOKEN"] != s2 {
 		t.Errorf("creds.json after a blank edit: %v", c)
 	}
 
@@ -399,19 +401,19 @@ func TestFormEdit(t *testing.T) {
 	tm.send(keyEnter)
 	tm.typeField("Command", "")
 	tm.focus("Environment")
-	tm.waitFor("stored: KEEP, DROP")
-	tm.send("DROP=- KEEP=" + s3 + keyEnter)
+	tm.waitFor("stored: KEEP_TOKEN, DROP_TOKEN")
+	tm.send("DROP_TOKEN=- KEEP_TOKEN=" + s3 + keyEnter)
 	tm.focus("Save?")
 	tm.send("y")
 	if code := tm.exit(); code != 0 {
 		t.Fatalf("edit: exit %d:\n%s", code, tm.plain())
 	}
 	s = readServers(t, home)["local"]
-	if len(s.Env) != 1 || s.Env["KEEP"] != "${cred:local.env.KEEP}" {
+	if len(s.Env) != 1 || s.Env["KEEP_TOKEN"] != "${cred:KEEP_TOKEN}" {
 		t.Errorf("env after an edit: %v", s.Env)
 	}
 	c := credsFile(t, home)
-	if _, ok := c["local.env.DROP"]; ok || c["local.env.KEEP"] != s3 {
+	if _, ok := c["DROP_TOKEN"]; ok || c["KEEP_TOKEN"] != s3 {
 		t.Errorf("creds.json after an edit: %v", c)
 	}
 	for _, secret := range []string{s1, s2, s3} {

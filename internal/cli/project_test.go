@@ -138,14 +138,16 @@ func mustJSON(t *testing.T, v any) string {
 }
 
 // TestProjectFileErrors: the project file is decoded strictly, and its
-// errors name it; a server the user configuration has wins, with a
-// warning.
+// errors name it; a malformed one is left out with a warning and the
+// user's servers go on; trust-project refuses it; a server the user
+// configuration has wins, with a warning.
 func TestProjectFileErrors(t *testing.T) {
 	dir, home := t.TempDir(), t.TempDir()
 	abs, _ := filepath.Abs(filepath.Join(dir, ".mcp.json"))
 	writeProject(t, dir, map[string]any{"mcpServers": map[string]any{"x": map[string]any{"comand": "npx"}}})
 	r := runIn(t, dir, home, "servers")
-	if r.code != 2 || !strings.Contains(r.stderr, abs+`: $.mcpServers.x.comand: unknown field "comand" (did you mean "command"?)`) {
+	if r.code != 0 || !strings.Contains(r.stdout, "demo") || strings.Contains(r.stdout, "project:") ||
+		!strings.Contains(r.stderr, "warning: the project file's servers are left out: "+abs+`: $.mcpServers.x.comand: unknown field "comand" (did you mean "command"?)`) {
 		t.Errorf("servers with a bad project file: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 	}
 	r = runIn(t, dir, home, "trust-project", "--yes")
@@ -153,7 +155,7 @@ func TestProjectFileErrors(t *testing.T) {
 		t.Errorf("trust-project with a bad project file: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 	}
 	writeProject(t, dir, map[string]any{"mcpServers": map[string]any{}, "policy": map[string]any{}})
-	if r := runIn(t, dir, home, "servers"); r.code != 2 || !strings.Contains(r.stderr, abs+`: $.policy: "policy" is not read from a project file`) {
+	if r := runIn(t, dir, home, "servers"); r.code != 0 || !strings.Contains(r.stderr, abs+`: $.policy: "policy" is not read from a project file`) {
 		t.Errorf("servers with policy in the project file: exit %d\nstderr: %s", r.code, r.stderr)
 	}
 	// The project's "demo" loses to the user's (here the embedded default's).
@@ -188,5 +190,25 @@ func TestServeWatchTrustProject(t *testing.T) {
 	}
 	if !proc.Eventually(15*time.Second, func() bool { return has("proj__echo") }) {
 		t.Fatalf("the trusted project server never appeared:\n%s", stderr.String())
+	}
+}
+
+// TestServeLeavesOutAMalformedProject: serve in a directory whose
+// untrusted .mcp.json names a server with a space starts anyway, serves
+// the user's servers, and warns that the project's are left out.
+func TestServeLeavesOutAMalformedProject(t *testing.T) {
+	exe, _ := os.Executable()
+	dir, home := t.TempDir(), t.TempDir()
+	writeProject(t, dir, map[string]any{"mcpServers": map[string]any{
+		"my server": map[string]any{"command": exe, "env": testkit.ChildEnv(testkit.ModeServer)},
+	}})
+	g := startGateway(t, nil, dir, "--home", home)
+	cs := g.session(t, nil)
+	if !lists(t.Context(), cs, "demo__echo") {
+		t.Errorf("demo__echo is not listed")
+	}
+	abs, _ := filepath.Abs(filepath.Join(dir, ".mcp.json"))
+	if !strings.Contains(g.stderr.String(), "warning: the project file's servers are left out: "+abs) {
+		t.Errorf("no warning naming the project file:\n%s", g.stderr.String())
 	}
 }

@@ -597,13 +597,13 @@ func isRef(v string) bool { return strings.Contains(v, "${") }
 // findSecrets moves inline credentials out of e into Secrets.
 func (r *reader) findSecrets(e *Entry) {
 	for _, k := range sortedKeys(e.Env) {
-		v := e.Env[k]
-		if v == "" || isRef(v) || !(config.SecretKey(k) || config.LooksLikeToken(v)) {
+		before, v, after, ok := config.SecretEnv(k, e.Env[k])
+		if !ok {
 			continue
 		}
-		name := r.secretName(e.Name, envName(k), v)
+		name := r.secretName(e.Name, config.EnvCredName(k, before == "" && after == ""), v)
 		r.addSecret(e.Name, "env."+k, name, v)
-		e.Env[k] = "${" + name + "}"
+		e.Env[k] = before + "${" + name + "}" + after
 	}
 	for _, k := range sortedKeys(e.Headers) {
 		v := e.Headers[k]
@@ -636,16 +636,13 @@ func (r *reader) findSecrets(e *Entry) {
 		}
 	}
 	for i := range e.Args {
-		flag, keep, val, ok := config.SecretArg(e.Args, i)
+		flag, before, val, after, ok := config.SecretArg(e.Args, i)
 		if !ok {
 			continue
 		}
-		if flag == "" {
-			flag = "TOKEN"
-		}
-		name := r.secretName(e.Name, envName(e.Name+"_"+flag), val)
+		name := r.secretName(e.Name, config.ArgCredName(e.Name, flag), val)
 		r.addSecret(e.Name, "args["+strconv.Itoa(i)+"]", name, val)
-		e.Args[i] = keep + "${" + name + "}"
+		e.Args[i] = before + "${" + name + "}" + after
 	}
 	if e.URL != "" && !isRef(e.URL) {
 		if q := strings.IndexByte(e.URL, '?'); q >= 0 {
@@ -681,50 +678,20 @@ func (r *reader) addSecret(server, field, name, value string) {
 	r.res.Secrets = append(r.res.Secrets, Secret{Server: server, Field: field, Name: name, Value: value})
 }
 
-// secretName returns a credential name for value: want, unless want is
-// already taken by another value, then want prefixed with the server, then
-// numbered. An empty value (a prompted input) takes want if free of values.
+// secretName returns a credential name for value by config.FreeCredName,
+// among the names this file's secrets took.
 func (r *reader) secretName(server, want, value string) string {
-	try := []string{want}
-	if p := envName(server) + "_"; !strings.HasPrefix(want, p) {
-		try = append(try, p+want)
-	}
-	for _, n := range try {
-		if v, ok := r.secrets[n]; !ok || (v == value && value != "") {
-			r.secrets[n] = value
-			return n
-		}
-	}
-	for i := 2; ; i++ {
-		n := try[len(try)-1] + "_" + strconv.Itoa(i)
-		if v, ok := r.secrets[n]; !ok || (v == value && value != "") {
-			r.secrets[n] = value
-			return n
-		}
-	}
+	n := config.FreeCredName(server, want, value, func(name string) (string, bool) {
+		v, ok := r.secrets[name]
+		return v, ok
+	})
+	r.secrets[n] = value
+	return n
 }
 
 // envName makes s a variable name: upper case, [A-Z0-9_], not starting with
 // a digit.
-func envName(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z':
-			b.WriteByte(c - 'a' + 'A')
-		case c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-			b.WriteByte(c)
-		default:
-			b.WriteByte('_')
-		}
-	}
-	n := b.String()
-	if n == "" || (n[0] >= '0' && n[0] <= '9') {
-		n = "_" + n
-	}
-	return n
-}
+func envName(s string) string { return config.CredName(s) }
 
 // topKeys returns the top-level keys of a JSON (or JSONC) object.
 func topKeys(data []byte) (map[string]bool, error) {

@@ -92,6 +92,69 @@ func Set(path string, set map[string]string) (undo func() error, err error) {
 	}, nil
 }
 
+// Place adds the credentials in set, each under the name that name
+// chooses for it, under the lock of path: name is given the name wanted
+// (set's key), the value, and what each name holds (in the file, or
+// placed before it in this call), so that a value replaces another one of
+// the same name, which someone else may have written meanwhile, only when
+// name says so by choosing it. It returns the name each wanted name got,
+// and the function that undoes it, as Set does.
+func Place(path string, set map[string]string, name func(want, value string, taken func(string) (string, bool)) string) (placed map[string]string, undo func() error, err error) {
+	if err := check(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, err
+	}
+	final := map[string]string{}
+	var prev map[string]string // the values this call replaced, for undo
+	var added []string         // the names this call wrote anew, for undo
+	err = confedit.Edit(path, &confedit.Options{Perm: 0o600, Check: func(data []byte) error {
+		_, err := decode(path, data)
+		return err
+	}}, func(o *confedit.Object) error {
+		placed, prev, added = map[string]string{}, map[string]string{}, nil
+		clear(final)
+		stored := func(n string) (string, bool) {
+			raw, ok := o.Get(n)
+			if !ok {
+				return "", false
+			}
+			var v string
+			if json.Unmarshal(raw, &v) != nil {
+				return "\x00not a string", true // never equal to a value
+			}
+			return v, true
+		}
+		taken := func(n string) (string, bool) {
+			if v, ok := final[n]; ok {
+				return v, true
+			}
+			return stored(n)
+		}
+		for _, want := range sortedKeys(set) {
+			n := name(want, set[want], taken)
+			placed[want], final[n] = n, set[want]
+		}
+		for _, n := range sortedKeys(final) {
+			v, had := stored(n)
+			if had && v == final[n] {
+				continue // nothing to write
+			}
+			if had {
+				prev[n] = v
+			} else {
+				added = append(added, n)
+			}
+			if err := o.SetValue(n, final[n]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return placed, func() error { return Update(path, prev, added) }, nil
+}
+
 // update is Update; it returns the values the names in set had before.
 func update(path string, set map[string]string, remove []string) (prev map[string]string, err error) {
 	if err := check(path); err != nil && !errors.Is(err, fs.ErrNotExist) {

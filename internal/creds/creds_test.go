@@ -142,3 +142,43 @@ func TestSetUndo(t *testing.T) {
 		t.Errorf("after undo (-want +got):\n%s", diff)
 	}
 }
+
+// TestPlace: each credential gets the name the caller's rule gives it
+// against what the file holds under the lock; a name holding the same
+// value is shared and not written again; undo removes what was added and
+// puts back what was replaced.
+func TestPlace(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "creds.json")
+	if err := creds.Update(path, map[string]string{"API_KEY": "theirs", "SHARED": "same", "OWN": "old"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	rule := func(want, value string, taken func(string) (string, bool)) string {
+		if want == "OWN" {
+			return want // the caller's own: replaced
+		}
+		for n := want; ; n += "_2" {
+			if v, ok := taken(n); !ok || v == value {
+				return n
+			}
+		}
+	}
+	placed, undo, err := creds.Place(path, map[string]string{"API_KEY": "mine", "SHARED": "same", "OWN": "new", "FRESH": "f"}, rule)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]string{"API_KEY": "API_KEY_2", "SHARED": "SHARED", "OWN": "OWN", "FRESH": "FRESH"}, placed); diff != "" {
+		t.Errorf("placed (-want +got):\n%s", diff)
+	}
+	got, _ := creds.Load(path)
+	want := map[string]string{"API_KEY": "theirs", "API_KEY_2": "mine", "SHARED": "same", "OWN": "new", "FRESH": "f"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("creds.json (-want +got):\n%s", diff)
+	}
+	if err := undo(); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = creds.Load(path)
+	if diff := cmp.Diff(map[string]string{"API_KEY": "theirs", "SHARED": "same", "OWN": "old"}, got); diff != "" {
+		t.Errorf("creds.json after undo (-want +got):\n%s", diff)
+	}
+}

@@ -42,6 +42,8 @@ const (
 //     did not declare, a URL elicitation it must complete) passes as it is.
 //   - not_found: -32002 for a resource URI, -32602 for a name (a tool, a
 //     prompt, a completion's reference); invalid_input: -32602.
+//   - A tool held for review (held_injection, definition_changed) is
+//     refused saying so, never how to release it.
 //   - Any other failure of a tool call is a result with isError: the text
 //     names the code, and _meta[ErrorMetaKey] carries the code, the server
 //     and whether a retry may help (and, for needs_login, the command
@@ -70,6 +72,12 @@ func (g *Gateway) toClient(ctx context.Context, r failed, err error) (*mcp.CallT
 		code = fault.CodeServerError
 	}
 	msg := err.Error()
+	if code == fault.CodeHeldInjection || code == fault.CodeDefinitionChanged {
+		// Releasing a held tool is a person's decision (at a terminal, or
+		// through the status page's login): the model, which a poisoned
+		// description may be steering, is not told how.
+		msg = fmt.Sprintf("server %q: tool %q is held for review until a person approves it", serverOf(r, err), r.name)
+	}
 	if fault.IsPrivate(err) {
 		// The server's own output (its stderr) is the operator's: it is in
 		// the log and in `switchboard servers -v`, never sent to a client.

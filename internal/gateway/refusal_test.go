@@ -62,7 +62,8 @@ func openStore(t *testing.T) *sqlite.DB {
 // TestHeldToolThroughTheGateway: a call of a tool held back because its
 // definition changed (the sleeper changes echo's description on its
 // second start) is an isError result with definition_changed that names
-// the tool and the command that approves it, not "unknown tool".
+// the tool held for review, not "unknown tool", and never the command
+// that approves it: that is a person's to run.
 func TestHeldToolThroughTheGateway(t *testing.T) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -97,8 +98,8 @@ func TestHeldToolThroughTheGateway(t *testing.T) {
 	if err != nil {
 		t.Fatalf("call of the held tool: %v, want an isError result", err)
 	}
-	if got := text(t, res); !res.IsError || !strings.Contains(got, "switchboard approve sleeper:echo") || !strings.Contains(got, "sleeper__echo") {
-		t.Errorf("call of the held tool: isError %v, %q; want the tool and the approve command named", res.IsError, got)
+	if got := text(t, res); !res.IsError || !strings.Contains(got, "held for review") || !strings.Contains(got, "sleeper__echo") || strings.Contains(got, "approve ") {
+		t.Errorf("call of the held tool: isError %v, %q; want the tool named held for review, and no approve command", res.IsError, got)
 	}
 	if code := errorCode(res); code != "definition_changed" {
 		t.Errorf("code %q, want definition_changed", code)
@@ -111,8 +112,8 @@ func TestHeldToolThroughTheGateway(t *testing.T) {
 
 // TestInjectionHeldThroughTheGateway: the poisoned tools of an untrusted
 // server are not listed to the client, and a call of one is an isError
-// result with held_injection naming the approve command; the server's
-// benign tool is listed and works.
+// result with held_injection saying it is held for review, never how to
+// release it; the server's benign tool is listed and works.
 func TestInjectionHeldThroughTheGateway(t *testing.T) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -135,8 +136,8 @@ func TestInjectionHeldThroughTheGateway(t *testing.T) {
 	if err != nil {
 		t.Fatalf("call of the held tool: %v, want an isError result", err)
 	}
-	if got := text(t, res); !res.IsError || !strings.Contains(got, "switchboard approve hostile:add_numbers") {
-		t.Errorf("call of the held tool: isError %v, %q; want the approve command named", res.IsError, got)
+	if got := text(t, res); !res.IsError || !strings.Contains(got, "held for review") || strings.Contains(got, "approve ") || strings.Contains(got, "onInjection") {
+		t.Errorf("call of the held tool: isError %v, %q; want it held for review, and not how to release it", res.IsError, got)
 	}
 	if code := errorCode(res); code != "held_injection" {
 		t.Errorf("code %q, want held_injection", code)

@@ -392,7 +392,13 @@ func Flags(server string, cat *catalog.Catalog, others []string) (map[string][]s
 	var findings []Finding
 	report := func(item string, flags []sanitize.Flag) {
 		for _, f := range flags {
-			findings = append(findings, NewFinding(server, KindFlagged, item, fmt.Sprintf("%s: %q", f.Rule, f.Match)))
+			fd := NewFinding(server, KindFlagged, item, f.String())
+			if f.Mention {
+				// A credential or another server named in plain prose:
+				// honest descriptions do it all the time.
+				fd.Severity = SeverityInfo
+			}
+			findings = append(findings, fd)
 		}
 	}
 	for _, t := range cat.Tools {
@@ -409,6 +415,18 @@ func Flags(server string, cat *catalog.Catalog, others []string) (map[string][]s
 		report("", sc.Scan(cat.Instructions))
 	}
 	return byTool, findings
+}
+
+// Directive reports whether flags hold a directive to the model (a flag
+// that is not a mention, see sanitize.Flag): what a host holds a tool for
+// until a person approves it.
+func Directive(flags []sanitize.Flag) bool {
+	for _, f := range flags {
+		if !f.Mention {
+			return true
+		}
+	}
+	return false
 }
 
 // approvalPrefix starts the store key of an approved injection finding.

@@ -40,6 +40,12 @@ var hiddenLiterals = compileLiterals(hiddenBlock,
 func markupAt(low string, i int) (end int, ok bool) {
 	rest := low[i+1:]
 	switch {
+	case strings.HasPrefix(rest, "!--[if ") || strings.HasPrefix(rest, "!--[endif]"):
+		// A conditional comment (<!--[if mso]>, <!--[endif]-->) is HTML's
+		// markup for mail clients, which descriptions of e-mail tools
+		// explain: the comment holds markup, not hidden prose. The other
+		// rules still read whatever it holds.
+		return 0, false
 	case strings.HasPrefix(rest, "!--"):
 		// A comment hides its content from rendered Markdown; quote as much
 		// of it as a Flag shows.
@@ -214,9 +220,12 @@ var literalIndex, markerPairs = func() (index [256][]*literal, pairs [1 << 16 / 
 }()
 
 // findMarkers returns the first hidden-block marker and the first
-// credential in low, in one pass.
-func findMarkers(low string) (hidden, cred hit) {
+// credential in low, in one pass: the first credential that a directive
+// moves (see [moves]) when there is one, else the first, with plain set.
+// words are low's words.
+func findMarkers(low string, words []span) (hidden, cred hit, plain bool) {
 	var found [numRules]hit
+	var firstCred hit // the first credential, while no directive moves one
 	for i := 0; i < len(low); i++ {
 		k := uint(low[i]) << 8
 		if i+1 < len(low) {
@@ -236,14 +245,24 @@ func findMarkers(low string) (hidden, cred hit) {
 				continue
 			}
 			if end, ok := l.matchAt(low, i); ok {
-				found[l.rule] = hit{i, end}
+				h := hit{i, end}
+				if l.rule == credential && !moves(low, words, h) {
+					if !firstCred.found() {
+						firstCred = h
+					}
+					continue
+				}
+				found[l.rule] = h
 			}
 		}
 		if found[hiddenBlock].found() && found[credential].found() {
 			break
 		}
 	}
-	return found[hiddenBlock], found[credential]
+	if !found[credential].found() && firstCred.found() {
+		return found[hiddenBlock], firstCred, true
+	}
+	return found[hiddenBlock], found[credential], false
 }
 
 // matchAt reports whether l matches low at start, and where the match ends.

@@ -182,6 +182,9 @@ func (h *Handler) fillTools(ctx context.Context, d *pageData) {
 		}
 		row := toolRow{Name: t.Name, ID: t.ID, Server: t.Server, Title: t.Title, Description: t.Description,
 			Input: indent(t.InputSchema), Output: indent(t.OutputSchema), Deferred: t.Deferred, Tokens: t.Tokens()}
+		if t.Held {
+			row.Description = host.HeldStatus // its definition is in the held section, with its diff
+		}
 		if g, ok := given[t.Name]; ok {
 			b, _ := json.Marshal(map[string]any{"name": g.Name, "description": g.Description, "inputSchema": g.InputSchema})
 			row.Given = indent(b)

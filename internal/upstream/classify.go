@@ -15,6 +15,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
+	"github.com/switchboard-mcp/switchboard/internal/sanitize"
 )
 
 // This file is the one place where an upstream failure gets its fault code.
@@ -42,11 +43,12 @@ type failure struct {
 // (lists, resources, prompts) has no effect to repeat: a lost connection is
 // unavailable.
 func classify(server string, f failure) error {
-	err, op := f.err, f.op
+	op := f.op
 	var fe *fault.Error
-	if errors.As(err, &fe) {
-		return err
+	if errors.As(f.err, &fe) {
+		return clean(f.err)
 	}
+	err := clean(f.err)
 	if sf := ssrfFault(server, op, err); sf != nil {
 		return sf
 	}
@@ -58,7 +60,7 @@ func classify(server string, f failure) error {
 	isRPC := errors.As(err, &rpc)
 	cause := err
 	if f.cause != nil {
-		cause = f.cause
+		cause = clean(f.cause)
 	}
 	lost := f.ended || errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, mcp.ErrSessionMissing) ||
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
@@ -124,6 +126,57 @@ func classify(server string, f failure) error {
 		return fault.New(fault.CodeUnavailable, server, op, cause)
 	}
 	return fault.New(fault.CodeServerError, server, op, err)
+}
+
+// cleaned is an upstream failure whose text a server may have written (a
+// JSON-RPC error's message, an HTTP body go-sdk quotes), shown cleaned as
+// metadata is: ESC and the other C0 and C1 controls, format characters
+// (Unicode tags included) and variation selectors stripped, capped at
+// sanitize.DescriptionMax. The error it wraps is kept for errors.Is and
+// errors.As; a *jsonrpc.Error asked for through it comes cleaned too, since
+// the gateway passes some of those to its client as they are.
+type cleaned struct {
+	err  error
+	text string
+}
+
+// clean wraps err in a cleaned when its text needs it.
+func clean(err error) error {
+	if err == nil {
+		return nil
+	}
+	text, changed := sanitize.Text(err.Error(), sanitize.DescriptionMax)
+	if !changed {
+		var rpc *jsonrpc.Error
+		if !errors.As(err, &rpc) || !needsCleaning(rpc.Message) {
+			return err
+		}
+	}
+	return &cleaned{err: err, text: text}
+}
+
+func needsCleaning(s string) bool {
+	_, changed := sanitize.Text(s, sanitize.DescriptionMax)
+	return changed
+}
+
+func (e *cleaned) Error() string { return e.text }
+func (e *cleaned) Unwrap() error { return e.err }
+
+// As gives a cleaned copy of the wrapped *jsonrpc.Error.
+func (e *cleaned) As(target any) bool {
+	p, ok := target.(**jsonrpc.Error)
+	if !ok {
+		return false
+	}
+	var rpc *jsonrpc.Error
+	if !errors.As(e.err, &rpc) {
+		return false
+	}
+	c := *rpc
+	c.Message, _ = sanitize.Text(rpc.Message, sanitize.DescriptionMax)
+	*p = &c
+	return true
 }
 
 // statusFault maps an HTTP refusal status to a code.

@@ -180,3 +180,34 @@ func TestRuntimeNamesAgree(t *testing.T) {
 		t.Errorf("config.Runtimes and launcher.RuntimeNames differ (-config +launcher):\n%s", diff)
 	}
 }
+
+// TestClassifyCleansServerText: the text of a classified failure, and the
+// JSON-RPC error read out of it (which the gateway may pass on as it is),
+// hold none of the escapes, controls and tag characters a server wrote;
+// codes and error identities are kept.
+func TestClassifyCleansServerText(t *testing.T) {
+	msg := "need a login\x1b]52;c;ZXZpbA==\x07 \u009b31m\U000E0041\U000E0042 now"
+	wrapped := fmt.Errorf("calling %q: %w", "tools/call", &jsonrpc.Error{Code: mcp.CodeURLElicitationRequired, Message: msg})
+	err := classify("s", failure{op: "call tool", call: true, err: wrapped})
+	if fault.CodeOf(err) != fault.CodeServerError {
+		t.Errorf("code %q, want server_error", fault.CodeOf(err))
+	}
+	want := `server "s": call tool: server_error: calling "tools/call": need a login]52;c;ZXZpbA== 31m now`
+	if err.Error() != want {
+		t.Errorf("text %+q, want %+q", err.Error(), want)
+	}
+	var rpc *jsonrpc.Error
+	if !errors.As(err, &rpc) || rpc.Code != mcp.CodeURLElicitationRequired || rpc.Message != "need a login]52;c;ZXZpbA== 31m now" {
+		t.Errorf("the JSON-RPC error read from it: %+v", rpc)
+	}
+	// Text that needs nothing is the server's error itself.
+	plain := &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Unknown argument 'x'"}
+	if err := classify("s", failure{op: "call tool", err: plain}); !errors.Is(err, fault.InvalidInput) || errors.Unwrap(err) != plain {
+		t.Errorf("plain: %#v", err)
+	}
+	// A failure already classified keeps its code with its cause cleaned.
+	own := fault.New(fault.CodeAuthFailure, "s", "connect", errors.New("refused: \x1b[2Jcleared"))
+	if err := classify("s", failure{op: "connect", err: own}); !errors.Is(err, fault.AuthFailure) || err.Error() != `server "s": connect: auth_failure: refused: [2Jcleared` {
+		t.Errorf("classified: %+q", err)
+	}
+}

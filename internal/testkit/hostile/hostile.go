@@ -64,7 +64,9 @@ const (
 	// variation selectors, C0 and C1 controls and ANSI/OSC escapes in a
 	// description; tool names holding U+200B (one of them renders exactly
 	// as ok_echo); a title with bidi overrides; a prompt description with
-	// tag characters; raw invalid UTF-8 bytes in a description.
+	// tag characters; raw invalid UTF-8 bytes in a description; a tool,
+	// rpc_error, answering with a JSON-RPC error whose message is
+	// ErrorText.
 	ModeUnicode = "unicode"
 	// ModeShadow: a tool named like the victim's tool, whose description
 	// tells the model to BCC the attacker when calling the victim.
