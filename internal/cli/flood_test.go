@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptrace"
 	"os"
 	"os/exec"
 	"strconv"
@@ -238,38 +237,16 @@ func TestEventStreamOutlivesIdleTimeout(t *testing.T) {
 // stream is watched: how many it opened, and whether the gateway closed
 // the connection of the last.
 type streamClient struct {
-	cs     *mcp.ClientSession
-	mu     sync.Mutex
-	stream *closeWatch
-	gets   int
+	cs    *mcp.ClientSession
+	watch *testkit.StreamWatch
 }
 
 // openStream connects a streamClient to endpoint with token and waits for
 // its event stream.
 func openStream(t *testing.T, endpoint, token string) *streamClient {
 	t.Helper()
-	sc := &streamClient{}
-	tr := &http.Transport{DialContext: func(ctx context.Context, network, a string) (net.Conn, error) {
-		c, err := (&net.Dialer{}).DialContext(ctx, network, a)
-		if err != nil {
-			return nil, err
-		}
-		return &closeWatch{Conn: c}, nil
-	}}
-	t.Cleanup(tr.CloseIdleConnections)
-	rt := rtFunc(func(r *http.Request) (*http.Response, error) {
-		r = r.Clone(r.Context())
-		r.Header.Set("Authorization", "Bearer "+token)
-		if r.Method == http.MethodGet {
-			r = r.WithContext(httptrace.WithClientTrace(r.Context(), &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
-				sc.mu.Lock()
-				sc.stream, _ = info.Conn.(*closeWatch)
-				sc.gets++
-				sc.mu.Unlock()
-			}}))
-		}
-		return tr.RoundTrip(r)
-	})
+	sc := &streamClient{watch: testkit.NewStreamWatch(t, http.Header{"Authorization": {"Bearer " + token}})}
+	rt := sc.watch
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "streamer", Version: "1"}, nil).Connect(t.Context(),
 		&mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &http.Client{Transport: rt}},
 		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
@@ -278,7 +255,7 @@ func openStream(t *testing.T, endpoint, token string) *streamClient {
 	}
 	t.Cleanup(func() { cs.Close() })
 	sc.cs = cs
-	if !proc.Eventually(floodPatience, func() bool { sc.mu.Lock(); defer sc.mu.Unlock(); return sc.stream != nil }) {
+	if !proc.Eventually(floodPatience, sc.watch.Opened) {
 		t.Fatal("the client opened no event stream")
 	}
 	return sc
@@ -288,10 +265,7 @@ func openStream(t *testing.T, endpoint, token string) *streamClient {
 // open and its session answers a call.
 func (sc *streamClient) check(t *testing.T) {
 	t.Helper()
-	sc.mu.Lock()
-	stream, n := sc.stream, sc.gets
-	sc.mu.Unlock()
-	if err := stream.readErr(); err != nil || n != 1 {
+	if n, err := sc.watch.Streams(); err != nil || n != 1 {
 		t.Errorf("the client's event stream: %d opened, its connection's error %v; want one, still open", n, err)
 	}
 	if _, err := sc.cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "demo__echo", Arguments: map[string]any{"text": "still"}}); err != nil {
@@ -335,34 +309,4 @@ func hostileOpen(c net.Conn, i int, token string) error {
 func isTimeout(err error) bool {
 	ne, ok := errors.AsType[net.Error](err)
 	return ok && ne.Timeout()
-}
-
-type rtFunc func(*http.Request) (*http.Response, error)
-
-func (f rtFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
-
-// closeWatch remembers the first error a read met: io.EOF when the
-// gateway closed the connection.
-type closeWatch struct {
-	net.Conn
-	mu  sync.Mutex
-	err error
-}
-
-func (c *closeWatch) Read(p []byte) (int, error) {
-	n, err := c.Conn.Read(p)
-	if err != nil {
-		c.mu.Lock()
-		if c.err == nil {
-			c.err = err
-		}
-		c.mu.Unlock()
-	}
-	return n, err
-}
-
-func (c *closeWatch) readErr() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.err
 }

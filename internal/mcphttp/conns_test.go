@@ -8,13 +8,13 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptrace"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/testkit"
 )
 
 // patience bounds a wait for something the server must do by itself; it
@@ -71,30 +71,7 @@ func TestIdleConnectionsEnd(t *testing.T) {
 	srv := newServer(nil, nil, nop, nil)
 	url, _ := serve(t, NewHandler(srv, nil), &Options{IdleTimeout: 200 * time.Millisecond})
 
-	var (
-		mu     sync.Mutex
-		stream *watchedConn // the connection of the client's GET stream
-		gets   int          // GET streams the client opened
-	)
-	tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		return &watchedConn{Conn: c}, nil
-	}}
-	t.Cleanup(tr.CloseIdleConnections)
-	rt := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-		if r.Method == http.MethodGet {
-			r = r.WithContext(httptrace.WithClientTrace(r.Context(), &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
-				mu.Lock()
-				stream, _ = info.Conn.(*watchedConn)
-				gets++
-				mu.Unlock()
-			}}))
-		}
-		return tr.RoundTrip(r)
-	})
+	watch := testkit.NewStreamWatch(t, nil)
 	changed := make(chan struct{}, 1)
 	client := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
@@ -104,7 +81,7 @@ func TestIdleConnectionsEnd(t *testing.T) {
 			}
 		},
 	})
-	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: rt}},
+	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: watch}},
 		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
@@ -126,10 +103,7 @@ func TestIdleConnectionsEnd(t *testing.T) {
 		}
 		break
 	}
-	mu.Lock()
-	sc := stream
-	mu.Unlock()
-	if sc == nil {
+	if !watch.Opened() {
 		t.Fatal("the client opened no GET stream")
 	}
 
@@ -141,7 +115,7 @@ func TestIdleConnectionsEnd(t *testing.T) {
 		idleAfterOneRequest(t, c)
 		closedByServer(t, c, fmt.Sprintf("idle connection %d", i))
 	}
-	if err := sc.readErr(); err != nil {
+	if _, err := watch.Streams(); err != nil {
 		t.Fatalf("the event stream's connection ended: %v", err)
 	}
 	srv.AddTool(&mcp.Tool{Name: "late", InputSchema: map[string]any{"type": "object"}}, nopTool)
@@ -150,15 +124,13 @@ func TestIdleConnectionsEnd(t *testing.T) {
 	case <-time.After(patience):
 		t.Fatal("a notification sent after the idle timeout did not reach the client")
 	}
-	if err := sc.readErr(); err != nil {
+	if _, err := watch.Streams(); err != nil {
 		t.Fatalf("the event stream's connection ended: %v", err)
 	}
 	if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}}); err != nil {
 		t.Fatalf("a call after the idle timeout: %v", err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if gets != 1 {
+	if gets, _ := watch.Streams(); gets != 1 {
 		t.Errorf("the client opened %d GET streams, want 1: the stream was cut and opened again", gets)
 	}
 }
@@ -217,34 +189,4 @@ func postNoFatal(url, version, body string) (string, error) {
 
 func nopTool(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	return &mcp.CallToolResult{}, nil
-}
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
-
-// watchedConn remembers the first error a read met: io.EOF when the
-// server closed the connection.
-type watchedConn struct {
-	net.Conn
-	mu  sync.Mutex
-	err error
-}
-
-func (c *watchedConn) Read(p []byte) (int, error) {
-	n, err := c.Conn.Read(p)
-	if err != nil {
-		c.mu.Lock()
-		if c.err == nil {
-			c.err = err
-		}
-		c.mu.Unlock()
-	}
-	return n, err
-}
-
-func (c *watchedConn) readErr() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.err
 }
