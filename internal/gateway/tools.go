@@ -185,14 +185,23 @@ func stripProtocolMeta(m mcp.Meta) {
 
 // retryInput sets opts for a 2026-07-28 client's retry with the input it
 // was asked for, and returns the ID of the parked call the input is for,
-// if any. Responses count only with a requestState the gateway issued for
-// this very tool. A state in the gateway's format that fails verification
-// (tampered, forged, expired, or another tool's) is an error; responses
-// without one, or with a state that is not the gateway's, are ignored as
-// SEP-2322 asks of unrecognised information, and the call starts afresh,
-// so the upstream asks again.
+// if any. A requestState counts only if the gateway issued it for this
+// very tool: one in the gateway's format that fails verification
+// (tampered, forged, expired, or another tool's) is an error; one that is
+// not the gateway's is ignored, with its responses, as SEP-2322 asks of
+// unrecognised information, and the call starts afresh, so the upstream
+// asks again. Responses without any state are the client's answers before
+// a question and go to the upstream as they are.
 func (g *Gateway) retryInput(opts *host.CallOptions, id string, responses mcp.InputResponseMap, state string) (parked string, err error) {
 	if !isSealed(state) {
+		if state == "" && len(responses) > 0 {
+			// Answers given before any question, as a client may: a
+			// 2026-07-28 upstream takes what it recognises and ignores the
+			// rest (SEP-2322), as it would from its client directly; a
+			// legacy one never sees them (upstream).
+			opts.InputResponses = responses
+			return "", nil
+		}
 		if len(responses) > 0 || state != "" {
 			g.log.Debug("input responses without a Switchboard requestState ignored", "id", id)
 		}

@@ -160,7 +160,11 @@ func (c *Conn) CallTool(ctx context.Context, name string, args json.RawMessage, 
 	}
 	ctx, cancel := c.callContext(ctx)
 	defer cancel()
-	params := &mcp.CallToolParams{Name: name, Arguments: args, InputResponses: opts.InputResponses, RequestState: opts.RequestState}
+	params := &mcp.CallToolParams{Name: name, Arguments: args}
+	if c.modern() {
+		// A legacy session has no input responses to carry.
+		params.InputResponses, params.RequestState = opts.InputResponses, opts.RequestState
+	}
 	params.Meta = c.requestMeta(peerFrom(ctx))
 	if len(args) == 0 {
 		params.Arguments = json.RawMessage("{}")
@@ -246,7 +250,10 @@ func (c *Conn) GetPrompt(ctx context.Context, name string, args map[string]strin
 		defer c.track(peer)()
 	}
 	op := fmt.Sprintf("get prompt %q", name)
-	params := &mcp.GetPromptParams{Name: name, Arguments: args, InputResponses: opts.InputResponses, RequestState: opts.RequestState, Meta: c.requestMeta(peer)}
+	params := &mcp.GetPromptParams{Name: name, Arguments: args, Meta: c.requestMeta(peer)}
+	if c.modern() {
+		params.InputResponses, params.RequestState = opts.InputResponses, opts.RequestState
+	}
 	res, err := c.session.GetPrompt(ctx, params)
 	for round := 1; err == nil && len(res.InputRequests) > 0; round++ {
 		responses, ierr := c.answerInput(ctx, peer, op, round, res.InputRequests, res.RequestState)
