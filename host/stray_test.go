@@ -2,9 +2,12 @@ package host_test
 
 import (
 	"context"
+	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/ingest"
@@ -105,5 +108,57 @@ func TestServerThatOnlyPrintsABanner(t *testing.T) {
 	}
 	if strings.Contains(st.LastError, "invalid character") {
 		t.Errorf("last error is a JSON decoding error:\n%s", st.LastError)
+	}
+}
+
+// recordLog keeps the messages of the log records at or above a level.
+type recordLog struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (r *recordLog) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelInfo }
+func (r *recordLog) Handle(_ context.Context, rec slog.Record) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	line := rec.Message
+	rec.Attrs(func(a slog.Attr) bool { line += " " + a.String(); return true })
+	r.msgs = append(r.msgs, line)
+	return nil
+}
+func (r *recordLog) WithAttrs([]slog.Attr) slog.Handler { return r }
+func (r *recordLog) WithGroup(string) slog.Handler      { return r }
+
+func (r *recordLog) matching(prefix string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, m := range r.msgs {
+		if strings.HasPrefix(m, prefix) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// Info findings are logged as one line per server that counts them by
+// kind, not a line each: a server whose tools all lose their hints does
+// not fill the log.
+func TestInfoFindingsLoggedAsACount(t *testing.T) {
+	rec := &recordLog{}
+	h := openWith(t, parse(t, map[string]any{"a": child(t, testkit.ModeAnnotated, map[string]any{"eager": true})}, nil),
+		&host.Options{StopTimeout: 500 * time.Millisecond, Logger: slog.New(rec)})
+	if err := h.Await(context.Background(), "a"); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(findingsOf(status(h, "a"), ingest.KindAnnotations)); n != 3 {
+		t.Fatalf("%d annotations_dropped findings, want 3", n)
+	}
+	if each := rec.matching("server metadata: " + ingest.KindAnnotations); len(each) != 0 {
+		t.Errorf("info findings logged one by one: %q", each)
+	}
+	counted := rec.matching("server metadata: info findings")
+	if len(counted) != 1 || !strings.Contains(counted[0], "server=a") || !strings.Contains(counted[0], "annotations_dropped=3") {
+		t.Errorf("the count's log lines: %q, want one for server a with annotations_dropped=3", counted)
 	}
 }

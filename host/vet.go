@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 
@@ -57,10 +58,38 @@ func (h *Host) vet(sc *config.Server, cat *catalog.Catalog) *ingest.Result {
 // vetUnder is vet under the security settings sec.
 func (h *Host) vetUnder(sec config.Security, sc *config.Server, cat *catalog.Catalog) *ingest.Result {
 	res := ingest.Vet(sc, sec, cat)
-	for _, f := range res.Findings {
-		h.logFinding(f)
-	}
+	h.logVetted(sc.Name, res.Findings)
 	return res
+}
+
+// logVetted logs a server's findings: each of severity warn and above
+// on its own line, the info ones as one line that counts them by kind (a
+// server whose forty tools lose their hints is one line, not forty), each
+// also at debug level.
+func (h *Host) logVetted(server string, findings []Finding) {
+	counts := map[string]int{}
+	for _, f := range findings {
+		if f.Severity.AtLeast(ingest.SeverityWarn) {
+			h.logFinding(f)
+			continue
+		}
+		counts[f.Kind]++
+		h.log.Debug("server metadata: "+f.Kind, "server", f.Server, "item", f.Item, "detail", f.Detail, "severity", f.Severity)
+	}
+	if len(counts) == 0 {
+		return
+	}
+	kinds := slices.Sorted(maps.Keys(counts))
+	var b strings.Builder
+	n := 0
+	for _, k := range kinds {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%s=%d", k, counts[k])
+		n += counts[k]
+	}
+	h.log.Info("server metadata: info findings", "server", server, "count", n, "kinds", b.String())
 }
 
 // flagAndHold scans every server's cleaned metadata for injection patterns,
@@ -137,8 +166,9 @@ func (h *Host) flagAndHold(comp *composition, cats map[string]*catalog.Catalog) 
 		s.mu.Lock()
 		live := !s.cached // a catalogue read back from the store was charged when it was discovered
 		s.mu.Unlock()
-		for _, f := range s.setFlags(findings) {
-			h.logFinding(f)
+		fresh := s.setFlags(findings)
+		h.logVetted(sc.Name, fresh)
+		for _, f := range fresh {
 			if live && f.Kind == ingest.KindFlagged && f.Severity.AtLeast(ingest.SeverityWarn) {
 				s.trust.add(outcomeFlagged) // each newly flagged item costs a step, once
 			}

@@ -62,6 +62,7 @@ const (
 	ModeChatty        = "chatty"         // ModeServer that writes lines that are not JSON-RPC on stdout (see chatter)
 	ModeSparse        = "sparse"         // ModeServer that answers resources/list and prompts/list with "method not found", resources/templates/list with an error
 	ModeBanner        = "banner"         // writes a banner on stdout, no JSON-RPC at all, and exits 1
+	ModeAnnotated     = "annotated"      // ModeServer with three tools that carry behavioural hints (annotations)
 )
 
 // Chatter is what ModeChatty writes on stdout before it serves, as real
@@ -102,7 +103,7 @@ func MaybeRunChild() {
 func runChild(mode string) int {
 	ctx := context.Background()
 	switch mode {
-	case ModeServer, ModeBigFrameAfter, ModeModernOnly, ModeSurvey, ModeFlood, ModeSparse:
+	case ModeServer, ModeBigFrameAfter, ModeModernOnly, ModeSurvey, ModeFlood, ModeSparse, ModeAnnotated:
 	case ModeChatty:
 		for _, line := range Chatter {
 			fmt.Fprintln(os.Stdout, line)
@@ -162,6 +163,13 @@ func runChild(mode string) int {
 		s.AddReceivingMiddleware(refuseLists)
 	case ModeChatty:
 		s.AddReceivingMiddleware(chatter)
+	case ModeAnnotated:
+		for _, name := range []string{"look", "peek", "glance"} {
+			mcp.AddTool(s, &mcp.Tool{Name: name, Description: "Looks without touching.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+				func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "seen"}}}, nil, nil
+				})
+		}
 	}
 	if err := s.Run(ctx, &mcp.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, "testkit server:", err)
