@@ -148,7 +148,7 @@ func newGateway(h *host.Host, opts *Options, states *sealer) *Gateway {
 	g.server = mcp.NewServer(&mcp.Implementation{Name: "switchboard", Title: "Switchboard gateway", Version: version}, &mcp.ServerOptions{
 		Instructions: instructions(h.View(host.Caller{Profile: opts.Profile})),
 		PageSize:     opts.PageSize,
-		Logger:       log,
+		Logger:       sdkLog(log),
 		// Advertise what the aggregate has: tools, resources and prompts
 		// are added by go-sdk as they are registered; logging because
 		// upstream log messages are forwarded to the caller.
