@@ -148,4 +148,13 @@ func TestDiscover(t *testing.T) {
 	if n := len(Discover(Place{Home: home}, "")); n != 4 {
 		t.Errorf("without a project: %d files, want 4", n)
 	}
+	// Run from the home directory, ~/.cursor/mcp.json is both Cursor's
+	// user file and the project's: it is listed once, as the user file.
+	got = nil
+	for _, f := range Discover(Place{Home: home}, home) {
+		got = append(got, row{f.Client.ID, f.Path, f.Project})
+	}
+	if diff := cmp.Diff(want[:4], got); diff != "" {
+		t.Errorf("from the home directory (-want +got):\n%s", diff)
+	}
 }

@@ -340,14 +340,23 @@ type Found struct {
 }
 
 // Discover lists the client files that exist at p, user files first in
-// client order, then those of the project in dir ("" for none).
+// client order, then those of the project in dir ("" for none). A file is
+// listed once: run from the home directory, a client's project file is
+// its user file (~/.cursor/mcp.json), and is that.
 func Discover(p Place, dir string) []Found {
 	var out []Found
+	var seen []os.FileInfo
+	add := func(c *Client, path string, project bool) {
+		fi, err := os.Stat(path)
+		if err != nil || !fi.Mode().IsRegular() || slices.ContainsFunc(seen, func(s os.FileInfo) bool { return os.SameFile(s, fi) }) {
+			return
+		}
+		seen = append(seen, fi)
+		out = append(out, Found{Client: c, Path: path, Project: project})
+	}
 	for _, c := range clients {
 		for _, path := range c.paths(p) {
-			if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
-				out = append(out, Found{Client: c, Path: path})
-			}
+			add(c, path, false)
 		}
 	}
 	if dir == "" {
@@ -355,9 +364,7 @@ func Discover(p Place, dir string) []Found {
 	}
 	for _, c := range clients {
 		if path := c.ProjectPath(dir); path != "" {
-			if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
-				out = append(out, Found{Client: c, Path: path, Project: true})
-			}
+			add(c, path, true)
 		}
 	}
 	return out
