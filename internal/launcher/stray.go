@@ -31,9 +31,9 @@ var jsonrpcKey = []byte(`"jsonrpc"`)
 // an object with a top-level "jsonrpc" member, or a valid JSON array that
 // holds one (a batch). Anything else is stray.
 //
-// Every real message contains the bytes "jsonrpc" in quotes, and the test
-// for them is a memchr-speed search: an object that contains them is let
-// through unchecked (a broken one fails in go-sdk as it always did). Only
+// Every real message contains the bytes "jsonrpc" in quotes, found near
+// one end of the line in O(1) (see hasJSONRPCKey): an object that contains
+// them is let through unchecked (a broken one fails in go-sdk as it always did). Only
 // an object without them is walked, in case its key is spelled with
 // escapes, which go-sdk decodes.
 func isMessage(line []byte) bool {
@@ -43,7 +43,7 @@ func isMessage(line []byte) bool {
 	}
 	switch line[i] {
 	case '{':
-		if bytes.Contains(line[i:], jsonrpcKey) {
+		if hasJSONRPCKey(line[i:]) {
 			return true
 		}
 		return bytes.IndexByte(line[i:], '\\') >= 0 && hasTopLevelKey(line, i, "jsonrpc")
@@ -51,6 +51,22 @@ func isMessage(line []byte) bool {
 		return bytes.Contains(line[i:], jsonrpcKey) && jsonscan.Valid(line)
 	}
 	return false
+}
+
+// keyWindow is how far from either end of a line hasJSONRPCKey looks
+// first: SDKs write "jsonrpc" as the first member (Go, Python) or among
+// the last two (TypeScript: result or params, then jsonrpc and id).
+const keyWindow = 64
+
+// hasJSONRPCKey reports whether line holds the bytes "jsonrpc" in quotes,
+// looking near its ends before it scans the whole of a long line.
+func hasJSONRPCKey(line []byte) bool {
+	if len(line) <= 2*keyWindow {
+		return bytes.Contains(line, jsonrpcKey)
+	}
+	return bytes.Contains(line[:keyWindow], jsonrpcKey) ||
+		bytes.Contains(line[len(line)-keyWindow:], jsonrpcKey) ||
+		bytes.Contains(line, jsonrpcKey)
 }
 
 var errFound = errors.New("found")

@@ -4,6 +4,7 @@ package launcher
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -37,6 +38,21 @@ func TestIsMessage(t *testing.T) {
 			t.Errorf("isMessage(%q) = %v, want %v", c.line, got, c.msg)
 		}
 	}
+	// Long lines, "jsonrpc" near either end or in the middle.
+	pad := strings.Repeat("x", 500)
+	for _, c := range []struct {
+		line string
+		msg  bool
+	}{
+		{`{"jsonrpc":"2.0","id":1,"result":{"text":"` + pad + `"}}`, true},
+		{`{"result":{"text":"` + pad + `"},"jsonrpc":"2.0","id":1}`, true},
+		{`{"result":{"text":"` + pad + `"},"jsonrpc":"2.0","id":1,"other":"` + pad + `"}`, true},
+		{`{"level":"info","msg":"` + pad + `"}`, false},
+	} {
+		if got := isMessage([]byte(c.line + "\n")); got != c.msg {
+			t.Errorf("isMessage(%.60q…) = %v, want %v", c.line, got, c.msg)
+		}
+	}
 }
 
 // FuzzIsMessage holds isMessage to its one promise: a line that go-sdk
@@ -56,4 +72,18 @@ func FuzzIsMessage(f *testing.F) {
 			t.Fatalf("isMessage(%q) = false, but go-sdk decodes it as %T", line, msg)
 		}
 	})
+}
+
+// BenchmarkIsMessage measures the check every stdout line pays: a 100 KB
+// tool result in the TypeScript SDK's member order, where "jsonrpc" comes
+// after the result.
+func BenchmarkIsMessage(b *testing.B) {
+	text := bytes.Repeat([]byte("lorem ipsum dolor sit amet "), 100<<10/27)
+	line := append(append([]byte(`{"result":{"content":[{"type":"text","text":"`), text...), `"}]},"jsonrpc":"2.0","id":7}`+"\n"...)
+	b.SetBytes(int64(len(line)))
+	for b.Loop() {
+		if !isMessage(line) {
+			b.Fatal("not a message")
+		}
+	}
 }
