@@ -144,6 +144,21 @@ func (v *View) Find(ctx context.Context, name string) (Tool, error) {
 	return toolOf(t), nil
 }
 
+// Resolve is Find for a call about to be made: a tool of a server of the
+// view that is still starting waits for that server (bounded by ctx and
+// its start-up timeout), and is looked up again. A server that fails to
+// start answers with why.
+func (v *View) Resolve(ctx context.Context, name string) (Tool, error) {
+	if b := v.h.lookupBuiltin(v, name); b != nil {
+		return b.tool, nil
+	}
+	t, _, err := v.lookup(ctx, name, true)
+	if err != nil {
+		return Tool{}, err
+	}
+	return toolOf(t), nil
+}
+
 // lookup is lookupFresh within the view, waiting for an in-view server
 // that is still starting when wait is set. It reports whether it
 // discovered again.

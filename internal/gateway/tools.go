@@ -37,29 +37,22 @@ func (g *Gateway) heldBack(next mcp.MethodHandler) mcp.MethodHandler {
 			return res, err
 		}
 		v := g.callerView(call.Session, call.Extra)
-		// Find, not Tool: a name missing from a catalogue that may be
+		// Resolve, not Tool: a name missing from a catalogue that may be
 		// stale (saved, or from an earlier connection) has its server
-		// discovered again, once. A tool of a server of the view still
-		// starting waits for that server, then is looked up again. A
-		// tool found so is called now (the change notification
-		// registers it for the calls after); a held one is refused like
-		// any other, and one of a server that needs a login says so
-		// (its tools are unknown until then).
-		t, herr := v.Find(ctx, call.Params.Name)
-		if server := g.host.Starting(herr); server != "" {
-			if aerr := g.host.Await(ctx, server); aerr != nil {
-				v.Refused(ctx, call.Params.Name, call.Params.Arguments, aerr)
-				return g.toClient(ctx, failed{kind: toolCall, name: call.Params.Name, id: call.Params.Name, server: server}, aerr)
-			}
-			g.Sync() // OnChange may not have run yet
-			t, herr = v.Find(ctx, call.Params.Name)
-		}
+		// discovered again, once, and a tool of a server of the view
+		// still starting waits for that server. A tool found so is
+		// called now (the change notification registers it for the
+		// calls after); a held one is refused like any other, and one
+		// of a server that needs a login, or that failed to start, says
+		// so (its tools are unknown until then).
+		t, herr := v.Resolve(ctx, call.Params.Name)
 		if herr == nil {
+			g.Sync() // OnChange may not have run yet
 			return g.callTool(t)(ctx, call)
 		}
 		v.Refused(ctx, call.Params.Name, call.Params.Arguments, herr)
 		var fe *fault.Error
-		if !errors.As(herr, &fe) || (fe.Code != fault.CodeDefinitionChanged && fe.Code != fault.CodeHeldInjection && fe.Code != fault.CodeNeedsLogin) {
+		if !errors.As(herr, &fe) || fe.Server == "" || fe.Code == fault.CodeNotFound {
 			return res, err
 		}
 		return g.toClient(ctx, failed{kind: toolCall, name: call.Params.Name, id: call.Params.Name, server: fe.Server}, herr)
