@@ -291,7 +291,7 @@ func callRecord(server, tool string, catalogued bool, opts *CallOptions, args []
 		Server: server, Tool: tool, Catalogued: catalogued, BytesIn: len(args),
 	}
 	if opts != nil {
-		c.Client, c.Profile = opts.Client, opts.Profile
+		c.Client, c.Profile, c.ClientName = opts.Client, opts.Profile, opts.ClientName
 	}
 	switch {
 	case err != nil:
@@ -310,7 +310,7 @@ func callRecord(server, tool string, catalogued bool, opts *CallOptions, args []
 // auditRow is the audit log's row for a call.
 func auditRow(c *CallRecord, args []byte) *store.Call {
 	return &store.Call{
-		Time: c.Start, Tool: c.Tool, Server: c.Server, Caller: c.Client, Profile: c.Profile,
+		Time: c.Start, Tool: c.Tool, Server: c.Server, Caller: c.Client, ClientName: c.ClientName, Profile: c.Profile,
 		ArgShape: argShape(args), Latency: c.Latency, BytesIn: c.BytesIn, BytesOut: c.BytesOut,
 		Outcome: c.Outcome, Code: c.Code,
 	}

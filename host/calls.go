@@ -36,8 +36,14 @@ type CallOptions struct {
 	RequestState   string
 	// Client identifies the caller for the call quota (policy.quota) and
 	// the audit log; "" is the process itself. The gateway sets the
-	// configured name of a named client, else one per client session.
+	// configured name of a named client, else the verified identity
+	// ("sub:<subject>"), else nothing.
 	Client string
+	// Session is the caller's session, the quota key of a caller without
+	// a Client (the gateway's callers it cannot tell apart); never
+	// recorded. ClientName is the name the client gave itself, as it
+	// declared it: recorded, never a key.
+	Session, ClientName string
 	// Caller is the configured name of the gateway client making the
 	// call, and Profile the profile it calls through; "" for none. Policy
 	// rules limited to clients and profiles match on them, and the audit

@@ -81,9 +81,11 @@ func (h *Host) ApprovalsChanged() {
 type LiveCall struct {
 	ID     uint64    `json:"id"`
 	Start  time.Time `json:"start"`
-	Client string    `json:"client,omitempty"`
-	Server string    `json:"server"`
-	Tool   string    `json:"tool"` // canonical ID
+	Client string    `json:"client,omitempty"` // the caller as it authenticated ("" for the operator)
+	// ClientName is the name the client gave itself.
+	ClientName string `json:"clientName,omitempty"`
+	Server     string `json:"server"`
+	Tool       string `json:"tool"` // canonical ID
 	// Progress and Total are the last progress notification's, when the
 	// caller asked for progress (CallOptions.Progress); Message its
 	// message, escaped.
@@ -111,7 +113,7 @@ type liveCalls struct {
 func (l *liveCalls) begin(server, tool string, opts *CallOptions) (*CallOptions, func()) {
 	lc := &LiveCall{Start: time.Now(), Server: server, Tool: tool}
 	if opts != nil {
-		lc.Client = opts.Client
+		lc.Client, lc.ClientName = opts.Client, opts.ClientName
 	}
 	l.mu.Lock()
 	if l.calls == nil {

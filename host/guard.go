@@ -92,7 +92,7 @@ func (h *Host) authorizeAs(ctx context.Context, pol *policy.Engine, t *registry.
 		req.Annotations = &policy.Annotations{ReadOnly: &ro, Destructive: a.DestructiveHint, Idempotent: &idem, OpenWorld: a.OpenWorldHint}
 	}
 	if opts != nil {
-		req.Client, req.Caller, req.Profile = opts.Client, opts.Caller, opts.Profile
+		req.Client, req.Caller, req.Profile = opts.quotaKey(), opts.Caller, opts.Profile
 	}
 	c := Confirmation{Tool: t.Name, ID: id, Server: t.ID.Server, Title: t.Tool.Title, Arguments: args}
 	return h.enforce(ctx, pol, req, c, func() string { return fmt.Sprintf("call tool %q", t.ID.Name) }, opts)
@@ -109,7 +109,7 @@ func (h *Host) authorizeRead(ctx context.Context, sc *config.Server, method stri
 	req := policy.Request{ID: sc.Name + ":" + method, Trust: policy.Trusted,
 		Annotations: &policy.Annotations{ReadOnly: &ro, Destructive: &destructive}}
 	if opts != nil {
-		req.Client, req.Caller, req.Profile = opts.Client, opts.Caller, opts.Profile
+		req.Client, req.Caller, req.Profile = opts.quotaKey(), opts.Caller, opts.Profile
 	}
 	c := Confirmation{Tool: method, ID: req.ID, Server: sc.Name, Arguments: args}
 	return h.enforce(ctx, h.comp.Load().pol, req, c, func() string { return method }, opts)
@@ -208,4 +208,13 @@ func cleanPrompt(res *mcp.GetPromptResult) {
 			tc.Text = cleanText(tc.Text)
 		}
 	}
+}
+
+// quotaKey is the key of the caller's call quota: its Client, else its
+// Session.
+func (o *CallOptions) quotaKey() string {
+	if o.Client != "" {
+		return o.Client
+	}
+	return o.Session
 }

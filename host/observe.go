@@ -18,9 +18,10 @@ import (
 type CallRecord struct {
 	Start   time.Time
 	Latency time.Duration
-	// Client is CallOptions.Client ("" is the process itself), Profile
-	// CallOptions.Profile.
-	Client, Profile string
+	// Client is CallOptions.Client, the caller as it authenticated ("" is
+	// the process itself and callers that cannot be told apart), Profile
+	// CallOptions.Profile, and ClientName the name the client gave itself.
+	Client, Profile, ClientName string
 	// Server is the configured server that owns the tool; "" for a
 	// built-in tool and for a name that matched no tool.
 	Server string

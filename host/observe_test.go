@@ -61,7 +61,10 @@ func TestOnCall(t *testing.T) {
 	h.Call(ctx, "kit__echo", json.RawMessage(`[1]`), nil)
 	h.Call(ctx, host.ListPrompts, json.RawMessage(`{}`), nil)
 	refusal := fault.New(fault.CodeNotFound, "", "", errors.New("not given to the model"))
-	h.View(host.Caller{Session: "c2"}).Refused(ctx, "kit__echo", nil, refusal)
+	// A caller known by its session alone is recorded without it, as
+	// the name its client gave itself; a verified one by its identity.
+	h.View(host.Caller{Session: "s2", ClientName: "Claude\u0007 Code"}).Refused(ctx, "kit__echo", nil, refusal)
+	h.View(host.Caller{Session: "s3", Subject: "sub:ann", ClientName: "cursor"}).Refused(ctx, "kit__echo", nil, refusal)
 	h.View(host.Caller{}).Refused(ctx, "kit__invented_too", nil, refusal)
 	want := []host.CallRecord{
 		{Client: "c1", Server: "kit", Tool: "kit:echo", Catalogued: true, Outcome: host.OutcomeOK, BytesIn: 17},
@@ -69,7 +72,8 @@ func TestOnCall(t *testing.T) {
 		{Tool: "kit__invented_by_a_client", Outcome: host.OutcomeError, Code: "not_found"},
 		{Server: "kit", Tool: "kit:echo", Catalogued: true, Outcome: host.OutcomeError, Code: "invalid_input", BytesIn: 3},
 		{Tool: host.ListPrompts, Catalogued: true, Outcome: host.OutcomeOK, BytesIn: 2},
-		{Client: "c2", Server: "kit", Tool: "kit:echo", Catalogued: true, Outcome: host.OutcomeError, Code: "not_found"},
+		{ClientName: "Claude Code", Server: "kit", Tool: "kit:echo", Catalogued: true, Outcome: host.OutcomeError, Code: "not_found"},
+		{Client: "sub:ann", ClientName: "cursor", Server: "kit", Tool: "kit:echo", Catalogued: true, Outcome: host.OutcomeError, Code: "not_found"},
 		{Tool: "kit__invented_too", Outcome: host.OutcomeError, Code: "not_found"},
 	}
 	ignore := cmpopts.IgnoreFields(host.CallRecord{}, "Start", "Latency", "BytesOut")

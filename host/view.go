@@ -11,6 +11,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/internal/registry"
+	"github.com/switchboard-mcp/switchboard/internal/sanitize"
 )
 
 // Caller is who makes requests through a View: the identity a gateway
@@ -31,18 +32,21 @@ type Caller struct {
 	// "" for the whole aggregate. A profile that a reload removed holds
 	// nothing.
 	Profile string
+	// ClientName is the name the client gave itself (clientInfo.name),
+	// as it declared it: recorded with its calls, cleaned and capped,
+	// never used as a key.
+	ClientName string
 }
 
-// key is the name the call quota and the audit log know the caller by:
-// the named client, else the verified identity, else the session.
-func (c Caller) key() string {
-	switch {
-	case c.Client != "":
+// identity is the caller as it authenticated, for the quota and the
+// audit log: the named client, else the verified identity; "" for the
+// operator and for callers that cannot be told apart (whose quota key is
+// their session).
+func (c Caller) identity() string {
+	if c.Client != "" {
 		return c.Client
-	case c.Subject != "":
-		return c.Subject
 	}
-	return c.Session
+	return c.Subject
 }
 
 // View is what one caller may see and do: the tools a model is given
@@ -83,10 +87,27 @@ func (v *View) options(opts *CallOptions) *CallOptions {
 	if v.c.Client != "" {
 		o.Caller = v.c.Client
 	}
-	if k := v.c.key(); k != "" {
-		o.Client = k
+	if id := v.c.identity(); id != "" {
+		o.Client = id
+	}
+	if v.c.Session != "" {
+		o.Session = v.c.Session
+	}
+	if v.c.ClientName != "" {
+		o.ClientName = cleanClientName(v.c.ClientName)
 	}
 	return &o
+}
+
+// maxClientName caps a client's declared name where it is recorded.
+const maxClientName = 128
+
+// cleanClientName is a client's declared name as it is recorded: without
+// invisible or control characters, at most maxClientName bytes.
+func cleanClientName(name string) string {
+	clean, _ := sanitize.Strip(name)
+	clean, _ = sanitize.Text(clean, maxClientName)
+	return clean
 }
 
 // scope is a profile as a filter; a nil p holds everything.

@@ -26,7 +26,8 @@ type CallEntry struct {
 	Time      time.Time `json:"time"`
 	Tool      string    `json:"tool"` // canonical ID "server:tool"
 	Server    string    `json:"server"`
-	Caller    string    `json:"caller,omitempty"`
+	Caller    string    `json:"caller,omitempty"`     // as it authenticated
+	Client    string    `json:"clientName,omitempty"` // the name the client gave itself
 	Profile   string    `json:"profile,omitempty"`
 	ArgShape  string    `json:"argShape"` // argument keys and types, never values
 	Outcome   string    `json:"outcome"`  // "ok", "tool_error" or "error"
@@ -39,7 +40,7 @@ type CallEntry struct {
 // EntryOf is c as the API answers it.
 func EntryOf(c store.Call) CallEntry {
 	return CallEntry{
-		ID: c.ID, Time: c.Time, Tool: c.Tool, Server: c.Server, Caller: c.Caller, Profile: c.Profile, ArgShape: c.ArgShape,
+		ID: c.ID, Time: c.Time, Tool: c.Tool, Server: c.Server, Caller: c.Caller, Client: c.ClientName, Profile: c.Profile, ArgShape: c.ArgShape,
 		Outcome: c.Outcome, Code: c.Code, LatencyMs: float64(c.Latency.Microseconds()) / 1000,
 		BytesIn: c.BytesIn, BytesOut: c.BytesOut,
 	}
@@ -48,7 +49,7 @@ func EntryOf(c store.Call) CallEntry {
 // Call is e as the store holds it.
 func (e CallEntry) Call() store.Call {
 	return store.Call{
-		ID: e.ID, Time: e.Time, Tool: e.Tool, Server: e.Server, Caller: e.Caller, Profile: e.Profile, ArgShape: e.ArgShape,
+		ID: e.ID, Time: e.Time, Tool: e.Tool, Server: e.Server, Caller: e.Caller, ClientName: e.Client, Profile: e.Profile, ArgShape: e.ArgShape,
 		Outcome: e.Outcome, Code: e.Code, Latency: time.Duration(e.LatencyMs * float64(time.Millisecond)),
 		BytesIn: e.BytesIn, BytesOut: e.BytesOut,
 	}

@@ -406,6 +406,12 @@ func TestNamedClientsAndProfiles(t *testing.T) {
 		if err != nil || len(calls) == 0 {
 			t.Fatalf("calls of %s: %v %v", c, calls, err)
 		}
+		// Beside who the caller is, what its client called itself.
+		for _, call := range calls {
+			if call.ClientName != "test-client" {
+				t.Errorf("%s's call of %s: client name %q, want the clientInfo.name %q", c, call.Tool, call.ClientName, "test-client")
+			}
+		}
 	}
 
 	// A reload that widens math reaches alice's list.

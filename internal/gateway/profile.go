@@ -28,19 +28,31 @@ func (g *Gateway) view() *host.View { return g.host.View(host.Caller{Profile: g.
 // callerView returns the view of a request's caller: the configured
 // client that the front door admitted (its name is the quota key, the
 // audit log's caller and what policy rules match), else its verified
-// identity, else the session; and the profile it came through.
-func (g *Gateway) callerView(ss *mcp.ServerSession, extra *mcp.RequestExtra) *host.View {
+// identity; its session (the quota key of a caller that is neither); the
+// name its client gave itself, recorded with its calls; and the profile
+// it came through.
+func (g *Gateway) callerView(req callerRequest) *host.View {
 	c := host.Caller{Profile: g.profile}
-	if ss != nil {
+	if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
 		c.Session = ss.ID()
 	}
-	if extra != nil && extra.TokenInfo != nil {
+	if ci := req.ClientInfo(); ci != nil {
+		c.ClientName = ci.Name
+	}
+	if extra := req.GetExtra(); extra != nil && extra.TokenInfo != nil {
 		c.Client = clientName(extra.TokenInfo)
 		if c.Client == "" {
 			c.Subject = extra.TokenInfo.UserID
 		}
 	}
 	return g.host.View(c)
+}
+
+// callerRequest is what callerView reads of a request.
+type callerRequest interface {
+	GetSession() mcp.Session
+	GetExtra() *mcp.RequestExtra
+	ClientInfo() *mcp.Implementation
 }
 
 // profileServer is a profile's gateway and its HTTP endpoint.

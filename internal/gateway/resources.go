@@ -68,7 +68,7 @@ func (g *Gateway) syncResources() {
 // read returns a handler reading URIs from server.
 func (g *Gateway) read(server string) mcp.ResourceHandler {
 	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		res, err := g.callerView(req.Session, req.Extra).ReadResource(ctx, server+":"+req.Params.URI)
+		res, err := g.callerView(req).ReadResource(ctx, server+":"+req.Params.URI)
 		if err != nil {
 			return nil, g.protocolError(ctx, failed{kind: resourceRead, name: req.Params.URI, id: server + ":" + req.Params.URI, server: server}, err)
 		}
@@ -96,7 +96,7 @@ func (g *Gateway) syncPrompts() {
 
 func (g *Gateway) getPrompt(p host.Prompt) mcp.PromptHandler {
 	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-		v := g.callerView(req.Session, req.Extra)
+		v := g.callerView(req)
 		opts := &host.CallOptions{Peer: g.newPeer(ctx, req.Session, req.ClientCapabilities(), req.ProtocolVersion())}
 		if parked, err := g.retryInput(opts, p.ID, req.Params.InputResponses, req.Params.RequestState); err != nil || parked != "" {
 			if err == nil {
@@ -118,7 +118,7 @@ func (g *Gateway) getPrompt(p host.Prompt) mcp.PromptHandler {
 }
 
 func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
-	res, err := g.callerView(req.Session, req.Extra).Complete(ctx, req.Params)
+	res, err := g.callerView(req).Complete(ctx, req.Params)
 	if err != nil {
 		return nil, g.protocolError(ctx, failed{kind: completion, name: "completion/complete"}, err)
 	}
@@ -134,7 +134,7 @@ func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 		sub.clients[req.Session] = true
 		return nil
 	}
-	server, err := g.callerView(req.Session, req.Extra).Subscribe(ctx, uri)
+	server, err := g.callerView(req).Subscribe(ctx, uri)
 	if err != nil {
 		return g.protocolError(ctx, failed{kind: resourceRead, name: uri, id: uri}, err)
 	}

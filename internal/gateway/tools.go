@@ -36,7 +36,7 @@ func (g *Gateway) heldBack(next mcp.MethodHandler) mcp.MethodHandler {
 		if !ok || call.Params == nil {
 			return res, err
 		}
-		v := g.callerView(call.Session, call.Extra)
+		v := g.callerView(call)
 		// Resolve, not Tool: a name missing from a catalogue that may be
 		// stale (saved, or from an earlier connection) has its server
 		// discovered again, once, and a tool of a server of the view
@@ -107,7 +107,7 @@ func (g *Gateway) callTool(t host.Tool) mcp.ToolHandler {
 		p := g.newPeer(ctx, req.Session, req.ClientCapabilities(), req.ProtocolVersion())
 		// The quota is per client session; sessionless (2026-07-28 and
 		// stdio) clients share the gateway's.
-		v := g.callerView(req.Session, req.Extra)
+		v := g.callerView(req)
 		opts := &host.CallOptions{Peer: p, RawOnly: true, Confirm: g.confirmer(p)}
 		parked, err := g.retryInput(opts, t.ID, req.Params.InputResponses, req.Params.RequestState)
 		if err != nil {

@@ -84,7 +84,13 @@ type Call struct {
 	Time   time.Time
 	Tool   string // canonical ID "server:tool"
 	Server string
-	Caller string // "" when unknown
+	// Caller is the caller as it authenticated (a named client, or
+	// "sub:<subject>" for a JWT that names none); "" for the operator and
+	// callers that cannot be told apart.
+	Caller string
+	// ClientName is the name the client gave itself (clientInfo.name),
+	// as it declared it; "" when it gave none. Never a key.
+	ClientName string
 	// Profile is the gateway profile the call came through; "" for the
 	// whole aggregate.
 	Profile string

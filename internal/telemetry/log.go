@@ -11,18 +11,19 @@ import (
 // client sent.
 const maxLoggedName = 200
 
-// LogCall writes the line of one call at info level: client, tool,
-// outcome, code and latency; never arguments or results.
+// LogCall writes the line of one call at info level: client (as it
+// authenticated), the name the client gave itself, tool, outcome, code and
+// latency; never arguments or results.
 func LogCall(log *slog.Logger, rec host.CallRecord) {
 	tool := rec.Tool
 	if !rec.Catalogued && len(tool) > maxLoggedName {
 		tool = tool[:maxLoggedName] + "..."
 	}
-	attrs := []slog.Attr{
-		slog.String("client", rec.Client),
-		slog.String("tool", tool),
-		slog.String("outcome", rec.Outcome),
+	attrs := []slog.Attr{slog.String("client", rec.Client)}
+	if rec.ClientName != "" {
+		attrs = append(attrs, slog.String("client_name", rec.ClientName))
 	}
+	attrs = append(attrs, slog.String("tool", tool), slog.String("outcome", rec.Outcome))
 	if rec.Code != "" {
 		attrs = append(attrs, slog.String("code", rec.Code))
 	}

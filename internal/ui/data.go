@@ -143,12 +143,12 @@ func (h *Handler) fillLive(ctx context.Context, d *pageData) {
 	}
 	for _, c := range calls {
 		d.Calls = append(d.Calls, callRow{
-			Time: c.Time.Local().Format(time.TimeOnly), Client: c.Caller, Tool: c.Tool, Outcome: c.Outcome, Code: c.Code,
+			Time: c.Time.Local().Format(time.TimeOnly), Client: who(c.Caller, c.ClientName), Tool: c.Tool, Outcome: c.Outcome, Code: c.Code,
 			Latency: c.Latency.Round(time.Millisecond).String(), Args: c.ArgShape, BytesIn: c.BytesIn, BytesOut: c.BytesOut,
 		})
 	}
 	for _, l := range h.ctl.Live() {
-		row := liveRow{Client: l.Client, Tool: l.Tool, Running: now.Sub(l.Start).Round(100 * time.Millisecond).String(), Message: l.Message}
+		row := liveRow{Client: who(l.Client, l.ClientName), Tool: l.Tool, Running: now.Sub(l.Start).Round(100 * time.Millisecond).String(), Message: l.Message}
 		switch {
 		case l.Total > 0:
 			row.Progress = fmt.Sprintf("%g / %g", l.Progress, l.Total)
@@ -216,4 +216,17 @@ var funcs = template.FuncMap{
 		return "bad"
 	},
 	"list": func(s ...string) []string { return s },
+}
+
+// who names a call's caller for the page: as it authenticated and as its
+// client named itself ("ci (Claude Code)"); "operator" for a caller the
+// gateway does not tell apart from the operator.
+func who(caller, clientName string) string {
+	if caller == "" {
+		caller = "operator"
+	}
+	if clientName == "" {
+		return caller
+	}
+	return caller + " (" + clientName + ")"
 }

@@ -35,9 +35,9 @@ func (db *DB) RecordCalls(ctx context.Context, cs ...*store.Call) error {
 		b := &pgx.Batch{}
 		for _, c := range cs {
 			b.Queue(`INSERT INTO calls
-				(time, tool, server, caller, profile, arg_shape, outcome, code, latency, bytes_in, bytes_out)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id`,
-				callTime(c, now).UnixNano(), text(c.Tool), text(c.Server), text(c.Caller), text(c.Profile), text(c.ArgShape),
+				(time, tool, server, caller, client_name, profile, arg_shape, outcome, code, latency, bytes_in, bytes_out)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id`,
+				callTime(c, now).UnixNano(), text(c.Tool), text(c.Server), text(c.Caller), text(c.ClientName), text(c.Profile), text(c.ArgShape),
 				text(c.Outcome), text(c.Code), int64(c.Latency), c.BytesIn, c.BytesOut)
 		}
 		if db.maxCallAge > 0 {
@@ -115,7 +115,7 @@ func (db *DB) Calls(ctx context.Context, f store.CallFilter) ([]store.Call, erro
 	if limit <= 0 {
 		limit = store.DefaultCallLimit
 	}
-	q := `SELECT id, time, tool, server, caller, profile, arg_shape, outcome, code, latency, bytes_in, bytes_out FROM calls`
+	q := `SELECT id, time, tool, server, caller, client_name, profile, arg_shape, outcome, code, latency, bytes_in, bytes_out FROM calls`
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -127,7 +127,7 @@ func (db *DB) Calls(ctx context.Context, f store.CallFilter) ([]store.Call, erro
 	cs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.Call, error) {
 		var c store.Call
 		var t, latency int64
-		err := row.Scan(&c.ID, &t, &c.Tool, &c.Server, &c.Caller, &c.Profile, &c.ArgShape,
+		err := row.Scan(&c.ID, &t, &c.Tool, &c.Server, &c.Caller, &c.ClientName, &c.Profile, &c.ArgShape,
 			&c.Outcome, &c.Code, &latency, &c.BytesIn, &c.BytesOut)
 		c.Time, c.Latency = fromNanos(t), time.Duration(latency)
 		return c, err

@@ -114,16 +114,17 @@ func NewScore(server string, v float64) store.Score {
 // NewCall returns an audit row of server's tool at t (zero: the store's now).
 func NewCall(server, tool string, t time.Time) *store.Call {
 	return &store.Call{
-		Time:     t,
-		Tool:     server + ":" + tool,
-		Server:   server,
-		Caller:   "claude",
-		Profile:  "readonly",
-		ArgShape: `{"q":"string","n":"number"}`,
-		Outcome:  "tool_error",
-		Code:     "E42",
-		Latency:  1234567 * time.Nanosecond,
-		BytesIn:  10,
-		BytesOut: 2000,
+		Time:       t,
+		Tool:       server + ":" + tool,
+		Server:     server,
+		Caller:     "claude",
+		ClientName: "Claude Code",
+		Profile:    "readonly",
+		ArgShape:   `{"q":"string","n":"number"}`,
+		Outcome:    "tool_error",
+		Code:       "E42",
+		Latency:    1234567 * time.Nanosecond,
+		BytesIn:    10,
+		BytesOut:   2000,
 	}
 }
