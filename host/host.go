@@ -43,6 +43,15 @@
 // operator, who sees everything, but for Call and GetPrompt, which keep to
 // the profile their [CallOptions] name.
 //
+// # State
+//
+// Open keeps the Host's state in a store: the embedded SQLite database in
+// [Options.StateDir] (Switchboard's home by default, shared with the
+// switchboard command), or the PostgreSQL database the configuration's
+// "store" names. It holds the approved tool definitions, so that a changed
+// definition is held back until approved ([Host.Held], [Host.Approve]),
+// and the audit log ([Host.Audit]). [Options.Ephemeral] opens none.
+//
 // # Errors
 //
 // Transport and protocol failures are *fault.Error values; test them with
@@ -158,8 +167,8 @@ type Options struct {
 	// short checks that serve no one.
 	Ephemeral bool
 	// Store is a state store already open, used in place of the one
-	// Open would open (it is not closed by Close): the switchboard
-	// command's own. A store shared by several processes (one with a
+	// Open would open, whatever StateDir and Ephemeral say; Close does
+	// not close it. The switchboard command passes its own. A store shared by several processes (one with a
 	// change feed) brings their approvals here at once; while it is
 	// unreachable the Host serves from memory (see Ready, StoreUp and
 	// AuditStats).
