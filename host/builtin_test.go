@@ -126,7 +126,7 @@ func TestCapabilityTools(t *testing.T) {
 	}
 	var changes atomic.Int64
 	h := openWith(t, parseDoc(t, map[string]any{"mcpServers": servers}),
-		&host.Options{StopTimeout: 500 * time.Millisecond, OnChange: func() { changes.Add(1) }})
+		&host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond, OnChange: func() { changes.Add(1) }})
 
 	names := modelToolNames(h)
 	for _, want := range capabilityTools {
@@ -269,7 +269,7 @@ func TestDeferredTools(t *testing.T) {
 			"s":    child(t, testkit.ModeServer, nil),
 			"keep": child(t, testkit.ModeServer, map[string]any{"deferTools": false}),
 		},
-	}), &host.Options{StopTimeout: 500 * time.Millisecond, OnChange: func() { changes.Add(1) }})
+	}), &host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond, OnChange: func() { changes.Add(1) }})
 
 	names := modelToolNames(h)
 	if !slices.Contains(names, "s__echo") || !slices.Contains(names, host.ToolSearch) || !slices.Contains(names, "keep__big") || slices.Contains(names, "s__big") {
@@ -452,7 +452,7 @@ func TestSpillWithoutResources(t *testing.T) {
 	h := openWith(t, parseDoc(t, map[string]any{
 		"context":    map[string]any{"capabilityTools": false},
 		"mcpServers": map[string]any{"s": child(t, testkit.ModeServer, nil)},
-	}), &host.Options{StopTimeout: 500 * time.Millisecond, OnChange: func() { changes.Add(1) }})
+	}), &host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond, OnChange: func() { changes.Add(1) }})
 	if slices.Contains(modelToolNames(h), host.ReadResourceTool) {
 		t.Fatal("mcp_read_resource listed with capabilityTools off and nothing spilled")
 	}

@@ -48,9 +48,9 @@ func BenchmarkCallObserved(b *testing.B) {
 		name string
 		opts host.Options
 	}{
-		{"off", host.Options{}},
-		{"observer", host.Options{OnCall: func(host.CallRecord) {}, OnEvent: func(host.ServerEvent) {}}},
-		{"traced", host.Options{TracerProvider: sdktrace.NewTracerProvider()}},
+		{"off", host.Options{Ephemeral: true}},
+		{"observer", host.Options{Ephemeral: true, OnCall: func(host.CallRecord) {}, OnEvent: func(host.ServerEvent) {}}},
+		{"traced", host.Options{Ephemeral: true, TracerProvider: sdktrace.NewTracerProvider()}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			opts := c.opts

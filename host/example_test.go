@@ -11,11 +11,14 @@ import (
 )
 
 // Open the embedded default configuration (the demo server, launched from
-// this binary), list the tools and call one.
+// this binary), list the tools and call one. The state store is kept in a
+// directory of its own.
 func Example() {
 	exe, _ := os.Executable()
 	ctx := context.Background()
-	h, err := host.Open(ctx, config.Default(exe), nil)
+	dir, _ := os.MkdirTemp("", "switchboard-example")
+	defer os.RemoveAll(dir)
+	h, err := host.Open(ctx, config.Default(exe), &host.Options{StateDir: dir})
 	if err != nil {
 		fmt.Println("open:", err)
 		return

@@ -43,6 +43,15 @@
 // operator, who sees everything, but for Call and GetPrompt, which keep to
 // the profile their [CallOptions] name.
 //
+// # State
+//
+// Open keeps the Host's state in a store: the embedded SQLite database in
+// [Options.StateDir] (Switchboard's home by default, shared with the
+// switchboard command), or the PostgreSQL database the configuration's
+// "store" names. It holds the approved tool definitions, so that a changed
+// definition is held back until approved ([Host.Held], [Host.Approve]),
+// and the audit log ([Host.Audit]). [Options.Ephemeral] opens none.
+//
 // # Errors
 //
 // Transport and protocol failures are *fault.Error values; test them with
@@ -136,16 +145,32 @@ type Options struct {
 	// that reads what is known and calls little or nothing (the CLI's
 	// search, and its get of one server).
 	NoStart bool
-	// Store keeps saved catalogues (a server whose configuration is
+	// StateDir is the directory of the state store that Open opens when
+	// the configuration names no PostgreSQL store (its "store" section):
+	// the embedded SQLite database state.db in it, made if need be. The
+	// store keeps saved catalogues (a server whose configuration is
 	// unchanged is advertised at once, without being started), approved
-	// tool definitions (a changed definition is held back until
-	// approved), the audit log, trust scores, the quota's counts
-	// (policy.quota holds across every process sharing the store, and
-	// across reloads) and the tool vectors of the semantic search tier. Nil keeps nothing: every server is discovered at
-	// start, nothing is pinned or logged, and the quota is counted in
-	// memory. A store shared by several processes (one with a change
-	// feed, store.Notifier) brings their approvals here at once; while it
-	// is unreachable the Host serves from memory (see Ready, StoreUp and
+	// tool definitions (a changed definition is held back until approved:
+	// see [Host.Held] and [Host.Approve]), the audit log ([Host.Audit]),
+	// trust scores, the quota's counts (policy.quota holds across every
+	// process sharing the store, and across reloads) and the tool vectors
+	// of the semantic search tier. "" means Switchboard's home, as the
+	// switchboard command finds it: $SWITCHBOARD_HOME, else
+	// ~/.switchboard. The Host closes the store it opened.
+	StateDir string
+	// Ephemeral opens no state store: every server is discovered at
+	// start, nothing is pinned, held or logged, and the quota is counted
+	// in memory. Since a new definition could then never be approved,
+	// Open and Reload refuse a configuration with an enabled server under
+	// "approval": "manual"; and with no definition remembered, one that
+	// changes is served as if first seen, whatever "onDrift" says. For
+	// short checks that serve no one.
+	Ephemeral bool
+	// Store is a state store already open, used in place of the one
+	// Open would open, whatever StateDir and Ephemeral say; Close does
+	// not close it. The switchboard command passes its own. A store shared by several processes (one with a
+	// change feed) brings their approvals here at once; while it is
+	// unreachable the Host serves from memory (see Ready, StoreUp and
 	// AuditStats).
 	Store store.Store
 	// PinsRecheck is how often the pins of servers with held tools are
@@ -188,7 +213,8 @@ type Host struct {
 	pinsEvery  time.Duration // Options.PinsRecheck, defaulted
 	stop       chan struct{}
 	confirm    Confirmer
-	store      store.Store       // may be nil
+	store      store.Store       // nil when Ephemeral
+	ownStore   bool              // Open opened store: Close closes it
 	audit      *auditLog         // nil without a store
 	onCall     func(CallRecord)  // may be nil
 	onEvent    func(ServerEvent) // may be nil
@@ -266,8 +292,18 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 	if opts.ClientVersion != "" {
 		info.Version = opts.ClientVersion
 	}
-	pol, err := newPolicy(cfg.Policy, opts.Store, log)
+	st, owned, err := openStore(ctx, cfg, opts)
 	if err != nil {
+		return nil, err
+	}
+	pol, err := newPolicy(cfg.Policy, st, log)
+	if err == nil && st == nil {
+		err = needsStore(cfg)
+	}
+	if err != nil {
+		if owned {
+			st.Close()
+		}
 		return nil, err
 	}
 	h := &Host{
@@ -283,7 +319,8 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 			OnResourceUpdated: opts.OnResourceUpdated,
 			OAuth:             opts.OAuth.upstream(),
 		},
-		store:      opts.Store,
+		store:      st,
+		ownStore:   owned,
 		notify:     newNotifier(opts.OnChange),
 		onCall:     opts.OnCall,
 		onEvent:    opts.OnEvent,
@@ -297,7 +334,7 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 		noStart:      opts.NoStart,
 	}
 	h.opts.OnListChanged = h.listChanged
-	h.audit = newAuditLog(opts.Store, log, h.storeReached)
+	h.audit = newAuditLog(st, log, h.storeReached)
 	if opts.TracerProvider != nil {
 		h.tracer = opts.TracerProvider.Tracer(TracerName)
 		h.opts.TracerProvider = opts.TracerProvider
@@ -453,5 +490,10 @@ func (h *Host) Close() error {
 	h.audit.close()
 	h.watchers.Wait()
 	h.saveScores()
+	if h.ownStore {
+		if cerr := h.store.Close(); err == nil {
+			err = cerr
+		}
+	}
 	return err
 }

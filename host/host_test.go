@@ -76,7 +76,7 @@ func parse(t testing.TB, servers map[string]any, lookup map[string]string) *conf
 	return cfg
 }
 
-var fastOpts = &host.Options{StopTimeout: 500 * time.Millisecond}
+var fastOpts = &host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond}
 
 func open(t testing.TB, cfg *config.Config) *host.Host {
 	t.Helper()
@@ -328,7 +328,7 @@ func TestCrashMidCall(t *testing.T) {
 // clear error once it passes the cap, and memory does not follow it.
 func TestOversizedFrame(t *testing.T) {
 	h, err := host.Open(context.Background(), parse(t, map[string]any{"s": child(t, testkit.ModeBigFrameAfter, nil)}, nil),
-		&host.Options{ProbeTimeout: time.Second, StopTimeout: 500 * time.Millisecond, MaxFrame: 4 << 20})
+		&host.Options{Ephemeral: true, ProbeTimeout: time.Second, StopTimeout: 500 * time.Millisecond, MaxFrame: 4 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,7 +351,7 @@ func TestLegacyFallback(t *testing.T) {
 		"silent": child(t, testkit.ModeLegacySilent, nil),
 		"dies":   child(t, testkit.ModeLegacyDie, nil),
 		"novel":  child(t, testkit.ModeLegacyNovel, nil),
-	}, nil), &host.Options{ProbeTimeout: time.Second, StopTimeout: 500 * time.Millisecond})
+	}, nil), &host.Options{Ephemeral: true, ProbeTimeout: time.Second, StopTimeout: 500 * time.Millisecond})
 	for _, name := range []string{"silent", "dies", "novel"} {
 		st := status(h, name)
 		if st.State != host.StateReady || st.ProtocolVersion != "2025-11-25" {
@@ -384,7 +384,7 @@ func TestProtocolEras(t *testing.T) {
 		"pinnedonly":    child(t, testkit.ModeModernOnly, pin("2026-07-28")),
 		"nodiscover":    child(t, testkit.ModeLegacyNovel, map[string]any{"protocolVersion": "2026-07-28", "startupAttempts": 1}),
 		"refusedlegacy": child(t, testkit.ModeModernOnly, map[string]any{"protocolVersion": "2025-11-25", "startupAttempts": 1}),
-	}, nil), &host.Options{ProbeTimeout: time.Second, StopTimeout: 500 * time.Millisecond})
+	}, nil), &host.Options{Ephemeral: true, ProbeTimeout: time.Second, StopTimeout: 500 * time.Millisecond})
 	for name, want := range map[string]string{
 		"default":    "2026-07-28",
 		"modern":     "2026-07-28",
@@ -626,7 +626,7 @@ func TestHTTPSizeCaps(t *testing.T) {
 	h := openWith(t, parse(t, map[string]any{
 		"j": map[string]any{"url": jsonSrv.URL, "trust": "trusted"},
 		"e": map[string]any{"url": sseSrv.URL, "trust": "trusted"},
-	}, nil), &host.Options{MaxFrame: 100 << 10, StopTimeout: 500 * time.Millisecond})
+	}, nil), &host.Options{Ephemeral: true, MaxFrame: 100 << 10, StopTimeout: 500 * time.Millisecond})
 	for _, name := range []string{"j", "e"} {
 		_, err := h.Call(context.Background(), name+"__big", json.RawMessage(`{"bytes":200000}`), nil)
 		if !errors.Is(err, host.ErrProtocol) || !strings.Contains(err.Error(), "100 KiB") {

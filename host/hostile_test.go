@@ -1201,7 +1201,7 @@ func TestHostileSampling(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			r := openHostile(t, map[string]any{"hostile": hostileServer(t, hostile.ModeSampling, nil, tc.extra)}, nil,
-				&host.Options{StopTimeout: 500 * time.Millisecond, Forward: true})
+				&host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond, Forward: true})
 			r.mustReady(t, "hostile")
 			peer := &fakePeer{}
 			res, err := r.Call(context.Background(), "hostile__ask", nil, &host.CallOptions{Peer: peer})
@@ -1323,7 +1323,7 @@ func TestHostilePolicy(t *testing.T) {
 			"hostile": hostileServer(t, hostile.ModeSampling, nil, nil),
 			"vouched": hostileServer(t, hostile.ModeSampling, nil, map[string]any{"trust": "trusted"}),
 		}, map[string]any{"policy": map[string]any{"confirm": "destructive"}},
-			&host.Options{StopTimeout: 500 * time.Millisecond, Confirm: c.confirm})
+			&host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond, Confirm: c.confirm})
 		r.mustReady(t, "hostile")
 		r.mustReady(t, "vouched")
 

@@ -254,7 +254,7 @@ func BenchmarkFirstList(b *testing.B) {
 					b.Fatal(err)
 				}
 				defer st.Close()
-				opts := &host.Options{StopTimeout: 500 * time.Millisecond}
+				opts := &host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond}
 				if mode == "catalogue" {
 					opts.Store = st
 					h, err := host.Open(context.Background(), cfg, opts) // saves the catalogues
@@ -288,7 +288,7 @@ func TestLockToolList(t *testing.T) {
 			var logs syncBuf
 			changed := make(chan struct{}, 4)
 			h := openWith(t, parse(t, map[string]any{"s": child(t, testkit.ModeServer, map[string]any{"lockToolList": lock})}, nil),
-				&host.Options{StopTimeout: 500 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+				&host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
 					OnChange: func() { changed <- struct{}{} }})
 			call(t, h, "s__grow", `{}`)
 			if lock {

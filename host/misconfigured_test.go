@@ -27,7 +27,7 @@ func TestMissingVariableMisconfiguresOneServer(t *testing.T) {
 	gh["env"].(map[string]string)["GITHUB_TOKEN"] = "${GITHUB_TOKEN}"
 	servers := map[string]any{"gh": gh, "ok": child(t, testkit.ModeServer, nil)}
 	var logs syncBuf
-	h := openWith(t, parse(t, servers, nil), &host.Options{StopTimeout: 500 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	h := openWith(t, parse(t, servers, nil), &host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 
 	const reason = `server "gh": ${GITHUB_TOKEN} is not set (env.GITHUB_TOKEN)`
 	st := status(h, "gh")

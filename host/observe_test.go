@@ -53,7 +53,7 @@ func (r *recorder) kinds() []host.EventKind {
 func TestOnCall(t *testing.T) {
 	rec := &recorder{}
 	cfg := parse(t, map[string]any{"kit": child(t, testkit.ModeServer, map[string]any{"eager": true})}, nil)
-	h := openWith(t, cfg, &host.Options{StopTimeout: 500 * time.Millisecond, OnCall: rec.call, OnEvent: rec.event})
+	h := openWith(t, cfg, &host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond, OnCall: rec.call, OnEvent: rec.event})
 	ctx := context.Background()
 	h.Call(ctx, "kit__echo", json.RawMessage(`{"text":"secret"}`), &host.CallOptions{Client: "c1"})
 	h.Call(ctx, "kit__fail", nil, nil)
@@ -114,7 +114,7 @@ func TestOnEventBackoffAndRelist(t *testing.T) {
 		"kit":    child(t, testkit.ModeServer, map[string]any{"eager": true}),
 		"broken": child(t, testkit.ModeExit, nil),
 	}, nil)
-	h := openWith(t, cfg, &host.Options{StopTimeout: 500 * time.Millisecond, OnEvent: rec.event})
+	h := openWith(t, cfg, &host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond, OnEvent: rec.event})
 	call(t, h, "kit__grow", `{}`)
 	has := func(server string, kinds ...host.EventKind) bool {
 		rec.mu.Lock()

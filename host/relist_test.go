@@ -111,7 +111,7 @@ func TestFailedRelistKeepsTheLists(t *testing.T) {
 	var logs syncBuf
 	entry, lists := floodServer(t)
 	h := openWith(t, parse(t, map[string]any{"s": entry}, nil),
-		&host.Options{StopTimeout: 500 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		&host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	names := func() []string {
 		var out []string
 		for _, tool := range h.Tools() {

@@ -23,6 +23,9 @@ func (h *Host) Reload(ctx context.Context, cfg *config.Config) error {
 		return err
 	}
 	pol, err := newPolicy(cfg.Policy, h.store, h.log)
+	if err == nil && h.store == nil {
+		err = needsStore(cfg)
+	}
 	if err != nil {
 		return err
 	}

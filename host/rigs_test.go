@@ -44,7 +44,7 @@ func crashed(t testing.TB) (*host.Host, *recorder) {
 	t.Helper()
 	rec := &recorder{}
 	cfg := parse(t, map[string]any{"kit": child(t, testkit.ModeServer, map[string]any{"eager": true})}, nil)
-	h := openWith(t, cfg, &host.Options{StopTimeout: 500 * time.Millisecond, OnEvent: rec.event})
+	h := openWith(t, cfg, &host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond, OnEvent: rec.event})
 	h.Call(context.Background(), "kit__crash", nil, nil)
 	deadline := time.Now().Add(10 * time.Second)
 	for !slices.Contains(rec.kinds(), host.EventExited) && time.Now().Before(deadline) {

@@ -30,7 +30,7 @@ func TestRuntimeMissingIsPermanent(t *testing.T) {
 		"old":  map[string]any{"command": "node", "args": []string{"server.js"}, "env": map[string]string{"PATH": old}, "runtime": map[string]string{"node": ">=20"}},
 		"ok":   child(t, testkit.ModeServer, nil),
 	}
-	h := openWith(t, parse(t, servers, nil), &host.Options{StopTimeout: 500 * time.Millisecond})
+	h := openWith(t, parse(t, servers, nil), &host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond})
 	if got := call(t, h, "ok__echo", `{"text":"served"}`).Text; got != "served" {
 		t.Errorf("ok__echo = %q", got)
 	}

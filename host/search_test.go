@@ -13,7 +13,7 @@ import (
 func TestSearch(t *testing.T) {
 	changed := make(chan struct{}, 4)
 	h := openWith(t, parse(t, map[string]any{"s": child(t, testkit.ModeServer, nil)}, nil),
-		&host.Options{StopTimeout: 500 * time.Millisecond, OnChange: func() { changed <- struct{}{} }})
+		&host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond, OnChange: func() { changed <- struct{}{} }})
 	tests := []struct{ query, want string }{
 		{"repeat my text back", "s__echo"},
 		{"report progress then finish", "s__slow"},

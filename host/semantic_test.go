@@ -57,7 +57,7 @@ func semanticConfig(t testing.TB, srv *embedserver.Server, extra map[string]any)
 // lexical is what the lexical tier alone answers for query.
 func lexical(t *testing.T, query string, k int) []string {
 	t.Helper()
-	h := openWith(t, parse(t, map[string]any{"s": child(t, testkit.ModeServer, nil)}, nil), &host.Options{StopTimeout: 500 * time.Millisecond})
+	h := openWith(t, parse(t, map[string]any{"s": child(t, testkit.ModeServer, nil)}, nil), &host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond})
 	return names(h.Search(query, k))
 }
 
@@ -70,7 +70,7 @@ func TestSemanticSearch(t *testing.T) {
 	}
 	srv := startEmbedder(t)
 	var logs syncBuf
-	h := openWith(t, semanticConfig(t, srv, nil), &host.Options{StopTimeout: 500 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	h := openWith(t, semanticConfig(t, srv, nil), &host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	got, err := h.SearchContext(t.Context(), paraphrase, 3)
 	if err != nil {
 		t.Fatal(err)
@@ -103,7 +103,7 @@ func TestSemanticSearch(t *testing.T) {
 func TestSemanticMinSimilarity(t *testing.T) {
 	want := lexical(t, paraphrase, 3)
 	srv := startEmbedder(t)
-	h := openWith(t, semanticConfig(t, srv, map[string]any{"minSimilarity": 0.95}), &host.Options{StopTimeout: 500 * time.Millisecond})
+	h := openWith(t, semanticConfig(t, srv, map[string]any{"minSimilarity": 0.95}), &host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond})
 	got, err := h.SearchContext(t.Context(), paraphrase, 3)
 	if err != nil {
 		t.Fatal(err)
@@ -121,7 +121,7 @@ func TestSemanticFallback(t *testing.T) {
 	srv := startEmbedder(t)
 	var logs syncBuf
 	h := openWith(t, semanticConfig(t, srv, map[string]any{"timeoutMs": 200}),
-		&host.Options{StopTimeout: 500 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		&host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if got := h.Search(paraphrase, 3); len(got) == 0 || got[0].Name != "s__echo" {
 		t.Fatalf("Search = %v, want s__echo first while the model works", names(got))
 	}
@@ -163,7 +163,7 @@ func TestSemanticFallback(t *testing.T) {
 // SearchContext and for tool_search, never lexical results.
 func TestSemanticStrict(t *testing.T) {
 	srv := startEmbedder(t)
-	h := openWith(t, semanticConfig(t, srv, map[string]any{"strict": true}), &host.Options{StopTimeout: 500 * time.Millisecond})
+	h := openWith(t, semanticConfig(t, srv, map[string]any{"strict": true}), &host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond})
 	if _, err := h.SearchContext(t.Context(), paraphrase, 3); err != nil {
 		t.Fatalf("SearchContext while the model works: %v", err)
 	}
@@ -187,7 +187,7 @@ func TestSemanticStrict(t *testing.T) {
 func TestSemanticReload(t *testing.T) {
 	srv := startEmbedder(t)
 	off := parse(t, map[string]any{"s": child(t, testkit.ModeServer, nil)}, nil)
-	h := openWith(t, off, &host.Options{StopTimeout: 500 * time.Millisecond})
+	h := openWith(t, off, &host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond})
 	lex := strings.Join(names(h.Search(paraphrase, 3)), ",")
 	if strings.HasPrefix(lex, "s__echo") || srv.Requests() != 0 {
 		t.Fatalf("tier off: %s, %d requests to the model; want no s__echo first and none", lex, srv.Requests())
@@ -249,14 +249,14 @@ func TestSemanticCache(t *testing.T) {
 // lexical tier alone on the same tools.
 func BenchmarkSemanticSearch(b *testing.B) {
 	b.Run("lexical", func(b *testing.B) {
-		h := openWith(b, parse(b, map[string]any{"s": child(b, testkit.ModeServer, nil)}, nil), &host.Options{StopTimeout: 500 * time.Millisecond})
+		h := openWith(b, parse(b, map[string]any{"s": child(b, testkit.ModeServer, nil)}, nil), &host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond})
 		for b.Loop() {
 			h.Search(paraphrase, 5)
 		}
 	})
 	b.Run("semantic", func(b *testing.B) {
 		srv := embedserver.Start(b, []string{"parrot", "echo"})
-		h := openWith(b, semanticConfig(b, srv, nil), &host.Options{StopTimeout: 500 * time.Millisecond})
+		h := openWith(b, semanticConfig(b, srv, nil), &host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond})
 		for b.Loop() {
 			if got, err := h.SearchContext(b.Context(), paraphrase, 5); err != nil || len(got) == 0 {
 				b.Fatal(names(got), err)

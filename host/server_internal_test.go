@@ -116,7 +116,7 @@ func openTestServers(t *testing.T, ctx context.Context, servers map[string]map[s
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := Open(ctx, cfg, &Options{StopTimeout: 500 * time.Millisecond})
+	h, err := Open(ctx, cfg, &Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,7 +41,7 @@ func TestOpenDoesNotWaitForAHungServer(t *testing.T) {
 		"hang": child(t, testkit.ModeHang, nil), // startupTimeoutMs: the default 10 s
 	}, nil)
 	start := time.Now()
-	h := openWith(t, cfg, &host.Options{StopTimeout: 500 * time.Millisecond, StartupWait: time.Second})
+	h := openWith(t, cfg, &host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond, StartupWait: time.Second})
 	if d := time.Since(start); d > 3*time.Second {
 		t.Fatalf("Open took %v; want about StartupWait (1 s), not the hung server's 10 s startup timeout", d)
 	}
@@ -81,7 +81,7 @@ func TestLateServerJoins(t *testing.T) {
 	}, nil)
 	var changes atomic.Int32
 	start := time.Now()
-	h := openWith(t, cfg, &host.Options{StopTimeout: 500 * time.Millisecond, StartupWait: -1, OnChange: func() { changes.Add(1) }})
+	h := openWith(t, cfg, &host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond, StartupWait: -1, OnChange: func() { changes.Add(1) }})
 	if d := time.Since(start); d > 500*time.Millisecond {
 		t.Errorf("Open with StartupWait < 0 took %v; want no wait", d)
 	}
@@ -220,7 +220,7 @@ func TestNoStart(t *testing.T) {
 		"good": child(t, testkit.ModeServer, nil),
 		"hang": child(t, testkit.ModeHang, nil),
 	}, nil)
-	h := openWith(t, cfg, &host.Options{StopTimeout: 500 * time.Millisecond, NoStart: true})
+	h := openWith(t, cfg, &host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond, NoStart: true})
 	for _, name := range []string{"good", "hang"} {
 		if st := status(h, name); st.State != host.StateIdle || st.PID != 0 || st.Tools != 0 {
 			t.Errorf("%s: state %s, pid %d, %d tools; want idle, not started, no tools", name, st.State, st.PID, st.Tools)

@@ -147,7 +147,7 @@ func (r *recordLog) matching(prefix string) []string {
 func TestInfoFindingsLoggedAsACount(t *testing.T) {
 	rec := &recordLog{}
 	h := openWith(t, parse(t, map[string]any{"a": child(t, testkit.ModeAnnotated, map[string]any{"eager": true})}, nil),
-		&host.Options{StopTimeout: 500 * time.Millisecond, Logger: slog.New(rec)})
+		&host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond, Logger: slog.New(rec)})
 	if err := h.Await(context.Background(), "a"); err != nil {
 		t.Fatal(err)
 	}

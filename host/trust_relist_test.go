@@ -144,7 +144,7 @@ func TestFailedRelistKeepsEveryList(t *testing.T) {
 	var logs syncBuf
 	entry, lists := floodServer(t)
 	h := openWith(t, parse(t, map[string]any{"s": entry}, nil),
-		&host.Options{StopTimeout: 500 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		&host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	snapshot := func() string {
 		var b strings.Builder
 		for _, x := range h.Tools() {

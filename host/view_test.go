@@ -25,7 +25,7 @@ func TestViewOfAProfile(t *testing.T) {
 			"other": child(t, testkit.ModeServer, map[string]any{"eager": true}),
 		},
 		"profiles": map[string]any{"p": map[string]any{"servers": []string{"s"}}},
-	}), &host.Options{StopTimeout: 500 * time.Millisecond})
+	}), &host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond})
 	ctx := context.Background()
 	for _, s := range []string{"s", "other"} {
 		if err := h.Await(ctx, s); err != nil {

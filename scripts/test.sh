@@ -5,7 +5,8 @@
 #    conformance suite with a Node 22 to run it (.cache/peers); and
 #    Debian's chromium for the status page's browser test, when it is
 #    missing and this runs as root;
-# 2. checks formatting, go vet and that go.mod is tidy;
+# 2. checks formatting, go vet and that go.mod is tidy, and runs the Go
+#    library example, a module of its own (examples/library);
 # 3. runs each fuzz target briefly (FUZZTIME, default 10s each);
 # 4. runs the official MCP conformance suite against the fixture, through
 #    the gateway, and through the gateway in front of go-sdk's conformance
@@ -64,6 +65,9 @@ fi
 
 step "go vet"
 go vet ./...
+
+step "library example (examples/library: its own module, the public API only)"
+(cd examples/library && go vet ./... && go test -count=1 ./...)
 
 step "go mod tidy"
 cp go.mod /tmp/switchboard-go.mod.$$ && cp go.sum /tmp/switchboard-go.sum.$$

@@ -52,6 +52,7 @@ func runConformanceClient(r *run) int {
 	ctx, cancel := context.WithTimeout(r.ctx, 25*time.Second)
 	defer cancel()
 	hopts.Forward, hopts.ClientName, hopts.ClientVersion = true, "switchboard-conformance-client", r.env.Version
+	hopts.Ephemeral = true // one scenario against the suite's server: nothing to keep
 	h, err := host.Open(ctx, cfg, &hopts)
 	if err != nil {
 		return r.report(ExitUpstream, failureOf(fmt.Errorf("conformance-client: %w", err), codeError))

@@ -633,3 +633,24 @@ func TestGetMasksArgsAndURL(t *testing.T) {
 		t.Errorf("get remote hides more than the secrets:\n%s", r.stdout)
 	}
 }
+
+// TestAddCheckWithoutStore: when the state store cannot be opened, add
+// still checks the server, on a host that keeps nothing (not one that
+// opens a store of its own elsewhere), manual approval and all.
+func TestAddCheckWithoutStore(t *testing.T) {
+	home := t.TempDir()
+	if err := os.Mkdir(filepath.Join(home, "state.db"), 0o700); err != nil { // no SQLite file can be opened there
+		t.Fatal(err)
+	}
+	elsewhere := t.TempDir()
+	t.Setenv("SWITCHBOARD_HOME", elsewhere) // the process's, which the CLI does not read
+	exe, _ := os.Executable()
+	entry, _ := json.Marshal(map[string]any{"command": exe, "env": map[string]string{testkit.ModeVar: testkit.ModeServer}, "approval": "manual"})
+	add := runHome(t, home, "add-json", "kit", string(entry))
+	if add.code != 0 || !strings.Contains(add.stderr, `server "kit" works`) {
+		t.Fatalf("add-json: exit %d\n%s%s", add.code, add.stdout, add.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(elsewhere, "state.db")); err == nil {
+		t.Errorf("the check opened a store of its own in %s", elsewhere)
+	}
+}

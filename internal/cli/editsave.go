@@ -198,6 +198,11 @@ func (r *run) checkServer(cfg *config.Config, name, written string) *saveError {
 		// command lists its tools without starting it.
 		defer kept.Close()
 		opts.Store = checkStore{kept}
+	} else {
+		// The check alone, which keeps nothing and serves no tool:
+		// nothing of its is approved.
+		opts.Ephemeral = true
+		sc.Lifecycle.Approval = config.ApprovalAuto
 	}
 	h, err := host.Open(r.ctx, &one, opts)
 	if err != nil {

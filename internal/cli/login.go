@@ -74,7 +74,10 @@ func runLogin(r *run) int {
 	one.Servers = []*config.Server{&s}
 	ctx, cancel := context.WithTimeout(r.ctx, loginTimeout)
 	defer cancel()
-	h, err := host.Open(ctx, &one, &host.Options{ClientVersion: r.env.Version, OAuth: &host.OAuthOptions{TokensPath: newPath, LoginTimeout: loginTimeout}})
+	// The login's host keeps no state and serves no tool: nothing of its
+	// is approved, so a server under manual approval is checked as any.
+	s.Lifecycle.Approval = config.ApprovalAuto
+	h, err := host.Open(ctx, &one, &host.Options{ClientVersion: r.env.Version, Ephemeral: true, OAuth: &host.OAuthOptions{TokensPath: newPath, LoginTimeout: loginTimeout}})
 	if err != nil {
 		return r.report(ExitUpstream, failureOf(err, codeError))
 	}

@@ -232,3 +232,16 @@ func TestRemoveForgetsGrants(t *testing.T) {
 		t.Fatalf("after remove: %d grants, %v; want none", len(ts), err)
 	}
 }
+
+// TestLoginManualApproval: login checks a server under manual approval
+// like any other (its host keeps no state and serves no tool), rather
+// than refusing the approval it could not honour.
+func TestLoginManualApproval(t *testing.T) {
+	as := oauthtest.Start(t, nil)
+	home := t.TempDir()
+	cfg := writeConfig(t, map[string]any{"mcpServers": map[string]any{"gh": map[string]any{"url": as.MCP, "trust": "trusted", "approval": "manual"}}})
+	r, loginErr, browsed := loginBrowsing(t, home, cfg, as)
+	if r.code != 0 || !browsed || !strings.Contains(r.out, `logged in to "gh"`) {
+		t.Fatalf("login: exit %d, browsed %v, stdout %q, stderr:\n%s", r.code, browsed, r.out, loginErr)
+	}
+}

@@ -1,10 +1,8 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -12,13 +10,12 @@ import (
 	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/internal/control"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
+	"github.com/switchboard-mcp/switchboard/internal/state"
 	"github.com/switchboard-mcp/switchboard/internal/store"
-	"github.com/switchboard-mcp/switchboard/internal/store/postgres"
-	"github.com/switchboard-mcp/switchboard/internal/store/sqlite"
 )
 
 // StateFile is the store's file name in Switchboard's home.
-const StateFile = "state.db"
+const StateFile = state.File
 
 // homeDir is Switchboard's home: --home, else $SWITCHBOARD_HOME, else
 // ~/.switchboard.
@@ -29,9 +26,6 @@ func (r *run) homeDir() (string, error) {
 	return config.Home(r.env.LookupEnv)
 }
 
-// storeOpenTimeout bounds connecting to (and migrating) a PostgreSQL store.
-const storeOpenTimeout = 30 * time.Second
-
 // openStore opens the state store: the PostgreSQL database that --store
 // names, else the one cfg's "store" names, else SQLite at
 // $SWITCHBOARD_HOME/state.db (or --home's).
@@ -40,16 +34,14 @@ func (r *run) openStore(cfg *config.Config) (store.Store, error) {
 	if url == "" && cfg != nil {
 		url = cfg.Store.Postgres
 	}
-	if url != "" {
-		ctx, cancel := context.WithTimeout(r.ctx, storeOpenTimeout)
-		defer cancel()
-		return postgres.Open(ctx, url, nil)
+	home := ""
+	if url == "" {
+		var err error
+		if home, err = r.homeDir(); err != nil {
+			return nil, err
+		}
 	}
-	home, err := r.homeDir()
-	if err != nil {
-		return nil, err
-	}
-	return sqlite.Open(filepath.Join(home, StateFile), nil)
+	return state.Open(r.ctx, url, home)
 }
 
 // withStore runs f with the store open. Without --store the configuration

@@ -16,11 +16,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/host"
-	"github.com/switchboard-mcp/switchboard/internal/drift"
+	"github.com/switchboard-mcp/switchboard/internal/state"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 )
 
@@ -153,22 +152,7 @@ func (c *Control) SetEnabled(ctx context.Context, name string, on bool) error {
 var errNoEdits = fault.New(fault.CodeUnavailable, "", "", errors.New("this gateway does not edit its configuration"))
 
 // Held is a definition held back until it is approved.
-type Held struct {
-	Server string `json:"server"`
-	// Tool is the tool's name; "" for the server's instructions.
-	Tool string `json:"tool"`
-	// Injection: held because its metadata matches an injection pattern,
-	// not because it changed.
-	Injection bool `json:"injection,omitempty"`
-	// Target names it for Approve and Reject: "server:tool" (or the
-	// server's name for its instructions).
-	Target string `json:"target"`
-	// Label names it for people.
-	Label string `json:"label"`
-	// Diff is what changed since it was approved, as `switchboard diff`
-	// shows it (escaped).
-	Diff string `json:"diff"`
-}
+type Held = state.Held
 
 // Held returns the held definitions of a server, of one tool
 // ("server:tool"), or of every server (target "").
@@ -180,44 +164,10 @@ func (c *Control) Held(ctx context.Context, target string) ([]Held, error) {
 }
 
 // Diffs reads the held definitions of target ("" for all, a server, or
-// "server:tool") from st, with their diffs against what was approved.
+// "server:tool") from st, with their diffs against what was approved, as
+// `switchboard diff` shows them.
 func Diffs(ctx context.Context, st store.Store, target string) ([]Held, error) {
-	server, tool, one := Cut(target)
-	drifts, err := st.Drifts(ctx, server)
-	if err != nil {
-		return nil, err
-	}
-	pins := map[string]map[string][]byte{}
-	var out []Held
-	for _, d := range drifts {
-		if one && !HeldAs(d.Tool, tool) {
-			continue
-		}
-		if pins[d.Server] == nil {
-			ps, err := st.Pins(ctx, d.Server)
-			if err != nil {
-				return nil, err
-			}
-			pins[d.Server] = map[string][]byte{}
-			for _, p := range ps {
-				pins[d.Server][p.Tool] = p.Definition
-			}
-		}
-		name, inj := host.InjectionApprovalTool(d.Tool)
-		if !inj {
-			name = d.Tool
-		}
-		target := d.Server
-		if name != "" {
-			target += ":" + name
-		}
-		out = append(out, Held{
-			Server: d.Server, Tool: name, Injection: inj, Target: target, Label: Label(d.Server, d.Tool),
-			// drift.Diff escapes what it shows.
-			Diff: drift.Diff(drift.Change{Tool: name, Old: pins[d.Server][d.Tool], New: d.Definition}),
-		})
-	}
-	return out, nil
+	return state.List(ctx, st, target)
 }
 
 // Approve pins the held definitions of target (a server, or
@@ -239,25 +189,11 @@ func (c *Control) Approve(ctx context.Context, target string) ([]string, error) 
 // "server:tool") in st: what `switchboard approve` does. It returns the
 // labels of what it approved; nothing held is a not_found error.
 func Approve(ctx context.Context, st store.Store, target string) ([]string, error) {
-	server, tool, one := Cut(target)
-	drifts, err := st.Drifts(ctx, server)
-	if err != nil {
-		return nil, err
+	approved, err := state.Approve(ctx, st, target)
+	if fe, ok := errors.AsType[*fault.Error](err); ok && fe.Code == fault.CodeNotFound && fe.Err != nil {
+		err = fault.New(fault.CodeNotFound, "", "", fmt.Errorf("%w (switchboard servers -v lists held tools)", fe.Err))
 	}
-	var approved []string
-	for _, d := range drifts {
-		if one && !HeldAs(d.Tool, tool) {
-			continue
-		}
-		if err := st.Pin(ctx, store.Pin{Server: d.Server, Tool: d.Tool, Hash: d.Hash, Definition: d.Definition}); err != nil {
-			return approved, err
-		}
-		approved = append(approved, Label(d.Server, d.Tool))
-	}
-	if len(approved) == 0 {
-		return nil, fault.New(fault.CodeNotFound, "", "", fmt.Errorf("nothing to approve for %s: no held definition (switchboard servers -v lists held tools)", target))
-	}
-	return approved, nil
+	return approved, err
 }
 
 // Reject turns a held tool off: it is added to its server's
@@ -305,29 +241,4 @@ func (c *Control) Findings() []host.Finding { return c.opts.Host.Findings() }
 
 // Cut splits "server:tool" (at the last colon); one is false for a bare
 // server name.
-func Cut(target string) (server, tool string, one bool) {
-	if i := strings.LastIndexByte(target, ':'); i > 0 {
-		return target[:i], target[i+1:], true
-	}
-	return target, "", false
-}
-
-// Label names a held definition stored under key for people.
-func Label(server, key string) string {
-	if t, ok := host.InjectionApprovalTool(key); ok {
-		return server + ":" + t + " (held: its metadata matches an injection pattern)"
-	}
-	if key == "" {
-		return server + " (instructions)"
-	}
-	return server + ":" + key
-}
-
-// HeldAs reports whether a held definition stored under key is tool's:
-// its drift, or its hold for an injection pattern.
-func HeldAs(key, tool string) bool {
-	if t, ok := host.InjectionApprovalTool(key); ok {
-		return t == tool
-	}
-	return key == tool
-}
+func Cut(target string) (server, tool string, one bool) { return state.Cut(target) }

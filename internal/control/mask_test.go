@@ -40,7 +40,7 @@ func TestServersMasked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := host.Open(context.Background(), cfg, &host.Options{StopTimeout: 500 * time.Millisecond})
+	h, err := host.Open(context.Background(), cfg, &host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -136,7 +136,7 @@ func runBenchRole(role, arg string) error {
 		if err != nil {
 			return err
 		}
-		h, err := host.Open(ctx, cfg, &host.Options{StopTimeout: 500 * time.Millisecond, Forward: true})
+		h, err := host.Open(ctx, cfg, &host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond, Forward: true})
 		if err != nil {
 			return err
 		}

@@ -300,7 +300,7 @@ func newBenchEnv(b *testing.B, up string) *benchEnv {
 	if err != nil {
 		b.Fatal(err)
 	}
-	h, err := host.Open(ctx, cfg, &host.Options{StopTimeout: 500 * time.Millisecond, Forward: true})
+	h, err := host.Open(ctx, cfg, &host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond, Forward: true})
 	if err != nil {
 		b.Fatal(err)
 	}

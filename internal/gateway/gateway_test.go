@@ -77,7 +77,7 @@ func newFixtureWith(t *testing.T, extra, top map[string]any) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, syncs := openHost(t, cfg, host.Options{StopTimeout: 500 * time.Millisecond, Forward: true})
+	h, syncs := openHost(t, cfg, host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond, Forward: true})
 	g := gateway.New(h, &gateway.Options{Version: "test", PageSize: 3, OnConfirm: cfg.Policy.OnConfirm})
 	syncs(g)
 	base := serveHTTP(t, g, gateway.HTTPOptions{Front: frontdoor.Options{Token: token}})

@@ -97,7 +97,7 @@ func newAuthGatewayWith(t *testing.T, top map[string]any, env map[string]string,
 		doc[k] = v
 	}
 	cfg := parseWithEnv(t, doc, env)
-	opts := host.Options{StopTimeout: 500 * time.Millisecond}
+	opts := host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond}
 	if st != nil {
 		opts.Store = st
 	}

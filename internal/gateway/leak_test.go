@@ -314,7 +314,7 @@ func TestNothingLeaksOutOfAView(t *testing.T) {
 			}
 			var gws []*gateway.Gateway
 			var gwMu sync.Mutex
-			h, err := host.Open(context.Background(), cfg, &host.Options{StopTimeout: 500 * time.Millisecond, OnChange: func() {
+			h, err := host.Open(context.Background(), cfg, &host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond, OnChange: func() {
 				gwMu.Lock()
 				defer gwMu.Unlock()
 				for _, g := range gws {

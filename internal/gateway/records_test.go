@@ -36,7 +36,7 @@ func TestCallerInRecords(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var recs []host.CallRecord
-	h, syncs := openHost(t, cfg, host.Options{StopTimeout: 500 * time.Millisecond, OnCall: func(r host.CallRecord) {
+	h, syncs := openHost(t, cfg, host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond, OnCall: func(r host.CallRecord) {
 		mu.Lock()
 		recs = append(recs, r)
 		mu.Unlock()

@@ -54,7 +54,7 @@ func TestMetrics(t *testing.T) {
 	}
 	src := &later{}
 	m := telemetry.NewMetrics(src)
-	h, err := host.Open(context.Background(), cfg, &host.Options{OnCall: m.Call, OnEvent: m.Event, StopTimeout: 500 * time.Millisecond})
+	h, err := host.Open(context.Background(), cfg, &host.Options{Ephemeral: true, OnCall: m.Call, OnEvent: m.Event, StopTimeout: 500 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

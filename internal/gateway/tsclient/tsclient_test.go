@@ -88,7 +88,7 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := host.Open(context.Background(), cfg, &host.Options{StopTimeout: 500 * time.Millisecond, Forward: true})
+	h, err := host.Open(context.Background(), cfg, &host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond, Forward: true})
 	if err != nil {
 		t.Fatal(err)
 	}

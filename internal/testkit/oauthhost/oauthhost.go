@@ -52,7 +52,7 @@ func Open(t testing.TB, mcpURL string, opts *Options) *Rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := host.Open(context.Background(), cfg, &host.Options{StopTimeout: 500 * time.Millisecond,
+	h, err := host.Open(context.Background(), cfg, &host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond,
 		OAuth: &host.OAuthOptions{TokensPath: r.Creds, LoginTimeout: opts.LoginTimeout}})
 	if err != nil {
 		t.Fatal(err)
