@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -34,6 +35,7 @@ var states = []host.State{
 type Metrics struct {
 	reg      *prometheus.Registry
 	calls    *prometheus.CounterVec   // server, tool, outcome, code
+	callers  *prometheus.CounterVec   // caller, outcome
 	latency  *prometheus.HistogramVec // server
 	events   *prometheus.CounterVec   // server, event
 	refusals *prometheus.CounterVec   // reason
@@ -47,6 +49,10 @@ func NewMetrics(src Source) *Metrics {
 			Name: "switchboard_calls_total",
 			Help: "Tool calls, by server, tool (its canonical ID; \"other\" for a name that matched none), outcome (ok, tool_error, error) and fault code.",
 		}, []string{"server", "tool", "outcome", "code"}),
+		callers: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "switchboard_caller_calls_total",
+			Help: "Tool calls by caller (a named client's name, \"jwt\" for a verified identity that names none, \"operator\" for the static token and callers it does not tell apart) and outcome.",
+		}, []string{"caller", "outcome"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "switchboard_call_duration_seconds",
 			Help:    "Latency of tool calls, by server.",
@@ -61,7 +67,7 @@ func NewMetrics(src Source) *Metrics {
 			Help: "HTTP requests the front door refused, and connections it closed because too many had not authenticated (conn_evicted), by reason.",
 		}, []string{"reason"}),
 	}
-	m.reg.MustRegister(m.calls, m.latency, m.events, m.refusals, &gauges{src: src})
+	m.reg.MustRegister(m.calls, m.callers, m.latency, m.events, m.refusals, &gauges{src: src})
 	return m
 }
 
@@ -80,7 +86,21 @@ func (m *Metrics) Call(rec host.CallRecord) {
 		tool = OtherTool
 	}
 	m.calls.WithLabelValues(rec.Server, tool, rec.Outcome, rec.Code).Inc()
+	m.callers.WithLabelValues(callerLabel(rec.Client), rec.Outcome).Inc()
 	m.latency.WithLabelValues(rec.Server).Observe(rec.Latency.Seconds())
+}
+
+// callerLabel is a call's caller as a label of bounded cardinality: a
+// named client's configured name as it is, every verified identity that
+// names no client ("sub:<subject>") as "jwt", and the rest as "operator".
+func callerLabel(client string) string {
+	switch {
+	case client == "":
+		return "operator"
+	case strings.HasPrefix(client, "sub:"):
+		return "jwt"
+	}
+	return client
 }
 
 // Event counts one change in a server's life (host.Options.OnEvent).

@@ -61,8 +61,8 @@ func TestMetrics(t *testing.T) {
 	defer h.Close()
 	src.h.Store(h)
 	ctx := context.Background()
-	h.Call(ctx, "kit__echo", json.RawMessage(`{"text":"a"}`), nil)
-	h.Call(ctx, "kit__echo", json.RawMessage(`{"text":"b"}`), nil)
+	h.Call(ctx, "kit__echo", json.RawMessage(`{"text":"a"}`), &host.CallOptions{Client: "ci"})
+	h.Call(ctx, "kit__echo", json.RawMessage(`{"text":"b"}`), &host.CallOptions{Client: "sub:some-person"})
 	h.Call(ctx, "kit__fail", nil, nil)
 	for _, name := range []string{"kit__made_up_1", "kit__made_up_2", "nothing"} {
 		h.Call(ctx, name, nil, nil)
@@ -78,6 +78,9 @@ func TestMetrics(t *testing.T) {
 		{"switchboard_calls_total", map[string]string{"server": "kit", "tool": "kit:echo", "outcome": "ok", "code": ""}, 2},
 		{"switchboard_calls_total", map[string]string{"server": "kit", "tool": "kit:fail", "outcome": "tool_error", "code": ""}, 1},
 		{"switchboard_calls_total", map[string]string{"server": "", "tool": telemetry.OtherTool, "outcome": "error", "code": "not_found"}, 3},
+		{"switchboard_caller_calls_total", map[string]string{"caller": "ci", "outcome": "ok"}, 1},
+		{"switchboard_caller_calls_total", map[string]string{"caller": "jwt", "outcome": "ok"}, 1},
+		{"switchboard_caller_calls_total", map[string]string{"caller": "operator", "outcome": "error"}, 3},
 		{"switchboard_call_duration_seconds", map[string]string{"server": "kit"}, 3},
 		{"switchboard_server_state", map[string]string{"server": "kit", "state": "ready"}, 1},
 		{"switchboard_server_state", map[string]string{"server": "off", "state": "disabled"}, 1},
@@ -97,7 +100,7 @@ func TestMetrics(t *testing.T) {
 	for _, f := range fams {
 		for _, mt := range f.GetMetric() {
 			for _, l := range mt.GetLabel() {
-				if strings.Contains(l.GetValue(), "made_up") || l.GetValue() == "nothing" {
+				if strings.Contains(l.GetValue(), "made_up") || l.GetValue() == "nothing" || strings.Contains(l.GetValue(), "some-person") {
 					t.Errorf("%s has a label value a client chose: %s=%q", f.GetName(), l.GetName(), l.GetValue())
 				}
 			}
