@@ -66,6 +66,9 @@ fi
 step "go vet"
 go vet ./...
 
+step "build for macOS (GOOS=darwin)"
+GOOS=darwin GOARCH=arm64 go build ./...
+
 step "library example (examples/library: its own module, the public API only)"
 (cd examples/library && go vet ./... && go test -count=1 ./...)
 
