@@ -5,7 +5,8 @@
 #    conformance suite with a Node 22 to run it (.cache/peers); and
 #    Debian's chromium for the status page's browser test, when it is
 #    missing and this runs as root;
-# 2. checks formatting, go vet and that go.mod is tidy, and runs the Go
+# 2. checks formatting, go vet, that the module builds for macOS and that
+#    go.mod is tidy, and runs the Go
 #    library example, a module of its own (examples/library);
 # 3. runs each fuzz target briefly (FUZZTIME, default 10s each);
 # 4. runs the official MCP conformance suite against the fixture, through
