@@ -16,9 +16,55 @@ import (
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
 
+	"github.com/spf13/pflag"
+
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/confedit"
 )
+
+func addCommand(r *run) *command {
+	f := &r.edit
+	return &command{
+		name: "add", args: "[NAME] URL | [NAME] -- COMMAND [ARGS...]",
+		summary: "add a server, after checking that it starts; --env and --header values are kept in creds.json; without arguments at a terminal, a form asks",
+		examples: []string{"switchboard add -- npx -y @modelcontextprotocol/server-filesystem /srv/docs",
+			`switchboard add files 'npx -y @modelcontextprotocol/server-filesystem "/srv/my docs"'`,
+			"switchboard add gh --env GITHUB_TOKEN=ghp_xxx -- npx -y @modelcontextprotocol/server-github",
+			"switchboard add https://mcp.example.com/mcp --bearer-env EXAMPLE_TOKEN",
+			"switchboard add legacy http://127.0.0.1:9001/sse --transport sse --header 'X-Api-Key: k'"},
+		flags: func(fs *pflag.FlagSet) {
+			fs.Func("env", "set the server's environment variable (`KEY=VALUE`, repeatable); the value is kept in creds.json", func(v string) error {
+				f.env = append(f.env, v)
+				return nil
+			})
+			fs.Func("header", "send an HTTP header (`'K: V'`, repeatable); the value is kept in creds.json", func(v string) error {
+				f.headers = append(f.headers, v)
+				return nil
+			})
+			fs.StringVar(&f.bearerEnv, "bearer-env", "", "send 'Authorization: Bearer' with the value of environment variable `VAR`")
+			fs.StringVar(&f.transport, "transport", "", "`http` (Streamable HTTP, the default for a URL) or sse (the legacy HTTP+SSE transport)")
+			fs.BoolVar(&f.trust, "trust", false, "mark the server trusted (\"trust\": \"trusted\")")
+			fs.BoolVar(&f.disabled, "disabled", false, "add the server disabled")
+			f.scopeFlag(fs)
+			f.noVerifyFlag(fs)
+		},
+		run:           runAdd,
+		completeFiles: true, // a command, a file among its arguments
+	}
+}
+
+func addJSONCommand(r *run) *command {
+	return &command{
+		name: "add-json", args: "NAME JSON",
+		summary:  "add a server from its JSON configuration, after checking that it starts",
+		examples: []string{`switchboard add-json demo2 '{"command": "switchboard", "args": ["demo-server"]}'`},
+		flags: func(fs *pflag.FlagSet) {
+			r.edit.scopeFlag(fs)
+			r.edit.noVerifyFlag(fs)
+		},
+		run: runAddJSON,
+	}
+}
 
 // runAdd adds a server: switchboard add [NAME] URL, or
 // switchboard add [NAME] -- COMMAND [ARGS...]; without arguments at a

@@ -1,17 +1,46 @@
 package cli
 
 import (
-	"flag"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/spf13/pflag"
+
 	"github.com/switchboard-mcp/switchboard/internal/clientconf"
 	"github.com/switchboard-mcp/switchboard/internal/frontdoor"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
 )
+
+func connectCommand(r *run) *command {
+	return &command{
+		name: "connect", args: clientNames(),
+		summary: "write the gateway into a client's configuration, with a backup (--print: show the entry only; --move: take the client's servers into Switchboard first)",
+		examples: []string{"switchboard connect cursor", "switchboard connect claude-desktop --move", "switchboard connect claude-desktop --print",
+			"switchboard connect vscode --token-env SWITCHBOARD_TOKEN"},
+		flags: func(fs *pflag.FlagSet) {
+			r.conn.register(fs, "connect")
+			r.imp.register(fs, "connect", &r.edit.noVerify)
+		},
+		run:      runConnect,
+		complete: firstClient,
+	}
+}
+
+func disconnectCommand(r *run) *command {
+	return &command{
+		name: "disconnect", args: clientNames(),
+		summary:  "take the gateway out of a client's configuration again, keeping later edits",
+		examples: []string{"switchboard disconnect cursor"},
+		flags: func(fs *pflag.FlagSet) {
+			r.conn.register(fs, "disconnect")
+		},
+		run:      runDisconnect,
+		complete: firstClient,
+	}
+}
 
 // connectFlags are the flags of `switchboard connect` and `disconnect`.
 type connectFlags struct {
@@ -23,7 +52,7 @@ type connectFlags struct {
 	force    bool   // disconnect: keep servers added back since connect
 }
 
-func (f *connectFlags) register(fs *flag.FlagSet, name string) {
+func (f *connectFlags) register(fs *pflag.FlagSet, name string) {
 	fs.StringVar(&f.file, "file", "", "the client's configuration `file` (default: where the client keeps it)")
 	if name == "disconnect" {
 		fs.BoolVar(&f.force, "force", false, "keep a server that was moved out and has since been added back with other content")

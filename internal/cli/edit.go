@@ -3,12 +3,13 @@ package cli
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/spf13/pflag"
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/confedit"
@@ -24,25 +25,6 @@ import (
 // creds.json in the home, and the configuration references them as
 // ${cred:NAME}. No command prints a credential's value.
 
-func init() {
-	for name, ex := range map[string][]string{
-		"add": {"switchboard add -- npx -y @modelcontextprotocol/server-filesystem /srv/docs",
-			`switchboard add files 'npx -y @modelcontextprotocol/server-filesystem "/srv/my docs"'`,
-			"switchboard add gh --env GITHUB_TOKEN=ghp_xxx -- npx -y @modelcontextprotocol/server-github",
-			"switchboard add https://mcp.example.com/mcp --bearer-env EXAMPLE_TOKEN",
-			"switchboard add legacy http://127.0.0.1:9001/sse --transport sse --header 'X-Api-Key: k'"},
-		"add-json": {`switchboard add-json demo2 '{"command": "switchboard", "args": ["demo-server"]}'`},
-		"remove":   {"switchboard remove files"},
-		"edit":     {"switchboard edit files"},
-		"enable":   {"switchboard enable files"},
-		"disable":  {"switchboard disable files"},
-		"get":      {"switchboard get demo", "switchboard get demo --json"},
-		"list":     {"switchboard list", "switchboard list --check"},
-	} {
-		examples[name] = ex
-	}
-}
-
 // editFlags are the flags of the editing commands.
 type editFlags struct {
 	env       []string // --env KEY=VALUE
@@ -54,32 +36,51 @@ type editFlags struct {
 	disabled  bool
 	scope     string // user | project
 	noVerify  bool
-	check     bool // servers/list --check
 }
 
-func (f *editFlags) register(fs *flag.FlagSet, cmd string) {
-	switch cmd {
-	case "add":
-		fs.Func("env", "set the server's environment variable (`KEY=VALUE`, repeatable); the value is kept in creds.json", func(v string) error {
-			f.env = append(f.env, v)
-			return nil
-		})
-		fs.Func("header", "send an HTTP header (`'K: V'`, repeatable); the value is kept in creds.json", func(v string) error {
-			f.headers = append(f.headers, v)
-			return nil
-		})
-		fs.StringVar(&f.bearerEnv, "bearer-env", "", "send 'Authorization: Bearer' with the value of environment variable `VAR`")
-		fs.StringVar(&f.transport, "transport", "", "`http` (Streamable HTTP, the default for a URL) or sse (the legacy HTTP+SSE transport)")
-		fs.BoolVar(&f.trust, "trust", false, "mark the server trusted (\"trust\": \"trusted\")")
-		fs.BoolVar(&f.disabled, "disabled", false, "add the server disabled")
-		fallthrough
-	case "add-json", "edit", "enable":
-		fs.StringVar(&f.scope, "scope", "user", "`where`: user (the configuration file) or project (.mcp.json in the working directory)")
-		fs.BoolVar(&f.noVerify, "no-verify", false, "save without connecting to the server first")
-	case "servers", "list":
-		fs.BoolVar(&f.check, "check", false, "start every enabled server and discover it again; exit 3 when one does not work")
-	case "remove", "disable":
-		fs.StringVar(&f.scope, "scope", "user", "`where`: user (the configuration file) or project (.mcp.json in the working directory)")
+// scopeFlag registers --scope, where an editing command writes.
+func (f *editFlags) scopeFlag(fs *pflag.FlagSet) {
+	fs.StringVar(&f.scope, "scope", "user", "`where`: user (the configuration file) or project (.mcp.json in the working directory)")
+}
+
+// noVerifyFlag registers --no-verify.
+func (f *editFlags) noVerifyFlag(fs *pflag.FlagSet) {
+	fs.BoolVar(&f.noVerify, "no-verify", false, "save without connecting to the server first")
+}
+
+func removeCommand(r *run) *command {
+	return &command{
+		name: "remove", args: "NAME",
+		summary:  "remove a server (and the credentials and OAuth grants only it used)",
+		examples: []string{"switchboard remove files"},
+		flags:    r.edit.scopeFlag,
+		run:      runRemove,
+		complete: firstServer,
+	}
+}
+
+func enableCommand(r *run) *command {
+	return &command{
+		name: "enable", args: "NAME",
+		summary:  "enable a server, after checking that it starts",
+		examples: []string{"switchboard enable files"},
+		flags: func(fs *pflag.FlagSet) {
+			r.edit.scopeFlag(fs)
+			r.edit.noVerifyFlag(fs)
+		},
+		run:      func(r *run) int { return r.setEnabled(true) },
+		complete: firstServer,
+	}
+}
+
+func disableCommand(r *run) *command {
+	return &command{
+		name: "disable", args: "NAME",
+		summary:  "disable a server",
+		examples: []string{"switchboard disable files"},
+		flags:    r.edit.scopeFlag,
+		run:      func(r *run) int { return r.setEnabled(false) },
+		complete: firstServer,
 	}
 }
 
@@ -422,10 +423,8 @@ func setEnabled(obj *confedit.Object, on bool) {
 }
 
 // runEnable enables a server, after checking that it starts.
-func runEnable(r *run) int { return r.setEnabled(true) }
 
 // runDisable disables a server.
-func runDisable(r *run) int { return r.setEnabled(false) }
 
 func (r *run) setEnabled(on bool) int {
 	if !r.wantArgs(1, 1) {

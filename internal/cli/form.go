@@ -11,11 +11,26 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/huh"
+	"github.com/spf13/pflag"
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/confedit"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
 )
+
+func editCommand(r *run) *command {
+	return &command{
+		name: "edit", args: "NAME",
+		summary:  "change a server in a form at a terminal, after checking that it starts (a blank secret keeps the stored one, - removes it)",
+		examples: []string{"switchboard edit files"},
+		flags: func(fs *pflag.FlagSet) {
+			r.edit.scopeFlag(fs)
+			r.edit.noVerifyFlag(fs)
+		},
+		run:      runEdit,
+		complete: firstServer,
+	}
+}
 
 // The form: `switchboard add` with no arguments at a terminal, and
 // `switchboard edit NAME`. It asks for the transport, the URL or command,

@@ -2,13 +2,14 @@ package cli
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"unicode"
+
+	"github.com/spf13/pflag"
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/confedit"
@@ -17,6 +18,19 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/clientconf"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
 )
+
+func importCommand(r *run) *command {
+	return &command{
+		name: "import", args: "[--from CLIENT|FILE] [--dry-run] [--prefix P]",
+		summary: "add the servers of your MCP clients' configurations (every one found, or --from one), each checked first; inline secrets move to creds.json",
+		examples: []string{"switchboard import --dry-run", "switchboard import --from claude-desktop", "switchboard import --from ./mcp.json --prefix work-",
+			"switchboard import --from vscode --secret PERPLEXITY_KEY=pplx-xxx"},
+		flags: func(fs *pflag.FlagSet) {
+			r.imp.register(fs, "import", &r.edit.noVerify)
+		},
+		run: runImport,
+	}
+}
 
 // importFlags are the flags of `switchboard import`, and of `connect
 // --move`, which imports first.
@@ -29,7 +43,7 @@ type importFlags struct {
 	move    bool              // connect: import the client's servers, then keep only the gateway in its file
 }
 
-func (f *importFlags) register(fs *flag.FlagSet, name string, noVerify *bool) {
+func (f *importFlags) register(fs *pflag.FlagSet, name string, noVerify *bool) {
 	switch name {
 	case "import":
 		fs.StringVar(&f.from, "from", "", "import from `SOURCE` only: a client ("+clientNames()+") or a file in one of their shapes")

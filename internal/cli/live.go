@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/fault"
-	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/confedit"
 	"github.com/switchboard-mcp/switchboard/internal/control"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
@@ -20,14 +19,15 @@ import (
 // runs, and show its state; otherwise they work as before, on a host or
 // store of their own (restart needs a gateway).
 
-// liveCommands are the commands that use a running gateway.
-var liveCommands = map[string]bool{"servers": true, "list": true, "log": true, "approve": true, "restart": true}
-
 // viaGateway runs the command against the gateway running for the home,
 // when there is one and the command's flags do not ask for this process's
 // own host; ok is false when the command should run as usual.
 func (r *run) viaGateway() (code int, ok bool) {
-	if !liveCommands[r.cmd.name] || r.storeURL != "" || r.tokens || r.refresh || r.edit.check {
+	if r.cmd.live == nil || r.storeURL != "" {
+		return 0, false
+	}
+	live := r.cmd.live()
+	if live == nil {
 		return 0, false
 	}
 	home, err := r.homeDir()
@@ -47,41 +47,21 @@ func (r *run) viaGateway() (code int, ok bool) {
 	if r.verbose {
 		fmt.Fprintf(r.env.Stderr, "switchboard: asking the gateway at %s (pid %d)\n", c.Base(), rt.PID)
 	}
-	switch r.cmd.name {
-	case "servers", "list":
-		if !r.wantArgs(0, 0) {
-			return ExitUsage, true
-		}
-		st, err := c.Status(r.ctx)
-		if err != nil {
-			return r.fail(err), true
-		}
-		servers := make([]host.ServerStatus, 0, len(st.Servers))
-		enabled := 0
-		for _, s := range st.Servers {
-			servers = append(servers, s.ServerStatus)
-			if s.State != host.StateDisabled {
-				enabled++
-			}
-		}
-		return r.showServers(servers, counts(st.Tools, enabled, st.Builtin), st.Config+" (gateway "+c.Base()+")", nil), true
-	case "log":
-		if !r.wantArgs(0, 1) {
-			return ExitUsage, true
-		}
-		calls, err := c.Calls(r.ctx, r.logFilter())
-		if err != nil {
-			return r.fail(err), true
-		}
-		return r.showCalls(calls), true
-	case "approve":
-		if !r.wantArgs(1, 1) {
-			return ExitUsage, true
-		}
-		approved, err := c.Approve(r.ctx, r.args[0])
-		return r.showApproved(approved, err), true
+	return live(r, c), true
+}
+
+// liveFunc is a command's way of running against a running gateway.
+type liveFunc = func(r *run, c *control.Client) int
+
+func restartCommand(*run) *command {
+	return &command{
+		name: "restart", args: "SERVER",
+		summary:  "restart a server of the running gateway (switchboard serve, for the same home)",
+		examples: []string{"switchboard restart demo"},
+		live:     func() liveFunc { return (*run).restartOn },
+		run:      runRestart,
+		complete: firstServer,
 	}
-	return r.restartOn(c), true
 }
 
 // runRestart runs when no gateway runs for the home: there is nothing to

@@ -16,6 +16,26 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
 )
 
+func loginCommand(*run) *command {
+	return &command{
+		name: "login", args: "NAME",
+		summary:  "log in to an HTTP server that asks for OAuth: opens the browser (or prints the URL) and keeps the grant in creds.json",
+		examples: []string{"switchboard login github"},
+		run:      runLogin,
+		complete: firstServer,
+	}
+}
+
+func logoutCommand(*run) *command {
+	return &command{
+		name: "logout", args: "NAME",
+		summary:  "forget the OAuth grants and registered client kept for a server",
+		examples: []string{"switchboard logout github"},
+		run:      runLogout,
+		complete: firstServer,
+	}
+}
+
 // oauthOptions are the OAuth options of every command that opens a host:
 // grants from creds.json, no browser leg (a server that needs a login
 // fails with needs_login, naming `switchboard login`). Nil without a home.

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/internal/control"
@@ -16,6 +18,68 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/store/postgres"
 	"github.com/switchboard-mcp/switchboard/internal/store/sqlite"
 )
+
+func approveCommand(*run) *command {
+	return &command{
+		name: "approve", args: "SERVER[:TOOL]",
+		summary:  "approve the held (changed or new) tool definitions of a server, or one tool",
+		examples: []string{"switchboard approve demo:echo", "switchboard approve demo"},
+		live: func() liveFunc {
+			return func(r *run, c *control.Client) int {
+				if !r.wantArgs(1, 1) {
+					return ExitUsage
+				}
+				approved, err := c.Approve(r.ctx, r.args[0])
+				return r.showApproved(approved, err)
+			}
+		},
+		run:      runApprove,
+		complete: firstServer,
+	}
+}
+
+func diffCommand(*run) *command {
+	return &command{
+		name: "diff", args: "SERVER[:TOOL]",
+		summary:  "show what changed in held tool definitions since they were approved",
+		examples: []string{"switchboard diff demo", "switchboard diff demo:echo"},
+		run:      runDiff,
+		complete: firstServer,
+	}
+}
+
+// logFlags are the flags of log.
+type logFlags struct {
+	limit  int    // -n
+	caller string // --client
+}
+
+func logCommand(*run) *command {
+	f := &logFlags{limit: 50}
+	return &command{
+		name: "log", args: "[SERVER[:TOOL]] [-n N]",
+		summary:  "show recent tool calls from the audit log (argument shapes only, never values)",
+		examples: []string{"switchboard log", "switchboard log demo:echo -n 10", "switchboard log --json"},
+		flags: func(fs *pflag.FlagSet) {
+			fs.IntVarP(&f.limit, "n", "n", f.limit, "show at most `N` calls")
+			fs.StringVar(&f.caller, "client", "", "show only the calls of the gateway client `NAME`")
+		},
+		live: func() liveFunc {
+			return func(r *run, c *control.Client) int {
+				if !r.wantArgs(0, 1) {
+					return ExitUsage
+				}
+				calls, err := c.Calls(r.ctx, f.filter(r))
+				if err != nil {
+					return r.fail(err)
+				}
+				return r.showCalls(calls)
+			}
+		},
+		run:      f.run,
+		complete: firstServer,
+	}
+}
 
 // StateFile is the store's file name in Switchboard's home.
 const StateFile = "state.db"
@@ -136,36 +200,37 @@ func runDiff(r *run) int {
 }
 
 // runLog shows recent calls from the audit log.
-func runLog(r *run) int {
+func (f *logFlags) run(r *run) int {
 	if !r.wantArgs(0, 1) {
 		return ExitUsage
 	}
 	return r.withStore(func(st store.Store) int {
-		f := r.logFilter()
-		calls, err := st.Calls(r.ctx, f)
+		filter := f.filter(r)
+		calls, err := st.Calls(r.ctx, filter)
 		if err != nil {
 			return r.fail(err)
 		}
 		if len(calls) == 0 && len(r.args) == 1 {
 			if hint := r.serverHint(r.args[0]); hint != "" {
-				fmt.Fprintf(r.env.Stderr, "note: no server %q is configured%s\n", launcher.Escape(f.Server), hint)
+				fmt.Fprintf(r.env.Stderr, "note: no server %q is configured%s\n", launcher.Escape(filter.Server), hint)
 			}
 		}
 		return r.showCalls(calls)
 	})
 }
 
-// logFilter is log's filter: its argument, SERVER or SERVER:TOOL, and -n.
-func (r *run) logFilter() store.CallFilter {
-	f := store.CallFilter{Limit: r.limit, Caller: r.caller}
+// filter is log's filter: its argument, SERVER or SERVER:TOOL, -n and
+// --client.
+func (f *logFlags) filter(r *run) store.CallFilter {
+	cf := store.CallFilter{Limit: f.limit, Caller: f.caller}
 	if len(r.args) == 1 {
 		server, tool, one := control.Cut(r.args[0])
-		f.Server = server
+		cf.Server = server
 		if one {
-			f.Tool = server + ":" + tool
+			cf.Tool = server + ":" + tool
 		}
 	}
-	return f
+	return cf
 }
 
 // showCalls prints calls of the audit log.
