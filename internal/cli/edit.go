@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -14,7 +13,6 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/confedit"
 	"github.com/switchboard-mcp/switchboard/internal/creds"
-	"github.com/switchboard-mcp/switchboard/internal/launcher"
 	"github.com/switchboard-mcp/switchboard/internal/suggest"
 )
 
@@ -46,42 +44,6 @@ func (f *editFlags) scopeFlag(fs *pflag.FlagSet) {
 // noVerifyFlag registers --no-verify.
 func (f *editFlags) noVerifyFlag(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.noVerify, "no-verify", false, "save without connecting to the server first")
-}
-
-func removeCommand(r *run) *command {
-	return &command{
-		name: "remove", args: "NAME",
-		summary:  "remove a server (and the credentials and OAuth grants only it used)",
-		examples: []string{"switchboard remove files"},
-		flags:    r.edit.scopeFlag,
-		run:      runRemove,
-		complete: firstServer,
-	}
-}
-
-func enableCommand(r *run) *command {
-	return &command{
-		name: "enable", args: "NAME",
-		summary:  "enable a server, after checking that it starts",
-		examples: []string{"switchboard enable files"},
-		flags: func(fs *pflag.FlagSet) {
-			r.edit.scopeFlag(fs)
-			r.edit.noVerifyFlag(fs)
-		},
-		run:      func(r *run) int { return r.setEnabled(true) },
-		complete: firstServer,
-	}
-}
-
-func disableCommand(r *run) *command {
-	return &command{
-		name: "disable", args: "NAME",
-		summary:  "disable a server",
-		examples: []string{"switchboard disable files"},
-		flags:    r.edit.scopeFlag,
-		run:      func(r *run) int { return r.setEnabled(false) },
-		complete: firstServer,
-	}
 }
 
 // editPath is the file an editing command changes: .mcp.json in the
@@ -328,68 +290,6 @@ func (e *entry) rename(placed map[string]string) error {
 // credRefs finds the ${cred:NAME} references in a server's raw JSON.
 var credRefs = regexp.MustCompile(`\$\{cred:([A-Za-z0-9_.-]+)\}`)
 
-// runRemove removes a server and the credentials only it referenced.
-func runRemove(r *run) int {
-	if !r.wantArgs(1, 1) {
-		return ExitUsage
-	}
-	name := r.args[0]
-	path, err := r.editPath()
-	if err != nil {
-		return r.usagef("%v", err)
-	}
-	// An HTTP server's OAuth grants go with it, unless another server
-	// names the same resource.
-	var resource string
-	if cfg, err := r.loadConfig(); err == nil {
-		if sc := cfg.Server(name); sc != nil && sc.Transport == config.TransportHTTP && sc.URL != "" {
-			resource = sc.URL
-			for _, other := range cfg.Servers {
-				if other.Name != name && other.URL == sc.URL {
-					resource = ""
-				}
-			}
-		}
-	}
-	var gone []string
-	err = confedit.Edit(path, &confedit.Options{Check: r.checkFile(path)}, func(o *confedit.Object) error {
-		return editServers(o, func(servers *confedit.Object) error {
-			raw, ok := servers.Get(name)
-			if !ok {
-				return errNoServer(name, path, servers)
-			}
-			servers.Delete(name)
-			for _, m := range credRefs.FindAllStringSubmatch(string(raw), -1) {
-				gone = append(gone, m[1])
-			}
-			// A credential another server references stays.
-			rest, _ := servers.MarshalJSON()
-			still := map[string]bool{}
-			for _, m := range credRefs.FindAllStringSubmatch(string(rest), -1) {
-				still[m[1]] = true
-			}
-			gone = slices.DeleteFunc(gone, func(c string) bool { return still[c] })
-			return nil
-		})
-	})
-	if err != nil {
-		return r.editError(err)
-	}
-	if cpath, err := r.credsPath(); err == nil {
-		if len(gone) > 0 {
-			if err := creds.Update(cpath, nil, gone); err != nil {
-				fmt.Fprintf(r.env.Stderr, "warning: the server's credentials stay in creds.json: %s\n", launcher.Escape(err.Error()))
-			}
-		}
-		if resource != "" {
-			if _, err := creds.ForgetTokens(cpath, resource); err != nil {
-				fmt.Fprintf(r.env.Stderr, "warning: the server's OAuth grants stay in creds.json: %s\n", launcher.Escape(err.Error()))
-			}
-		}
-	}
-	return r.done(fmt.Sprintf("removed server %q from %s", name, path), name, path, nil)
-}
-
 // editError reports a failed edit: a name not found is a usage error.
 func (r *run) editError(err error) int {
 	if strings.HasPrefix(err.Error(), "no server ") {
@@ -409,17 +309,6 @@ func (r *run) checkFile(path string) func([]byte) error {
 		_, err = config.Parse(data, path, &config.LoadOptions{LookupEnv: r.env.LookupEnv, LookupCred: lookup})
 		return err
 	}
-}
-
-// setEnabled sets a server's enabled state in its JSON object.
-func setEnabled(obj *confedit.Object, on bool) {
-	if _, ok := obj.Get("disabled"); ok {
-		obj.SetValue("disabled", !on)
-		if _, ok := obj.Get("enabled"); !ok {
-			return
-		}
-	}
-	obj.SetValue("enabled", on)
 }
 
 // runEnable enables a server, after checking that it starts.

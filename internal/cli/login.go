@@ -26,16 +26,6 @@ func loginCommand(*run) *command {
 	}
 }
 
-func logoutCommand(*run) *command {
-	return &command{
-		name: "logout", args: "NAME",
-		summary:  "forget the OAuth grants and registered client kept for a server",
-		examples: []string{"switchboard logout github"},
-		run:      runLogout,
-		complete: firstServer,
-	}
-}
-
 // oauthOptions are the OAuth options of every command that opens a host:
 // grants from creds.json, no browser leg (a server that needs a login
 // fails with needs_login, naming `switchboard login`). Nil without a home.
@@ -152,27 +142,6 @@ func runLogin(r *run) int {
 		return r.done(fmt.Sprintf("server %q asked for no login; it works as it is", s.Name), s.Name, "", nil)
 	}
 	return r.done(fmt.Sprintf("logged in to %q; the grant is kept in %s", s.Name, path), s.Name, path, nil)
-}
-
-// runLogout forgets the grants kept for a server, and the client its
-// logins registered: the next login registers a new one.
-func runLogout(r *run) int {
-	sc, _, code := r.oauthServer()
-	if sc == nil {
-		return code
-	}
-	path, err := r.credsPath()
-	if err != nil {
-		return r.usagef("%v", err)
-	}
-	n, err := creds.ForgetTokens(path, sc.URL)
-	if err != nil {
-		return r.configError(err)
-	}
-	if n == 0 {
-		return r.done(fmt.Sprintf("no login kept for %q", sc.Name), sc.Name, path, nil)
-	}
-	return r.done(fmt.Sprintf("logged out of %q: %d grant(s) forgotten", sc.Name, n), sc.Name, path, nil)
 }
 
 // oauthServer returns the server named by the one argument, which must be

@@ -3,83 +3,16 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
 	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/spf13/pflag"
-
 	"github.com/switchboard-mcp/switchboard/config"
-	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/internal/control"
-	"github.com/switchboard-mcp/switchboard/internal/launcher"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/store/postgres"
 	"github.com/switchboard-mcp/switchboard/internal/store/sqlite"
 )
-
-func approveCommand(*run) *command {
-	return &command{
-		name: "approve", args: "SERVER[:TOOL]",
-		summary:  "approve the held (changed or new) tool definitions of a server, or one tool",
-		examples: []string{"switchboard approve demo:echo", "switchboard approve demo"},
-		live: func() liveFunc {
-			return func(r *run, c *control.Client) int {
-				if !r.wantArgs(1, 1) {
-					return ExitUsage
-				}
-				approved, err := c.Approve(r.ctx, r.args[0])
-				return r.showApproved(approved, err)
-			}
-		},
-		run:      runApprove,
-		complete: firstServer,
-	}
-}
-
-func diffCommand(*run) *command {
-	return &command{
-		name: "diff", args: "SERVER[:TOOL]",
-		summary:  "show what changed in held tool definitions since they were approved",
-		examples: []string{"switchboard diff demo", "switchboard diff demo:echo"},
-		run:      runDiff,
-		complete: firstServer,
-	}
-}
-
-// logFlags are the flags of log.
-type logFlags struct {
-	limit  int    // -n
-	caller string // --client
-}
-
-func logCommand(*run) *command {
-	f := &logFlags{limit: 50}
-	return &command{
-		name: "log", args: "[SERVER[:TOOL]] [-n N]",
-		summary:  "show recent tool calls from the audit log (argument shapes only, never values)",
-		examples: []string{"switchboard log", "switchboard log demo:echo -n 10", "switchboard log --json"},
-		flags: func(fs *pflag.FlagSet) {
-			fs.IntVarP(&f.limit, "n", "n", f.limit, "show at most `N` calls")
-			fs.StringVar(&f.caller, "client", "", "show only the calls of the gateway client `NAME`")
-		},
-		live: func() liveFunc {
-			return func(r *run, c *control.Client) int {
-				if !r.wantArgs(0, 1) {
-					return ExitUsage
-				}
-				calls, err := c.Calls(r.ctx, f.filter(r))
-				if err != nil {
-					return r.fail(err)
-				}
-				return r.showCalls(calls)
-			}
-		},
-		run:      f.run,
-		complete: firstServer,
-	}
-}
 
 // StateFile is the store's file name in Switchboard's home.
 const StateFile = "state.db"
@@ -145,114 +78,6 @@ func checkStoreFlag(v string) error {
 		return errors.New("--store must be a PostgreSQL URL: postgres://USER:PASSWORD@HOST:PORT/DATABASE")
 	}
 	return nil
-}
-
-// runApprove pins the held definitions of a server, or of one tool.
-func runApprove(r *run) int {
-	if !r.wantArgs(1, 1) {
-		return ExitUsage
-	}
-	return r.withStore(func(st store.Store) int {
-		approved, err := control.Approve(r.ctx, st, r.args[0])
-		return r.showApproved(approved, err)
-	})
-}
-
-// showApproved prints what approve approved, or why nothing.
-func (r *run) showApproved(approved []string, err error) int {
-	for _, l := range approved {
-		fmt.Fprintf(r.env.Stdout, "approved %s\n", launcher.Escape(l))
-	}
-	switch {
-	case fault.CodeOf(err) == fault.CodeNotFound:
-		msg := err.Error()
-		if fe, ok := errors.AsType[*fault.Error](err); ok && fe.Err != nil {
-			msg = fe.Err.Error() // without the code: the report gives it
-		}
-		return r.failf(ExitUsage, string(fault.CodeNotFound), "%s%s", msg, r.serverHint(r.args[0]))
-	case err != nil:
-		return r.fail(err)
-	}
-	return ExitOK
-}
-
-// runDiff shows, for each held definition of a server, what changed since
-// it was approved.
-func runDiff(r *run) int {
-	if !r.wantArgs(1, 1) {
-		return ExitUsage
-	}
-	return r.withStore(func(st store.Store) int {
-		held, err := control.Diffs(r.ctx, st, r.args[0])
-		if err != nil {
-			return r.fail(err)
-		}
-		for _, h := range held {
-			// drift.Diff escapes what it shows (reversibly, and more than
-			// Escape does); Escape leaves its output as it is.
-			fmt.Fprintf(r.env.Stdout, "== %s\n%s\n", launcher.Escape(h.Label), launcher.Escape(h.Diff))
-		}
-		if len(held) == 0 {
-			fmt.Fprintf(r.env.Stdout, "no held definitions for %s%s\n", launcher.Escape(r.args[0]), r.serverHint(r.args[0]))
-		}
-		return ExitOK
-	})
-}
-
-// runLog shows recent calls from the audit log.
-func (f *logFlags) run(r *run) int {
-	if !r.wantArgs(0, 1) {
-		return ExitUsage
-	}
-	return r.withStore(func(st store.Store) int {
-		filter := f.filter(r)
-		calls, err := st.Calls(r.ctx, filter)
-		if err != nil {
-			return r.fail(err)
-		}
-		if len(calls) == 0 && len(r.args) == 1 {
-			if hint := r.serverHint(r.args[0]); hint != "" {
-				fmt.Fprintf(r.env.Stderr, "note: no server %q is configured%s\n", launcher.Escape(filter.Server), hint)
-			}
-		}
-		return r.showCalls(calls)
-	})
-}
-
-// filter is log's filter: its argument, SERVER or SERVER:TOOL, -n and
-// --client.
-func (f *logFlags) filter(r *run) store.CallFilter {
-	cf := store.CallFilter{Limit: f.limit, Caller: f.caller}
-	if len(r.args) == 1 {
-		server, tool, one := control.Cut(r.args[0])
-		cf.Server = server
-		if one {
-			cf.Tool = server + ":" + tool
-		}
-	}
-	return cf
-}
-
-// showCalls prints calls of the audit log.
-func (r *run) showCalls(calls []store.Call) int {
-	if r.json {
-		entries := make([]control.CallEntry, 0, len(calls))
-		for _, c := range calls {
-			entries = append(entries, control.EntryOf(c))
-		}
-		return r.printJSON(entries)
-	}
-	var rows [][]string
-	for _, c := range calls {
-		code := c.Code
-		if code == "" {
-			code = "-"
-		}
-		rows = append(rows, []string{c.Time.Local().Format(time.DateTime), c.Tool, c.Outcome, code,
-			c.Latency.Round(time.Millisecond).String(), orDash(c.Caller), orDash(c.Profile), oneLine(c.ArgShape, 60)})
-	}
-	r.table("TIME\tTOOL\tOUTCOME\tCODE\tLATENCY\tCALLER\tPROFILE\tARGUMENTS", rows)
-	return ExitOK
 }
 
 // serverHint is " (did you mean X?)" when target (SERVER or SERVER:TOOL)
