@@ -114,7 +114,6 @@ type run struct {
 	// storeURL is --store: a PostgreSQL URL that overrides the
 	// configuration's "store".
 	storeURL string
-	conn     connectFlags
 	edit     editFlags
 	imp      importFlags
 	// imported is what the last import did, as import --json prints it.

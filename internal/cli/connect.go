@@ -15,16 +15,17 @@ import (
 )
 
 func connectCommand(r *run) *command {
+	f := &connectFlags{}
 	return &command{
 		name: "connect", args: clientNames(),
 		summary: "write the gateway into a client's configuration, with a backup (--print: show the entry only; --move: take the client's servers into Switchboard first)",
 		examples: []string{"switchboard connect cursor", "switchboard connect claude-desktop --move", "switchboard connect claude-desktop --print",
 			"switchboard connect vscode --token-env SWITCHBOARD_TOKEN"},
 		flags: func(fs *pflag.FlagSet) {
-			r.conn.register(fs, "connect")
+			f.register(fs, "connect")
 			r.imp.register(fs, "connect", &r.edit.noVerify)
 		},
-		run:      runConnect,
+		run:      f.connect,
 		complete: firstClient,
 	}
 }
@@ -61,13 +62,13 @@ func clientNames() string {
 }
 
 // clientFile resolves the client named by the first argument and its file.
-func (r *run) clientFile() (*clientconf.Client, string, int, bool) {
+func (f *connectFlags) clientFile(r *run) (*clientconf.Client, string, int, bool) {
 	c, err := clientconf.Lookup(r.args[0])
 	if err != nil {
 		return nil, "", r.usagef("%s: %v", r.cmd.name, err), false
 	}
-	if r.conn.file != "" {
-		return c, r.conn.file, ExitOK, true
+	if f.file != "" {
+		return c, f.file, ExitOK, true
 	}
 	p, err := r.place()
 	if err != nil {
@@ -81,9 +82,9 @@ func (r *run) clientFile() (*clientconf.Client, string, int, bool) {
 // that launches it with this configuration and home for Claude Desktop
 // (and with --stdio), else an HTTP entry for the gateway at --http (as
 // serve reads it) with the token header.
-func (r *run) gatewayEntry(c *clientconf.Client) (clientconf.Entry, error) {
-	if r.conn.stdio || c.ID == "claude-desktop" {
-		if r.conn.tokenEnv != "" {
+func (f *connectFlags) gatewayEntry(r *run, c *clientconf.Client) (clientconf.Entry, error) {
+	if f.stdio || c.ID == "claude-desktop" {
+		if f.tokenEnv != "" {
 			return clientconf.Entry{}, fmt.Errorf("--token-env is for the HTTP gateway; a stdio entry needs no token")
 		}
 		exe := r.env.Executable
@@ -92,18 +93,18 @@ func (r *run) gatewayEntry(c *clientconf.Client) (clientconf.Entry, error) {
 		}
 		return clientconf.Entry{Transport: clientconf.Stdio, Command: exe, Args: r.stdioArgs()}, nil
 	}
-	addr := serveAddr(r.conn.addr)
+	addr := serveAddr(f.addr)
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return clientconf.Entry{}, fmt.Errorf("--http %s: %v", r.conn.addr, err)
+		return clientconf.Entry{}, fmt.Errorf("--http %s: %v", f.addr, err)
 	}
 	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
 		host = "127.0.0.1" // every interface: the client is on this machine
 	}
 	url := "http://" + net.JoinHostPort(host, port) + frontdoor.DefaultPath
 	e := clientconf.Entry{Transport: clientconf.HTTP, URL: url}
-	if r.conn.tokenEnv != "" {
-		e.BearerTokenEnvVar = r.conn.tokenEnv
+	if f.tokenEnv != "" {
+		e.BearerTokenEnvVar = f.tokenEnv
 		return e, nil
 	}
 	home, err := r.homeDir()
@@ -118,29 +119,29 @@ func (r *run) gatewayEntry(c *clientconf.Client) (clientconf.Entry, error) {
 	return e, nil
 }
 
-func runConnect(r *run) int {
+func (f *connectFlags) connect(r *run) int {
 	if !r.wantArgs(1, 1) {
 		return ExitUsage
 	}
-	c, path, code, ok := r.clientFile()
+	c, path, code, ok := f.clientFile(r)
 	if !ok {
 		return code
 	}
-	gw, err := r.gatewayEntry(c)
+	gw, err := f.gatewayEntry(r, c)
 	if err != nil {
 		return r.usagef("connect: %v", err)
 	}
-	if r.conn.print && r.imp.move {
+	if f.print && r.imp.move {
 		return r.usagef("connect: --print shows the entry only; it does not go with --move")
 	}
 	// The entry holds the token kept in the home unless it refers to a
 	// variable (--token-env) or launches serve --stdio.
 	tokenFile := ""
-	if gw.Transport != clientconf.Stdio && r.conn.tokenEnv == "" {
+	if gw.Transport != clientconf.Stdio && f.tokenEnv == "" {
 		home, _ := r.homeDir() // gatewayEntry read the token there
 		tokenFile = filepath.Join(home, TokenFile)
 	}
-	if r.conn.print {
+	if f.print {
 		return r.printEntry(c, path, gw, tokenFile)
 	}
 	if r.imp.move {

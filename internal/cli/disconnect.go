@@ -10,28 +10,29 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
 )
 
-func disconnectCommand(r *run) *command {
+func disconnectCommand(*run) *command {
+	f := &connectFlags{}
 	return &command{
 		name: "disconnect", args: clientNames(),
 		summary:  "take the gateway out of a client's configuration again, keeping later edits",
 		examples: []string{"switchboard disconnect cursor"},
 		flags: func(fs *pflag.FlagSet) {
-			r.conn.register(fs, "disconnect")
+			f.register(fs, "disconnect")
 		},
-		run:      runDisconnect,
+		run:      f.disconnect,
 		complete: firstClient,
 	}
 }
 
-func runDisconnect(r *run) int {
+func (f *connectFlags) disconnect(r *run) int {
 	if !r.wantArgs(1, 1) {
 		return ExitUsage
 	}
-	c, path, code, ok := r.clientFile()
+	c, path, code, ok := f.clientFile(r)
 	if !ok {
 		return code
 	}
-	ch, err := clientconf.Disconnect(c, path, clientconf.Options{Force: r.conn.force})
+	ch, err := clientconf.Disconnect(c, path, clientconf.Options{Force: f.force})
 	if err != nil {
 		return r.failf(ExitUsage, codeConfig, "disconnect: %v", err)
 	}
