@@ -115,9 +115,6 @@ type run struct {
 	// configuration's "store".
 	storeURL string
 	edit     editFlags
-	imp      importFlags
-	// imported is what the last import did, as import --json prints it.
-	imported map[string]any
 	// dashAt is the index in args of the first argument after "--"; -1
 	// without "--".
 	dashAt int

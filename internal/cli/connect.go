@@ -15,7 +15,7 @@ import (
 )
 
 func connectCommand(r *run) *command {
-	f := &connectFlags{}
+	f, imp := &connectFlags{}, &importFlags{}
 	return &command{
 		name: "connect", args: clientNames(),
 		summary: "write the gateway into a client's configuration, with a backup (--print: show the entry only; --move: take the client's servers into Switchboard first)",
@@ -23,9 +23,9 @@ func connectCommand(r *run) *command {
 			"switchboard connect vscode --token-env SWITCHBOARD_TOKEN"},
 		flags: func(fs *pflag.FlagSet) {
 			f.register(fs, "connect")
-			r.imp.register(fs, "connect", &r.edit.noVerify)
+			imp.register(fs, "connect", &r.edit.noVerify)
 		},
-		run:      f.connect,
+		run:      func(r *run) int { return f.connect(&importer{run: r, imp: imp}) },
 		complete: firstClient,
 	}
 }
@@ -119,15 +119,15 @@ func (f *connectFlags) gatewayEntry(r *run, c *clientconf.Client) (clientconf.En
 	return e, nil
 }
 
-func (f *connectFlags) connect(r *run) int {
+func (f *connectFlags) connect(r *importer) int {
 	if !r.wantArgs(1, 1) {
 		return ExitUsage
 	}
-	c, path, code, ok := f.clientFile(r)
+	c, path, code, ok := f.clientFile(r.run)
 	if !ok {
 		return code
 	}
-	gw, err := f.gatewayEntry(r, c)
+	gw, err := f.gatewayEntry(r.run, c)
 	if err != nil {
 		return r.usagef("connect: %v", err)
 	}
