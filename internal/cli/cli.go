@@ -42,7 +42,6 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/host"
-	"github.com/switchboard-mcp/switchboard/internal/gateway"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/suggest"
@@ -94,17 +93,6 @@ type run struct {
 	json    bool
 	verbose bool
 	cfgFile string
-	serve   serveFlags
-	// observer is serve's log, metrics and tracing (observe.go), set by
-	// open.
-	observer *observer
-	gateway  atomic.Pointer[gateway.Gateway] // set by serve, for notifications the host receives
-	// reloadAsk takes a reload asked for by the control API (serve's
-	// watchReload does it and closes the channel it was given).
-	reloadAsk chan chan struct{}
-	// replica identifies this process in the notices of the store's
-	// change feed (a reload), so that it ignores its own; set by serve.
-	replica string
 	signal  atomic.Value // the syscall.Signal that ended ctx, if one did
 	home    string
 	cfg     *config.Config // the loaded configuration (commands that need the host)
@@ -471,33 +459,20 @@ func (r *run) open() int {
 		opts.StartupWait = startupWait
 	} else {
 		opts.StartupWait = -1 // it listens at once; late servers join with list_changed
-		opts.OnResourceUpdated = func(server, uri string) {
-			if g := r.gateway.Load(); g != nil {
-				g.ResourceUpdated(server, uri)
-			}
-		}
-		opts.OnChange = func() {
-			if g := r.gateway.Load(); g != nil {
-				g.Sync()
-			}
-		}
 	}
-	switch {
-	case use.gateway:
-		// The gateway's log: a line per call, servers' exits and
-		// restarts, what goes wrong with a server, and the findings of
-		// warn severity or above, as they happen.
-		obs, err := r.newObserver(opts)
+	undo := func() {}
+	if use.prepare != nil {
+		u, err := use.prepare(opts)
 		if err != nil {
 			return r.usagef("%v", err)
 		}
-		r.observer = obs
-	case r.verbose:
+		undo = u
+	} else if r.verbose {
 		opts.Logger = slog.New(slog.NewTextHandler(r.env.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	st, err := r.openStore(cfg)
 	if err != nil {
-		r.observer.close()
+		undo()
 		return r.configError(err)
 	}
 	r.store = st
@@ -506,15 +481,15 @@ func (r *run) open() int {
 	h, err := host.Open(r.ctx, cfg, opts)
 	if err != nil {
 		st.Close()
-		r.observer.close()
+		undo()
 		if code, ok := r.interrupted(); ok {
 			return r.report(code, failure{Code: codeInterrupted, Message: "interrupted"})
 		}
 		return r.report(ExitUpstream, failureOf(err, codeError))
 	}
 	r.cfg, r.host = cfg, h
-	if r.observer != nil {
-		r.observer.host.h.Store(h)
+	if use.opened != nil {
+		use.opened(h)
 	}
 	if use.refresh != nil && use.refresh() {
 		// A failure is in the server's status, reported below (or by

@@ -138,7 +138,7 @@ const reloadWait = 30 * time.Second
 // editServer is control.Options.EditServer for serve: the server's object
 // in the configuration file edited through confedit (checked before it is
 // written), then the configuration reloaded at once.
-func (r *run) editServer(ctx context.Context, name string, edit func(control.ServerEdit) error) error {
+func (r *server) editServer(ctx context.Context, name string, edit func(control.ServerEdit) error) error {
 	path, err := r.editPath()
 	if err != nil {
 		return err

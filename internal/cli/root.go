@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/host"
 )
 
 // The command tree is built with cobra. Each command is declared by a
@@ -72,6 +73,10 @@ type hostUse struct {
 	// refresh, when it returns true, has every enabled server
 	// discovered again first.
 	refresh func() bool
+	// prepare adds to the host's options (nil: nothing to); undo undoes
+	// it when the host does not open. opened is told the host (nil: not).
+	prepare func(opts *host.Options) (undo func(), err error)
+	opened  func(h *host.Host)
 }
 
 // serving reports whether r's command is the gateway.

@@ -13,6 +13,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -25,14 +26,15 @@ import (
 )
 
 func serveCommand(r *run) *command {
+	s := &server{run: r}
 	return &command{
 		name: "serve", args: "[--http ADDR | --stdio] [--token-env VAR | --no-auth [--allow-remote]]",
 		summary:  "serve every configured server as one MCP server (the gateway); default --http 127.0.0.1:8939 (a bare port is on 127.0.0.1); a generated token is kept in the home",
 		examples: []string{"switchboard serve", "switchboard serve --http 9000", "switchboard serve --stdio"},
-		flags:    r.serve.register,
-		check:    checkServe,
-		host:     &hostUse{gateway: true},
-		run:      runServe,
+		flags:    s.serve.register,
+		check:    func(*run) error { return s.checkServe() },
+		host:     &hostUse{gateway: true, prepare: s.prepare, opened: s.opened},
+		run:      func(*run) int { return s.runServe() },
 	}
 }
 
@@ -43,6 +45,51 @@ const defaultServeAddr = "127.0.0.1:8939"
 // enough for a rolling restart (and under the 30 seconds that container
 // runtimes wait between SIGTERM and SIGKILL).
 const defaultGrace = 10 * time.Second
+
+// server is a serve under way: the invocation, serve's flags, and the
+// gateway's state.
+type server struct {
+	*run
+	serve serveFlags
+	// observer is serve's log, metrics and tracing (observe.go), set
+	// when the host opens.
+	observer *observer
+	gateway  atomic.Pointer[gateway.Gateway] // for notifications the host receives
+	// reloadAsk takes a reload asked for by the control API (serve's
+	// watchReload does it and closes the channel it was given).
+	reloadAsk chan chan struct{}
+	// replica identifies this process in the notices of the store's
+	// change feed (a reload), so that it ignores its own.
+	replica string
+}
+
+// prepare gives the host serve opens the gateway's notifications and the
+// gateway's log: a line per call, servers' exits and restarts, what goes
+// wrong with a server, and the findings of warn severity or above, as they
+// happen. undo closes the log when the host does not open.
+func (r *server) prepare(opts *host.Options) (undo func(), err error) {
+	opts.OnResourceUpdated = func(server, uri string) {
+		if g := r.gateway.Load(); g != nil {
+			g.ResourceUpdated(server, uri)
+		}
+	}
+	opts.OnChange = func() {
+		if g := r.gateway.Load(); g != nil {
+			g.Sync()
+		}
+	}
+	obs, err := r.newObserver(opts)
+	if err != nil {
+		return nil, err
+	}
+	r.observer = obs
+	return obs.close, nil
+}
+
+// opened gives the observer the host that opened.
+func (r *server) opened(h *host.Host) {
+	r.observer.host.h.Store(h)
+}
 
 // serveFlags are the flags of `switchboard serve`.
 type serveFlags struct {
@@ -100,7 +147,7 @@ func (f *serveFlags) register(fs *pflag.FlagSet) {
 
 // checkServe rejects contradictory serve flags and settles the token
 // before any server starts.
-func checkServe(r *run) error {
+func (r *server) checkServe() error {
 	f := r.serve
 	if err := f.auth.check(&f); err != nil {
 		return err
@@ -163,7 +210,7 @@ func checkServe(r *run) error {
 	return nil
 }
 
-func runServe(r *run) int {
+func (r *server) runServe() int {
 	if !r.wantArgs(0, 0) {
 		return ExitUsage
 	}
@@ -296,7 +343,7 @@ func tuneGC(lookup func(string) (string, bool)) string {
 }
 
 // banner tells a person how to connect their clients.
-func (r *run) banner(addr, path string) {
+func (r *server) banner(addr, path string) {
 	w, f := r.env.Stderr, r.serve
 	url := "http://" + addr + path
 	fmt.Fprintf(w, "switchboard: serving %s\n  config:   %s\n  endpoint: %s   (health: http://%s%s)\n", summary(r.host), launcher.Escape(r.configInUse()), url, addr, frontdoor.HealthPath)

@@ -105,7 +105,7 @@ func (a *serveAuth) settle(f *serveFlags, cfg *config.Config) (*oauthSettings, e
 // authOptions returns the gateway's AuthOptions when the caller must be
 // told apart (JWTs, or named clients in the configuration), or nil for
 // the front door's own single-token check.
-func (r *run) authOptions(ctx context.Context) (*gateway.AuthOptions, error) {
+func (r *server) authOptions(ctx context.Context) (*gateway.AuthOptions, error) {
 	f := r.serve
 	o, err := f.auth.settle(&f, r.cfg)
 	if err != nil {
@@ -138,7 +138,7 @@ func (r *run) authOptions(ctx context.Context) (*gateway.AuthOptions, error) {
 // that cfg would give differ from those of prev. The verifier, the
 // protected resource metadata and the scopes required are built once,
 // when serve starts listening: a change takes effect at the next start.
-func (r *run) oauthChanged(prev, cfg *config.Config) bool {
+func (r *server) oauthChanged(prev, cfg *config.Config) bool {
 	f := r.serve
 	if !r.serving() || f.stdio || f.noAuth || prev == nil {
 		return false
