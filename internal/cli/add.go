@@ -22,8 +22,20 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/confedit"
 )
 
+// entryFlags are the settings of a server that add takes as flags (and
+// the form as answers).
+type entryFlags struct {
+	env       []string // --env KEY=VALUE
+	headers   []string // --header 'K: V'
+	bearerEnv string   // --bearer-env VAR
+	bearer    string   // a bearer token typed into the form; kept in creds.json
+	transport string   // --transport http|sse
+	trust     bool
+	disabled  bool
+}
+
 func addCommand(r *run) *command {
-	f := &r.edit
+	f := &entryFlags{}
 	return &command{
 		name: "add", args: "[NAME] URL | [NAME] -- COMMAND [ARGS...]",
 		summary: "add a server, after checking that it starts; --env and --header values are kept in creds.json; without arguments at a terminal, a form asks",
@@ -45,10 +57,10 @@ func addCommand(r *run) *command {
 			fs.StringVar(&f.transport, "transport", "", "`http` (Streamable HTTP, the default for a URL) or sse (the legacy HTTP+SSE transport)")
 			fs.BoolVar(&f.trust, "trust", false, "mark the server trusted (\"trust\": \"trusted\")")
 			fs.BoolVar(&f.disabled, "disabled", false, "add the server disabled")
-			f.scopeFlag(fs)
-			f.noVerifyFlag(fs)
+			r.edit.scopeFlag(fs)
+			r.edit.noVerifyFlag(fs)
 		},
-		run:           runAdd,
+		run:           func(r *run) int { return runAdd(r, f) },
 		completeFiles: true, // a command, a file among its arguments
 	}
 }
@@ -56,21 +68,21 @@ func addCommand(r *run) *command {
 // runAdd adds a server: switchboard add [NAME] URL, or
 // switchboard add [NAME] -- COMMAND [ARGS...]; without arguments at a
 // terminal, in the form.
-func runAdd(r *run) int {
+func runAdd(r *run, f *entryFlags) int {
 	if len(r.args) == 0 && r.dashAt < 0 {
 		if in, ok := r.formInput(); ok {
 			return r.form(in, "", &formValues{transport: "http"}, nil)
 		}
 	}
-	e, err := r.addEntry()
+	e, err := r.addEntry(f)
 	if err != nil {
 		return r.usagef("%v", err)
 	}
 	return r.save(e)
 }
 
-// addEntry builds the entry of add's arguments and flags.
-func (r *run) addEntry() (*entry, error) {
+// addEntry builds the entry of add's arguments and flags f.
+func (r *run) addEntry(f *entryFlags) (*entry, error) {
 	args := r.args
 	before := args // the positional arguments before "--"
 	var argv []string
@@ -120,12 +132,12 @@ func (r *run) addEntry() (*entry, error) {
 			name = SuggestName("", argv)
 		}
 	}
-	return entryOf(name, rawURL, argv, &r.edit)
+	return entryOf(name, rawURL, argv, f)
 }
 
 // entryOf builds the entry of server name: at rawURL, or running argv
 // (its words as the configuration has them), with f's settings.
-func entryOf(name, rawURL string, argv []string, f *editFlags) (*entry, error) {
+func entryOf(name, rawURL string, argv []string, f *entryFlags) (*entry, error) {
 	e := &entry{name: name, obj: &confedit.Object{}, creds: map[string]string{}}
 	if rawURL != "" {
 		switch f.transport {

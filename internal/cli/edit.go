@@ -23,17 +23,14 @@ import (
 // creds.json in the home, and the configuration references them as
 // ${cred:NAME}. No command prints a credential's value.
 
-// editFlags are the flags of the editing commands.
+// editFlags are the flags that the commands editing the configuration
+// (add, add-json, edit, remove, enable, disable, import, connect --move)
+// share with the code that saves an edit: where it goes, and whether the
+// server is checked first. The control API's edits for serve go to the
+// user's configuration, checked.
 type editFlags struct {
-	env       []string // --env KEY=VALUE
-	headers   []string // --header 'K: V'
-	bearerEnv string   // --bearer-env VAR
-	bearer    string   // a bearer token typed into the form; kept in creds.json
-	transport string   // --transport http|sse
-	trust     bool
-	disabled  bool
-	scope     string // user | project
-	noVerify  bool
+	scope    string // user | project
+	noVerify bool
 }
 
 // scopeFlag registers --scope, where an editing command writes.

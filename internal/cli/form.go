@@ -397,7 +397,7 @@ func parseEnvEntries(s string) ([][2]string, error) {
 // edited server (cur), what the form does not show is kept, and so is a
 // secret left blank.
 func (v *formValues) entry(path string, cur *current) (*entry, func(*confedit.Object) error, []string, error) {
-	f := editFlags{trust: v.trust}
+	f := entryFlags{trust: v.trust}
 	var rawURL string
 	var argv []string
 	stdio := v.transport == "stdio"
