@@ -7,17 +7,17 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/internal/confedit"
 	"github.com/switchboard-mcp/switchboard/internal/control"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
 )
 
-// The commands that act on a running gateway: servers (and list), log,
-// approve and restart ask the gateway that serves the same home (its
-// control API, found through the home's control.RuntimeFile) when one
-// runs, and show its state; otherwise they work as before, on a host or
-// store of their own (restart needs a gateway).
+// The commands that act on a running gateway, those whose constructor
+// sets live (servers and list, log, approve, restart), ask the gateway
+// that serves the same home (its control API, found through the home's
+// control.RuntimeFile) when one runs, and show its state; otherwise they
+// work as before, on a host or store of their own (restart needs a
+// gateway).
 
 // viaGateway runs the command against the gateway running for the home,
 // when there is one and the command's flags do not ask for this process's
@@ -52,60 +52,6 @@ func (r *run) viaGateway() (code int, ok bool) {
 
 // liveFunc is a command's way of running against a running gateway.
 type liveFunc = func(r *run, c *control.Client) int
-
-func restartCommand(*run) *command {
-	return &command{
-		name: "restart", args: "SERVER",
-		summary:  "restart a server of the running gateway (switchboard serve, for the same home)",
-		examples: []string{"switchboard restart demo"},
-		live:     func() liveFunc { return (*run).restartOn },
-		run:      runRestart,
-		complete: firstServer,
-	}
-}
-
-// runRestart runs when no gateway runs for the home: there is nothing to
-// restart.
-func runRestart(r *run) int {
-	if !r.wantArgs(1, 1) {
-		return ExitUsage
-	}
-	return r.failf(ExitUsage, "no_gateway", "restart: no gateway runs for this home (start one with 'switchboard serve'); a command's own servers start and stop with it")
-}
-
-// restartOn restarts the named server of the gateway c.
-func (r *run) restartOn(c *control.Client) int {
-	if !r.wantArgs(1, 1) {
-		return ExitUsage
-	}
-	name := r.args[0]
-	if err := c.Restart(r.ctx, name); err != nil {
-		if hint := r.serverHint(name); hint != "" && fault.CodeOf(err) == fault.CodeNotFound {
-			f := failureOf(err, codeError)
-			f.Message += hint
-			return r.report(ExitUsage, f)
-		}
-		return r.fail(err)
-	}
-	st, err := c.Status(r.ctx)
-	if err != nil {
-		return r.fail(err)
-	}
-	for _, s := range st.Servers {
-		if s.Name != name {
-			continue
-		}
-		if r.json {
-			return r.printJSON(s)
-		}
-		pid := ""
-		if s.PID != 0 {
-			pid = fmt.Sprintf(" (pid %d)", s.PID)
-		}
-		fmt.Fprintf(r.env.Stdout, "restarted %s: %s%s\n", launcher.Escape(name), s.State, pid)
-	}
-	return ExitOK
-}
 
 // serverEdit is a server's object of the configuration file being edited
 // for the control API.
