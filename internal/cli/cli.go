@@ -10,12 +10,14 @@
 // wrote is printed through launcher.Escape, or launcher.EscapeJSON for
 // JSON, so no character a terminal would hide or obey reaches it.
 //
-// Each command is declared in a file of its own (root.go says how): a
-// constructor that gives its name, usage and examples, registers its own
-// flags on its cobra command, bound to state only it keeps, and returns
-// its run function. run is the invocation's shared state: the
-// environment, the global flags (root.go's globalFlags), the command and
-// its arguments, and the configuration, host and store it opened.
+// Each command is declared in a file of its own (list, the other name of
+// servers, in servers.go; root.go says how): a constructor that gives its
+// name, usage and examples, registers its own flags on its cobra command,
+// bound to state only it keeps, and returns its run function. run is the
+// invocation's shared state: the environment, the global flags (root.go's
+// globalFlags), the command and its arguments, the configuration, host
+// and store it opened, and --scope and --no-verify, which the save of
+// every editing command reads (editFlags).
 //
 // Nothing imports it but cmd/switchboard.
 package cli
