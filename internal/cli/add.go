@@ -16,28 +16,73 @@ import (
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
 
+	"github.com/spf13/pflag"
+
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/confedit"
 )
 
+// entryFlags are the settings of a server that add takes as flags (and
+// the form as answers).
+type entryFlags struct {
+	env       []string // --env KEY=VALUE
+	headers   []string // --header 'K: V'
+	bearerEnv string   // --bearer-env VAR
+	bearer    string   // a bearer token typed into the form; kept in creds.json
+	transport string   // --transport http|sse
+	trust     bool
+	disabled  bool
+}
+
+func addCommand(r *run) *command {
+	f := &entryFlags{}
+	return &command{
+		name: "add", args: "[NAME] URL | [NAME] -- COMMAND [ARGS...]",
+		summary: "add a server, after checking that it starts; --env and --header values are kept in creds.json; without arguments at a terminal, a form asks",
+		examples: []string{"switchboard add -- npx -y @modelcontextprotocol/server-filesystem /srv/docs",
+			`switchboard add files 'npx -y @modelcontextprotocol/server-filesystem "/srv/my docs"'`,
+			"switchboard add gh --env GITHUB_TOKEN=ghp_xxx -- npx -y @modelcontextprotocol/server-github",
+			"switchboard add https://mcp.example.com/mcp --bearer-env EXAMPLE_TOKEN",
+			"switchboard add legacy http://127.0.0.1:9001/sse --transport sse --header 'X-Api-Key: k'"},
+		flags: func(fs *pflag.FlagSet) {
+			fs.Func("env", "set the server's environment variable (`KEY=VALUE`, repeatable); the value is kept in creds.json", func(v string) error {
+				f.env = append(f.env, v)
+				return nil
+			})
+			fs.Func("header", "send an HTTP header (`'K: V'`, repeatable); the value is kept in creds.json", func(v string) error {
+				f.headers = append(f.headers, v)
+				return nil
+			})
+			fs.StringVar(&f.bearerEnv, "bearer-env", "", "send 'Authorization: Bearer' with the value of environment variable `VAR`")
+			fs.StringVar(&f.transport, "transport", "", "`http` (Streamable HTTP, the default for a URL) or sse (the legacy HTTP+SSE transport)")
+			fs.BoolVar(&f.trust, "trust", false, "mark the server trusted (\"trust\": \"trusted\")")
+			fs.BoolVar(&f.disabled, "disabled", false, "add the server disabled")
+			r.edit.scopeFlag(fs)
+			r.edit.noVerifyFlag(fs)
+		},
+		run:           func(r *run) int { return runAdd(r, f) },
+		completeFiles: true, // a command, a file among its arguments
+	}
+}
+
 // runAdd adds a server: switchboard add [NAME] URL, or
 // switchboard add [NAME] -- COMMAND [ARGS...]; without arguments at a
 // terminal, in the form.
-func runAdd(r *run) int {
+func runAdd(r *run, f *entryFlags) int {
 	if len(r.args) == 0 && r.dashAt < 0 {
 		if in, ok := r.formInput(); ok {
 			return r.form(in, "", &formValues{transport: "http"}, nil)
 		}
 	}
-	e, err := r.addEntry()
+	e, err := r.addEntry(f)
 	if err != nil {
 		return r.usagef("%v", err)
 	}
 	return r.save(e)
 }
 
-// addEntry builds the entry of add's arguments and flags.
-func (r *run) addEntry() (*entry, error) {
+// addEntry builds the entry of add's arguments and flags f.
+func (r *run) addEntry(f *entryFlags) (*entry, error) {
 	args := r.args
 	before := args // the positional arguments before "--"
 	var argv []string
@@ -87,12 +132,12 @@ func (r *run) addEntry() (*entry, error) {
 			name = SuggestName("", argv)
 		}
 	}
-	return entryOf(name, rawURL, argv, &r.edit)
+	return entryOf(name, rawURL, argv, f)
 }
 
 // entryOf builds the entry of server name: at rawURL, or running argv
 // (its words as the configuration has them), with f's settings.
-func entryOf(name, rawURL string, argv []string, f *editFlags) (*entry, error) {
+func entryOf(name, rawURL string, argv []string, f *entryFlags) (*entry, error) {
 	e := &entry{name: name, obj: &confedit.Object{}, creds: map[string]string{}}
 	if rawURL != "" {
 		switch f.transport {
@@ -169,32 +214,6 @@ func entryOf(name, rawURL string, argv []string, f *editFlags) (*entry, error) {
 		e.obj.SetValue("headers", h)
 	}
 	return e, nil
-}
-
-// runAddJSON adds a server from its JSON configuration:
-// switchboard add-json NAME JSON.
-func runAddJSON(r *run) int {
-	if !r.wantArgs(2, 2) {
-		return ExitUsage
-	}
-	arg := []byte(r.args[1])
-	if err := jsonSyntax(arg); err != nil {
-		return r.usagef("add-json: the JSON argument %v", err)
-	}
-	obj, err := confedit.ParseObject(arg)
-	if err != nil || len(strings.TrimSpace(r.args[1])) == 0 {
-		return r.usagef("add-json takes the server's configuration as one JSON object")
-	}
-	e := &entry{name: r.args[0], obj: obj, creds: map[string]string{}}
-	for _, move := range []func() error{e.moveEnvSecrets, e.moveArgSecrets, func() error { return e.moveSecrets("headers", "header") }} {
-		if err := move(); err != nil {
-			return r.usagef("%v", err)
-		}
-	}
-	if err := r.checkArgument(e); err != nil {
-		return r.usagef("%v", err)
-	}
-	return r.save(e)
 }
 
 // jsonSyntax says where data is not valid JSON: "is not valid JSON at line

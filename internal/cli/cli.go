@@ -10,8 +10,16 @@
 // wrote is printed through launcher.Escape, or launcher.EscapeJSON for
 // JSON, so no character a terminal would hide or obey reaches it.
 //
-// It may import config, host, fault and internal/demo; nothing imports it
-// but cmd/switchboard.
+// Each command is declared in a file of its own (list, the other name of
+// servers, in servers.go; root.go says how): a constructor that gives its
+// name, usage and examples, registers its own flags on its cobra command,
+// bound to state only it keeps, and returns its run function. run is the
+// invocation's shared state: the environment, the global flags (root.go's
+// globalFlags), the command and its arguments, the configuration, host
+// and store it opened, and --scope and --no-verify, which the save of
+// every editing command reads (editFlags).
+//
+// Nothing imports it but cmd/switchboard.
 package cli
 
 import (
@@ -19,7 +27,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -32,11 +39,11 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/host"
-	"github.com/switchboard-mcp/switchboard/internal/gateway"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/suggest"
@@ -79,84 +86,6 @@ type Env struct {
 	IsTerminal func(io.Writer) bool
 }
 
-// command is one subcommand.
-type command struct {
-	name    string
-	args    string // usage of positional arguments
-	summary string
-	// needsHost commands load the config and open a Host first.
-	needsHost bool
-	run       func(r *run) int
-	hidden    bool // for the project's own tests; not in the usage
-}
-
-var commands []*command
-
-func init() {
-	commands = []*command{
-		{"servers", "[--tokens] [--check]", "list configured servers with state, protocol version and counts (-v: stderr tail; --tokens: what their tool definitions cost; --check: exit 3 when one does not work)", true, runServers, false},
-		{"tools", "[NAME | SERVER] [--raw] [--format FMT]", "list tools by model-facing name (SERVER: that server's only), or describe one (--raw: as its server sent it; --format: the model's tools for an LLM provider's API)", true, runTools, false},
-		{"search", "QUERY... [-k N]", "find tools by what they do, in plain words (offline index)", true, runSearch, false},
-		{"call", "NAME [JSON | key=value ... | -] [--yes]", "call a tool; arguments as one JSON object, key=value pairs, or - for JSON on stdin", true, runCall, false},
-		{"resources", "", "list resources by ID (<server>:<uri>)", true, runResources, false},
-		{"templates", "", "list resource templates", true, runTemplates, false},
-		{"read", "ID", "read a resource: <server>:<uri> or a listed URI, also a URI filled in from a template", true, runRead, false},
-		{"prompts", "", "list prompts by ID (<server>:<prompt>)", true, runPrompts, false},
-		{"prompt", "ID [key=value ...]", "render a prompt with arguments", true, runPrompt, false},
-		{"approve", "SERVER[:TOOL]", "approve the held (changed or new) tool definitions of a server, or one tool", false, runApprove, false},
-		{"diff", "SERVER[:TOOL]", "show what changed in held tool definitions since they were approved", false, runDiff, false},
-		{"restart", "SERVER", "restart a server of the running gateway (switchboard serve, for the same home)", false, runRestart, false},
-		{"log", "[SERVER[:TOOL]] [-n N]", "show recent tool calls from the audit log (argument shapes only, never values)", false, runLog, false},
-		{"add", "[NAME] URL | [NAME] -- COMMAND [ARGS...]", "add a server, after checking that it starts; --env and --header values are kept in creds.json; without arguments at a terminal, a form asks", false, runAdd, false},
-		{"edit", "NAME", "change a server in a form at a terminal, after checking that it starts (a blank secret keeps the stored one, - removes it)", false, runEdit, false},
-		{"add-json", "NAME JSON", "add a server from its JSON configuration, after checking that it starts", false, runAddJSON, false},
-		{"remove", "NAME", "remove a server (and the credentials and OAuth grants only it used)", false, runRemove, false},
-		{"enable", "NAME", "enable a server, after checking that it starts", false, runEnable, false},
-		{"disable", "NAME", "disable a server", false, runDisable, false},
-		{"login", "NAME", "log in to an HTTP server that asks for OAuth: opens the browser (or prints the URL) and keeps the grant in creds.json", false, runLogin, false},
-		{"logout", "NAME", "forget the OAuth grants and registered client kept for a server", false, runLogout, false},
-		{"get", "NAME", "show one server: its configuration (secrets masked), state, protocol, capabilities, tools, findings, last error, stderr", true, runGet, false},
-		{"list", "[--check]", "the same as servers", true, runServers, false},
-		{"version", "", "print the version", false, runVersion, false},
-		{"trust-project", "[--show] [--yes]", "review the servers the working directory's .mcp.json would run, and trust that exact content (a changed file needs trust again)", false, runTrustProject, false},
-		{"serve", "[--http ADDR | --stdio] [--token-env VAR | --no-auth [--allow-remote]]", "serve every configured server as one MCP server (the gateway); default --http 127.0.0.1:8939 (a bare port is on 127.0.0.1); a generated token is kept in the home", true, runServe, false},
-		{"import", "[--from CLIENT|FILE] [--dry-run] [--prefix P]", "add the servers of your MCP clients' configurations (every one found, or --from one), each checked first; inline secrets move to creds.json", false, runImport, false},
-		{"connect", clientNames(), "write the gateway into a client's configuration, with a backup (--print: show the entry only; --move: take the client's servers into Switchboard first)", false, runConnect, false},
-		{"disconnect", clientNames(), "take the gateway out of a client's configuration again, keeping later edits", false, runDisconnect, false},
-		{"completion", "bash|zsh|fish", "print the script that completes commands, flags, server and tool names in your shell (see the examples)", false, runCompletion, false},
-		{"demo-server", "[--http ADDR]", "serve the demo MCP server on stdio, or Streamable HTTP at ADDR", false, runDemoServer, false},
-		{name: "conformance-fixture", args: "[--http ADDR]", summary: "serve the MCP conformance-suite fixture (for scripts/conformance-all.sh)", run: runFixture, hidden: true},
-		{name: "conformance-client", args: "SERVER-URL", summary: "the client side of the MCP conformance suite, on the host package", run: runConformanceClient, hidden: true},
-	}
-}
-
-// examples are each command's examples, shown by `switchboard help
-// COMMAND` and `switchboard COMMAND --help`.
-var examples = map[string][]string{
-	"servers":       {"switchboard servers", "switchboard servers -v", "switchboard servers --tokens"},
-	"login":         {"switchboard login github"},
-	"logout":        {"switchboard logout github"},
-	"tools":         {"switchboard tools", "switchboard tools demo", "switchboard tools demo__echo", "switchboard tools --format openai"},
-	"search":        {"switchboard search add two numbers"},
-	"call":          {"switchboard call demo__echo text=hello", `switchboard call demo__add '{"a": 2, "b": 40}'`},
-	"resources":     {"switchboard resources"},
-	"templates":     {"switchboard templates"},
-	"read":          {"switchboard read demo:demo://readme"},
-	"prompts":       {"switchboard prompts"},
-	"prompt":        {"switchboard prompt demo:review code='x := 1' language=go"},
-	"approve":       {"switchboard approve demo:echo", "switchboard approve demo"},
-	"diff":          {"switchboard diff demo", "switchboard diff demo:echo"},
-	"restart":       {"switchboard restart demo"},
-	"log":           {"switchboard log", "switchboard log demo:echo -n 10", "switchboard log --json"},
-	"version":       {"switchboard version"},
-	"trust-project": {"switchboard trust-project --show", "switchboard trust-project", "switchboard trust-project --yes"},
-	"serve":         {"switchboard serve", "switchboard serve --http 9000", "switchboard serve --stdio"},
-	"import":        {"switchboard import --dry-run", "switchboard import --from claude-desktop", "switchboard import --from ./mcp.json --prefix work-", "switchboard import --from vscode --secret PERPLEXITY_KEY=pplx-xxx"},
-	"connect":       {"switchboard connect cursor", "switchboard connect claude-desktop --move", "switchboard connect claude-desktop --print", "switchboard connect vscode --token-env SWITCHBOARD_TOKEN"},
-	"disconnect":    {"switchboard disconnect cursor"},
-	"demo-server":   {"switchboard demo-server", "switchboard demo-server --http 127.0.0.1:9001"},
-}
-
 // run is the state of one invocation.
 type run struct {
 	ctx     context.Context
@@ -165,19 +94,7 @@ type run struct {
 	args    []string // positional arguments
 	json    bool
 	verbose bool
-	http    string // demo-server and serve --http
 	cfgFile string
-	serve   serveFlags
-	// observer is serve's log, metrics and tracing (observe.go), set by
-	// open.
-	observer *observer
-	gateway  atomic.Pointer[gateway.Gateway] // set by serve, for notifications the host receives
-	// reloadAsk takes a reload asked for by the control API (serve's
-	// watchReload does it and closes the channel it was given).
-	reloadAsk chan chan struct{}
-	// replica identifies this process in the notices of the store's
-	// change feed (a reload), so that it ignores its own; set by serve.
-	replica string
 	signal  atomic.Value // the syscall.Signal that ended ctx, if one did
 	home    string
 	cfg     *config.Config // the loaded configuration (commands that need the host)
@@ -187,26 +104,14 @@ type run struct {
 	// storeURL is --store: a PostgreSQL URL that overrides the
 	// configuration's "store".
 	storeURL string
-	yes      bool   // call --yes
-	limit    int    // log -n
-	caller   string // log --client
-	raw      bool   // tools --raw
-	format   string // tools --format
-	tokens   bool   // servers --tokens
-	refresh  bool   // tools, call, servers --refresh
-	conn     connectFlags
 	edit     editFlags
-	imp      importFlags
-	// imported is what the last import did, as import --json prints it.
-	imported map[string]any
 	// dashAt is the index in args of the first argument after "--"; -1
 	// without "--".
 	dashAt int
 	// noProject is --no-project: the working directory's .mcp.json is
 	// not read.
 	noProject bool
-	show      bool // trust-project --show
-	// cobra is r's command in the command tree (dispatch.go).
+	// cobra is r's command in the command tree (root.go).
 	cobra *cobra.Command
 }
 
@@ -219,11 +124,12 @@ func Run(ctx context.Context, env Env) int {
 		env.Stdin = strings.NewReader("")
 	}
 	r := &run{ctx: ctx, env: env, dashAt: -1, cmd: &command{}}
+	t := newTree(r)
 	if len(env.Args) == 0 {
-		r.usage(env.Stderr)
+		t.usage(env.Stderr)
 		return ExitUsage
 	}
-	return newTree(r).execute()
+	return t.execute()
 }
 
 // notifySignals makes SIGINT and SIGTERM cancel r.ctx and records which
@@ -278,14 +184,14 @@ func wantsJSON(args []string) bool {
 // suggestCommand is " (did you mean X?)" for the command name most likely
 // meant: one it is a prefix of (or that is a prefix of it), else one at
 // most two edits away; "" when none is.
-func suggestCommand(name string) string {
-	for _, c := range commands {
+func (t *tree) suggestCommand(name string) string {
+	for _, c := range t.list {
 		if !c.hidden && (strings.HasPrefix(c.name, name) || strings.HasPrefix(name, c.name)) {
 			return fmt.Sprintf(" (did you mean %q?)", c.name)
 		}
 	}
 	best, dist := "", 3
-	for _, c := range commands {
+	for _, c := range t.list {
 		if d := suggest.Distance(name, c.name); !c.hidden && d < dist {
 			best, dist = c.name, d
 		}
@@ -299,7 +205,7 @@ func suggestCommand(name string) string {
 // help prints the usage of the command args names, or the general usage
 // without one: `switchboard help [COMMAND]`.
 func (t *tree) help(args []string) int {
-	r := t.global
+	r := t.run
 	var name string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -322,67 +228,23 @@ func (t *tree) help(args []string) int {
 		}
 	}
 	if name == "" || name == "help" {
-		r.usage(r.env.Stdout)
+		t.usage(r.env.Stdout)
 		return ExitOK
 	}
-	for c, cr := range t.runs {
+	for c, cmd := range t.cmds {
 		if c.Name() == name {
-			cr.commandUsage(r.env.Stdout, c)
+			commandUsage(r.env.Stdout, cmd, c)
 			return ExitOK
 		}
 	}
 	r.json = wantsJSON(args)
-	return r.usagef("unknown command %q%s; run 'switchboard help'", name, suggestCommand(name))
+	return r.usagef("unknown command %q%s; run 'switchboard help'", name, t.suggestCommand(name))
 }
 
-// flags returns the flags of r's command, bound to r's fields.
-func (r *run) flags() *flag.FlagSet {
-	fs := flag.NewFlagSet("switchboard "+r.cmd.name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.BoolVar(&r.json, "json", false, "print JSON for programs")
-	fs.BoolVar(&r.verbose, "v", false, "verbose: more detail, debug logs on stderr")
-	fs.StringVar(&r.cfgFile, "config", "", "configuration `file` (default $SWITCHBOARD_HOME/config.json)")
-	fs.StringVar(&r.home, "home", "", "Switchboard's home `dir` (default $SWITCHBOARD_HOME or ~/.switchboard)")
-	fs.BoolVar(&r.noProject, "no-project", false, "do not read the working directory's "+config.ProjectFileName)
-	fs.StringVar(&r.storeURL, "store", "", "keep state in the PostgreSQL database at `url` (postgres://...), shared with every Switchboard using it (default: the config's \"store\", else state.db in the home)")
-	switch r.cmd.name {
-	case "demo-server", "conformance-fixture":
-		fs.StringVar(&r.http, "http", "", "serve Streamable HTTP at `addr` instead of stdio")
-	case "serve":
-		fs.StringVar(&r.http, "http", "", "serve Streamable HTTP at `addr` (default 127.0.0.1:8939; a bare port means 127.0.0.1:PORT, :PORT every interface)")
-		r.serve.register(fs)
-	case "call":
-		fs.BoolVar(&r.yes, "yes", false, "confirm the call if the policy asks for confirmation (policy.confirm)")
-	case "trust-project":
-		fs.BoolVar(&r.yes, "yes", false, "trust the file without asking")
-		fs.BoolVar(&r.show, "show", false, "only show the servers the file would run and whether it is trusted")
-	case "tools":
-		fs.BoolVar(&r.raw, "raw", false, "show NAME's definition exactly as its server sent it, escaped (for review; never for a model)")
-		fs.StringVar(&r.format, "format", "", "print the tools a model is given as `FMT`'s API takes them: "+strings.Join(host.Formats(), ", "))
-	case "servers", "list":
-		fs.BoolVar(&r.tokens, "tokens", false, "estimate the tokens each server's tool definitions take in a model's context")
-	case "log":
-		fs.IntVar(&r.limit, "n", 50, "show at most `N` calls")
-		fs.StringVar(&r.caller, "client", "", "show only the calls of the gateway client `NAME`")
-	case "search":
-		fs.IntVar(&r.limit, "k", 5, "show the best `N` matches")
-	case "connect", "disconnect":
-		r.conn.register(fs, r.cmd.name)
-		r.imp.register(fs, r.cmd.name, &r.edit.noVerify)
-	case "import":
-		r.imp.register(fs, r.cmd.name, &r.edit.noVerify)
-	}
-	r.edit.register(fs, r.cmd.name)
-	switch r.cmd.name {
-	case "tools", "call", "servers", "list":
-		fs.BoolVar(&r.refresh, "refresh", false, "discover every enabled server again first, ignoring the saved catalogues (starts the servers)")
-	}
-	return fs
-}
-
-func (r *run) usage(w io.Writer) {
+// usage prints the general usage: the commands and the global flags.
+func (t *tree) usage(w io.Writer) {
 	fmt.Fprintf(w, "switchboard: one host for all your MCP servers\n\nUsage: switchboard COMMAND [flags] [args]\n\nCommands:\n")
-	for _, c := range commands {
+	for _, c := range t.list {
 		if !c.hidden {
 			fmt.Fprintf(w, "  %-13s %s\n", c.name, c.summary)
 		}
@@ -392,37 +254,52 @@ func (r *run) usage(w io.Writer) {
 	fmt.Fprintf(w, "With no config file, the embedded default serves the demo server: try 'switchboard tools'.\n")
 }
 
-// commandUsage prints the usage of r's command c: its arguments, what it
-// does, examples and its flags.
-func (r *run) commandUsage(w io.Writer, c *cobra.Command) {
-	fmt.Fprintf(w, "Usage: switchboard %s [flags] %s\n\n%s\n", r.cmd.name, r.cmd.args, r.cmd.summary)
-	if ex := examples[r.cmd.name]; len(ex) > 0 {
+// commandUsage prints the usage of cmd, whose cobra command is c: its
+// arguments, what it does, examples and its flags.
+func commandUsage(w io.Writer, cmd *command, c *cobra.Command) {
+	fmt.Fprintf(w, "Usage: switchboard %s [flags] %s\n\n%s\n", cmd.name, cmd.args, cmd.summary)
+	if ex := cmd.examples; len(ex) > 0 {
 		fmt.Fprintf(w, "\nExamples:\n  %s\n", strings.Join(ex, "\n  "))
 	}
-	fmt.Fprintf(w, "\nFlags:\n%s", flagUsages(c.LocalFlags().FlagUsages()))
+	fmt.Fprintf(w, "\nFlags:\n%s", flagUsages(allFlags(c).FlagUsages()))
+}
+
+// allFlags are the flags c takes: its own and the global ones, without
+// --help.
+func allFlags(c *cobra.Command) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(c.Name(), pflag.ContinueOnError)
+	add := func(f *pflag.Flag) {
+		if f.Name != "help" {
+			fs.AddFlag(f)
+		}
+	}
+	c.LocalFlags().VisitAll(add)
+	c.InheritedFlags().VisitAll(add)
+	return fs
 }
 
 // flagUsages tidies pflag's usage lines: a one-letter flag (-v, -k, -n)
-// is shown as itself, not as "-v, --v" (a Go flag of one letter becomes
-// both a shorthand and a name in pflag); the columns stay aligned.
+// is shown as itself, not as "-v, --v" (a flag of one letter is both a
+// shorthand and a name, as the Go flag package took it), a switch without
+// pflag's "[=true|false]", and the usages are aligned again.
 func flagUsages(lines string) string {
-	var b strings.Builder
-	for _, l := range strings.SplitAfter(lines, "\n") {
+	type row struct{ flag, usage string }
+	var rows []row
+	width := 0
+	for _, l := range strings.Split(strings.TrimRight(lines, "\n"), "\n") {
 		indent := len(l) - len(strings.TrimLeft(l, " "))
-		rest := l[indent:]
-		if len(rest) > 7 && rest[0] == '-' && rest[2:6] == ", --" && rest[1] == rest[6] && rest[7] == ' ' {
-			after := rest[7:] // " N   usage" or "   usage"
-			arg := ""
-			if len(after) > 1 && after[0] == ' ' && after[1] != ' ' {
-				end := strings.IndexByte(after[1:], ' ') + 1
-				if end == 0 {
-					end = len(after)
-				}
-				arg, after = after[:end], after[end:]
-			}
-			l = l[:indent] + rest[:2] + arg + "     " + after
+		flag, usage, _ := strings.Cut(l[indent:], "  ")
+		flag = strings.Replace(flag, "[=true|false]", "", 1)
+		if len(flag) >= 7 && flag[0] == '-' && flag[2:6] == ", --" && flag[1] == flag[6] && (len(flag) == 7 || flag[7] == ' ') {
+			flag = flag[:2] + flag[7:]
 		}
-		b.WriteString(l)
+		flag = l[:indent] + flag
+		width = max(width, len(flag))
+		rows = append(rows, row{flag, strings.TrimLeft(usage, " ")})
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		fmt.Fprintf(&b, "%-*s  %s\n", width, r.flag, r.usage)
 	}
 	return b.String()
 }
@@ -574,46 +451,30 @@ func (r *run) open() int {
 	if err != nil {
 		return r.configError(err)
 	}
+	use := r.cmd.host
 	// The gateway forwards servers' requests (sampling, elicitation,
 	// roots) to its clients; the other commands have no one to ask.
-	opts := &host.Options{ClientVersion: r.env.Version, Forward: r.cmd.name == "serve", OAuth: r.oauthOptions()}
-	// search reads the saved catalogues and get touches its one server:
-	// neither starts the others.
-	opts.NoStart = r.cmd.name == "search" || r.cmd.name == "get"
-	if r.cmd.name != "serve" {
+	opts := &host.Options{ClientVersion: r.env.Version, Forward: use.gateway, OAuth: r.oauthOptions()}
+	opts.NoStart = use.noStart
+	if !use.gateway {
 		opts.StopTimeout = oneShotStop
 		opts.StartupWait = startupWait
 	} else {
 		opts.StartupWait = -1 // it listens at once; late servers join with list_changed
 	}
-	if r.cmd.name == "serve" {
-		opts.OnResourceUpdated = func(server, uri string) {
-			if g := r.gateway.Load(); g != nil {
-				g.ResourceUpdated(server, uri)
-			}
-		}
-		opts.OnChange = func() {
-			if g := r.gateway.Load(); g != nil {
-				g.Sync()
-			}
-		}
-	}
-	switch {
-	case r.cmd.name == "serve":
-		// The gateway's log: a line per call, servers' exits and
-		// restarts, what goes wrong with a server, and the findings of
-		// warn severity or above, as they happen.
-		obs, err := r.newObserver(opts)
+	undo := func() {}
+	if use.prepare != nil {
+		u, err := use.prepare(opts)
 		if err != nil {
 			return r.usagef("%v", err)
 		}
-		r.observer = obs
-	case r.verbose:
+		undo = u
+	} else if r.verbose {
 		opts.Logger = slog.New(slog.NewTextHandler(r.env.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	st, err := r.openStore(cfg)
 	if err != nil {
-		r.observer.close()
+		undo()
 		return r.configError(err)
 	}
 	r.store = st
@@ -622,34 +483,30 @@ func (r *run) open() int {
 	h, err := host.Open(r.ctx, cfg, opts)
 	if err != nil {
 		st.Close()
-		r.observer.close()
+		undo()
 		if code, ok := r.interrupted(); ok {
 			return r.report(code, failure{Code: codeInterrupted, Message: "interrupted"})
 		}
 		return r.report(ExitUpstream, failureOf(err, codeError))
 	}
 	r.cfg, r.host = cfg, h
-	if r.observer != nil {
-		r.observer.host.h.Store(h)
+	if use.opened != nil {
+		use.opened(h)
 	}
-	if r.refresh || r.edit.check {
+	if use.refresh != nil && use.refresh() {
 		// A failure is in the server's status, reported below (or by
 		// the servers command) like a failure at start.
 		h.Refresh(r.ctx) //nolint:errcheck // see above
 	}
-	listing := r.cmd.name == "servers" || r.cmd.name == "list"
-	if !listing && r.cmd.name != "serve" {
+	if !use.listing && !use.gateway {
 		r.noteStarting()
 	}
-	switch r.cmd.name {
-	case "tools", "call", "servers", "list":
-		if !r.verbose { // -v: the host's log has them, and servers -v lists them
-			r.warnFindings()
-		}
+	if use.findings && !r.verbose { // -v: the host's log has them, and servers -v lists them
+		r.warnFindings()
 	}
-	if !listing {
+	if !use.listing {
 		for _, s := range h.Servers() {
-			if r.cmd.name == "get" && (len(r.args) == 0 || s.Name != r.args[0]) {
+			if use.ownServer && (len(r.args) == 0 || s.Name != r.args[0]) {
 				continue // get shows its server's state; the others are not its business
 			}
 			switch {

@@ -31,44 +31,9 @@ import (
 // the catalogues saved in the state store: completing never starts a
 // server.
 
-func init() {
-	examples["completion"] = []string{
-		"switchboard completion bash > /etc/bash_completion.d/switchboard",
-		"source <(switchboard completion bash)",
-		"switchboard completion zsh > \"${fpath[1]}/_switchboard\"",
-		"switchboard completion fish > ~/.config/fish/completions/switchboard.fish",
-	}
-}
-
 // completionTimeout bounds reading what a completion offers (the
 // configuration and the saved catalogues); a shell waits for it.
 const completionTimeout = 2 * time.Second
-
-// shells are the shells `completion` writes a script for.
-var shells = []string{"bash", "zsh", "fish"}
-
-// runCompletion prints the completion script of the shell named.
-func runCompletion(r *run) int {
-	if !r.wantArgs(1, 1) {
-		return ExitUsage
-	}
-	root := r.cobra.Root()
-	var err error
-	switch r.args[0] {
-	case "bash":
-		err = root.GenBashCompletionV2(r.env.Stdout, true)
-	case "zsh":
-		err = root.GenZshCompletion(r.env.Stdout)
-	case "fish":
-		err = root.GenFishCompletion(r.env.Stdout, true)
-	default:
-		return r.usagef("completion: no script for %q; the shells are %s", r.args[0], strings.Join(shells, ", "))
-	}
-	if err != nil {
-		return r.failf(ExitUpstream, codeError, "writing the script: %v", err)
-	}
-	return ExitOK
-}
 
 // fixedValues are the values of flags that take one of a fixed set.
 func fixedValues() map[string][]string {
@@ -95,9 +60,8 @@ func clientIDs() []string {
 // that nothing empties.
 func (t *tree) complete(request bool) {
 	values := fixedValues()
-	for c, r := range t.runs {
-		r.cobra = c
-		c.ValidArgsFunction = r.completeArgs
+	for c, cmd := range t.cmds {
+		c.ValidArgsFunction = t.completeArgs(cmd)
 		if !request {
 			continue
 		}
@@ -113,9 +77,29 @@ func (t *tree) complete(request bool) {
 		}
 	}
 	if request {
-		t.root.RegisterFlagCompletionFunc("scope", cobra.FixedCompletions(values["scope"], cobra.ShellCompDirectiveNoFileComp)) //nolint:errcheck // once per tree
-		t.root.SetOut(candidates{t.global.env.Stdout})
+		t.root.SetOut(candidates{t.run.env.Stdout})
 	}
+}
+
+// completeLeading completes the value of a command's flag given before
+// the command's name ("switchboard --scope <TAB>"), which cobra, not
+// knowing the command yet, cannot: args are those of __complete. ok is
+// false when args ask for something else.
+func (t *tree) completeLeading(args []string) (out []string, ok bool) {
+	if len(args) < 3 {
+		return nil, false
+	}
+	for _, a := range args[1 : len(args)-2] {
+		if !strings.HasPrefix(a, "-") {
+			return nil, false // a command's name, or a flag's value
+		}
+	}
+	name, ok := strings.CutPrefix(args[len(args)-2], "--")
+	vs := fixedValues()[name]
+	if !ok || vs == nil {
+		return nil, false
+	}
+	return matching(vs, args[len(args)-1]), true
 }
 
 // candidates writes cobra's completions as a person should see them: a
@@ -136,55 +120,56 @@ func (c candidates) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// completeArgs completes r's command's positional arguments.
-func (r *run) completeArgs(_ *cobra.Command, args []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	none := cobra.ShellCompDirectiveNoFileComp
-	var out []string
-	switch r.cmd.name {
-	case "get", "remove", "enable", "disable", "edit", "approve", "diff", "log", "restart", "login", "logout":
-		if len(args) > 0 {
-			return nil, none
+// completeArgs completes cmd's positional arguments.
+func (t *tree) completeArgs(cmd *command) cobra.CompletionFunc {
+	return func(_ *cobra.Command, args []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if cmd.completeFiles {
+			return nil, cobra.ShellCompDirectiveDefault
 		}
-		out = r.configuredServers()
-	case "tools":
-		if len(args) > 0 {
-			return nil, none
+		if cmd.complete == nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		out = append(r.configuredServers(), r.toolNames()...)
-	case "call":
-		if len(args) > 0 {
-			return nil, none
-		}
-		out = r.toolNames()
-	case "connect", "disconnect":
-		if len(args) > 0 {
-			return nil, none
-		}
-		out = clientIDs()
-	case "completion":
-		if len(args) > 0 {
-			return nil, none
-		}
-		out = shells
-	case "help":
-		for _, c := range commands {
-			if !c.hidden {
-				out = append(out, c.name)
-			}
-		}
-	case "add":
-		return nil, cobra.ShellCompDirectiveDefault // a command, a file among its arguments
-	default:
-		return nil, none
+		return matching(cmd.complete(t.run, args), prefix), cobra.ShellCompDirectiveNoFileComp
 	}
+}
+
+// completeHelp completes help's argument: the commands' names.
+func (t *tree) completeHelp(_ *cobra.Command, _ []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	var out []string
+	for _, c := range t.list {
+		if !c.hidden {
+			out = append(out, c.name)
+		}
+	}
+	return matching(out, prefix), cobra.ShellCompDirectiveNoFileComp
+}
+
+// matching are the candidates that start with prefix, sorted, each once.
+func matching(candidates []string, prefix string) []cobra.Completion {
 	var match []cobra.Completion
-	for _, s := range out {
+	for _, s := range candidates {
 		if strings.HasPrefix(s, prefix) {
 			match = append(match, s)
 		}
 	}
 	slices.Sort(match)
-	return slices.Compact(match), none
+	return slices.Compact(match)
+}
+
+// firstServer completes a command's first argument, a configured server.
+func firstServer(r *run, args []string) []string {
+	if len(args) > 0 {
+		return nil
+	}
+	return r.configuredServers()
+}
+
+// firstClient completes a command's first argument, a client.
+func firstClient(_ *run, args []string) []string {
+	if len(args) > 0 {
+		return nil
+	}
+	return clientIDs()
 }
 
 // completionConfig loads the configuration as r's flags name it, for a

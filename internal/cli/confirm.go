@@ -14,12 +14,19 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
 )
 
-// confirm is the CLI's host.Confirmer: --yes confirms; otherwise a person
-// at a terminal is asked, and anything else is refused.
-func (r *run) confirm(_ context.Context, c host.Confirmation) (bool, error) {
-	if r.yes {
-		return true, nil
+// confirmer is the CLI's host.Confirmer: yes (--yes) confirms; otherwise
+// a person at a terminal is asked, and anything else is refused.
+func (r *run) confirmer(yes bool) func(context.Context, host.Confirmation) (bool, error) {
+	return func(ctx context.Context, c host.Confirmation) (bool, error) {
+		if yes {
+			return true, nil
+		}
+		return r.confirm(ctx, c)
 	}
+}
+
+// confirm asks a person at a terminal, and refuses anywhere else.
+func (r *run) confirm(_ context.Context, c host.Confirmation) (bool, error) {
 	f, ok := r.env.Stdin.(*os.File)
 	if !ok || !isTerminal(f) {
 		return false, errors.New("the policy asks for confirmation (policy.confirm): run it at a terminal, or pass --yes")

@@ -19,6 +19,14 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
 )
 
+func conformanceClientCommand(*run) *command {
+	return &command{
+		name: "conformance-client", args: "SERVER-URL", hidden: true,
+		summary: "the client side of the MCP conformance suite, on the host package",
+		run:     runConformanceClient,
+	}
+}
+
 // runConformanceClient is the client side of the official MCP conformance
 // suite, built on the host package as an agent author would use it. The
 // suite runs `switchboard conformance-client <server-url>` with the

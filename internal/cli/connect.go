@@ -1,17 +1,34 @@
 package cli
 
 import (
-	"flag"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/spf13/pflag"
+
 	"github.com/switchboard-mcp/switchboard/internal/clientconf"
 	"github.com/switchboard-mcp/switchboard/internal/frontdoor"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
 )
+
+func connectCommand(r *run) *command {
+	f, imp := &connectFlags{}, &importFlags{}
+	return &command{
+		name: "connect", args: clientNames(),
+		summary: "write the gateway into a client's configuration, with a backup (--print: show the entry only; --move: take the client's servers into Switchboard first)",
+		examples: []string{"switchboard connect cursor", "switchboard connect claude-desktop --move", "switchboard connect claude-desktop --print",
+			"switchboard connect vscode --token-env SWITCHBOARD_TOKEN"},
+		flags: func(fs *pflag.FlagSet) {
+			f.register(fs, "connect")
+			imp.register(fs, "connect", &r.edit.noVerify)
+		},
+		run:      func(r *run) int { return f.connect(&importer{run: r, imp: imp}) },
+		complete: firstClient,
+	}
+}
 
 // connectFlags are the flags of `switchboard connect` and `disconnect`.
 type connectFlags struct {
@@ -23,7 +40,7 @@ type connectFlags struct {
 	force    bool   // disconnect: keep servers added back since connect
 }
 
-func (f *connectFlags) register(fs *flag.FlagSet, name string) {
+func (f *connectFlags) register(fs *pflag.FlagSet, name string) {
 	fs.StringVar(&f.file, "file", "", "the client's configuration `file` (default: where the client keeps it)")
 	if name == "disconnect" {
 		fs.BoolVar(&f.force, "force", false, "keep a server that was moved out and has since been added back with other content")
@@ -45,13 +62,13 @@ func clientNames() string {
 }
 
 // clientFile resolves the client named by the first argument and its file.
-func (r *run) clientFile() (*clientconf.Client, string, int, bool) {
+func (f *connectFlags) clientFile(r *run) (*clientconf.Client, string, int, bool) {
 	c, err := clientconf.Lookup(r.args[0])
 	if err != nil {
 		return nil, "", r.usagef("%s: %v", r.cmd.name, err), false
 	}
-	if r.conn.file != "" {
-		return c, r.conn.file, ExitOK, true
+	if f.file != "" {
+		return c, f.file, ExitOK, true
 	}
 	p, err := r.place()
 	if err != nil {
@@ -65,9 +82,9 @@ func (r *run) clientFile() (*clientconf.Client, string, int, bool) {
 // that launches it with this configuration and home for Claude Desktop
 // (and with --stdio), else an HTTP entry for the gateway at --http (as
 // serve reads it) with the token header.
-func (r *run) gatewayEntry(c *clientconf.Client) (clientconf.Entry, error) {
-	if r.conn.stdio || c.ID == "claude-desktop" {
-		if r.conn.tokenEnv != "" {
+func (f *connectFlags) gatewayEntry(r *run, c *clientconf.Client) (clientconf.Entry, error) {
+	if f.stdio || c.ID == "claude-desktop" {
+		if f.tokenEnv != "" {
 			return clientconf.Entry{}, fmt.Errorf("--token-env is for the HTTP gateway; a stdio entry needs no token")
 		}
 		exe := r.env.Executable
@@ -76,18 +93,18 @@ func (r *run) gatewayEntry(c *clientconf.Client) (clientconf.Entry, error) {
 		}
 		return clientconf.Entry{Transport: clientconf.Stdio, Command: exe, Args: r.stdioArgs()}, nil
 	}
-	addr := serveAddr(r.conn.addr)
+	addr := serveAddr(f.addr)
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return clientconf.Entry{}, fmt.Errorf("--http %s: %v", r.conn.addr, err)
+		return clientconf.Entry{}, fmt.Errorf("--http %s: %v", f.addr, err)
 	}
 	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
 		host = "127.0.0.1" // every interface: the client is on this machine
 	}
 	url := "http://" + net.JoinHostPort(host, port) + frontdoor.DefaultPath
 	e := clientconf.Entry{Transport: clientconf.HTTP, URL: url}
-	if r.conn.tokenEnv != "" {
-		e.BearerTokenEnvVar = r.conn.tokenEnv
+	if f.tokenEnv != "" {
+		e.BearerTokenEnvVar = f.tokenEnv
 		return e, nil
 	}
 	home, err := r.homeDir()
@@ -102,29 +119,29 @@ func (r *run) gatewayEntry(c *clientconf.Client) (clientconf.Entry, error) {
 	return e, nil
 }
 
-func runConnect(r *run) int {
+func (f *connectFlags) connect(r *importer) int {
 	if !r.wantArgs(1, 1) {
 		return ExitUsage
 	}
-	c, path, code, ok := r.clientFile()
+	c, path, code, ok := f.clientFile(r.run)
 	if !ok {
 		return code
 	}
-	gw, err := r.gatewayEntry(c)
+	gw, err := f.gatewayEntry(r.run, c)
 	if err != nil {
 		return r.usagef("connect: %v", err)
 	}
-	if r.conn.print && r.imp.move {
+	if f.print && r.imp.move {
 		return r.usagef("connect: --print shows the entry only; it does not go with --move")
 	}
 	// The entry holds the token kept in the home unless it refers to a
 	// variable (--token-env) or launches serve --stdio.
 	tokenFile := ""
-	if gw.Transport != clientconf.Stdio && r.conn.tokenEnv == "" {
+	if gw.Transport != clientconf.Stdio && f.tokenEnv == "" {
 		home, _ := r.homeDir() // gatewayEntry read the token there
 		tokenFile = filepath.Join(home, TokenFile)
 	}
-	if r.conn.print {
+	if f.print {
 		return r.printEntry(c, path, gw, tokenFile)
 	}
 	if r.imp.move {
@@ -196,30 +213,3 @@ func (r *run) printEntry(c *clientconf.Client, path string, gw clientconf.Entry,
 
 // maskedToken stands for the gateway's token in a printed entry.
 const maskedToken = "[redacted]"
-
-func runDisconnect(r *run) int {
-	if !r.wantArgs(1, 1) {
-		return ExitUsage
-	}
-	c, path, code, ok := r.clientFile()
-	if !ok {
-		return code
-	}
-	ch, err := clientconf.Disconnect(c, path, clientconf.Options{Force: r.conn.force})
-	if err != nil {
-		return r.failf(ExitUsage, codeConfig, "disconnect: %v", err)
-	}
-	if r.json {
-		return r.printJSON(map[string]any{"client": c.ID, "file": ch.Path, "removed": ch.After == nil, "restored": ch.Restored})
-	}
-	if ch.After == nil {
-		fmt.Fprintf(r.env.Stdout, "%s: removed %s, which connect had created\n", c.Name, launcher.Escape(ch.Path))
-		return ExitOK
-	}
-	fmt.Fprintf(r.env.Stdout, "%s: took the %q entry out of %s", c.Name, clientconf.DefaultName, launcher.Escape(ch.Path))
-	if len(ch.Restored) > 0 {
-		fmt.Fprintf(r.env.Stdout, " and put back %s", launcher.Escape(strings.Join(ch.Restored, ", ")))
-	}
-	fmt.Fprintln(r.env.Stdout)
-	return ExitOK
-}

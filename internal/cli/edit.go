@@ -3,17 +3,16 @@ package cli
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
+
+	"github.com/spf13/pflag"
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/confedit"
 	"github.com/switchboard-mcp/switchboard/internal/creds"
-	"github.com/switchboard-mcp/switchboard/internal/launcher"
 	"github.com/switchboard-mcp/switchboard/internal/suggest"
 )
 
@@ -24,63 +23,24 @@ import (
 // creds.json in the home, and the configuration references them as
 // ${cred:NAME}. No command prints a credential's value.
 
-func init() {
-	for name, ex := range map[string][]string{
-		"add": {"switchboard add -- npx -y @modelcontextprotocol/server-filesystem /srv/docs",
-			`switchboard add files 'npx -y @modelcontextprotocol/server-filesystem "/srv/my docs"'`,
-			"switchboard add gh --env GITHUB_TOKEN=ghp_xxx -- npx -y @modelcontextprotocol/server-github",
-			"switchboard add https://mcp.example.com/mcp --bearer-env EXAMPLE_TOKEN",
-			"switchboard add legacy http://127.0.0.1:9001/sse --transport sse --header 'X-Api-Key: k'"},
-		"add-json": {`switchboard add-json demo2 '{"command": "switchboard", "args": ["demo-server"]}'`},
-		"remove":   {"switchboard remove files"},
-		"edit":     {"switchboard edit files"},
-		"enable":   {"switchboard enable files"},
-		"disable":  {"switchboard disable files"},
-		"get":      {"switchboard get demo", "switchboard get demo --json"},
-		"list":     {"switchboard list", "switchboard list --check"},
-	} {
-		examples[name] = ex
-	}
-}
-
-// editFlags are the flags of the editing commands.
+// editFlags are the flags that the commands editing the configuration
+// (add, add-json, edit, remove, enable, disable, import, connect --move)
+// share with the code that saves an edit: where it goes, and whether the
+// server is checked first. The control API's edits for serve go to the
+// user's configuration, checked.
 type editFlags struct {
-	env       []string // --env KEY=VALUE
-	headers   []string // --header 'K: V'
-	bearerEnv string   // --bearer-env VAR
-	bearer    string   // a bearer token typed into the form; kept in creds.json
-	transport string   // --transport http|sse
-	trust     bool
-	disabled  bool
-	scope     string // user | project
-	noVerify  bool
-	check     bool // servers/list --check
+	scope    string // user | project
+	noVerify bool
 }
 
-func (f *editFlags) register(fs *flag.FlagSet, cmd string) {
-	switch cmd {
-	case "add":
-		fs.Func("env", "set the server's environment variable (`KEY=VALUE`, repeatable); the value is kept in creds.json", func(v string) error {
-			f.env = append(f.env, v)
-			return nil
-		})
-		fs.Func("header", "send an HTTP header (`'K: V'`, repeatable); the value is kept in creds.json", func(v string) error {
-			f.headers = append(f.headers, v)
-			return nil
-		})
-		fs.StringVar(&f.bearerEnv, "bearer-env", "", "send 'Authorization: Bearer' with the value of environment variable `VAR`")
-		fs.StringVar(&f.transport, "transport", "", "`http` (Streamable HTTP, the default for a URL) or sse (the legacy HTTP+SSE transport)")
-		fs.BoolVar(&f.trust, "trust", false, "mark the server trusted (\"trust\": \"trusted\")")
-		fs.BoolVar(&f.disabled, "disabled", false, "add the server disabled")
-		fallthrough
-	case "add-json", "edit", "enable":
-		fs.StringVar(&f.scope, "scope", "user", "`where`: user (the configuration file) or project (.mcp.json in the working directory)")
-		fs.BoolVar(&f.noVerify, "no-verify", false, "save without connecting to the server first")
-	case "servers", "list":
-		fs.BoolVar(&f.check, "check", false, "start every enabled server and discover it again; exit 3 when one does not work")
-	case "remove", "disable":
-		fs.StringVar(&f.scope, "scope", "user", "`where`: user (the configuration file) or project (.mcp.json in the working directory)")
-	}
+// scopeFlag registers --scope, where an editing command writes.
+func (f *editFlags) scopeFlag(fs *pflag.FlagSet) {
+	fs.StringVar(&f.scope, "scope", "user", "`where`: user (the configuration file) or project (.mcp.json in the working directory)")
+}
+
+// noVerifyFlag registers --no-verify.
+func (f *editFlags) noVerifyFlag(fs *pflag.FlagSet) {
+	fs.BoolVar(&f.noVerify, "no-verify", false, "save without connecting to the server first")
 }
 
 // editPath is the file an editing command changes: .mcp.json in the
@@ -327,68 +287,6 @@ func (e *entry) rename(placed map[string]string) error {
 // credRefs finds the ${cred:NAME} references in a server's raw JSON.
 var credRefs = regexp.MustCompile(`\$\{cred:([A-Za-z0-9_.-]+)\}`)
 
-// runRemove removes a server and the credentials only it referenced.
-func runRemove(r *run) int {
-	if !r.wantArgs(1, 1) {
-		return ExitUsage
-	}
-	name := r.args[0]
-	path, err := r.editPath()
-	if err != nil {
-		return r.usagef("%v", err)
-	}
-	// An HTTP server's OAuth grants go with it, unless another server
-	// names the same resource.
-	var resource string
-	if cfg, err := r.loadConfig(); err == nil {
-		if sc := cfg.Server(name); sc != nil && sc.Transport == config.TransportHTTP && sc.URL != "" {
-			resource = sc.URL
-			for _, other := range cfg.Servers {
-				if other.Name != name && other.URL == sc.URL {
-					resource = ""
-				}
-			}
-		}
-	}
-	var gone []string
-	err = confedit.Edit(path, &confedit.Options{Check: r.checkFile(path)}, func(o *confedit.Object) error {
-		return editServers(o, func(servers *confedit.Object) error {
-			raw, ok := servers.Get(name)
-			if !ok {
-				return errNoServer(name, path, servers)
-			}
-			servers.Delete(name)
-			for _, m := range credRefs.FindAllStringSubmatch(string(raw), -1) {
-				gone = append(gone, m[1])
-			}
-			// A credential another server references stays.
-			rest, _ := servers.MarshalJSON()
-			still := map[string]bool{}
-			for _, m := range credRefs.FindAllStringSubmatch(string(rest), -1) {
-				still[m[1]] = true
-			}
-			gone = slices.DeleteFunc(gone, func(c string) bool { return still[c] })
-			return nil
-		})
-	})
-	if err != nil {
-		return r.editError(err)
-	}
-	if cpath, err := r.credsPath(); err == nil {
-		if len(gone) > 0 {
-			if err := creds.Update(cpath, nil, gone); err != nil {
-				fmt.Fprintf(r.env.Stderr, "warning: the server's credentials stay in creds.json: %s\n", launcher.Escape(err.Error()))
-			}
-		}
-		if resource != "" {
-			if _, err := creds.ForgetTokens(cpath, resource); err != nil {
-				fmt.Fprintf(r.env.Stderr, "warning: the server's OAuth grants stay in creds.json: %s\n", launcher.Escape(err.Error()))
-			}
-		}
-	}
-	return r.done(fmt.Sprintf("removed server %q from %s", name, path), name, path, nil)
-}
-
 // editError reports a failed edit: a name not found is a usage error.
 func (r *run) editError(err error) int {
 	if strings.HasPrefix(err.Error(), "no server ") {
@@ -410,22 +308,9 @@ func (r *run) checkFile(path string) func([]byte) error {
 	}
 }
 
-// setEnabled sets a server's enabled state in its JSON object.
-func setEnabled(obj *confedit.Object, on bool) {
-	if _, ok := obj.Get("disabled"); ok {
-		obj.SetValue("disabled", !on)
-		if _, ok := obj.Get("enabled"); !ok {
-			return
-		}
-	}
-	obj.SetValue("enabled", on)
-}
-
 // runEnable enables a server, after checking that it starts.
-func runEnable(r *run) int { return r.setEnabled(true) }
 
 // runDisable disables a server.
-func runDisable(r *run) int { return r.setEnabled(false) }
 
 func (r *run) setEnabled(on bool) int {
 	if !r.wantArgs(1, 1) {

@@ -11,11 +11,26 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/huh"
+	"github.com/spf13/pflag"
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/confedit"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
 )
+
+func editCommand(r *run) *command {
+	return &command{
+		name: "edit", args: "NAME",
+		summary:  "change a server in a form at a terminal, after checking that it starts (a blank secret keeps the stored one, - removes it)",
+		examples: []string{"switchboard edit files"},
+		flags: func(fs *pflag.FlagSet) {
+			r.edit.scopeFlag(fs)
+			r.edit.noVerifyFlag(fs)
+		},
+		run:      runEdit,
+		complete: firstServer,
+	}
+}
 
 // The form: `switchboard add` with no arguments at a terminal, and
 // `switchboard edit NAME`. It asks for the transport, the URL or command,
@@ -382,7 +397,7 @@ func parseEnvEntries(s string) ([][2]string, error) {
 // edited server (cur), what the form does not show is kept, and so is a
 // secret left blank.
 func (v *formValues) entry(path string, cur *current) (*entry, func(*confedit.Object) error, []string, error) {
-	f := editFlags{trust: v.trust}
+	f := entryFlags{trust: v.trust}
 	var rawURL string
 	var argv []string
 	stdio := v.transport == "stdio"

@@ -10,6 +10,19 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
 )
 
+func getCommand(*run) *command {
+	return &command{
+		name: "get", args: "NAME",
+		summary:  "show one server: its configuration (secrets masked), state, protocol, capabilities, tools, findings, last error, stderr",
+		examples: []string{"switchboard get demo", "switchboard get demo --json"},
+		// It touches its one server: the others are not started, and
+		// not warned about.
+		host:     &hostUse{noStart: true, ownServer: true},
+		run:      runGet,
+		complete: firstServer,
+	}
+}
+
 // serverDetail is what get prints with --json.
 type serverDetail struct {
 	Config *config.Server    `json:"config"` // as written, credentials and literal secrets masked

@@ -23,7 +23,7 @@ type asker struct {
 }
 
 // asker returns an asker when stdin is a terminal, else nil.
-func (r *run) asker() *asker {
+func (r *importer) asker() *asker {
 	f, ok := r.env.Stdin.(*os.File)
 	if !ok || !isTerminal(f) {
 		return nil
@@ -50,7 +50,7 @@ func (a *asker) password(q string) (string, bool) {
 // promptSecret asks for a prompted credential, masked when the client
 // marks it a password. A value given once serves every server that
 // refers to it.
-func (r *run) promptSecret(a *asker, it *importItem, s clientconf.Secret) (string, bool) {
+func (r *importer) promptSecret(a *asker, it *importItem, s clientconf.Secret) (string, bool) {
 	if v, ok := r.imp.secrets[s.Name]; ok {
 		return v, true
 	}
@@ -75,7 +75,7 @@ func (r *run) promptSecret(a *asker, it *importItem, s clientconf.Secret) (strin
 // resolveClash settles a name it shares with clash, a server already
 // there or imported before it: a person at a terminal chooses to rename,
 // skip or replace; otherwise it is skipped.
-func (r *run) resolveClash(it *importItem, clash string, a *asker, existing *confedit.Object, names map[string]*importItem) {
+func (r *importer) resolveClash(it *importItem, clash string, a *asker, existing *confedit.Object, names map[string]*importItem) {
 	free := func(n string) bool {
 		if _, ok := names[strings.ToLower(n)]; ok {
 			return false

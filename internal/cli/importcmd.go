@@ -2,13 +2,14 @@ package cli
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"unicode"
+
+	"github.com/spf13/pflag"
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/confedit"
@@ -17,6 +18,20 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/clientconf"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
 )
+
+func importCommand(r *run) *command {
+	f := &importFlags{}
+	return &command{
+		name: "import", args: "[--from CLIENT|FILE] [--dry-run] [--prefix P]",
+		summary: "add the servers of your MCP clients' configurations (every one found, or --from one), each checked first; inline secrets move to creds.json",
+		examples: []string{"switchboard import --dry-run", "switchboard import --from claude-desktop", "switchboard import --from ./mcp.json --prefix work-",
+			"switchboard import --from vscode --secret PERPLEXITY_KEY=pplx-xxx"},
+		flags: func(fs *pflag.FlagSet) {
+			f.register(fs, "import", &r.edit.noVerify)
+		},
+		run: func(r *run) int { return (&importer{run: r, imp: f}).importAll() },
+	}
+}
 
 // importFlags are the flags of `switchboard import`, and of `connect
 // --move`, which imports first.
@@ -29,7 +44,7 @@ type importFlags struct {
 	move    bool              // connect: import the client's servers, then keep only the gateway in its file
 }
 
-func (f *importFlags) register(fs *flag.FlagSet, name string, noVerify *bool) {
+func (f *importFlags) register(fs *pflag.FlagSet, name string, noVerify *bool) {
 	switch name {
 	case "import":
 		fs.StringVar(&f.from, "from", "", "import from `SOURCE` only: a client ("+clientNames()+") or a file in one of their shapes")
@@ -70,7 +85,17 @@ type importItem struct {
 	failed  *saveError
 }
 
-func runImport(r *run) int {
+// importer is an import under way: import's, or connect --move's.
+type importer struct {
+	*run
+	imp *importFlags
+	// imported is what the import did, as import --json prints it.
+	imported map[string]any
+}
+
+// importAll imports the servers of --from, or of every client configuration
+// found.
+func (r *importer) importAll() int {
 	if !r.wantArgs(0, 0) {
 		return ExitUsage
 	}
@@ -94,7 +119,7 @@ func runImport(r *run) int {
 // that work. strict (connect --move) refuses to write anything unless
 // every server of the files is in Switchboard afterwards. It returns the
 // exit code and whether that is so.
-func (r *run) importFrom(srcs []importSource, strict bool) (int, bool) {
+func (r *importer) importFrom(srcs []importSource, strict bool) (int, bool) {
 	path, err := r.editPath()
 	if err != nil {
 		return r.usagef("%v", err), false
@@ -350,7 +375,7 @@ func importName(name string) string {
 
 // isGateway reports whether e is the gateway's own entry, which connect
 // wrote: importing it would make Switchboard launch itself.
-func (r *run) isGateway(e clientconf.Entry) bool {
+func (r *importer) isGateway(e clientconf.Entry) bool {
 	if e.Transport == clientconf.Stdio {
 		self := e.Command == r.env.Executable || strings.TrimSuffix(filepath.Base(e.Command), ".exe") == "switchboard"
 		return self && slices.Contains(e.Args, "serve")
@@ -363,7 +388,7 @@ func (r *run) isGateway(e clientconf.Entry) bool {
 // suggests unless creds.json (or this import) holds another value under
 // it; their values go to it.creds, and the credentials to prompt for to
 // it.prompts.
-func (r *run) importObject(e clientconf.Entry, secrets []clientconf.Secret, taken map[string]string, it *importItem) *confedit.Object {
+func (r *importer) importObject(e clientconf.Entry, secrets []clientconf.Secret, taken map[string]string, it *importItem) *confedit.Object {
 	rename := map[string]string{} // ${Name} → ${cred:final}
 	for _, s := range secrets {
 		if s.Server != e.Name {

@@ -44,7 +44,7 @@ type importNote struct {
 }
 
 // showPlan prints, file by file, what import will add and skip and why.
-func (r *run) showPlan(srcs []importSource, items []*importItem, notes []importNote) {
+func (r *importer) showPlan(srcs []importSource, items []*importItem, notes []importNote) {
 	if r.json {
 		return
 	}
@@ -89,7 +89,7 @@ func (r *run) showPlan(srcs []importSource, items []*importItem, notes []importN
 // object (kept for connect --move, which prints its own), else the
 // servers added. status is what a server to be added is: "add" for the
 // plan, "added" once written.
-func (r *run) importReport(srcs []importSource, items []*importItem, notes []importNote, status string) int {
+func (r *importer) importReport(srcs []importSource, items []*importItem, notes []importNote, status string) int {
 	files := make([]map[string]string, len(srcs))
 	for i, s := range srcs {
 		files[i] = map[string]string{"client": s.client.ID, "file": s.path}

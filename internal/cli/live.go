@@ -7,27 +7,27 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/switchboard-mcp/switchboard/fault"
-	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/confedit"
 	"github.com/switchboard-mcp/switchboard/internal/control"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
 )
 
-// The commands that act on a running gateway: servers (and list), log,
-// approve and restart ask the gateway that serves the same home (its
-// control API, found through the home's control.RuntimeFile) when one
-// runs, and show its state; otherwise they work as before, on a host or
-// store of their own (restart needs a gateway).
-
-// liveCommands are the commands that use a running gateway.
-var liveCommands = map[string]bool{"servers": true, "list": true, "log": true, "approve": true, "restart": true}
+// The commands that act on a running gateway, those whose constructor
+// sets live (servers and list, log, approve, restart), ask the gateway
+// that serves the same home (its control API, found through the home's
+// control.RuntimeFile) when one runs, and show its state; otherwise they
+// work as before, on a host or store of their own (restart needs a
+// gateway).
 
 // viaGateway runs the command against the gateway running for the home,
 // when there is one and the command's flags do not ask for this process's
 // own host; ok is false when the command should run as usual.
 func (r *run) viaGateway() (code int, ok bool) {
-	if !liveCommands[r.cmd.name] || r.storeURL != "" || r.tokens || r.refresh || r.edit.check {
+	if r.cmd.live == nil || r.storeURL != "" {
+		return 0, false
+	}
+	live := r.cmd.live()
+	if live == nil {
 		return 0, false
 	}
 	home, err := r.homeDir()
@@ -47,85 +47,11 @@ func (r *run) viaGateway() (code int, ok bool) {
 	if r.verbose {
 		fmt.Fprintf(r.env.Stderr, "switchboard: asking the gateway at %s (pid %d)\n", c.Base(), rt.PID)
 	}
-	switch r.cmd.name {
-	case "servers", "list":
-		if !r.wantArgs(0, 0) {
-			return ExitUsage, true
-		}
-		st, err := c.Status(r.ctx)
-		if err != nil {
-			return r.fail(err), true
-		}
-		servers := make([]host.ServerStatus, 0, len(st.Servers))
-		enabled := 0
-		for _, s := range st.Servers {
-			servers = append(servers, s.ServerStatus)
-			if s.State != host.StateDisabled {
-				enabled++
-			}
-		}
-		return r.showServers(servers, counts(st.Tools, enabled, st.Builtin), st.Config+" (gateway "+c.Base()+")", nil), true
-	case "log":
-		if !r.wantArgs(0, 1) {
-			return ExitUsage, true
-		}
-		calls, err := c.Calls(r.ctx, r.logFilter())
-		if err != nil {
-			return r.fail(err), true
-		}
-		return r.showCalls(calls), true
-	case "approve":
-		if !r.wantArgs(1, 1) {
-			return ExitUsage, true
-		}
-		approved, err := c.Approve(r.ctx, r.args[0])
-		return r.showApproved(approved, err), true
-	}
-	return r.restartOn(c), true
+	return live(r, c), true
 }
 
-// runRestart runs when no gateway runs for the home: there is nothing to
-// restart.
-func runRestart(r *run) int {
-	if !r.wantArgs(1, 1) {
-		return ExitUsage
-	}
-	return r.failf(ExitUsage, "no_gateway", "restart: no gateway runs for this home (start one with 'switchboard serve'); a command's own servers start and stop with it")
-}
-
-// restartOn restarts the named server of the gateway c.
-func (r *run) restartOn(c *control.Client) int {
-	if !r.wantArgs(1, 1) {
-		return ExitUsage
-	}
-	name := r.args[0]
-	if err := c.Restart(r.ctx, name); err != nil {
-		if hint := r.serverHint(name); hint != "" && fault.CodeOf(err) == fault.CodeNotFound {
-			f := failureOf(err, codeError)
-			f.Message += hint
-			return r.report(ExitUsage, f)
-		}
-		return r.fail(err)
-	}
-	st, err := c.Status(r.ctx)
-	if err != nil {
-		return r.fail(err)
-	}
-	for _, s := range st.Servers {
-		if s.Name != name {
-			continue
-		}
-		if r.json {
-			return r.printJSON(s)
-		}
-		pid := ""
-		if s.PID != 0 {
-			pid = fmt.Sprintf(" (pid %d)", s.PID)
-		}
-		fmt.Fprintf(r.env.Stdout, "restarted %s: %s%s\n", launcher.Escape(name), s.State, pid)
-	}
-	return ExitOK
-}
+// liveFunc is a command's way of running against a running gateway.
+type liveFunc = func(r *run, c *control.Client) int
 
 // serverEdit is a server's object of the configuration file being edited
 // for the control API.
@@ -158,7 +84,7 @@ const reloadWait = 30 * time.Second
 // editServer is control.Options.EditServer for serve: the server's object
 // in the configuration file edited through confedit (checked before it is
 // written), then the configuration reloaded at once.
-func (r *run) editServer(ctx context.Context, name string, edit func(control.ServerEdit) error) error {
+func (r *server) editServer(ctx context.Context, name string, edit func(control.ServerEdit) error) error {
 	path, err := r.editPath()
 	if err != nil {
 		return err

@@ -16,6 +16,16 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
 )
 
+func loginCommand(*run) *command {
+	return &command{
+		name: "login", args: "NAME",
+		summary:  "log in to an HTTP server that asks for OAuth: opens the browser (or prints the URL) and keeps the grant in creds.json",
+		examples: []string{"switchboard login github"},
+		run:      runLogin,
+		complete: firstServer,
+	}
+}
+
 // oauthOptions are the OAuth options of every command that opens a host:
 // grants from creds.json, no browser leg (a server that needs a login
 // fails with needs_login, naming `switchboard login`). Nil without a home.
@@ -135,27 +145,6 @@ func runLogin(r *run) int {
 		return r.done(fmt.Sprintf("server %q asked for no login; it works as it is", s.Name), s.Name, "", nil)
 	}
 	return r.done(fmt.Sprintf("logged in to %q; the grant is kept in %s", s.Name, path), s.Name, path, nil)
-}
-
-// runLogout forgets the grants kept for a server, and the client its
-// logins registered: the next login registers a new one.
-func runLogout(r *run) int {
-	sc, _, code := r.oauthServer()
-	if sc == nil {
-		return code
-	}
-	path, err := r.credsPath()
-	if err != nil {
-		return r.usagef("%v", err)
-	}
-	n, err := creds.ForgetTokens(path, sc.URL)
-	if err != nil {
-		return r.configError(err)
-	}
-	if n == 0 {
-		return r.done(fmt.Sprintf("no login kept for %q", sc.Name), sc.Name, path, nil)
-	}
-	return r.done(fmt.Sprintf("logged out of %q: %d grant(s) forgotten", sc.Name, n), sc.Name, path, nil)
 }
 
 // oauthServer returns the server named by the one argument, which must be

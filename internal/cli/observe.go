@@ -89,7 +89,7 @@ func (l *liveHost) AuditStats() host.AuditStats {
 }
 
 // newObserver sets up serve's observer and hooks it into opts.
-func (r *run) newObserver(opts *host.Options) (*observer, error) {
+func (r *server) newObserver(opts *host.Options) (*observer, error) {
 	o := &observer{
 		log:   serveLogger(r.env.Stderr, r.serve.logFormat, slog.LevelInfo, r.verbose),
 		quiet: serveLogger(r.env.Stderr, r.serve.logFormat, slog.LevelWarn, r.verbose),

@@ -9,9 +9,31 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/spf13/pflag"
+
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
 )
+
+// trustFlags are the flags of trust-project.
+type trustFlags struct {
+	yes  bool // --yes: trust without asking
+	show bool // --show: only show
+}
+
+func trustProjectCommand(*run) *command {
+	f := &trustFlags{}
+	return &command{
+		name: "trust-project", args: "[--show] [--yes]",
+		summary:  "review the servers the working directory's .mcp.json would run, and trust that exact content (a changed file needs trust again)",
+		examples: []string{"switchboard trust-project --show", "switchboard trust-project", "switchboard trust-project --yes"},
+		flags: func(fs *pflag.FlagSet) {
+			fs.BoolVar(&f.yes, "yes", false, "trust the file without asking")
+			fs.BoolVar(&f.show, "show", false, "only show the servers the file would run and whether it is trusted")
+		},
+		run: f.run,
+	}
+}
 
 // projectServer is one server of a project file as trust-project shows
 // it: its fields as written, ${VAR} references unexpanded and literal env
@@ -39,7 +61,7 @@ type projectReview struct {
 // runTrustProject shows the servers the working directory's project file
 // would run and, unless --show, records its exact content as trusted once
 // a person at a terminal (or --yes) agrees.
-func runTrustProject(r *run) int {
+func (f *trustFlags) run(r *run) int {
 	if !r.wantArgs(0, 0) {
 		return ExitUsage
 	}
@@ -69,12 +91,12 @@ func runTrustProject(r *run) int {
 		slices.Sort(ps.Headers)
 		review.Servers = append(review.Servers, ps)
 	}
-	if r.show || status == "trusted" {
+	if f.show || status == "trusted" {
 		if r.json {
 			return r.printJSON(review)
 		}
 		printReview(r, review)
-		if status == "trusted" && !r.show {
+		if status == "trusted" && !f.show {
 			fmt.Fprintf(r.env.Stdout, "already trusted: nothing to do\n")
 		}
 		return ExitOK
@@ -82,7 +104,7 @@ func runTrustProject(r *run) int {
 	if !r.json {
 		printReview(r, review)
 	}
-	if !r.yes {
+	if !f.yes {
 		f, ok := r.env.Stdin.(*os.File)
 		if !ok || !isTerminal(f) {
 			return r.failf(ExitUsage, codeUsage, "not trusted: review the servers above, then confirm at a terminal or pass --yes")

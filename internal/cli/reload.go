@@ -25,7 +25,7 @@ import (
 // until ctx ends. Each process reads its own file: a notice makes it
 // re-read that file, it does not carry a configuration. An invalid file
 // keeps the running configuration and says why.
-func (r *run) watchReload(ctx context.Context, log *slog.Logger) {
+func (r *server) watchReload(ctx context.Context, log *slog.Logger) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -84,7 +84,7 @@ func (r *run) watchReload(ctx context.Context, log *slog.Logger) {
 }
 
 // watchedFiles are the files whose changes --watch reloads on.
-func (r *run) watchedFiles() []string {
+func (r *server) watchedFiles() []string {
 	var files []string
 	if r.cfg.Source != config.DefaultSource {
 		files = append(files, r.cfg.Source)
@@ -115,7 +115,7 @@ func stampsOf(paths []string) []fileStamp {
 
 // reload loads the configuration again and swaps it in; announce tells the
 // other processes sharing the store, which then reload theirs.
-func (r *run) reload(ctx context.Context, log *slog.Logger, announce bool) {
+func (r *server) reload(ctx context.Context, log *slog.Logger, announce bool) {
 	cfg, err := r.loadConfig()
 	if err == nil {
 		err = r.host.Reload(ctx, cfg)

@@ -34,7 +34,7 @@ func (feedStore) Listen(ctx context.Context, _ ...string) (<-chan store.Change, 
 func TestWatchReloadEndsWithTheFeed(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	for i := range 50 {
-		r := &run{store: feedStore{}, reloadAsk: make(chan chan struct{})}
+		r := &server{run: &run{store: feedStore{}}, reloadAsk: make(chan chan struct{})}
 		ctx, cancel := context.WithCancel(t.Context())
 		if i%2 == 1 {
 			cancel() // before it starts: both ready at its first select

@@ -3,9 +3,10 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"strings"
+
+	"github.com/spf13/pflag"
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/gateway"
@@ -21,7 +22,7 @@ type serveAuth struct {
 	profile                string // --profile, with --stdio
 }
 
-func (a *serveAuth) register(fs *flag.FlagSet) {
+func (a *serveAuth) register(fs *pflag.FlagSet) {
 	fs.StringVar(&a.issuer, "oauth-issuer", "", "accept JWT access tokens of the authorization server `URL` (its signing keys from its metadata); overrides the configuration's gateway.oauth.issuer")
 	fs.StringVar(&a.audience, "oauth-audience", "", "the `audience` a JWT must carry: the gateway's resource identifier, normally its URL; overrides gateway.oauth.audience")
 	fs.StringVar(&a.jwks, "oauth-jwks", "", "read the issuer's signing keys from this `URL or file` instead of its metadata; overrides gateway.oauth.jwks")
@@ -104,7 +105,7 @@ func (a *serveAuth) settle(f *serveFlags, cfg *config.Config) (*oauthSettings, e
 // authOptions returns the gateway's AuthOptions when the caller must be
 // told apart (JWTs, or named clients in the configuration), or nil for
 // the front door's own single-token check.
-func (r *run) authOptions(ctx context.Context) (*gateway.AuthOptions, error) {
+func (r *server) authOptions(ctx context.Context) (*gateway.AuthOptions, error) {
 	f := r.serve
 	o, err := f.auth.settle(&f, r.cfg)
 	if err != nil {
@@ -137,9 +138,9 @@ func (r *run) authOptions(ctx context.Context) (*gateway.AuthOptions, error) {
 // that cfg would give differ from those of prev. The verifier, the
 // protected resource metadata and the scopes required are built once,
 // when serve starts listening: a change takes effect at the next start.
-func (r *run) oauthChanged(prev, cfg *config.Config) bool {
+func (r *server) oauthChanged(prev, cfg *config.Config) bool {
 	f := r.serve
-	if r.cmd.name != "serve" || f.stdio || f.noAuth || prev == nil {
+	if !r.serving() || f.stdio || f.noAuth || prev == nil {
 		return false
 	}
 	a, errA := f.auth.settle(&f, prev)

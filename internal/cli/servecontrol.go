@@ -17,7 +17,7 @@ import (
 // front door, and writes the home's control.RuntimeFile (where ln
 // listens) so that the CLI's commands find the gateway. The returned
 // function removes the file.
-func (r *run) serveControl(front *frontdoor.Options, ln net.Listener, log *slog.Logger) (stop func()) {
+func (r *server) serveControl(front *frontdoor.Options, ln net.Listener, log *slog.Logger) (stop func()) {
 	source := r.configInUse() // read once: a reload keeps the file in use
 	sync := func() {
 		if g := r.gateway.Load(); g != nil {

@@ -39,7 +39,7 @@ type cutShort struct {
 
 // stillStarting returns the servers of r's host still starting.
 func (r *run) stillStarting() []cutShort {
-	if r.cmd.name == "serve" {
+	if r.serving() {
 		return nil // it waits for them as long as they take
 	}
 	var out []cutShort

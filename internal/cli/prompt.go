@@ -1,0 +1,41 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/switchboard-mcp/switchboard/internal/launcher"
+)
+
+func promptCommand(*run) *command {
+	return &command{
+		name: "prompt", args: "ID [key=value ...]",
+		summary:  "render a prompt with arguments",
+		examples: []string{"switchboard prompt demo:review code='x := 1' language=go"},
+		host:     &hostUse{},
+		run:      runPrompt,
+	}
+}
+
+func runPrompt(r *run) int {
+	if !r.wantArgs(1, -1) {
+		return ExitUsage
+	}
+	args := map[string]string{}
+	for _, a := range r.args[1:] {
+		k, v, ok := strings.Cut(a, "=")
+		if !ok || k == "" {
+			return r.usagef("argument %q is not key=value", a)
+		}
+		args[k] = v
+	}
+	res, err := r.host.GetPrompt(r.ctx, r.args[0], args, nil)
+	if err != nil {
+		return r.fail(err)
+	}
+	if r.json {
+		return r.printJSON(res)
+	}
+	fmt.Fprintln(r.env.Stdout, launcher.Escape(res.Text))
+	return ExitOK
+}
