@@ -21,6 +21,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/demo"
+	"github.com/switchboard-mcp/switchboard/internal/launcher"
 	"github.com/switchboard-mcp/switchboard/internal/testkit"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/hostile"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/pgtest"
@@ -28,6 +29,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	launcher.MaybeRunShim()
 	testkit.MaybeRunChild()
 	hostile.MaybeRunChild()
 	if len(os.Args) > 1 && os.Args[1] == "demo-server" {

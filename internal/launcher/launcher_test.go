@@ -75,11 +75,11 @@ func connectRaw(t *testing.T, p *Process, method string) (mcp.Connection, *jsonr
 // exitSignal returns the signal that ended the child, or 0.
 func exitSignal(t *testing.T, p *Process) syscall.Signal {
 	t.Helper()
-	var ee *exec.ExitError
+	var ee *ExitError
 	if !errors.As(p.ExitErr(), &ee) {
-		t.Fatalf("ExitErr = %v, want an *exec.ExitError", p.ExitErr())
+		t.Fatalf("ExitErr = %v, want an *ExitError", p.ExitErr())
 	}
-	ws := ee.Sys().(syscall.WaitStatus)
+	ws := ee.Status
 	if !ws.Signaled() {
 		return 0
 	}
@@ -209,7 +209,7 @@ func grandchildPID(t *testing.T, p *Process) int {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return pid
+			return hostPID(p, pid)
 		}
 	}
 	t.Fatalf("no grandchild pid in stderr %q", p.StderrTail())
@@ -235,7 +235,7 @@ func TestGrandchildDiesWhenChildExitsGracefully(t *testing.T) {
 
 	var grandchildren []proc.Info
 	for _, i := range proc.Live(proc.InGroup(p.PID())) {
-		if i.PID != p.PID() {
+		if i.PID != p.PID() && len(i.Cmdline) > 0 && i.Cmdline[0] == "sleep" {
 			grandchildren = append(grandchildren, i)
 		}
 	}
@@ -243,6 +243,9 @@ func TestGrandchildDiesWhenChildExitsGracefully(t *testing.T) {
 		t.Fatalf("no grandchild in group %d: %v", p.PID(), proc.InGroup(p.PID()))
 	}
 
+	if got := grandchildPID(t, p); got != grandchildren[0].PID {
+		t.Errorf("grandchild pid from stderr = %d, from /proc %v", got, grandchildren)
+	}
 	if err := cs.Close(); err != nil {
 		t.Errorf("session Close: %v", err)
 	}
@@ -257,9 +260,15 @@ func TestGrandchildDiesWhenChildExitsGracefully(t *testing.T) {
 			t.Errorf("grandchild still alive: %v", g)
 		}
 	}
-	if got := grandchildPID(t, p); got != grandchildren[0].PID {
-		t.Errorf("grandchild pid from stderr = %d, from /proc %v", got, grandchildren)
+}
+
+// hostPID translates a pid that p's server reported, as seen in its PID
+// namespace when it runs under the shim, into ours; 0 once it is gone.
+func hostPID(p *Process, pid int) int {
+	if p.shim == nil {
+		return pid
 	}
+	return proc.HostPID(p.PID(), pid)
 }
 
 func TestGrandchildDiesWhenChildExitsAlone(t *testing.T) {
@@ -304,6 +313,7 @@ func TestEscapedProcessCannotBlockStop(t *testing.T) {
 	spec.Args = []string{"-c", `setsid sleep 1000 & echo "escaped=$!" >&2; exec "$0"`, spec.Command}
 	spec.Command = "sh"
 	spec.StopStage = 500 * time.Millisecond
+	spec.direct = true // under the shim, the escaped process dies with the server
 	p := start(t, spec)
 
 	// escapedPID returns the pid of the sleep once it has left the group.
@@ -646,7 +656,9 @@ func TestGiantFrame(t *testing.T) {
 // in process groups of their own.
 func TestPdeathsig(t *testing.T) {
 	t.Parallel()
-	p := start(t, childSpec(t, "supervisor"))
+	spec := childSpec(t, "supervisor")
+	spec.direct = true // its own shim's namespace would kill the grandchild
+	p := start(t, spec)
 	conn, req := connectRaw(t, p, "grandchild")
 	defer conn.Close()
 	var params struct{ PID int }
@@ -781,4 +793,54 @@ func TestStderrMasked(t *testing.T) {
 	if raw, _ := p.tail.Bytes(); !strings.Contains(string(raw), secret) {
 		t.Error("the raw tail lost the text it masks on reading")
 	}
+}
+
+// requireShim fails unless p runs under the shim, which it must wherever
+// the kernel lets us create the namespaces.
+func requireShim(t *testing.T, p *Process) {
+	t.Helper()
+	if p.shim == nil {
+		if noNamespaces.Load() {
+			t.Skip("this kernel or user cannot create PID namespaces")
+		}
+		t.Fatal("the server does not run under the shim")
+	}
+}
+
+// TestSetsidDescendantDiesWithServer: a descendant that left the server's
+// process group and session (setsid) is in the server's PID namespace,
+// and dies with the shim when the server stops.
+func TestSetsidDescendantDiesWithServer(t *testing.T) {
+	t.Parallel()
+	spec := childSpec(t, "mcp")
+	spec.Args = []string{"-c", `setsid sleep 1000 & echo "escaped=$!" >&2; exec "$0"`, spec.Command}
+	spec.Command = "sh"
+	p := start(t, spec)
+	requireShim(t, p)
+	cs := greet(t, p)
+
+	escaped := 0
+	proc.WaitGone(t, goneTimeout, func() bool {
+		for _, line := range strings.Split(p.StderrTail(), "\n") {
+			if v, ok := strings.CutPrefix(line, "escaped="); ok {
+				n, _ := strconv.Atoi(v)
+				pid := hostPID(p, n)
+				if info, err := proc.Get(pid); err == nil && info.PGID == pid && len(info.Cmdline) > 0 && info.Cmdline[0] == "sleep" {
+					escaped = pid
+					return true
+				}
+			}
+		}
+		return false
+	})
+	t.Cleanup(func() { syscall.Kill(escaped, syscall.SIGKILL) })
+
+	cs.Close()
+	if err := p.Stop(); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	if err := p.ExitErr(); err != nil {
+		t.Errorf("ExitErr = %v, want nil", err)
+	}
+	proc.WaitGone(t, goneTimeout, func() bool { return !proc.Alive(escaped) })
 }

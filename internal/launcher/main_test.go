@@ -38,6 +38,7 @@ var childModes = map[string]func(){
 }
 
 func TestMain(m *testing.M) {
+	MaybeRunShim()
 	if mode := os.Getenv(modeVar); mode != "" {
 		run, ok := childModes[mode]
 		if !ok {

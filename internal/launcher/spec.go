@@ -84,6 +84,10 @@ type Spec struct {
 	// LookupEnv reads the host environment; nil means os.LookupEnv. Tests
 	// use it to fake the host.
 	LookupEnv func(string) (string, bool)
+
+	// direct starts the server without the shim (tests of what the shim
+	// does not cover).
+	direct bool
 }
 
 // withDefaults returns s with every zero optional field replaced by its default.
