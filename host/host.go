@@ -100,8 +100,9 @@ type Options struct {
 	// process is asked for the legacy initialize handshake. Zero means 5 s
 	// (at most half the server's startupTimeoutMs).
 	ProbeTimeout time.Duration
-	// StopTimeout bounds each stage of stopping a stdio server (close
-	// stdin, SIGTERM, SIGKILL). Zero means 5 s.
+	// StopTimeout bounds the stages of stopping a stdio server that follow
+	// closing its stdin and SIGKILL. Zero means 5 s. The wait after
+	// SIGTERM is launcher.DefaultTermGrace (2 s), or StopTimeout if shorter.
 	StopTimeout time.Duration
 	// MaxFrame caps one message from a server (stdout line, HTTP body or
 	// SSE event). Zero means 16 MiB.

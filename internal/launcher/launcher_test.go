@@ -844,3 +844,25 @@ func TestSetsidDescendantDiesWithServer(t *testing.T) {
 	}
 	proc.WaitGone(t, goneTimeout, func() bool { return !proc.Alive(escaped) })
 }
+
+// TestSIGTERMWaitIsTermGrace: a server that ignores SIGTERM is killed
+// TermGrace after it, not a whole stop stage later.
+func TestSIGTERMWaitIsTermGrace(t *testing.T) {
+	t.Parallel()
+	spec := childSpec(t, "ignore-term") // StopStage 20 s
+	p := start(t, spec)
+	connectRaw(t, p, "ready")
+	begin := time.Now()
+	if err := p.Abort(); err != nil { // no stage 1: SIGTERM at once
+		t.Fatal(err)
+	}
+	took := time.Since(begin)
+	if sig := exitSignal(t, p); sig != syscall.SIGKILL {
+		t.Errorf("child ended by signal %v, want SIGKILL", sig)
+	}
+	if took < DefaultTermGrace || took >= spec.StopStage {
+		t.Errorf("stopped %v after SIGTERM, want from TermGrace (%v) to well under StopStage (%v)",
+			took, DefaultTermGrace, spec.StopStage)
+	}
+	t.Logf("a server ignoring SIGTERM stopped in %v", took)
+}

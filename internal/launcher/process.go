@@ -302,7 +302,7 @@ func (p *Process) mask(text string) string {
 // to the whole process group:
 //
 //  1. close the child's stdin and wait up to StopStage for it to exit;
-//  2. send SIGTERM to the group and wait up to StopStage;
+//  2. send SIGTERM to the group and wait up to TermGrace (2 s by default);
 //  3. send SIGKILL to the group and wait up to StopStage.
 //
 // Whenever the direct child exits, the rest of its group is SIGKILLed before
@@ -340,7 +340,7 @@ func (p *Process) supervise() {
 
 func (p *Process) shutdown() error {
 	stage := p.spec.StopStage
-	last := time.Now().Add(3 * stage) // end of the last stage
+	last := time.Now().Add(2*stage + p.spec.TermGrace) // end of the last stage
 
 	// Stage 1 (MCP spec, stdio transport, shutdown): close the input stream.
 	// An aborted server (Abort, or a frame fault) gets no grace period.
@@ -354,11 +354,11 @@ func (p *Process) shutdown() error {
 		p.spec.Logger.Info("server did not exit after its stdin was closed; sending SIGTERM to its process group",
 			"pid", p.pid, "waited", stage)
 		p.signal(syscall.SIGTERM)
-		exited = waitFor(p.done, stage)
+		exited = waitFor(p.done, p.spec.TermGrace)
 	}
 	if !exited {
 		p.spec.Logger.Warn("server did not exit after SIGTERM; sending SIGKILL to its process group",
-			"pid", p.pid, "waited", stage)
+			"pid", p.pid, "waited", p.spec.TermGrace)
 		p.signal(syscall.SIGKILL)
 		exited = waitFor(p.done, stage)
 	}

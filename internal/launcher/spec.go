@@ -17,6 +17,7 @@ const (
 	DefaultMaxFrame    = 16 << 20 // 16 MiB
 	DefaultStderrLimit = 64 << 10 // 64 KiB
 	DefaultStopStage   = 5 * time.Second
+	DefaultTermGrace   = 2 * time.Second
 )
 
 // sdkSlack is how much larger than MaxFrame go-sdk's own line limit
@@ -73,10 +74,15 @@ type Spec struct {
 	// StderrLimit is how many trailing bytes of stderr are kept;
 	// 0 or negative means DefaultStderrLimit (64 KiB).
 	StderrLimit int
-	// StopStage bounds each of the three stop stages (after closing stdin,
-	// after SIGTERM, after SIGKILL); 0 or negative means DefaultStopStage
-	// (5 s). Stop therefore returns within about 3×StopStage.
+	// StopStage bounds the first and last stop stages (after closing
+	// stdin, after SIGKILL); 0 or negative means DefaultStopStage (5 s).
 	StopStage time.Duration
+	// TermGrace is how long the stop sequence waits after SIGTERM before
+	// SIGKILL; 0 or negative means DefaultTermGrace (2 s), and it is never
+	// longer than StopStage. A server that handles SIGTERM exits well
+	// within it; one that ignores it is not waited for long. Stop returns
+	// within about 2×StopStage+TermGrace.
+	TermGrace time.Duration
 
 	// Logger receives lifecycle events and, at debug level, each stderr line
 	// (escaped). nil means discard.
@@ -103,6 +109,10 @@ func (s Spec) withDefaults() Spec {
 	if s.StopStage <= 0 {
 		s.StopStage = DefaultStopStage
 	}
+	if s.TermGrace <= 0 {
+		s.TermGrace = DefaultTermGrace
+	}
+	s.TermGrace = min(s.TermGrace, s.StopStage)
 	if s.Logger == nil {
 		s.Logger = slog.New(slog.DiscardHandler)
 	}
