@@ -32,6 +32,7 @@ func TestMain(m *testing.M) {
 	launcher.MaybeRunShim()
 	testkit.MaybeRunChild()
 	hostile.MaybeRunChild()
+	maybeRunDoomedHost()
 	if len(os.Args) > 1 && os.Args[1] == "demo-server" {
 		// The embedded default config launches "<self> demo-server".
 		if err := demo.ServeStdio(context.Background(), "test"); err != nil {
