@@ -576,7 +576,8 @@ func (r *run) open() int {
 	}
 	// The gateway forwards servers' requests (sampling, elicitation,
 	// roots) to its clients; the other commands have no one to ask.
-	opts := &host.Options{ClientVersion: r.env.Version, Forward: r.cmd.name == "serve", OAuth: r.oauthOptions()}
+	opts := &host.Options{ClientVersion: r.env.Version, Forward: r.cmd.name == "serve", OAuth: r.oauthOptions(),
+		LeftoverDir: r.leftoverDir()}
 	// search reads the saved catalogues and get touches its one server:
 	// neither starts the others.
 	opts.NoStart = r.cmd.name == "search" || r.cmd.name == "get"

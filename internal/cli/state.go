@@ -29,6 +29,17 @@ func (r *run) homeDir() (string, error) {
 	return config.Home(r.env.LookupEnv)
 }
 
+// leftoverDir is where servers' process groups are recorded when they
+// cannot have a PID namespace (host.Options.LeftoverDir): "pgroups" in
+// the home; "" when there is no home.
+func (r *run) leftoverDir() string {
+	home, err := r.homeDir()
+	if err != nil || home == "" {
+		return ""
+	}
+	return filepath.Join(home, "pgroups")
+}
+
 // storeOpenTimeout bounds connecting to (and migrating) a PostgreSQL store.
 const storeOpenTimeout = 30 * time.Second
 

@@ -866,3 +866,68 @@ func TestSIGTERMWaitIsTermGrace(t *testing.T) {
 	}
 	t.Logf("a server ignoring SIGTERM stopped in %v", took)
 }
+
+// TestLeftoversOfAKilledHostDieAtTheNextStart: without a namespace, a
+// killed host's server dies by its parent-death signal but its grandchild
+// does not; the next Start with the same LeftoverDir kills it and says so.
+func TestLeftoversOfAKilledHostDieAtTheNextStart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	spec := childSpec(t, "crash-host")
+	spec.Env[leftoverVar] = dir
+	spec.direct = true
+	host := start(t, spec)
+	conn, req := connectRaw(t, host, "grandchild")
+	defer conn.Close()
+	var params struct{ PID int }
+	if err := json.Unmarshal(req.Params, &params); err != nil || params.PID <= 0 {
+		t.Fatalf("grandchild params %s: %v", req.Params, err)
+	}
+	group := params.PID
+	var sleeps []int
+	proc.WaitGone(t, goneTimeout, func() bool {
+		sleeps = nil
+		for _, i := range proc.Live(proc.InGroup(group)) {
+			if len(i.Cmdline) > 0 && i.Cmdline[0] == "sleep" {
+				sleeps = append(sleeps, i.PID)
+			}
+		}
+		return len(sleeps) > 0
+	})
+	t.Cleanup(func() { syscall.Kill(-group, syscall.SIGKILL) })
+	if records, _ := filepath.Glob(filepath.Join(dir, "*.pgrp")); len(records) != 1 {
+		t.Fatalf("records in %s: %v, want one", dir, records)
+	}
+
+	// The host dies without stopping anything.
+	if err := syscall.Kill(host.PID(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-host.Done()
+	proc.WaitGone(t, goneTimeout, func() bool { return !proc.Alive(group) })
+	for _, pid := range sleeps {
+		if !proc.Alive(pid) {
+			t.Fatalf("grandchild %d died with the host; the test proves nothing", pid)
+		}
+	}
+
+	var logged strings.Builder
+	next := childSpec(t, "exit")
+	next.LeftoverDir = dir
+	next.Logger = slog.New(slog.NewTextHandler(&logged, nil))
+	p, err := Start(next) // the leftovers are killed before it returns
+	if err != nil {
+		t.Fatal(err)
+	}
+	warning := logged.String()
+	if err := p.Stop(); err != nil {
+		t.Error(err)
+	}
+	proc.WaitGone(t, goneTimeout, func() bool { return len(proc.Live(proc.InGroup(group))) == 0 })
+	if !strings.Contains(warning, "left behind") {
+		t.Errorf("no warning logged: %q", warning)
+	}
+	if records, _ := filepath.Glob(filepath.Join(dir, "*.pgrp")); len(records) != 0 {
+		t.Errorf("records left: %v", records)
+	}
+}

@@ -35,6 +35,7 @@ var childModes = map[string]func(){
 	"giant":       runGiant,      // a 64 MiB stdout frame
 	"supervisor":  runSupervisor, // launch a "block" child of its own, report its pid
 	"stderr-log":  runStderrLog,  // two short stderr lines
+	"crash-host":  runCrashHost,  // launch sh with a grandchild and "block" without the shim, report the sh's pid
 }
 
 func TestMain(m *testing.M) {
@@ -220,4 +221,27 @@ func runSupervisor() {
 
 func runStderrLog() {
 	os.Stderr.WriteString("hello \x1b[2Jworld\nsecond line")
+}
+
+// leftoverVar passes Spec.LeftoverDir to a "crash-host" child.
+const leftoverVar = "LAUNCHER_TEST_LEFTOVERS"
+
+func runCrashHost() {
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	inner, err := Start(Spec{Server: "inner", Command: "sh",
+		Args:        []string{"-c", `sleep 1000 & exec "$0"`, self},
+		Env:         map[string]string{modeVar: "block", "GORACE": os.Getenv("GORACE")},
+		LeftoverDir: os.Getenv(leftoverVar),
+		direct:      true,
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Printf(`{"jsonrpc":"2.0","method":"grandchild","params":{"pid":%d}}`+"\n", inner.PID())
+	blockForever()
 }

@@ -12,6 +12,7 @@ import (
 // started (the shim's or cmd), the shim (nil without one), and the forker
 // reservation to release once that command is reaped.
 func startServer(cmd *exec.Cmd, spec Spec) (*exec.Cmd, *shim, func(), error) {
+	killLeftovers(spec.LeftoverDir, spec.Logger)
 	if useShim() && !spec.direct {
 		sc, sh, err := shimCmd(cmd)
 		if err == nil {
@@ -30,12 +31,16 @@ func startServer(cmd *exec.Cmd, spec Spec) (*exec.Cmd, *shim, func(), error) {
 		}
 		if namespaceRefused(err) && noNamespaces.CompareAndSwap(false, true) {
 			spec.Logger.Warn("cannot give servers a PID namespace of their own; they start without one, "+
-				"and what a server leaves behind is killed when the next one starts", "err", err)
+				"and what one leaves in its process group if this program is killed is killed at the next start", "err", err)
 		} else {
 			spec.Logger.Warn("cannot start the server under the launcher's shim; starting it directly",
 				"server", spec.Server, "err", err)
 		}
 	}
 	release, err := startCmd(cmd)
-	return cmd, nil, release, err
+	if err != nil {
+		return cmd, nil, release, err
+	}
+	unrecord := recordGroup(spec.LeftoverDir, cmd.Process.Pid, spec.Logger)
+	return cmd, nil, func() { unrecord(); release() }, nil
 }

@@ -84,6 +84,14 @@ type Spec struct {
 	// within about 2×StopStage+TermGrace.
 	TermGrace time.Duration
 
+	// LeftoverDir, when set, is where a server started without a PID
+	// namespace of its own has its process group recorded while it runs,
+	// so that, should this program be killed without stopping it, the
+	// next Start with the same LeftoverDir kills what is left of that
+	// group, with a warning (Linux only). Under the shim (see
+	// [MaybeRunShim]) nothing is left to kill and nothing is recorded.
+	LeftoverDir string
+
 	// Logger receives lifecycle events and, at debug level, each stderr line
 	// (escaped). nil means discard.
 	Logger *slog.Logger
