@@ -16,6 +16,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/launcher"
 	"github.com/switchboard-mcp/switchboard/internal/testkit"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/proc"
 )
@@ -23,12 +24,14 @@ import (
 // doomedVar makes the test binary a host process for
 // TestOrphansDieWhenTheHostIsSIGKILLed to kill: it opens a host whose one
 // server leaves a grandchild in its process group and another in a
-// session of its own, says "ready" and waits.
+// session of its own, with the variable's value as its LeftoverDir, says
+// "ready" and whether its server has a PID namespace, and waits.
 const doomedVar = "SWITCHBOARD_HOST_TEST_DOOMED"
 
 // maybeRunDoomedHost is called from TestMain.
 func maybeRunDoomedHost() {
-	if os.Getenv(doomedVar) == "" {
+	dir := os.Getenv(doomedVar)
+	if dir == "" {
 		return
 	}
 	self, err := os.Executable()
@@ -46,20 +49,24 @@ func maybeRunDoomedHost() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	if _, err := host.Open(context.Background(), cfg, &host.Options{StopTimeout: 500 * time.Millisecond}); err != nil {
+	opts := &host.Options{StopTimeout: 500 * time.Millisecond, LeftoverDir: dir}
+	if _, err := host.Open(context.Background(), cfg, opts); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	fmt.Println("ready")
+	fmt.Println("ready", launcher.PIDNamespaces())
 	select {}
 }
 
 // TestOrphansDieWhenTheHostIsSIGKILLed: a host process killed by SIGKILL
 // runs no stop sequence; its server, the server's grandchild in its
 // process group and the one that called setsid must die all the same.
+// Where the kernel gives servers no PID namespace, the grandchild in the
+// group dies at the next start, and the one that left it survives.
 func TestOrphansDieWhenTheHostIsSIGKILLed(t *testing.T) {
+	dir := t.TempDir()
 	cmd := exec.Command(self(t), "-test.run=^$")
-	cmd.Env = append(os.Environ(), doomedVar+"=1")
+	cmd.Env = append(os.Environ(), doomedVar+"="+dir)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -78,7 +85,8 @@ func TestOrphansDieWhenTheHostIsSIGKILLed(t *testing.T) {
 		}
 	})
 	line, err := bufio.NewReader(out).ReadString('\n')
-	if strings.TrimSpace(line) != "ready" {
+	namespaces, ok := strings.CutPrefix(strings.TrimSpace(line), "ready ")
+	if !ok {
 		t.Fatalf("host process said %q (%v)", line, err)
 	}
 
@@ -105,6 +113,23 @@ func TestOrphansDieWhenTheHostIsSIGKILLed(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd.Wait()
+	if namespaces != "true" {
+		// Without a namespace: the next start kills the group's survivors.
+		cfg := parse(t, map[string]any{"next": child(t, testkit.ModeServer, nil)}, nil)
+		h, err := host.Open(context.Background(), cfg, &host.Options{StopTimeout: 500 * time.Millisecond, LeftoverDir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.Close()
+		for i, p := range tree {
+			if p.PGID == p.PID && len(p.Cmdline) > 0 && p.Cmdline[0] == "sleep" {
+				t.Logf("without a PID namespace, a descendant that left the group survives: %v", p)
+				syscall.Kill(p.PID, syscall.SIGKILL)
+				tree = append(tree[:i:i], tree[i+1:]...)
+				break
+			}
+		}
+	}
 	if !proc.Eventually(20*time.Second, func() bool {
 		for _, p := range tree {
 			if proc.Alive(p.PID) {

@@ -795,10 +795,16 @@ func TestStderrMasked(t *testing.T) {
 	}
 }
 
-// requireShim fails unless p runs under the shim, which it must wherever
-// the kernel lets us create the namespaces.
-func requireShim(t *testing.T, p *Process) {
+// requireShim skips the test where this kernel or user cannot create PID
+// namespaces, and fails it if a server that could does not run under the
+// shim.
+func requireShim(t *testing.T) {
 	t.Helper()
+	p, err := Start(childSpec(t, "exit"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Stop()
 	if p.shim == nil {
 		if noNamespaces.Load() {
 			t.Skip("this kernel or user cannot create PID namespaces")
@@ -815,8 +821,8 @@ func TestSetsidDescendantDiesWithServer(t *testing.T) {
 	spec := childSpec(t, "mcp")
 	spec.Args = []string{"-c", `setsid sleep 1000 & echo "escaped=$!" >&2; exec "$0"`, spec.Command}
 	spec.Command = "sh"
+	requireShim(t)
 	p := start(t, spec)
-	requireShim(t, p)
 	cs := greet(t, p)
 
 	escaped := 0

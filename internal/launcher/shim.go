@@ -11,6 +11,11 @@ import (
 // the shim rather than as itself (see [MaybeRunShim]).
 const shimArg = "__switchboard_launcher_shim__"
 
+// PIDNamespaces reports whether the servers started from now on get a PID
+// namespace of their own: false before MaybeRunShim was called, once the
+// kernel refused to create one, and off Linux.
+func PIDNamespaces() bool { return useShim() }
+
 // shimHooked records that this program calls MaybeRunShim, so that a copy
 // of it started with shimArg will run the shim and not the program.
 var shimHooked atomic.Bool
