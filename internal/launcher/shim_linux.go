@@ -145,10 +145,6 @@ func useShim() bool { return shimHooked.Load() && !noNamespaces.Load() }
 // maps our own user and group to themselves, which is what lets an
 // unprivileged user create the PID namespace).
 func shimCmd(cmd *exec.Cmd) (*exec.Cmd, *shim, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return nil, nil, err
-	}
 	lifeR, lifeW, err := os.Pipe()
 	if err != nil {
 		return nil, nil, err
@@ -167,7 +163,9 @@ func shimCmd(cmd *exec.Cmd) (*exec.Cmd, *shim, error) {
 		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
 	}
 	sc := &exec.Cmd{
-		Path:        self,
+		// Our own binary, as the kernel knows it: still there when the
+		// file was replaced or removed since we started (an upgrade).
+		Path:        "/proc/self/exe",
 		Args:        append([]string{"switchboard-shim", shimArg, cmd.Path}, cmd.Args...),
 		Env:         cmd.Env,
 		Dir:         cmd.Dir,
