@@ -68,7 +68,7 @@ type Process struct {
 	mu      sync.Mutex // guards the fields below
 	reaped  bool       // the child is reaped: its group ID may be reused, never signal it
 	exitErr error      // how the server ended; set when reaped
-	status  string     // the same as the operating system words it; set when reaped
+	status  string     // how the server ended, worded as os.ProcessState does; set when reaped
 	fault   error      // first fault found by the launcher (ErrFrameTooLarge)
 	strays  int        // stdout lines that were not JSON-RPC (see stray.go)
 	// straySample is the start of the first such line, raw.
@@ -204,7 +204,9 @@ func Start(spec Spec) (*Process, error) {
 	return p, nil
 }
 
-// PID returns the child's process ID, which is also its process group ID.
+// PID returns the direct child's process ID, which is also its process
+// group ID: the server's shim's when it runs under one (see
+// [MaybeRunShim]), else the server's.
 func (p *Process) PID() int { return p.pid }
 
 // Done is closed when the direct child has exited and been reaped (its
