@@ -215,6 +215,16 @@ func runSupervisor() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	// Report only once the inner server is ready: killed before it wrote
+	// "ready", it would die of SIGPIPE and prove nothing.
+	conn, err := inner.Transport().Connect(context.Background())
+	if err == nil {
+		_, err = conn.Read(context.Background())
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	fmt.Printf(`{"jsonrpc":"2.0","method":"grandchild","params":{"pid":%d}}`+"\n", inner.PID())
 	blockForever()
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
+	"unsafe"
 )
 
 // The shim's file descriptors beyond stdio, in the order of ExtraFiles.
@@ -30,7 +31,8 @@ const (
 //     that the launcher's group-wide signals reach the server, which is in
 //     the same group, and not the shim's Go runtime, which would exit;
 //  2. lock the OS thread and set the parent-death signal (SIGKILL) from it:
-//     it is tied to this thread, which now lives as long as the shim;
+//     it is tied to this thread, which now lives as long as the shim; name
+//     the process for ps and top (as /proc/self/exe it would be "exe");
 //  3. check that the launcher is still there, by the lifeline: getppid is
 //     0 in a new PID namespace and cannot tell. From here on, the launcher's
 //     death kills the shim (step 2), and its end of the lifeline closing
@@ -62,6 +64,8 @@ func runShim(args []string) int {
 		report("error parent-death signal: %v", e)
 		return 125
 	}
+	name := []byte("switchboard-shi\x00") // 15 bytes at most
+	syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_NAME, uintptr(unsafe.Pointer(&name[0])), 0)
 
 	// 3.
 	if !launcherAlive() {
