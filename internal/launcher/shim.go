@@ -5,6 +5,7 @@ package launcher
 import (
 	"os"
 	"sync/atomic"
+	"syscall"
 )
 
 // shimArg is the first argument that tells a re-executed program to run as
@@ -37,7 +38,9 @@ var shimHooked atomic.Bool
 // leave its process group can then outlive it (see [Start]).
 func MaybeRunShim() {
 	if len(os.Args) > 1 && os.Args[1] == shimArg {
-		os.Exit(runShim(os.Args[2:]))
+		// syscall.Exit, not os.Exit: a race-enabled build would wait a
+		// second at exit, and the shim has nothing to flush.
+		syscall.Exit(runShim(os.Args[2:]))
 	}
 	shimHooked.Store(true)
 }

@@ -41,8 +41,8 @@ const (
 //     environment as given, and report "ok" or the error;
 //  5. reap every process of the namespace (orphans are re-parented to the
 //     shim) until the server is reaped, report its wait status and exit
-//     with its code (128+N for signal N). The kernel then kills whatever is
-//     left in the namespace.
+//     with its code (128+N for signal N; the launcher reads the status
+//     itself). The kernel then kills whatever is left in the namespace.
 func runShim(args []string) int {
 	status := os.NewFile(shimStatus, "status")
 	lifeline := os.NewFile(shimLifeline, "lifeline")
@@ -59,7 +59,7 @@ func runShim(args []string) int {
 		syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGALRM, syscall.SIGPIPE)
 
 	// 2.
-	runtime.LockOSThread() // never unlocked: the shim ends with os.Exit
+	runtime.LockOSThread() // never unlocked: the shim ends with syscall.Exit
 	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0); e != 0 {
 		report("error parent-death signal: %v", e)
 		return 125
@@ -75,7 +75,7 @@ func runShim(args []string) int {
 		var b [1]byte
 		for {
 			if _, err := lifeline.Read(b[:]); err != nil {
-				os.Exit(125) // the launcher is gone: end the namespace
+				syscall.Exit(125) // the launcher is gone: end the namespace
 			}
 		}
 	}()
