@@ -109,9 +109,15 @@ type Options struct {
 	// process is asked for the legacy initialize handshake. Zero means 5 s
 	// (at most half the server's startupTimeoutMs).
 	ProbeTimeout time.Duration
-	// StopTimeout bounds each stage of stopping a stdio server (close
-	// stdin, SIGTERM, SIGKILL). Zero means 5 s.
+	// StopTimeout bounds the stages of stopping a stdio server that follow
+	// closing its stdin and SIGKILL. Zero means 5 s. The wait after
+	// SIGTERM is launcher.DefaultTermGrace (2 s), or StopTimeout if shorter.
 	StopTimeout time.Duration
+	// LeftoverDir, when set, is where a stdio server that cannot have a
+	// PID namespace of its own has its process group recorded while it
+	// runs, so that what a killed host left of it is killed at the next
+	// start (see launcher.Spec.LeftoverDir). "" records nothing.
+	LeftoverDir string
 	// MaxFrame caps one message from a server (stdout line, HTTP body or
 	// SSE event). Zero means 16 MiB.
 	MaxFrame int
@@ -314,6 +320,7 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 			ClientInfo:        info,
 			ProbeTimeout:      opts.ProbeTimeout,
 			StopStage:         opts.StopTimeout,
+			LeftoverDir:       opts.LeftoverDir,
 			MaxFrame:          opts.MaxFrame,
 			Forward:           opts.Forward,
 			OnResourceUpdated: opts.OnResourceUpdated,

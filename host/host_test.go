@@ -21,6 +21,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/demo"
+	"github.com/switchboard-mcp/switchboard/internal/launcher"
 	"github.com/switchboard-mcp/switchboard/internal/testkit"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/hostile"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/pgtest"
@@ -28,8 +29,10 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	launcher.MaybeRunShim()
 	testkit.MaybeRunChild()
 	hostile.MaybeRunChild()
+	maybeRunDoomedHost()
 	if len(os.Args) > 1 && os.Args[1] == "demo-server" {
 		// The embedded default config launches "<self> demo-server".
 		if err := demo.ServeStdio(context.Background(), "test"); err != nil {

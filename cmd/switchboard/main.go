@@ -10,12 +10,16 @@ import (
 	"os"
 
 	"github.com/switchboard-mcp/switchboard/internal/cli"
+	"github.com/switchboard-mcp/switchboard/internal/launcher"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
 func main() {
+	// First: a copy of this program started as a server's shim runs only
+	// the shim.
+	launcher.MaybeRunShim()
 	exe, err := os.Executable()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "switchboard: cannot find its own executable: %v\n", err)

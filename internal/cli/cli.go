@@ -454,7 +454,8 @@ func (r *run) open() int {
 	use := r.cmd.host
 	// The gateway forwards servers' requests (sampling, elicitation,
 	// roots) to its clients; the other commands have no one to ask.
-	opts := &host.Options{ClientVersion: r.env.Version, Forward: use.gateway, OAuth: r.oauthOptions()}
+	opts := &host.Options{ClientVersion: r.env.Version, Forward: use.gateway, OAuth: r.oauthOptions(),
+		LeftoverDir: r.leftoverDir()}
 	opts.NoStart = use.noStart
 	if !use.gateway {
 		opts.StopTimeout = oneShotStop

@@ -16,12 +16,14 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/internal/cli"
 	"github.com/switchboard-mcp/switchboard/internal/demo"
+	"github.com/switchboard-mcp/switchboard/internal/launcher"
 	"github.com/switchboard-mcp/switchboard/internal/testkit"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/hostile"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/pgtest"
 )
 
 func TestMain(m *testing.M) {
+	launcher.MaybeRunShim()
 	testkit.MaybeRunChild()
 	hostile.MaybeRunChild()
 	serveJournalled()

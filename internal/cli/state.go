@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"path/filepath"
 	"strings"
 
 	"github.com/switchboard-mcp/switchboard/config"
@@ -20,6 +21,17 @@ func (r *run) homeDir() (string, error) {
 		return r.home, nil
 	}
 	return config.Home(r.env.LookupEnv)
+}
+
+// leftoverDir is where servers' process groups are recorded when they
+// cannot have a PID namespace (host.Options.LeftoverDir): "pgroups" in
+// the home; "" when there is no home.
+func (r *run) leftoverDir() string {
+	home, err := r.homeDir()
+	if err != nil || home == "" {
+		return ""
+	}
+	return filepath.Join(home, "pgroups")
 }
 
 // openStore opens the state store: the PostgreSQL database that --store

@@ -19,4 +19,10 @@
 // The package is Unix-only. On Linux a child additionally dies with the
 // host (parent-death signal) and the process group is signalled before the
 // child is reaped, so a recycled group ID can never be hit; see sys_linux.go.
+// There, when the program calls [MaybeRunShim] first in main, each server
+// is the first process of a PID namespace of its own, under a shim
+// (shim_linux.go): whatever the server starts dies with it, setsid or not,
+// and when the host dies. Where the kernel refuses the namespace, a
+// server's process group is recorded in Spec.LeftoverDir and what a killed
+// host left of it is killed at the next start (leftover_linux.go).
 package launcher

@@ -75,11 +75,11 @@ func connectRaw(t *testing.T, p *Process, method string) (mcp.Connection, *jsonr
 // exitSignal returns the signal that ended the child, or 0.
 func exitSignal(t *testing.T, p *Process) syscall.Signal {
 	t.Helper()
-	var ee *exec.ExitError
+	var ee *ExitError
 	if !errors.As(p.ExitErr(), &ee) {
-		t.Fatalf("ExitErr = %v, want an *exec.ExitError", p.ExitErr())
+		t.Fatalf("ExitErr = %v, want an *ExitError", p.ExitErr())
 	}
-	ws := ee.Sys().(syscall.WaitStatus)
+	ws := ee.Status
 	if !ws.Signaled() {
 		return 0
 	}
@@ -209,7 +209,7 @@ func grandchildPID(t *testing.T, p *Process) int {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return pid
+			return hostPID(p, pid)
 		}
 	}
 	t.Fatalf("no grandchild pid in stderr %q", p.StderrTail())
@@ -235,7 +235,7 @@ func TestGrandchildDiesWhenChildExitsGracefully(t *testing.T) {
 
 	var grandchildren []proc.Info
 	for _, i := range proc.Live(proc.InGroup(p.PID())) {
-		if i.PID != p.PID() {
+		if i.PID != p.PID() && len(i.Cmdline) > 0 && i.Cmdline[0] == "sleep" {
 			grandchildren = append(grandchildren, i)
 		}
 	}
@@ -243,6 +243,9 @@ func TestGrandchildDiesWhenChildExitsGracefully(t *testing.T) {
 		t.Fatalf("no grandchild in group %d: %v", p.PID(), proc.InGroup(p.PID()))
 	}
 
+	if got := grandchildPID(t, p); got != grandchildren[0].PID {
+		t.Errorf("grandchild pid from stderr = %d, from /proc %v", got, grandchildren)
+	}
 	if err := cs.Close(); err != nil {
 		t.Errorf("session Close: %v", err)
 	}
@@ -257,9 +260,15 @@ func TestGrandchildDiesWhenChildExitsGracefully(t *testing.T) {
 			t.Errorf("grandchild still alive: %v", g)
 		}
 	}
-	if got := grandchildPID(t, p); got != grandchildren[0].PID {
-		t.Errorf("grandchild pid from stderr = %d, from /proc %v", got, grandchildren)
+}
+
+// hostPID translates a pid that p's server reported, as seen in its PID
+// namespace when it runs under the shim, into ours; 0 once it is gone.
+func hostPID(p *Process, pid int) int {
+	if p.shim == nil {
+		return pid
 	}
+	return proc.HostPID(p.PID(), pid)
 }
 
 func TestGrandchildDiesWhenChildExitsAlone(t *testing.T) {
@@ -304,6 +313,7 @@ func TestEscapedProcessCannotBlockStop(t *testing.T) {
 	spec.Args = []string{"-c", `setsid sleep 1000 & echo "escaped=$!" >&2; exec "$0"`, spec.Command}
 	spec.Command = "sh"
 	spec.StopStage = 500 * time.Millisecond
+	spec.direct = true // under the shim, the escaped process dies with the server
 	p := start(t, spec)
 
 	// escapedPID returns the pid of the sleep once it has left the group.
@@ -646,7 +656,9 @@ func TestGiantFrame(t *testing.T) {
 // in process groups of their own.
 func TestPdeathsig(t *testing.T) {
 	t.Parallel()
-	p := start(t, childSpec(t, "supervisor"))
+	spec := childSpec(t, "supervisor")
+	spec.direct = true // its own shim's namespace would kill the grandchild
+	p := start(t, spec)
 	conn, req := connectRaw(t, p, "grandchild")
 	defer conn.Close()
 	var params struct{ PID int }
@@ -780,5 +792,148 @@ func TestStderrMasked(t *testing.T) {
 	}
 	if raw, _ := p.tail.Bytes(); !strings.Contains(string(raw), secret) {
 		t.Error("the raw tail lost the text it masks on reading")
+	}
+}
+
+// requireShim skips the test where this kernel or user cannot create PID
+// namespaces, and fails it if a server that could does not run under the
+// shim.
+func requireShim(t *testing.T) {
+	t.Helper()
+	p, err := Start(childSpec(t, "exit"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Stop()
+	if p.shim == nil {
+		if noNamespaces.Load() {
+			t.Skip("this kernel or user cannot create PID namespaces")
+		}
+		t.Fatal("the server does not run under the shim")
+	}
+}
+
+// TestSetsidDescendantDiesWithServer: a descendant that left the server's
+// process group and session (setsid) is in the server's PID namespace,
+// and dies with the shim when the server stops.
+func TestSetsidDescendantDiesWithServer(t *testing.T) {
+	t.Parallel()
+	spec := childSpec(t, "mcp")
+	spec.Args = []string{"-c", `setsid sleep 1000 & echo "escaped=$!" >&2; exec "$0"`, spec.Command}
+	spec.Command = "sh"
+	requireShim(t)
+	p := start(t, spec)
+	cs := greet(t, p)
+
+	escaped := 0
+	proc.WaitGone(t, goneTimeout, func() bool {
+		for _, line := range strings.Split(p.StderrTail(), "\n") {
+			if v, ok := strings.CutPrefix(line, "escaped="); ok {
+				n, _ := strconv.Atoi(v)
+				pid := hostPID(p, n)
+				if info, err := proc.Get(pid); err == nil && info.PGID == pid && len(info.Cmdline) > 0 && info.Cmdline[0] == "sleep" {
+					escaped = pid
+					return true
+				}
+			}
+		}
+		return false
+	})
+	t.Cleanup(func() { syscall.Kill(escaped, syscall.SIGKILL) })
+
+	cs.Close()
+	if err := p.Stop(); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	if err := p.ExitErr(); err != nil {
+		t.Errorf("ExitErr = %v, want nil", err)
+	}
+	proc.WaitGone(t, goneTimeout, func() bool { return !proc.Alive(escaped) })
+}
+
+// TestSIGTERMWaitIsTermGrace: a server that ignores SIGTERM is killed
+// TermGrace after it, not a whole stop stage later.
+func TestSIGTERMWaitIsTermGrace(t *testing.T) {
+	t.Parallel()
+	spec := childSpec(t, "ignore-term") // StopStage 20 s
+	p := start(t, spec)
+	connectRaw(t, p, "ready")
+	begin := time.Now()
+	if err := p.Abort(); err != nil { // no stage 1: SIGTERM at once
+		t.Fatal(err)
+	}
+	took := time.Since(begin)
+	if sig := exitSignal(t, p); sig != syscall.SIGKILL {
+		t.Errorf("child ended by signal %v, want SIGKILL", sig)
+	}
+	if took < DefaultTermGrace || took >= spec.StopStage {
+		t.Errorf("stopped %v after SIGTERM, want from TermGrace (%v) to well under StopStage (%v)",
+			took, DefaultTermGrace, spec.StopStage)
+	}
+	t.Logf("a server ignoring SIGTERM stopped in %v", took)
+}
+
+// TestLeftoversOfAKilledHostDieAtTheNextStart: without a namespace, a
+// killed host's server dies by its parent-death signal but its grandchild
+// does not; the next Start with the same LeftoverDir kills it and says so.
+func TestLeftoversOfAKilledHostDieAtTheNextStart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	spec := childSpec(t, "crash-host")
+	spec.Env[leftoverVar] = dir
+	spec.direct = true
+	host := start(t, spec)
+	conn, req := connectRaw(t, host, "grandchild")
+	defer conn.Close()
+	var params struct{ PID int }
+	if err := json.Unmarshal(req.Params, &params); err != nil || params.PID <= 0 {
+		t.Fatalf("grandchild params %s: %v", req.Params, err)
+	}
+	group := params.PID
+	var sleeps []int
+	proc.WaitGone(t, goneTimeout, func() bool {
+		sleeps = nil
+		for _, i := range proc.Live(proc.InGroup(group)) {
+			if len(i.Cmdline) > 0 && i.Cmdline[0] == "sleep" {
+				sleeps = append(sleeps, i.PID)
+			}
+		}
+		return len(sleeps) > 0
+	})
+	t.Cleanup(func() { syscall.Kill(-group, syscall.SIGKILL) })
+	if records, _ := filepath.Glob(filepath.Join(dir, "*.pgrp")); len(records) != 1 {
+		t.Fatalf("records in %s: %v, want one", dir, records)
+	}
+
+	// The host dies without stopping anything.
+	if err := syscall.Kill(host.PID(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-host.Done()
+	proc.WaitGone(t, goneTimeout, func() bool { return !proc.Alive(group) })
+	for _, pid := range sleeps {
+		if !proc.Alive(pid) {
+			t.Fatalf("grandchild %d died with the host; the test proves nothing", pid)
+		}
+	}
+
+	var logged strings.Builder
+	next := childSpec(t, "exit")
+	next.LeftoverDir = dir
+	next.Logger = slog.New(slog.NewTextHandler(&logged, nil))
+	p, err := Start(next) // the leftovers are killed before it returns
+	if err != nil {
+		t.Fatal(err)
+	}
+	warning := logged.String()
+	if err := p.Stop(); err != nil {
+		t.Error(err)
+	}
+	proc.WaitGone(t, goneTimeout, func() bool { return len(proc.Live(proc.InGroup(group))) == 0 })
+	if !strings.Contains(warning, "left behind") {
+		t.Errorf("no warning logged: %q", warning)
+	}
+	if records, _ := filepath.Glob(filepath.Join(dir, "*.pgrp")); len(records) != 0 {
+		t.Errorf("records left: %v", records)
 	}
 }

@@ -35,9 +35,11 @@ var childModes = map[string]func(){
 	"giant":       runGiant,      // a 64 MiB stdout frame
 	"supervisor":  runSupervisor, // launch a "block" child of its own, report its pid
 	"stderr-log":  runStderrLog,  // two short stderr lines
+	"crash-host":  runCrashHost,  // launch sh with a grandchild and "block" without the shim, report the sh's pid
 }
 
 func TestMain(m *testing.M) {
+	MaybeRunShim()
 	if mode := os.Getenv(modeVar); mode != "" {
 		run, ok := childModes[mode]
 		if !ok {
@@ -213,10 +215,43 @@ func runSupervisor() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	// Report only once the inner server is ready: killed before it wrote
+	// "ready", it would die of SIGPIPE and prove nothing.
+	conn, err := inner.Transport().Connect(context.Background())
+	if err == nil {
+		_, err = conn.Read(context.Background())
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	fmt.Printf(`{"jsonrpc":"2.0","method":"grandchild","params":{"pid":%d}}`+"\n", inner.PID())
 	blockForever()
 }
 
 func runStderrLog() {
 	os.Stderr.WriteString("hello \x1b[2Jworld\nsecond line")
+}
+
+// leftoverVar passes Spec.LeftoverDir to a "crash-host" child.
+const leftoverVar = "LAUNCHER_TEST_LEFTOVERS"
+
+func runCrashHost() {
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	inner, err := Start(Spec{Server: "inner", Command: "sh",
+		Args:        []string{"-c", `sleep 1000 & exec "$0"`, self},
+		Env:         map[string]string{modeVar: "block", "GORACE": os.Getenv("GORACE")},
+		LeftoverDir: os.Getenv(leftoverVar),
+		direct:      true,
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Printf(`{"jsonrpc":"2.0","method":"grandchild","params":{"pid":%d}}`+"\n", inner.PID())
+	blockForever()
 }

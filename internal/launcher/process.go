@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -43,6 +44,7 @@ type Process struct {
 	guard   *frameGuard
 	tail    *ring
 	release func() // ends the forker reservation; called once, after the reap
+	shim    *shim  // the child is the server's shim; nil when it is the server
 
 	done     chan struct{} // closed by reap once the direct child is reaped
 	pumpDone chan struct{} // closed by pumpStderr when it returns
@@ -65,7 +67,8 @@ type Process struct {
 
 	mu      sync.Mutex // guards the fields below
 	reaped  bool       // the child is reaped: its group ID may be reused, never signal it
-	exitErr error      // how the child ended; set when reaped
+	exitErr error      // how the server ended; set when reaped
+	status  string     // how the server ended, worded as os.ProcessState does; set when reaped
 	fault   error      // first fault found by the launcher (ErrFrameTooLarge)
 	strays  int        // stdout lines that were not JSON-RPC (see stray.go)
 	// straySample is the start of the first such line, raw.
@@ -167,7 +170,7 @@ func Start(spec Spec) (*Process, error) {
 		// open delays Wait by at most one stop stage.
 		WaitDelay: spec.StopStage,
 	}
-	release, err := startCmd(cmd)
+	cmd, sh, release, err := startServer(cmd, spec)
 	// The child has its copies (or failed to start); ours of its ends must
 	// go, or we would never see EOF on stdout and stderr.
 	stdinR.Close()
@@ -187,6 +190,7 @@ func Start(spec Spec) (*Process, error) {
 		stderr:   stderrR,
 		tail:     newRing(spec.StderrLimit),
 		release:  release,
+		shim:     sh,
 		done:     make(chan struct{}),
 		pumpDone: make(chan struct{}),
 		stopReq:  make(chan struct{}),
@@ -200,31 +204,56 @@ func Start(spec Spec) (*Process, error) {
 	return p, nil
 }
 
-// PID returns the child's process ID, which is also its process group ID.
+// PID returns the direct child's process ID, which is also its process
+// group ID: the server's shim's when it runs under one (see
+// [MaybeRunShim]), else the server's.
 func (p *Process) PID() int { return p.pid }
 
 // Done is closed when the direct child has exited and been reaped (its
 // process group has been sent SIGKILL just before the reap).
 func (p *Process) Done() <-chan struct{} { return p.done }
 
-// ExitErr describes how the child ended: nil while it runs and for exit
-// status 0, otherwise an error naming the server and wrapping the
-// *exec.ExitError ("exit status 1", "signal: killed").
+// ExitErr describes how the server ended: nil while it runs and for exit
+// status 0, otherwise an error naming the server and wrapping an
+// *ExitError ("exit status 1", "signal: killed").
 func (p *Process) ExitErr() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.exitErr
 }
 
-// ExitStatus says how the child ended, as the operating system reports it
+// ExitStatus says how the server ended, as the operating system reports it
 // ("exit status 0", "exit status 1", "signal: killed"); "" while it runs.
+// Under the shim it is the server's own status, which the shim reports,
+// or the shim's when the shim was killed before it could.
 func (p *Process) ExitStatus() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.reaped || p.cmd.ProcessState == nil {
-		return ""
+	return p.status
+}
+
+// An ExitError is how a server that did not exit with status 0 ended.
+type ExitError struct {
+	Status syscall.WaitStatus
+}
+
+// Error words the status as os.ProcessState does.
+func (e *ExitError) Error() string { return statusString(e.Status) }
+
+func statusString(ws syscall.WaitStatus) string {
+	var s string
+	switch {
+	case ws.Exited():
+		s = "exit status " + strconv.Itoa(ws.ExitStatus())
+	case ws.Signaled():
+		s = "signal: " + ws.Signal().String()
+	default:
+		s = fmt.Sprintf("wait status %#x", uint32(ws))
 	}
-	return p.cmd.ProcessState.String()
+	if ws.CoreDump() {
+		s += " (core dumped)"
+	}
+	return s
 }
 
 // Fault returns the first fault the launcher found in the server's
@@ -275,7 +304,7 @@ func (p *Process) mask(text string) string {
 // to the whole process group:
 //
 //  1. close the child's stdin and wait up to StopStage for it to exit;
-//  2. send SIGTERM to the group and wait up to StopStage;
+//  2. send SIGTERM to the group and wait up to TermGrace (2 s by default);
 //  3. send SIGKILL to the group and wait up to StopStage.
 //
 // Whenever the direct child exits, the rest of its group is SIGKILLed before
@@ -313,7 +342,7 @@ func (p *Process) supervise() {
 
 func (p *Process) shutdown() error {
 	stage := p.spec.StopStage
-	last := time.Now().Add(3 * stage) // end of the last stage
+	last := time.Now().Add(2*stage + p.spec.TermGrace) // end of the last stage
 
 	// Stage 1 (MCP spec, stdio transport, shutdown): close the input stream.
 	// An aborted server (Abort, or a frame fault) gets no grace period.
@@ -327,11 +356,11 @@ func (p *Process) shutdown() error {
 		p.spec.Logger.Info("server did not exit after its stdin was closed; sending SIGTERM to its process group",
 			"pid", p.pid, "waited", stage)
 		p.signal(syscall.SIGTERM)
-		exited = waitFor(p.done, stage)
+		exited = waitFor(p.done, p.spec.TermGrace)
 	}
 	if !exited {
 		p.spec.Logger.Warn("server did not exit after SIGTERM; sending SIGKILL to its process group",
-			"pid", p.pid, "waited", stage)
+			"pid", p.pid, "waited", p.spec.TermGrace)
 		p.signal(syscall.SIGKILL)
 		exited = waitFor(p.done, stage)
 	}
@@ -411,13 +440,33 @@ func (p *Process) reap() {
 		}
 	}
 	p.reaped = true
-	if err != nil {
+	var ws syscall.WaitStatus
+	ok := false
+	if p.cmd.ProcessState != nil {
+		ws, ok = p.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	}
+	if p.shim != nil {
+		if sws, reported := p.shim.exit(); reported {
+			ws, ok = sws, true
+		}
+		p.shim.close()
+	}
+	var ee *exec.ExitError
+	switch {
+	case ok:
+		p.status = statusString(ws)
+		if !ws.Exited() || ws.ExitStatus() != 0 {
+			p.exitErr = fmt.Errorf("server %q: %w", p.spec.Server, &ExitError{ws})
+		}
+	}
+	if err != nil && p.exitErr == nil && !errors.As(err, &ee) {
 		p.exitErr = fmt.Errorf("server %q: %w", p.spec.Server, err)
 	}
+	status := p.status
 	p.mu.Unlock()
 
 	p.release()
-	p.spec.Logger.Debug("server exited", "pid", p.pid, "status", p.cmd.ProcessState.String())
+	p.spec.Logger.Debug("server exited", "pid", p.pid, "status", status)
 	close(p.done)
 }
 

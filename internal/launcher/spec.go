@@ -17,6 +17,7 @@ const (
 	DefaultMaxFrame    = 16 << 20 // 16 MiB
 	DefaultStderrLimit = 64 << 10 // 64 KiB
 	DefaultStopStage   = 5 * time.Second
+	DefaultTermGrace   = 2 * time.Second
 )
 
 // sdkSlack is how much larger than MaxFrame go-sdk's own line limit
@@ -73,10 +74,23 @@ type Spec struct {
 	// StderrLimit is how many trailing bytes of stderr are kept;
 	// 0 or negative means DefaultStderrLimit (64 KiB).
 	StderrLimit int
-	// StopStage bounds each of the three stop stages (after closing stdin,
-	// after SIGTERM, after SIGKILL); 0 or negative means DefaultStopStage
-	// (5 s). Stop therefore returns within about 3×StopStage.
+	// StopStage bounds the first and last stop stages (after closing
+	// stdin, after SIGKILL); 0 or negative means DefaultStopStage (5 s).
 	StopStage time.Duration
+	// TermGrace is how long the stop sequence waits after SIGTERM before
+	// SIGKILL; 0 or negative means DefaultTermGrace (2 s), and it is never
+	// longer than StopStage. A server that handles SIGTERM exits well
+	// within it; one that ignores it is not waited for long. Stop returns
+	// within about 2×StopStage+TermGrace.
+	TermGrace time.Duration
+
+	// LeftoverDir, when set, is where a server started without a PID
+	// namespace of its own has its process group recorded while it runs,
+	// so that, should this program be killed without stopping it, the
+	// next Start with the same LeftoverDir kills what is left of that
+	// group, with a warning (Linux only). Under the shim (see
+	// [MaybeRunShim]) nothing is left to kill and nothing is recorded.
+	LeftoverDir string
 
 	// Logger receives lifecycle events and, at debug level, each stderr line
 	// (escaped). nil means discard.
@@ -84,6 +98,10 @@ type Spec struct {
 	// LookupEnv reads the host environment; nil means os.LookupEnv. Tests
 	// use it to fake the host.
 	LookupEnv func(string) (string, bool)
+
+	// direct starts the server without the shim (tests of what the shim
+	// does not cover).
+	direct bool
 }
 
 // withDefaults returns s with every zero optional field replaced by its default.
@@ -99,6 +117,10 @@ func (s Spec) withDefaults() Spec {
 	if s.StopStage <= 0 {
 		s.StopStage = DefaultStopStage
 	}
+	if s.TermGrace <= 0 {
+		s.TermGrace = DefaultTermGrace
+	}
+	s.TermGrace = min(s.TermGrace, s.StopStage)
 	if s.Logger == nil {
 		s.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -3,7 +3,9 @@
 package launcher
 
 import (
+	"log/slog"
 	"os/exec"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -27,3 +29,21 @@ func startCmd(cmd *exec.Cmd) (release func(), err error) {
 func waitExited(pid int) bool { return false }
 
 const killGroupAfterReap = true
+
+// Without PID namespaces there is no shim: servers start directly.
+func runShim([]string) int { return 125 }
+
+type shim struct{}
+
+func useShim() bool                               { return false }
+func shimCmd(*exec.Cmd) (*exec.Cmd, *shim, error) { return nil, nil, syscall.ENOSYS }
+func namespaceRefused(error) bool                 { return true }
+func (*shim) started() error                      { return nil }
+func (*shim) exit() (syscall.WaitStatus, bool)    { return 0, false }
+func (*shim) close()                              {}
+
+var noNamespaces atomic.Bool
+
+// Without /proc, groups are not recorded: see leftover_linux.go.
+func recordGroup(string, int, *slog.Logger) func() { return func() {} }
+func killLeftovers(string, *slog.Logger)           {}

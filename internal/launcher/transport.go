@@ -17,7 +17,7 @@ import (
 // newline-delimited JSON-RPC read from stdout through the frame guard and
 // written to stdin. It may be connected at most once. Closing the
 // connection stops the process (see [Process.Stop]) and returns when the
-// stop sequence has finished, that is within about 3×StopStage.
+// stop sequence has finished, that is within about 2×StopStage+TermGrace.
 func (p *Process) Transport() mcp.Transport { return transport{p} }
 
 type transport struct{ p *Process }

@@ -98,6 +98,7 @@ func (c *Conn) startStdio(ctx context.Context, h handshake) error {
 		Runtime:     c.server.Runtime,
 		MaxFrame:    c.opts.MaxFrame,
 		StopStage:   c.opts.StopStage,
+		LeftoverDir: c.opts.LeftoverDir,
 		Logger:      c.log,
 		FrameFilter: c.pruneFrame,
 		Mask:        c.mask,

@@ -61,6 +61,8 @@ type Options struct {
 	HTTPTransport http.RoundTripper
 	// StopStage bounds each stage of stopping a stdio server. Zero means 5 s.
 	StopStage time.Duration
+	// LeftoverDir is launcher.Spec.LeftoverDir for every stdio server.
+	LeftoverDir string
 	// OnResourceUpdated, when set, receives the servers' resource update
 	// notifications (for subscribed URIs), with the server's name.
 	OnResourceUpdated func(server, uri string)

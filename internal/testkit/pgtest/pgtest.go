@@ -189,7 +189,7 @@ func (c *Cluster) start() error {
 	c.server = c.command("postgres", "-D", data, "-k", c.dir,
 		"-c", "listen_addresses=", "-c", "fsync=off", "-c", "synchronous_commit=off",
 		"-c", "full_page_writes=off", "-c", "shared_buffers=16MB", "-c", "max_connections=200")
-	dieWithParent(c.server.SysProcAttr)
+	setPdeathsig(c.server.SysProcAttr)
 	c.server.Stdout, c.server.Stderr = log, log
 	// Pdeathsig fires when the OS thread that forked the child exits, not
 	// the process (https://go.dev/issue/27505), and the runtime destroys

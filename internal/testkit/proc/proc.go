@@ -234,3 +234,83 @@ func filter(keep func(Info) bool) []Info {
 	}
 	return out
 }
+
+// NSPids returns pid's process IDs in each PID namespace it belongs to,
+// from the namespace of /proc outward in (the NSpid line of
+// /proc/PID/status); nil when it cannot be read.
+func NSPids(pid int) []int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return nil
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		v, ok := strings.CutPrefix(line, "NSpid:")
+		if !ok {
+			continue
+		}
+		var out []int
+		for _, f := range strings.Fields(v) {
+			n, err := strconv.Atoi(f)
+			if err != nil {
+				return nil
+			}
+			out = append(out, n)
+		}
+		return out
+	}
+	return nil
+}
+
+// HostPID translates nspid, a process ID as seen inside the PID namespace
+// whose first process is init (given by its ID here), into its ID here.
+// It returns 0 when no descendant of init has that ID there.
+func HostPID(init, nspid int) int {
+	depth := len(NSPids(init)) - 1
+	if depth < 0 {
+		return 0
+	}
+	all, err := List()
+	if err != nil {
+		panic(fmt.Sprintf("proc: cannot list /proc: %v", err))
+	}
+	parent := map[int]int{}
+	for _, i := range all {
+		parent[i.PID] = i.PPID
+	}
+	for _, i := range all {
+		ids := NSPids(i.PID)
+		if len(ids) <= depth || ids[depth] != nspid {
+			continue
+		}
+		for p := i.PID; p > 1; p = parent[p] {
+			if p == init {
+				return i.PID
+			}
+		}
+	}
+	return 0
+}
+
+// Descendants returns the live processes below pid, through parent links.
+func Descendants(pid int) []Info {
+	all, err := List()
+	if err != nil {
+		panic(fmt.Sprintf("proc: cannot list /proc: %v", err))
+	}
+	parent := map[int]int{}
+	for _, i := range all {
+		parent[i.PID] = i.PPID
+	}
+	var out []Info
+	for _, i := range all {
+		for p := i.PPID; p > 1; p = parent[p] {
+			if p == pid {
+				if !i.Zombie() {
+					out = append(out, i)
+				}
+				break
+			}
+		}
+	}
+	return out
+}
