@@ -275,6 +275,18 @@ type composition struct {
 	servers map[string]*server
 }
 
+// MaybeRunShim must be the first call in the main function (and TestMain)
+// of a program that uses Host with stdio servers. Switchboard starts each
+// stdio server under a small shim, the program itself executed again:
+// on Linux the shim is the first process of a PID namespace of its own, so
+// that nothing the server starts, a process that left its group included,
+// outlives it, and it dies with the program even when the program is
+// killed. When this process was started as that shim, MaybeRunShim runs it
+// and never returns; otherwise it returns at once. A program that does not
+// call it starts its servers directly, and descendants that leave a
+// server's process group can outlive it. Off Linux it does nothing.
+func MaybeRunShim() { upstream.MaybeRunShim() }
+
 // Open connects every enabled server in parallel, each bounded by its
 // startup timeout, and discovers what it offers; it waits for them at most
 // opts.StartupWait (see there), and the others join when they are ready.

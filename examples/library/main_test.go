@@ -28,6 +28,8 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	// First: this binary is also the shim its servers run under.
+	host.MaybeRunShim()
 	if os.Getenv(roleVar) == "server" {
 		if err := serve(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
