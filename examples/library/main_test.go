@@ -116,7 +116,7 @@ func TestChangedToolIsHeldUntilApproved(t *testing.T) {
 
 	// The Host lists it with its diff; approving it puts it back.
 	var held []host.Held
-	for deadline := time.Now().Add(5 * time.Second); len(held) == 0 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); len(held) == 0 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if held, err = h.Held(ctx, ""); err != nil {
 			t.Fatal(err)
 		}
@@ -134,7 +134,7 @@ func TestChangedToolIsHeldUntilApproved(t *testing.T) {
 
 	// The audit log has the three calls, newest first.
 	var rows []host.AuditEntry
-	for deadline := time.Now().Add(5 * time.Second); len(rows) < 3 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); len(rows) < 3 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if rows, err = h.Audit(ctx, host.AuditQuery{Server: "glossary"}); err != nil {
 			t.Fatal(err)
 		}
