@@ -76,3 +76,13 @@ func hostCounts(h *host.Host) string {
 	}
 	return counts(len(h.Tools()), servers, builtin)
 }
+
+// printText prints v as JSON with --json, else text, escaped: what read
+// and prompt print.
+func (r *run) printText(v any, text string) int {
+	if r.json {
+		return r.printJSON(v)
+	}
+	fmt.Fprintln(r.env.Stdout, launcher.Escape(text))
+	return ExitOK
+}

@@ -1,11 +1,6 @@
 package cli
 
-import (
-	"fmt"
-	"strings"
-
-	"github.com/switchboard-mcp/switchboard/internal/launcher"
-)
+import "strings"
 
 func promptCommand(*run) *command {
 	return &command{
@@ -33,9 +28,5 @@ func runPrompt(r *run) int {
 	if err != nil {
 		return r.fail(err)
 	}
-	if r.json {
-		return r.printJSON(res)
-	}
-	fmt.Fprintln(r.env.Stdout, launcher.Escape(res.Text))
-	return ExitOK
+	return r.printText(res, res.Text)
 }

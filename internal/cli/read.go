@@ -1,11 +1,5 @@
 package cli
 
-import (
-	"fmt"
-
-	"github.com/switchboard-mcp/switchboard/internal/launcher"
-)
-
 func readCommand(*run) *command {
 	return &command{
 		name: "read", args: "ID",
@@ -24,9 +18,5 @@ func runRead(r *run) int {
 	if err != nil {
 		return r.fail(err)
 	}
-	if r.json {
-		return r.printJSON(res)
-	}
-	fmt.Fprintln(r.env.Stdout, launcher.Escape(res.Text))
-	return ExitOK
+	return r.printText(res, res.Text)
 }
