@@ -328,6 +328,7 @@ func (r *importer) importFrom(srcs []importSource, strict bool) (int, bool) {
 		}
 	}
 	if len(add) > 0 {
+		r.sweepCreds(cpath)
 		undo := func() error { return nil }
 		if len(save) > 0 {
 			var err error
@@ -354,6 +355,7 @@ func (r *importer) importFrom(srcs []importSource, strict bool) (int, bool) {
 			undo() //nolint:errcheck // best effort: the error reported is the file's
 			return r.configError(err), false
 		}
+		creds.Saved(cpath)
 	}
 	if strict {
 		for _, n := range notes {
