@@ -22,6 +22,11 @@ type call struct {
 	modern  bool   // the request is of the 2026-07-28 era
 	version string // its protocol version, if modern
 	ctx     context.Context
+
+	// promptDesc is the description a prompt handler gave its result
+	// (SetPromptDescription); nil when it gave none. Written and read on
+	// the handler's goroutine only.
+	promptDesc *string
 }
 
 type callKey struct{}
@@ -217,6 +222,28 @@ func ProgressReporter(ctx context.Context) *Progress {
 	// Bind the handler's context: on Streamable HTTP it routes the
 	// notification to this request's response stream.
 	return &Progress{ctx: ctx, session: ss, token: tok}
+}
+
+// Token returns the progress token the client sent in the request's _meta
+// (a string or a number, as sent), for a handler that passes progress on
+// by other means; nil for a nil Progress.
+func (p *Progress) Token() any {
+	if p == nil {
+		return nil
+	}
+	return p.token
+}
+
+// SetPromptDescription sets the description of the result a prompt handler
+// returns, in place of the Prompt's own: for a description that depends on
+// the arguments. Called from anything but a prompt handler, it does
+// nothing.
+func SetPromptDescription(ctx context.Context, description string) {
+	if c := callFrom(ctx); c != nil {
+		if _, ok := c.req.(*mcp.GetPromptRequest); ok {
+			c.promptDesc = &description
+		}
+	}
 }
 
 // Report sends a progress notification: done out of total (0 if unknown),

@@ -106,8 +106,10 @@
 // carries the request: [Headers] (HTTP), [Caller] (the authenticated
 // caller the transport attached), [ProtocolVersion], [ClientInfo] and
 // [ClientCapabilities] (2026-07-28 requests only), [ProgressReporter]
-// (nil unless the client asked for progress), [Log], and for the
-// multi-round-trip flow [InputResponses] and [RequestState].
+// (nil unless the client asked for progress; [Progress.Token] is the
+// client's token), [Log], and for the multi-round-trip flow
+// [InputResponses] and [RequestState]. A prompt handler may set its
+// result's description with [SetPromptDescription].
 //
 // # Errors
 //
@@ -121,9 +123,12 @@
 // ordinary error, even when the client answered with a JSON-RPC error,
 // whose code is the client's and never goes out as the server's. A result
 // that breaks its own declared schema is -32603 and is logged as a server
-// bug. Nothing is ever answered with code 0. Every
-// tool error is logged: refusals (status below 500) at warn, the rest at
-// error with the whole chain. A handler that needs input from the client
+// bug. Nothing is ever answered with code 0. A
+// handler that panics is recovered: its request is answered -32603, the
+// panic is logged at error, and the server goes on serving. Every tool
+// error is logged: an ordinary one (a tool execution error, part of the
+// conversation with the model) at info, refusals (status below 500) at
+// warn, the rest at error with the whole chain. A handler that needs input from the client
 // (sampling, elicitation, roots) returns [NeedInput]; see [InputRequired].
 //
 // # Eras and caching

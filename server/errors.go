@@ -270,9 +270,15 @@ func errorStatus(err error) (int, string) {
 	return http.StatusInternalServerError, "tool_error"
 }
 
-// logError logs a handler's error: refusals (status below 500) at warn with
-// status, type and message; everything else at error with the full chain.
+// logError logs a handler's error: a tool's ordinary error (a tool
+// execution error, which the model reads and may correct) at info with its
+// chain; refusals (status below 500) at warn with status, type and
+// message; everything else at error with the full chain.
 func logError(ctx context.Context, logger *slog.Logger, what, name string, err error) {
+	if what == "tool" && !isProtocolError(err) {
+		logger.InfoContext(ctx, "mcp: tool returned an error", what, name, "type", "tool_error", "error", errorChain(err))
+		return
+	}
 	status, typ := errorStatus(err)
 	if status < 500 {
 		logger.WarnContext(ctx, "mcp: "+what+" refused", what, name, "status", status, "type", typ, "message", err.Error())

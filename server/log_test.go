@@ -40,8 +40,9 @@ func (r *recorder) find(name string) (slog.Level, map[string]string, bool) {
 	return 0, nil, false
 }
 
-// TestErrorLogging checks that every tool error is logged: refusals at
-// warn with status, type and message, the rest at error with the chain.
+// TestErrorLogging checks that every tool error is logged: an ordinary
+// error (a tool execution error) at info, refusals at warn with status,
+// type and message, the rest at error with the chain.
 func TestErrorLogging(t *testing.T) {
 	rec := &recorder{}
 	s := testServer(&Options{Logger: slog.New(rec)})
@@ -57,7 +58,7 @@ func TestErrorLogging(t *testing.T) {
 		{"forbidden", slog.LevelWarn, "403", "forbidden", "not yours"},
 		{"invalid", slog.LevelWarn, "400", "invalid_params", "bad kind"},
 		{"internal", slog.LevelError, "500", "internal", "disk on fire"},
-		{"", slog.LevelError, "500", "tool_error", "*fmt.wrapError: wrapped: plain failure <- *errors.errorString: plain failure"},
+		{"", slog.LevelInfo, "", "tool_error", "*fmt.wrapError: wrapped: plain failure <- *errors.errorString: plain failure"},
 	}
 	for _, tt := range tests {
 		cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "fail", Arguments: map[string]any{"kind": tt.kind}})

@@ -110,7 +110,11 @@ func AddPrompt[A any](s *Server, p Prompt, h PromptHandler[A]) error {
 		if msgs == nil {
 			msgs = []*mcp.PromptMessage{}
 		}
-		return &mcp.GetPromptResult{Description: p.Description, Messages: msgs}, nil
+		desc := p.Description
+		if c := callFrom(ctx); c != nil && c.promptDesc != nil {
+			desc = *c.promptDesc
+		}
+		return &mcp.GetPromptResult{Description: desc, Messages: msgs}, nil
 	}
 	return register(func() { s.mcp.AddPrompt(mp, handle) })
 }

@@ -84,7 +84,7 @@ func TestServeShutdown(t *testing.T) {
 			defer stop()
 			started := make(chan struct{}, 1)
 			s := New("shutdown", "1", &Options{ShutdownTimeout: time.Hour})
-			MustAddTool(s, Tool{Name: "until_shutdown"}, func(ctx context.Context, _ noArgs) (Content, error) {
+			MustAddTool(s, Tool{Name: "until_shutdown", Description: "Waits for the shutdown."}, func(ctx context.Context, _ noArgs) (Content, error) {
 				started <- struct{}{}
 				select {
 				case <-stopping.Done(): // Serve's ctx: shutdown has begun

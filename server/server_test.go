@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -346,13 +347,16 @@ func TestRegistrationErrors(t *testing.T) {
 	if err := AddTool(s, Tool{Description: "closure"}, func(context.Context, noArgs) (Content, error) { return nil, nil }); err == nil {
 		t.Error("unnamed closure accepted")
 	}
-	if err := AddTool(s, Tool{Name: "bad name!"}, func(context.Context, noArgs) (Content, error) { return nil, nil }); err == nil {
+	if err := AddTool(s, Tool{Name: "bad name!", Description: "A tool."}, func(context.Context, noArgs) (Content, error) { return nil, nil }); err == nil {
 		t.Error("bad name accepted")
 	}
-	if err := AddTool(s, Tool{Name: "union"}, func(context.Context, noArgs) (any, error) { return nil, nil }); err == nil {
+	if err := AddTool(s, Tool{Name: "mute", Description: " "}, func(context.Context, noArgs) (Content, error) { return nil, nil }); err == nil || !strings.Contains(err.Error(), "no description") {
+		t.Errorf("a tool without a description: %v", err)
+	}
+	if err := AddTool(s, Tool{Name: "union", Description: "A union."}, func(context.Context, noArgs) (any, error) { return nil, nil }); err == nil {
 		t.Error("interface result without OutputSchema accepted")
 	}
-	if err := AddTool(s, Tool{Name: "arr", InputSchema: map[string]any{"type": "array"}}, func(context.Context, any) (Content, error) { return nil, nil }); err == nil {
+	if err := AddTool(s, Tool{Name: "arr", Description: "An array.", InputSchema: map[string]any{"type": "array"}}, func(context.Context, any) (Content, error) { return nil, nil }); err == nil {
 		t.Error("non-object input schema accepted")
 	}
 	if err := s.AddResource(Resource{URI: "relative", Name: "r"}, func(context.Context) (*Contents, error) { return nil, nil }); err == nil {
@@ -432,4 +436,38 @@ func FuzzTemplate(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestProgressTokenAndPromptDescription: a handler reaches the client's
+// progress token, and a prompt handler sets its result's description.
+func TestProgressTokenAndPromptDescription(t *testing.T) {
+	s := New("t", "1", nil)
+	MustAddTool(s, Tool{Name: "token", Description: "says the progress token"}, func(ctx context.Context, _ noArgs) (Content, error) {
+		return Text(fmt.Sprintf("%v", ProgressReporter(ctx).Token())), nil
+	})
+	MustAddPrompt(s, Prompt{Name: "greet", Description: "a greeting"}, func(ctx context.Context, a struct {
+		Name string `json:"name"`
+	}) ([]*mcp.PromptMessage, error) {
+		if a.Name != "" {
+			SetPromptDescription(ctx, "a greeting for "+a.Name)
+		}
+		return []*mcp.PromptMessage{UserText("hello " + a.Name)}, nil
+	})
+	for _, version := range []string{"", "2025-11-25"} {
+		cs := connect(t, serveHTTP(t, s), version, nil)
+		p := &mcp.CallToolParams{Name: "token"}
+		p.SetProgressToken("tok-7")
+		for want, params := range map[string]*mcp.CallToolParams{"tok-7": p, "<nil>": {Name: "token"}} {
+			res, err := cs.CallTool(context.Background(), params)
+			if err != nil || res.Content[0].(*mcp.TextContent).Text != want {
+				t.Errorf("%q: token: %v %v, want %q", version, res, err, want)
+			}
+		}
+		for args, want := range map[string]string{"Ada": "a greeting for Ada", "": "a greeting"} {
+			res, err := cs.GetPrompt(context.Background(), &mcp.GetPromptParams{Name: "greet", Arguments: map[string]string{"name": args}})
+			if err != nil || res.Description != want {
+				t.Errorf("%q: prompt(%q): %+v %v, want description %q", version, args, res, err, want)
+			}
+		}
+	}
 }

@@ -14,7 +14,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Tool describes a tool. Only Description is required.
+// Tool describes a tool. Only Description is required: [AddTool] refuses a
+// tool without one.
 type Tool struct {
 	// Name defaults to the handler's function name in snake case
 	// (GetWeather → get_weather); a closure needs one.
@@ -150,6 +151,9 @@ func newTool[In, Out any](s *Server, t Tool, h ToolHandler[In, Out]) (*serverToo
 	}
 	if err := checkName(name); err != nil {
 		return nil, fmt.Errorf("tool: %w", err)
+	}
+	if strings.TrimSpace(t.Description) == "" {
+		return nil, fmt.Errorf("tool %q: no description: a model chooses tools by what their descriptions say", name)
 	}
 	st := &serverTool[In, Out]{s: s, h: h}
 	mt := &mcp.Tool{Name: name, Title: t.Title, Description: t.Description, Annotations: t.Annotations, Meta: t.Meta}

@@ -145,7 +145,7 @@ func TestLegacyOnly(t *testing.T) {
 func TestPagination(t *testing.T) {
 	s := New("many", "1", nil)
 	for i := range 150 {
-		MustAddTool(s, Tool{Name: fmt.Sprintf("t%03d", i)}, func(context.Context, noArgs) (Content, error) { return nil, nil })
+		MustAddTool(s, Tool{Name: fmt.Sprintf("t%03d", i), Description: "A tool."}, func(context.Context, noArgs) (Content, error) { return nil, nil })
 	}
 	for _, era := range eras {
 		cs := connect(t, serveHTTP(t, s), era.version, nil)
@@ -290,7 +290,7 @@ func TestSwapStdout(t *testing.T) {
 	var stray strings.Builder
 	out := outW
 	s := New("x", "1", nil)
-	MustAddTool(s, Tool{Name: "p"}, func(context.Context, noArgs) (Content, error) {
+	MustAddTool(s, Tool{Name: "p", Description: "Reports progress."}, func(context.Context, noArgs) (Content, error) {
 		fmt.Fprintln(out, "stray")
 		return Text("ok"), nil
 	})
