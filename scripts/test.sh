@@ -6,8 +6,9 @@
 #    Debian's chromium for the status page's browser test, when it is
 #    missing and this runs as root;
 # 2. checks formatting, go vet, that the module builds for macOS and that
-#    go.mod is tidy, and runs the Go
-#    library example, a module of its own (examples/library);
+#    go.mod is tidy, and runs the Go examples, modules of their own
+#    (examples/library: the host; examples/server: a server over stdio and
+#    HTTP);
 # 3. runs each fuzz target briefly (FUZZTIME, default 10s each, one worker
 #    each, FUZZJOBS targets at a time, default 2);
 # 4. runs the official MCP conformance suite against the fixture, through
@@ -71,8 +72,9 @@ go vet ./...
 step "build for macOS (GOOS=darwin)"
 GOOS=darwin GOARCH=arm64 go build ./...
 
-step "library example (examples/library: its own module, the public API only)"
+step "examples (examples/library and examples/server: modules of their own, the public API only)"
 (cd examples/library && go vet ./... && go test -count=1 ./...)
+(cd examples/server && go vet ./... && go test -count=1 ./...)
 
 step "go mod tidy"
 cp go.mod /tmp/switchboard-go.mod.$$ && cp go.sum /tmp/switchboard-go.sum.$$

@@ -1,0 +1,21 @@
+module example.com/switchboard-server
+
+go 1.26.0
+
+require (
+	github.com/modelcontextprotocol/go-sdk v1.8.0
+	github.com/switchboard-mcp/switchboard v0.0.0
+)
+
+require (
+	github.com/google/jsonschema-go v0.4.3 // indirect
+	github.com/segmentio/asm v1.1.3 // indirect
+	github.com/segmentio/encoding v0.5.4 // indirect
+	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
+	golang.org/x/oauth2 v0.37.0 // indirect
+	golang.org/x/sync v0.24.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/time v0.15.0 // indirect
+)
+
+replace github.com/switchboard-mcp/switchboard => ../..
