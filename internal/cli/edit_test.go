@@ -207,12 +207,8 @@ func TestAddHTTP(t *testing.T) {
 		t.Fatalf("add: exit %d\n%s", add.code, add.stderr)
 	}
 	b, _ := os.ReadFile(path)
-	want := `{
-  "$schema": "x",
-  "policy": {
-    "default": "allow",
-    "confirm": "destructive"
-  },
+	// The file keeps its own layout; the new server follows its siblings'.
+	want := `{"$schema": "x", "policy": {"default": "allow", "confirm": "destructive"},
   "mcpServers": {
     "mcp": {
       "url": "` + url + `",
@@ -221,8 +217,7 @@ func TestAddHTTP(t *testing.T) {
       },
       "trust": "trusted"
     }
-  }
-}
+  }}
 `
 	if string(b) != want {
 		t.Errorf("config.json:\n%s\nwant\n%s", b, want)

@@ -128,7 +128,7 @@ func verify(c *Client, path string, orig editor, after []byte, want map[string]b
 		return fail("not parse again (" + err.Error() + ")")
 	}
 	if je, ok := orig.(*jsonEditor); ok && je.standard && len(bytes.TrimSpace(before)) > 0 {
-		if !ed.(*jsonEditor).root.IsStandard() {
+		if !ed.(*jsonEditor).l.Root.IsStandard() {
 			return fail("turn plain JSON into JSON with comments or trailing commas")
 		}
 	}

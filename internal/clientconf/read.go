@@ -16,6 +16,8 @@ import (
 	"github.com/BurntSushi/toml"
 	"github.com/tailscale/hujson"
 
+	"github.com/switchboard-mcp/switchboard/internal/confedit"
+
 	"github.com/switchboard-mcp/switchboard/config"
 )
 
@@ -122,14 +124,7 @@ func parseJSON(c *Client, path string, data []byte) (*Result, error) {
 
 // member returns the value of obj's member named k, or nil. Of duplicate
 // names the last counts, as in the JavaScript clients.
-func member(obj *hujson.Object, k string) *hujson.Value {
-	for i := len(obj.Members) - 1; i >= 0; i-- {
-		if obj.Members[i].Name.Value.(hujson.Literal).String() == k {
-			return &obj.Members[i].Value
-		}
-	}
-	return nil
-}
+func member(obj *hujson.Object, k string) *hujson.Value { return confedit.ValueOf(obj, k) }
 
 // objectAt walks path from obj; a missing member gives nil, a member that
 // is not an object an error.

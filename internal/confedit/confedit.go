@@ -1,6 +1,8 @@
 // Package confedit edits a JSON configuration file in place, safely: the
-// document is read as ordered members (keys, order and every value the
-// edit does not touch are kept as written), the result is checked by the
+// document is read as ordered members, and the edit is written into the
+// file's own layout (Layout: every byte the edit does not change stays as
+// written, indentation, blank lines and key order included; what it adds
+// follows its siblings' indentation), the result is checked by the
 // caller before it is written, and writes are atomic (a temporary file in
 // the same directory, fsynced, renamed over the file, the directory
 // fsynced) with the previous content kept as FILE.bak, under an exclusive
@@ -240,7 +242,7 @@ func Edit(path string, opts *Options, edit func(*Object) error) error {
 	if err != nil {
 		return err
 	}
-	data = append(data, '\n')
+	data = keepLayout(old, append(data, '\n'))
 	if opts.Check != nil {
 		if err := opts.Check(data); err != nil {
 			return err

@@ -38,23 +38,7 @@ func TestEditKeepsOrderAndContent(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, _ := os.ReadFile(path)
-	want := `{
-  "zeta": 1.50,
-  "mcpServers": {
-    "a": {
-      "url": "https://h/"
-    },
-    "c": {
-      "command": "a<b&c"
-    }
-  },
-  "alpha": [
-    1,
-    {
-      "k": null
-    }
-  ]
-}
+	want := `{"zeta": 1.50, "mcpServers": {"a": {"url": "https://h/"}, "c": {"command":"a<b&c"}}, "alpha": [1, {"k": null}]}
 `
 	if string(got) != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
@@ -73,6 +57,89 @@ func TestEditKeepsOrderAndContent(t *testing.T) {
 			t.Errorf("temporary file left: %s", e.Name())
 		}
 	}
+}
+
+// TestEditKeepsLayout: an edit changes the bytes of what it changes only:
+// the file's indentation (four spaces here), blank lines, key order and
+// escapes stay, a new member follows its siblings' indentation, and a
+// member taken out goes with the blank line before it.
+func TestEditKeepsLayout(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.json")
+	orig := `{
+    "mcpServers": {
+        "fs": {
+            "command": "npx",
+            "args": ["-y", "@modelcontextprotocol/server-filesystem", "/home/me/notes"]
+        },
+
+        "old": {"type": "sse", "url": "http://127.0.0.1:3001/sse"},
+        "gh": {
+            "url": "https://api.example.com/mcp",
+            "disabledTools": ["delete_\u002a"]
+        }
+    },
+    "context": {"deferTools": true}
+}
+`
+	if err := os.WriteFile(path, []byte(orig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := confedit.Edit(path, nil, func(o *confedit.Object) error {
+		servers, err := o.Object("mcpServers")
+		if err != nil {
+			return err
+		}
+		servers.Delete("old")
+		gh, _ := servers.Object("gh")
+		gh.SetValue("enabled", false)
+		servers.Set("gh", mustJSON(t, gh))
+		type server struct {
+			Command string   `json:"command"`
+			Args    []string `json:"args"`
+		}
+		if err := servers.SetValue("memory", server{"npx", []string{"-y", "@modelcontextprotocol/server-memory"}}); err != nil {
+			return err
+		}
+		return o.SetValue("mcpServers", servers)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(path)
+	want := `{
+    "mcpServers": {
+        "fs": {
+            "command": "npx",
+            "args": ["-y", "@modelcontextprotocol/server-filesystem", "/home/me/notes"]
+        },
+        "gh": {
+            "url": "https://api.example.com/mcp",
+            "disabledTools": ["delete_\u002a"],
+            "enabled": false
+        },
+        "memory": {
+            "command": "npx",
+            "args": [
+                "-y",
+                "@modelcontextprotocol/server-memory"
+            ]
+        }
+    },
+    "context": {"deferTools": true}
+}
+`
+	if string(got) != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+func mustJSON(t *testing.T, o *confedit.Object) json.RawMessage {
+	t.Helper()
+	b, err := o.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // TestEditRefused: an edit or a check that fails writes nothing, and a
