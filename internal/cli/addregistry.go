@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -215,6 +216,11 @@ func (r *run) addedFromRegistry(ra *registryAdd, path string) int {
 	out := r.env.Stdout
 	fmt.Fprintf(out, "added server %q to %s from %s\n", e.name, launcher.Escape(path), launcher.Escape(ra.registry))
 	fmt.Fprintf(out, "  %s %s: %s\n", launcher.Escape(s.Name), launcher.Escape(s.Version), launcher.Escape(l.What))
+	if cmd := e.commandLine(); cmd != "" {
+		fmt.Fprintf(out, "  runs: %s\n", launcher.Escape(cmd))
+	} else {
+		fmt.Fprintf(out, "  connects to: %s (%s)\n", launcher.Escape(l.URL), l.Transport)
+	}
 	if len(env) > 0 {
 		fmt.Fprintf(out, "  environment: %s\n", launcher.Escape(strings.Join(env, ", ")))
 	}
@@ -229,6 +235,20 @@ func (r *run) addedFromRegistry(ra *registryAdd, path string) int {
 	}
 	fmt.Fprintf(out, "held until approved: review it in %s, then run 'switchboard approve %s'\n", launcher.Escape(path), launcher.Escape(e.name))
 	return ExitOK
+}
+
+// commandLine is e's command and arguments as the configuration has
+// them (credentials as references), or "" for a URL.
+func (e *entry) commandLine() string {
+	var cmd string
+	var args []string
+	if raw, ok := e.obj.Get("command"); !ok || json.Unmarshal(raw, &cmd) != nil {
+		return ""
+	}
+	if raw, ok := e.obj.Get("args"); ok {
+		json.Unmarshal(raw, &args) //nolint:errcheck // written above as strings
+	}
+	return strings.Join(append([]string{cmd}, args...), " ")
 }
 
 func orEmpty(s []string) []string {

@@ -70,7 +70,7 @@ func TestAddRegistry(t *testing.T) {
 		t.Errorf("creds.json does not keep the secret: %s %v", creds, err)
 	}
 	for _, w := range []string{"io.github.brave/brave-search-mcp-server 2.0.58", "npm @brave/brave-search-mcp-server@2.0.58",
-		"environment: BRAVE_API_KEY", "held until approved", "switchboard approve brave-search"} {
+		"environment: BRAVE_API_KEY", "runs: npx -y @brave/brave-search-mcp-server@2.0.58\n", "held until approved", "switchboard approve brave-search"} {
 		if !strings.Contains(res.stdout, w) {
 			t.Errorf("stdout lacks %q:\n%s", w, res.stdout)
 		}
@@ -244,5 +244,34 @@ func TestSearchRegistry(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(home, "state.db")); err == nil {
 		t.Errorf("search --registry opened the state store")
+	}
+}
+
+// At a terminal, a secret the server.json names is asked without echo.
+func TestAddRegistryAsksAtTerminal(t *testing.T) {
+	reg := registrytest.Start(t)
+	home := t.TempDir()
+	tm := startTerm(t, home, "add", "--registry", "io.github.example/weather-mcp", "--registry-url", reg.URL)
+	tm.waitFor("env WEATHER_API_KEY (API key for weather service): ")
+	tm.send("typed-secret-42\r")
+	if code := tm.exit(); code != 0 || !strings.Contains(tm.plain(), "held until approved") {
+		t.Fatalf("exit %d:\n%s", code, tm.plain())
+	}
+	if strings.Contains(tm.raw(), "typed-secret-42") {
+		t.Errorf("the secret was echoed:\n%s", tm.plain())
+	}
+	if strings.Contains(tm.plain(), "WEATHER_UNITS (") {
+		t.Errorf("a value with a default was asked:\n%s", tm.plain())
+	}
+	got := regServers(t, home)["weather"]
+	want := map[string]any{"command": "uvx", "args": []any{"weather-mcp-server==0.5.0"},
+		"env":      map[string]any{"WEATHER_API_KEY": "${cred:weather.env.WEATHER_API_KEY}", "WEATHER_UNITS": "celsius"},
+		"approval": "manual"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("config.json's server (-want +got):\n%s", diff)
+	}
+	creds, _ := os.ReadFile(filepath.Join(home, "creds.json"))
+	if !strings.Contains(string(creds), "typed-secret-42") {
+		t.Errorf("creds.json: %s", creds)
 	}
 }

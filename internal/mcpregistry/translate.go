@@ -264,6 +264,9 @@ func (t *translator) pkg(p *Package) (*Launch, error) {
 		}
 		l.Args = append(l.Args, lit(ref)...)
 	}
+	if err := checkRuntimeArgs(cmd, runtimeArgs); err != nil {
+		return nil, err
+	}
 	l.Args = append(l.Args, pkgArgs...)
 	l.What = p.RegistryType + " " + ref
 	l.Omitted = t.omitted
@@ -456,4 +459,51 @@ func imageRef(id, version string) (string, error) {
 		return "", fmt.Errorf("image %q: %w", id, err)
 	}
 	return id + ":" + version, nil
+}
+
+// runtimeFlags are the runtime arguments a package may give npx, bunx,
+// uvx and pipx: none that would fetch another package than the one
+// pinned, or from another index (-p, --from, --with, --index-url...).
+var runtimeFlags = map[string][]string{
+	"npx":  {"-y", "--yes", "-q", "--quiet", "--no-install", "--prefer-offline"},
+	"bunx": {"--bun", "--silent"},
+	"uvx":  {"-q", "--quiet", "--offline", "--isolated", "--python", "-p"},
+	"pipx": {"--python", "-q", "--quiet"},
+}
+
+// takesValue are the runtime flags among runtimeFlags followed by a
+// value.
+var takesValue = map[string]bool{"--python": true, "-p": true}
+
+// dockerRefused are docker run's flags that give a container the host's
+// privileges; a server.json that asks for them is refused.
+var dockerRefused = []string{"--privileged", "--cap-add", "--security-opt", "--pid", "--ipc", "--userns", "--uts", "--device", "--cgroupns", "--volumes-from"}
+
+// checkRuntimeArgs refuses the runtime arguments of a package that would
+// run something else than its pinned package, or a container with the
+// host's privileges.
+func checkRuntimeArgs(cmd string, args []Value) error {
+	if cmd == "docker" || cmd == "podman" {
+		for _, a := range args {
+			flag, _, _ := strings.Cut(a.Text, "=")
+			if slices.Contains(dockerRefused, flag) {
+				return fmt.Errorf("runtime argument %q is refused: it gives the container the host's privileges", a.Text)
+			}
+		}
+		return nil
+	}
+	allowed := runtimeFlags[cmd]
+	for i := 0; i < len(args); i++ {
+		flag, _, hasValue := strings.Cut(args[i].Text, "=")
+		if cmd == "npx" && flag == "-p" {
+			flag = "-p (--package)" // npx's -p is another package; uvx's is a Python
+		}
+		if !slices.Contains(allowed, flag) {
+			return fmt.Errorf("runtime argument %q is not supported for %s: it could run another package than the one pinned", args[i].Text, cmd)
+		}
+		if takesValue[flag] && !hasValue {
+			i++ // its value
+		}
+	}
+	return nil
 }
