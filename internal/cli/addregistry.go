@@ -263,33 +263,34 @@ func orEmpty(s []string) []string {
 // required or secret and has no default, else not (the default applies,
 // or the value is left out).
 type answers struct {
-	given map[string]map[string]string // kind ("env", "header", "var") → key → value
-	used  map[string]bool              // "kind key"
-	term  *asker                       // nil without a terminal
+	given map[string]map[string][]string // kind ("env", "header", "var") → key → values
+	used  map[string]bool                // "kind key"
+	term  *asker                         // nil without a terminal
 }
 
 func newAnswers(f *entryFlags, rf *registryFlags, term *asker) (*answers, error) {
-	a := &answers{given: map[string]map[string]string{"env": {}, "header": {}, "var": {}}, used: map[string]bool{}, term: term}
+	a := &answers{given: map[string]map[string][]string{"env": {}, "header": {}, "var": {}}, used: map[string]bool{}, term: term}
 	for _, kv := range f.env {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
 			return nil, fmt.Errorf("--env %q: want KEY=VALUE", k)
 		}
-		a.given["env"][k] = v
+		a.given["env"][k] = append(a.given["env"][k], v)
 	}
 	for _, kv := range f.headers {
 		k, v, ok := strings.Cut(kv, ":")
 		if !ok || strings.TrimSpace(k) == "" {
 			return nil, fmt.Errorf("--header %q: want 'NAME: VALUE'", strings.TrimSpace(k))
 		}
-		a.given["header"][strings.ToLower(strings.TrimSpace(k))] = strings.TrimSpace(v)
+		key := strings.ToLower(strings.TrimSpace(k))
+		a.given["header"][key] = append(a.given["header"][key], strings.TrimSpace(v))
 	}
 	for _, kv := range rf.vars {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
 			return nil, fmt.Errorf("--var %q: want KEY=VALUE", k)
 		}
-		a.given["var"][k] = v
+		a.given["var"][k] = append(a.given["var"][k], v)
 	}
 	return a, nil
 }
@@ -314,14 +315,14 @@ func flagFor(q mcpregistry.Question) string {
 	return fmt.Sprintf("--%s %s=VALUE", kind, q.Key)
 }
 
-func (a *answers) ask(q mcpregistry.Question) (string, bool, error) {
+func (a *answers) ask(q mcpregistry.Question) ([]string, error) {
 	kind, key := flagKind(q)
-	if v, ok := a.given[kind][key]; ok {
+	if vs, ok := a.given[kind][key]; ok {
 		a.used[kind+" "+key] = true
-		return v, true, nil
+		return vs, nil
 	}
 	if a.term == nil || (q.Default != "" && !q.Secret) || (!q.Required && !q.Secret) {
-		return "", false, nil
+		return nil, nil
 	}
 	for {
 		var v string
@@ -332,16 +333,16 @@ func (a *answers) ask(q mcpregistry.Question) (string, bool, error) {
 			v, ok = a.term.line(question(q))
 		}
 		if !ok {
-			return "", false, errors.New("no answer at the terminal")
+			return nil, errors.New("no answer at the terminal")
 		}
 		if v == "" && q.Default != "" {
-			return q.Default, true, nil
+			return []string{q.Default}, nil
 		}
 		if v == "" && !q.Required {
-			return "", false, nil
+			return nil, nil
 		}
 		if v != "" {
-			return v, true, nil
+			return []string{v}, nil
 		}
 	}
 }

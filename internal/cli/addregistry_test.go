@@ -92,12 +92,12 @@ func TestAddRegistryVersionArgumentsAndName(t *testing.T) {
 	home := t.TempDir()
 	// The registry's URL from the environment; version 1.0.1, not the latest.
 	res := runReg(t, home, map[string]string{"SWITCHBOARD_REGISTRY_URL": reg.URL}, "add", "--registry",
-		"io.github.modelcontextprotocol/filesystem@1.0.1", "docs", "--var", "target_dir=/srv/${HOME}docs", "--json")
+		"io.github.modelcontextprotocol/filesystem@1.0.1", "docs", "--var", "target_dir=/srv/${HOME}docs", "--var", "target_dir=/b", "--json")
 	if res.code != 0 {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", res.code, res.stdout, res.stderr)
 	}
 	got := regServers(t, home)["docs"]
-	if diff := cmp.Diff([]any{"-y", "@modelcontextprotocol/server-filesystem@1.0.1", "/srv/$${HOME}docs"}, got["args"]); diff != "" {
+	if diff := cmp.Diff([]any{"-y", "@modelcontextprotocol/server-filesystem@1.0.1", "/srv/$${HOME}docs", "/b"}, got["args"]); diff != "" {
 		t.Errorf("args (-want +got):\n%s", diff)
 	}
 	var out map[string]any

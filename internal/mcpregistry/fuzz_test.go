@@ -24,11 +24,16 @@ func FuzzTranslate(f *testing.F) {
 			return
 		}
 		s := &e.Server
-		ask := func(q mcpregistry.Question) (string, bool, error) {
-			if q.Default == "" && len(q.Choices) > 0 {
-				return q.Choices[0], true, nil
+		ask := func(q mcpregistry.Question) ([]string, error) {
+			switch {
+			case q.Default == "" && len(q.Choices) > 0:
+				return q.Choices[:1], nil
+			case q.Repeated:
+				return []string{"v1", "v2"}, nil
+			case q.Required:
+				return []string{"v"}, nil
 			}
-			return "v", q.Required, nil
+			return nil, nil
 		}
 		var choices []mcpregistry.Choice
 		for i := range s.Packages {

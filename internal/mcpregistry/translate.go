@@ -60,13 +60,16 @@ type Question struct {
 	Default     string
 	Choices     []string
 	Format      string
+	// Repeated: the argument may be given several values, each its own
+	// word (or flag and word).
+	Repeated bool
 }
 
-// Asker gives a question's value: the value and true, or false for none
-// (the default then applies; without one, a required value is a
-// [*MissingError] and an optional one is left out). An error ends the
-// translation.
-type Asker func(Question) (string, bool, error)
+// Asker gives a question's values: one, several when the question is
+// Repeated, or none (the default then applies; without one, a required
+// value is a [*MissingError] and an optional one is left out). An error
+// ends the translation.
+type Asker func(Question) ([]string, error)
 
 // MissingError is a required value that no one gave.
 type MissingError struct{ Question Question }
@@ -205,12 +208,12 @@ func (t *translator) pkg(p *Package) (*Launch, error) {
 	}
 	l := &Launch{Transport: "stdio", Command: cmd}
 	for _, in := range p.EnvironmentVariables {
-		v, ok, err := t.value(in, Question{Key: in.Name, Kind: KindEnv})
+		vs, err := t.value(in, Question{Key: in.Name, Kind: KindEnv})
 		if err != nil {
 			return nil, err
 		}
-		if ok {
-			l.Env = append(l.Env, Var{in.Name, v})
+		if len(vs) > 0 {
+			l.Env = append(l.Env, Var{in.Name, vs[0]})
 		}
 	}
 	runtimeArgs, err := t.args(p.RuntimeArguments)
@@ -296,12 +299,12 @@ func (t *translator) remote(r *Remote) (*Launch, error) {
 	}
 	l.URL = u.Text
 	for _, in := range r.Headers {
-		v, ok, err := t.value(in, Question{Key: in.Name, Kind: KindHeader})
+		vs, err := t.value(in, Question{Key: in.Name, Kind: KindHeader})
 		if err != nil {
 			return nil, err
 		}
-		if ok {
-			l.Headers = append(l.Headers, Var{in.Name, v})
+		if len(vs) > 0 {
+			l.Headers = append(l.Headers, Var{in.Name, vs[0]})
 		}
 	}
 	l.What = "remote " + l.URL
@@ -310,11 +313,12 @@ func (t *translator) remote(r *Remote) (*Launch, error) {
 }
 
 // args renders arguments: a positional one as one word, a named one as
-// its name and its value (two words: "-e", "K=V" as docker takes it).
+// its name and its value (two words: "-e", "K=V" as docker takes it); a
+// repeated one so for each of its values.
 func (t *translator) args(as []Argument) ([]Value, error) {
 	var out []Value
 	for i, a := range as {
-		q := Question{Kind: KindArgument}
+		q := Question{Kind: KindArgument, Repeated: a.IsRepeated}
 		switch a.Type {
 		case ArgPositional:
 			q.Key = a.ValueHint
@@ -324,58 +328,72 @@ func (t *translator) args(as []Argument) ([]Value, error) {
 		case ArgNamed:
 			q.Key = strings.TrimLeft(a.Name, "-")
 		}
-		v, ok, err := t.value(a.Input, q)
+		vs, err := t.value(a.Input, q)
 		if err != nil {
 			return nil, err
 		}
-		if !ok {
-			continue
+		for _, v := range vs {
+			if a.Type == ArgNamed {
+				out = append(out, Value{Text: a.Name})
+			} else if strings.HasPrefix(v.Text, "-") && !strings.HasPrefix(a.Value, "-") {
+				// A value given for a positional argument is not an option.
+				return nil, fmt.Errorf("argument %s: value %q begins with \"-\"", q.Key, v.Text)
+			}
+			out = append(out, v)
 		}
-		if a.Type == ArgNamed {
-			out = append(out, Value{Text: a.Name})
-		} else if strings.HasPrefix(v.Text, "-") && !strings.HasPrefix(a.Value, "-") {
-			// A value given for a positional argument is not an option.
-			return nil, fmt.Errorf("argument %s: value %q begins with \"-\"", q.Key, v.Text)
-		}
-		out = append(out, v)
 	}
 	return out, nil
 }
 
 // value renders one input: its value with its variables filled in, else
-// what ask gives, else its default; ok false when it is left out.
-func (t *translator) value(in Input, q Question) (Value, bool, error) {
+// what ask gives, else its default; none when it is left out.
+func (t *translator) value(in Input, q Question) ([]Value, error) {
 	if in.Value != "" {
 		v, err := t.fill(in.Value, in.Variables)
+		if err != nil {
+			return nil, err
+		}
 		v.Secret = v.Secret || in.IsSecret
-		return v, err == nil, err
+		return []Value{v}, nil
 	}
 	q.Description, q.Required, q.Secret, q.Default, q.Choices, q.Format = in.Description, in.IsRequired, in.IsSecret, in.Default, in.Choices, in.Format
-	v, ok, err := t.answer(q)
-	return Value{Text: v, Secret: in.IsSecret}, ok, err
+	vs, err := t.answer(q)
+	out := make([]Value, len(vs))
+	for i, v := range vs {
+		out[i] = Value{Text: v, Secret: in.IsSecret}
+	}
+	return out, err
 }
 
-// answer asks q: the answer (one of its choices, if it has them), else
-// its default, else a MissingError when it is required.
-func (t *translator) answer(q Question) (string, bool, error) {
-	v, ok, err := t.ask(q)
+// answer asks q: the answers (each one of its choices, if it has them),
+// else its default, else a MissingError when it is required.
+func (t *translator) answer(q Question) ([]string, error) {
+	vs, err := t.ask(q)
 	if err != nil {
-		return "", false, err
+		return nil, err
 	}
-	if !ok {
+	if len(vs) == 0 {
 		if q.Default != "" {
-			return q.Default, true, nil
+			return []string{q.Default}, nil
 		}
 		if q.Required {
-			return "", false, &MissingError{q}
+			return nil, &MissingError{q}
 		}
 		t.omitted = append(t.omitted, q)
-		return "", false, nil
+		return nil, nil
 	}
-	if len(q.Choices) > 0 && !slices.Contains(q.Choices, v) {
-		return "", false, fmt.Errorf("%s %s: %q is not one of %s", q.Kind, q.Key, v, strings.Join(q.Choices, ", "))
+	if len(vs) > 1 && !q.Repeated {
+		return nil, fmt.Errorf("%s %s takes one value, not %d", q.Kind, q.Key, len(vs))
 	}
-	return v, true, nil
+	for _, v := range vs {
+		if len(q.Choices) > 0 && !slices.Contains(q.Choices, v) {
+			return nil, fmt.Errorf("%s %s: %q is not one of %s", q.Kind, q.Key, v, strings.Join(q.Choices, ", "))
+		}
+		if err := checkText(q.Kind+" "+q.Key, v); err != nil {
+			return nil, err
+		}
+	}
+	return vs, nil
 }
 
 // fill replaces each {name} of template that vars has by that variable's
@@ -406,13 +424,18 @@ func (t *translator) fill(template string, vars map[string]Input) (Value, error)
 		}
 		v, seen := done[name]
 		if !seen {
-			var err error
 			q := Question{Key: name, Kind: KindVariable, Description: in.Description, Required: in.IsRequired,
 				Secret: in.IsSecret, Default: in.Default, Choices: in.Choices, Format: in.Format}
 			if in.Value != "" {
 				v = in.Value
-			} else if v, _, err = t.answer(q); err != nil {
-				return Value{}, err
+			} else {
+				vs, err := t.answer(q)
+				if err != nil {
+					return Value{}, err
+				}
+				if len(vs) > 0 {
+					v = vs[0]
+				}
 			}
 			done[name] = v
 		}

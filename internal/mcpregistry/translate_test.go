@@ -32,10 +32,14 @@ type answers struct {
 	asked []string
 }
 
-func (a *answers) ask(q mcpregistry.Question) (string, bool, error) {
+// ask answers the values of a key split at "|".
+func (a *answers) ask(q mcpregistry.Question) ([]string, error) {
 	a.asked = append(a.asked, q.Kind+":"+q.Key)
 	v, ok := a.m[q.Key]
-	return v, ok, nil
+	if !ok {
+		return nil, nil
+	}
+	return strings.Split(v, "|"), nil
 }
 
 // flat shows a launch as words: secrets marked with a "!" before them.
@@ -76,6 +80,11 @@ func TestTranslate(t *testing.T) {
 		{name: "npm, answers", server: fs, version: "1.0.2", choice: mcpregistry.Choice{Package: 1},
 			answers: map[string]string{"target_dir": "/srv/docs", "LOG_LEVEL": "debug"},
 			want:    []string{"stdio", "npx", "-y", "@modelcontextprotocol/server-filesystem@1.0.2", "/srv/docs", "env LOG_LEVEL=debug"}},
+		{name: "npm, a repeated argument", server: fs, version: "1.0.2", choice: mcpregistry.Choice{Package: 1},
+			answers: map[string]string{"target_dir": "/a|/b"},
+			want:    []string{"stdio", "npx", "-y", "@modelcontextprotocol/server-filesystem@1.0.2", "/a", "/b", "env LOG_LEVEL=info"}},
+		{name: "one value only", server: fs, version: "1.0.2", choice: mcpregistry.Choice{Package: 1},
+			answers: map[string]string{"LOG_LEVEL": "a|b"}, err: "env LOG_LEVEL takes one value, not 2"},
 		{name: "positional value is not an option", server: fs, version: "1.0.2", choice: mcpregistry.Choice{Package: 1},
 			answers: map[string]string{"target_dir": "--help"}, err: `begins with "-"`},
 		{name: "oci, tag in identifier, variables", server: fs, version: "1.0.2", choice: mcpregistry.Choice{Package: 2},
