@@ -90,7 +90,7 @@ func runAddRegistry(r *run, f *entryFlags, rf *registryFlags) int {
 	if err := ans.unused(); err != nil {
 		return r.usagef("%s %s: %v", s.Name, s.Version, err)
 	}
-	local := SuggestName("", []string{"npx", lastSegment(s.Name)})
+	local := registryLocalName(s.Name)
 	if len(r.args) == 1 {
 		local = r.args[0]
 	}
@@ -99,6 +99,14 @@ func runAddRegistry(r *run, f *entryFlags, rf *registryFlags) int {
 		return r.usagef("%v", err)
 	}
 	return r.saveRegistry(&registryAdd{registry: c.URL(), server: s, launch: l, e: e})
+}
+
+// registryLocalName is the name a server called name in the registry
+// gets by default: the last part of its name, under the rules
+// SuggestName has for a package ("brave-search-mcp-server" is
+// "brave-search").
+func registryLocalName(name string) string {
+	return SuggestName("", []string{"npx", lastSegment(name)})
 }
 
 // registryEntry is the configuration of the server called name that runs

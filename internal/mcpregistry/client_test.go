@@ -3,6 +3,8 @@ package mcpregistry_test
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -191,5 +193,30 @@ func TestNewRefusesBadURLs(t *testing.T) {
 		if _, err := mcpregistry.New(u, nil); err == nil {
 			t.Errorf("New(%q) accepted", u)
 		}
+	}
+}
+
+func TestTimeout(t *testing.T) {
+	stall := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done() // no answer until the client gives up
+	}))
+	t.Cleanup(stall.Close)
+	c := client(t, stall.URL, &mcpregistry.Options{Timeout: 200 * time.Millisecond})
+	_, err := c.Get(context.Background(), "io.github.x/y", "1.0")
+	var re *mcpregistry.Error
+	if !errors.As(err, &re) || re.Reason != mcpregistry.Unreachable || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a registry that does not answer: %v", err)
+	}
+}
+
+func TestRedirectToAnotherHostRefused(t *testing.T) {
+	reg := registrytest.Start(t)
+	redirect := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, strings.Replace(reg.URL, "127.0.0.1", "localhost", 1)+r.URL.RequestURI(), http.StatusFound)
+	}))
+	t.Cleanup(redirect.Close)
+	_, err := client(t, redirect.URL, nil).List(context.Background(), mcpregistry.ListOptions{})
+	if err == nil || !strings.Contains(err.Error(), "redirect to another host refused") {
+		t.Fatalf("redirect: %v", err)
 	}
 }
