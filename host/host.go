@@ -28,7 +28,7 @@
 //
 // Every tool has a canonical ID, "<server>:<tool>", and a model-facing name
 // that matches ^[a-zA-Z0-9_-]{1,64}$: "<prefix>__<tool>" where that is
-// valid, else a sanitised form with a hash suffix (see the README). Call,
+// valid, else a sanitised form with a hash suffix (see docs/CONFIGURATION.md, "Names"). Call,
 // Tool and the other lookups accept either. Resources and prompts are named
 // by canonical ID, "<server>:<uri>" and "<server>:<prompt>". Server names
 // may contain colons: the longest configured server name wins.

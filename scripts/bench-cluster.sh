@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Throughput of several replicas behind HAProxy: BenchmarkCluster
 # (internal/cli/cluster_bench_test.go) runs 1, 2 and 3 `switchboard serve`
-# replicas sharing one throwaway PostgreSQL, behind HAProxy with README.md's
+# replicas sharing one throwaway PostgreSQL, behind HAProxy with docs/REPLICAS.md's
 # configuration, the demo server and the npm server-everything as upstreams,
 # 16 callers of 2026-07-28 calls; it reports calls/s, p50/p99 and the CPU
 # per call of each party. See docs/PERFORMANCE.md.

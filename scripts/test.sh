@@ -8,7 +8,8 @@
 # 2. checks formatting, go vet, that the module builds for macOS and that
 #    go.mod is tidy, and runs the Go
 #    library example, a module of its own (examples/library);
-# 3. runs each fuzz target briefly (FUZZTIME, default 10s each);
+# 3. runs each fuzz target briefly (FUZZTIME, default 10s each, one worker
+#    each, FUZZJOBS targets at a time, default 2);
 # 4. runs the official MCP conformance suite against the fixture, through
 #    the gateway, and through the gateway in front of go-sdk's conformance
 #    server (scripts/conformance-all.sh; 0 failures required);
@@ -83,36 +84,46 @@ if ! cmp -s go.mod /tmp/switchboard-go.mod.$$ || ! cmp -s go.sum /tmp/switchboar
 fi
 rm -f /tmp/switchboard-go.*.$$
 
+# fuzz_one PKG FUNC: fuzz one target for FUZZTIME with one worker. Go 1.26's
+# fuzz coordinator can fail a target with a bare "context deadline exceeded"
+# as -fuzztime expires on a loaded machine, with no failing input
+# (go.dev/issue/75804, fixed in Go 1.27). That, and only that, is run once
+# more; anything else fails at once.
+fuzz_one() {
+  local pkg="$1" f="$2" out attempt
+  out="$(mktemp)"
+  echo "fuzz $pkg $f" >&2
+  for attempt in 1 2; do
+    if go test -run '^$' -fuzz "^$f\$" -fuzztime "${FUZZTIME:-10s}" -parallel 1 "$pkg" >"$out" 2>&1; then
+      rm -f "$out"; return 0
+    fi
+    if [ "$attempt" = 2 ] || ! grep -qx '    context deadline exceeded' "$out" ||
+      grep -q 'Failing input written\|panic:\|_test\.go:[0-9]' "$out"; then
+      break
+    fi
+    echo "fuzz $pkg $f: 'context deadline exceeded' with no failing input (go.dev/issue/75804); running it again" >&2
+  done
+  cat "$out" >&2; rm -f "$out"
+  echo "fuzz target $f in $pkg failed; the failing input is under its testdata/fuzz" >&2
+  return 1
+}
+export -f fuzz_one
+export FUZZTIME
+
 if [ "${SWITCHBOARD_SKIP_FUZZ:-0}" != 1 ]; then
-  step "fuzz (${FUZZTIME:-10s} each)"
-  # Every Fuzz* function in the module, one at a time (go test -fuzz takes one).
+  step "fuzz (${FUZZTIME:-10s} each, one worker each, ${FUZZJOBS:-2} targets at a time)"
+  # Every Fuzz* function in the module (go test -fuzz takes one at a time).
+  # Each target gets one worker and FUZZJOBS run at once: on a 2-core
+  # machine, as much fuzzing per target as one target at a time with a
+  # worker per core, in half the time.
   for pkg in $(go list ./...); do
     dir="$(go list -f '{{.Dir}}' "$pkg")"
     for f in $(grep -ho '^func Fuzz[A-Za-z0-9_]*' "$dir"/*_test.go 2>/dev/null | sed 's/^func //' | sort -u); do
-      echo "fuzz $pkg $f" >&2
-      ok=0
-      for attempt in 1 2; do
-        if go test -run '^$' -fuzz "^$f\$" -fuzztime "${FUZZTIME:-10s}" "$pkg" >/tmp/switchboard-fuzz.$$ 2>&1; then
-          ok=1; break
-        fi
-        # Go 1.26's fuzz coordinator can fail a target with a bare "context
-        # deadline exceeded" as -fuzztime expires on a loaded machine, with
-        # no failing input (go.dev/issue/75804, fixed in Go 1.27). That, and
-        # only that, is run once more; anything else fails at once.
-        if [ "$attempt" = 2 ] || ! grep -qx '    context deadline exceeded' /tmp/switchboard-fuzz.$$ ||
-          grep -q 'Failing input written\|panic:\|_test\.go:[0-9]' /tmp/switchboard-fuzz.$$; then
-          break
-        fi
-        echo "fuzz $pkg $f: 'context deadline exceeded' with no failing input (go.dev/issue/75804); running it again" >&2
-      done
-      if [ "$ok" != 1 ]; then
-        cat /tmp/switchboard-fuzz.$$ >&2; rm -f /tmp/switchboard-fuzz.$$
-        echo "fuzz target $f in $pkg failed; the failing input is under its testdata/fuzz" >&2
-        exit 1
-      fi
-      rm -f /tmp/switchboard-fuzz.$$
+      printf '%s %s\n' "$pkg" "$f"
     done
-  done
+  done | xargs -P "${FUZZJOBS:-2}" -n 2 bash -c 'fuzz_one "$0" "$1"' || {
+    echo "a fuzz target failed (above)" >&2; exit 1
+  }
 fi
 
 step "conformance (official MCP suite: fixture direct, through the gateway, and go-sdk's server through the gateway)"

@@ -22,7 +22,7 @@ import (
 // benchCallers is the fixed concurrency of BenchmarkCluster.
 const benchCallers = 16
 
-// BenchmarkCluster: calls/s through HAProxy (README.md's configuration)
+// BenchmarkCluster: calls/s through HAProxy (docs/REPLICAS.md's configuration)
 // in front of 1, 2 and 3 `switchboard serve` replicas sharing one
 // PostgreSQL database, with the demo server and the npm server-everything
 // as upstreams of each, at 16 callers: 2026-07-28 calls, stateless, half

@@ -54,32 +54,24 @@ func haproxyBinary(t testing.TB) string {
 	return ""
 }
 
-// readmeHAProxy returns the HAProxy configuration printed in README.md
-// under "Running several replicas", so that the test runs what the
-// documentation says, as it says it.
+// readmeHAProxy returns the HAProxy configuration printed in
+// docs/REPLICAS.md, so that the test runs what the documentation says, as
+// it says it.
 func readmeHAProxy(t testing.TB) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	data, err := os.ReadFile(filepath.Join("..", "..", "docs", "REPLICAS.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	doc := string(data)
-	i := strings.Index(doc, "\n## Running several replicas\n")
-	if i < 0 {
-		t.Fatal(`README.md has no "Running several replicas"`)
-	}
-	doc = doc[i+1:]
-	if next := strings.Index(doc[1:], "\n## "); next >= 0 {
-		doc = doc[:next+1]
-	}
 	start := strings.Index(doc, "\n```\n")
 	if start < 0 {
-		t.Fatal(`README.md's "Running several replicas" has no configuration in a code block`)
+		t.Fatal(`docs/REPLICAS.md has no configuration in a code block`)
 	}
 	doc = doc[start+5:]
 	end := strings.Index(doc, "\n```\n")
 	if end < 0 || !strings.Contains(doc[:end], "backend switchboard") {
-		t.Fatal(`README.md's "Running several replicas" has no HAProxy configuration in its first code block`)
+		t.Fatal(`docs/REPLICAS.md has no HAProxy configuration in its first code block`)
 	}
 	return doc[:end+1]
 }
@@ -95,7 +87,7 @@ func freePort(t testing.TB) string {
 	return ln.Addr().String()
 }
 
-// startHAProxy runs haproxy in the foreground with README.md's
+// startHAProxy runs haproxy in the foreground with docs/REPLICAS.md's
 // configuration, its servers replaced by replicas (one to three: the
 // server lines past them are left out) and its frontend by a free port,
 // and returns the frontend's MCP endpoint once a request through it is
@@ -111,13 +103,13 @@ func startHAProxy(t testing.TB, bin string, replicas []*replica) string {
 	for i := len(replicas); i < 3; i++ {
 		line := regexp.MustCompile(fmt.Sprintf(`(?m)^\s*server \S+ 127\.0\.0\.1:%d .*\n`, 9001+i))
 		if !line.MatchString(cfg) {
-			t.Fatalf("README.md's HAProxy configuration has no server on port %d:\n%s", 9001+i, cfg)
+			t.Fatalf("docs/REPLICAS.md's HAProxy configuration has no server on port %d:\n%s", 9001+i, cfg)
 		}
 		cfg = line.ReplaceAllString(cfg, "")
 	}
 	for from, to := range subst {
 		if !strings.Contains(cfg, from) {
-			t.Fatalf("README.md's HAProxy configuration has no %s:\n%s", from, cfg)
+			t.Fatalf("docs/REPLICAS.md's HAProxy configuration has no %s:\n%s", from, cfg)
 		}
 		cfg = strings.ReplaceAll(cfg, from, to)
 	}
@@ -126,7 +118,7 @@ func startHAProxy(t testing.TB, bin string, replicas []*replica) string {
 		t.Fatal(err)
 	}
 	if out, err := exec.Command(bin, "-c", "-f", path).CombinedOutput(); err != nil {
-		t.Fatalf("haproxy -c rejects README.md's configuration: %v\n%s", err, out)
+		t.Fatalf("haproxy -c rejects docs/REPLICAS.md's configuration: %v\n%s", err, out)
 	}
 	cmd := exec.Command(bin, "-db", "-f", path)
 	logs := &testkit.Buffer{}
@@ -398,7 +390,7 @@ func auditRows(t *testing.T, url, server string) int {
 }
 
 // TestCluster: three `switchboard serve` replicas sharing one PostgreSQL
-// database, behind HAProxy configured exactly as README.md says, with the
+// database, behind HAProxy configured exactly as docs/REPLICAS.md says, with the
 // demo server and an npm server as upstreams.
 //   - An approval made on replica A is in force on B and C within 1s.
 //   - Stateless (2026-07-28) and legacy (2025-11-25, a session each)

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/switchboard-mcp/switchboard/internal/clientconf"
+	"github.com/switchboard-mcp/switchboard/internal/control"
 	"github.com/switchboard-mcp/switchboard/internal/frontdoor"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
 )
@@ -78,45 +80,122 @@ func (f *connectFlags) clientFile(r *run) (*clientconf.Client, string, int, bool
 	return c, path, ExitOK, true
 }
 
+// A gatewayEntry is the entry connect writes for this Switchboard, and
+// what it should tell about it.
+type gatewayEntry struct {
+	clientconf.Entry
+	// tokenFile is the file that keeps the token the entry holds; "" when
+	// it holds none (a stdio entry, a reference to a variable, a gateway
+	// without authentication).
+	tokenFile string
+	notes     []string // said on stderr, as warnings
+}
+
 // gatewayEntry is the entry that reaches this Switchboard: a stdio entry
 // that launches it with this configuration and home for Claude Desktop
-// (and with --stdio), else an HTTP entry for the gateway at --http (as
-// serve reads it) with the token header.
-func (f *connectFlags) gatewayEntry(r *run, c *clientconf.Client) (clientconf.Entry, error) {
+// (and with --stdio), else an HTTP entry for the gateway with its token.
+// The gateway is the one running for the home, when one runs (its
+// runtime file): the entry has its address and its kind of token, and
+// --http naming another address is warned about. Otherwise it is the one
+// serve would run with --http (default 127.0.0.1:8939) and the token kept
+// in the home.
+func (f *connectFlags) gatewayEntry(r *run, c *clientconf.Client) (gatewayEntry, error) {
+	var gw gatewayEntry
 	if f.stdio || c.ID == "claude-desktop" {
 		if f.tokenEnv != "" {
-			return clientconf.Entry{}, fmt.Errorf("--token-env is for the HTTP gateway; a stdio entry needs no token")
+			return gw, fmt.Errorf("--token-env is for the HTTP gateway; a stdio entry needs no token")
 		}
 		exe := r.env.Executable
 		if exe == "" {
 			exe = "switchboard"
 		}
-		return clientconf.Entry{Transport: clientconf.Stdio, Command: exe, Args: r.stdioArgs()}, nil
+		gw.Entry = clientconf.Entry{Transport: clientconf.Stdio, Command: exe, Args: r.stdioArgs()}
+		return gw, nil
+	}
+	home, err := r.homeDir()
+	if err != nil {
+		return gw, err
 	}
 	addr := serveAddr(f.addr)
+	rt := runningGateway(r, home)
+	if rt != nil {
+		u, err := url.Parse(rt.URL)
+		switch {
+		case err != nil || u.Host == "":
+			rt = nil
+		case f.addr == "":
+			addr = u.Host
+		case !sameAddr(u.Host, addr):
+			gw.notes = append(gw.notes, fmt.Sprintf("the gateway running for this home (pid %d) serves on %s, not on %s: the client reaches it only once 'switchboard serve --http %s' runs",
+				rt.PID, u.Host, addr, addr))
+			rt = nil // the entry is for the gateway --http names
+		}
+	}
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return clientconf.Entry{}, fmt.Errorf("--http %s: %v", f.addr, err)
+		return gw, fmt.Errorf("--http %s: %v", f.addr, err)
 	}
 	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
 		host = "127.0.0.1" // every interface: the client is on this machine
 	}
-	url := "http://" + net.JoinHostPort(host, port) + frontdoor.DefaultPath
-	e := clientconf.Entry{Transport: clientconf.HTTP, URL: url}
-	if f.tokenEnv != "" {
-		e.BearerTokenEnvVar = f.tokenEnv
-		return e, nil
+	gw.Entry = clientconf.Entry{Transport: clientconf.HTTP, URL: "http://" + net.JoinHostPort(host, port) + frontdoor.DefaultPath}
+	switch {
+	case f.tokenEnv != "":
+		gw.BearerTokenEnvVar = f.tokenEnv
+		if rt != nil && rt.TokenEnv != f.tokenEnv {
+			gw.notes = append(gw.notes, fmt.Sprintf("the gateway running for this home takes its token from %s, not from $%s", runningTokenSource(rt), f.tokenEnv))
+		}
+		return gw, nil
+	case rt != nil && rt.TokenEnv != "":
+		gw.BearerTokenEnvVar = rt.TokenEnv
+		gw.notes = append(gw.notes, fmt.Sprintf("the entry refers to $%s, the variable the running gateway takes its token from; the client must have it set", rt.TokenEnv))
+		return gw, nil
+	case rt != nil && rt.NoAuth:
+		gw.notes = append(gw.notes, "the gateway running for this home takes no token (--no-auth): the entry holds none")
+		return gw, nil
 	}
-	home, err := r.homeDir()
+	gw.tokenFile = filepath.Join(home, TokenFile)
+	tok, _, err := keptToken(gw.tokenFile)
 	if err != nil {
-		return e, err
+		return gw, err
 	}
-	tok, _, err := keptToken(filepath.Join(home, TokenFile))
-	if err != nil {
-		return e, err
+	gw.Headers = map[string]string{"Authorization": "Bearer " + tok}
+	return gw, nil
+}
+
+// runningGateway returns what the gateway running for home wrote about
+// itself, or nil when none runs.
+func runningGateway(r *run, home string) *control.Runtime {
+	_, rt, _ := control.Find(r.ctx, home, r.env.LookupEnv)
+	return rt // also when it runs but its token is not at hand here
+}
+
+// runningTokenSource says where a running gateway's token comes from.
+func runningTokenSource(rt *control.Runtime) string {
+	switch {
+	case rt.NoAuth:
+		return "nowhere (--no-auth)"
+	case rt.TokenEnv != "":
+		return "$" + rt.TokenEnv
 	}
-	e.Headers = map[string]string{"Authorization": "Bearer " + tok}
-	return e, nil
+	return launcher.Escape(rt.TokenFile)
+}
+
+// sameAddr reports whether two listen addresses are the same port on the
+// same host, an unspecified host being the same as loopback for a client
+// on this machine.
+func sameAddr(a, b string) bool {
+	norm := func(s string) string {
+		h, p, err := net.SplitHostPort(s)
+		if err != nil {
+			return s
+		}
+		if ip := net.ParseIP(h); h == "" || h == "localhost" || (ip != nil && (ip.IsUnspecified() || ip.IsLoopback())) {
+			h = "loopback"
+		}
+		return h + ":" + p
+	}
+	return norm(a) == norm(b)
 }
 
 func (f *connectFlags) connect(r *importer) int {
@@ -134,40 +213,49 @@ func (f *connectFlags) connect(r *importer) int {
 	if f.print && r.imp.move {
 		return r.usagef("connect: --print shows the entry only; it does not go with --move")
 	}
-	// The entry holds the token kept in the home unless it refers to a
-	// variable (--token-env) or launches serve --stdio.
-	tokenFile := ""
-	if gw.Transport != clientconf.Stdio && f.tokenEnv == "" {
-		home, _ := r.homeDir() // gatewayEntry read the token there
-		tokenFile = filepath.Join(home, TokenFile)
+	for _, n := range gw.notes {
+		fmt.Fprintf(r.env.Stderr, "warning: %s\n", launcher.Escape(n))
 	}
 	if f.print {
-		return r.printEntry(c, path, gw, tokenFile)
+		return r.printEntry(c, path, gw.Entry, gw.tokenFile)
 	}
+	code = ExitOK
 	if r.imp.move {
 		// The client's servers go into Switchboard first, each checked;
-		// unless every one is there, the client's file is left alone.
+		// those that cannot be imported stay in the client's file.
 		if _, err := os.Stat(path); err != nil {
 			return r.usagef("connect --move: %v", err)
 		}
-		if code, ok := r.importFrom([]importSource{{c, path}}, true); !ok || code != ExitOK {
-			if code == ExitOK {
-				code = ExitUsage
+		var all bool
+		if code, all = r.importFrom([]importSource{{c, path}}, true); code != ExitOK || !all {
+			if len(r.left) == 0 {
+				return code // refused before anything was checked
 			}
-			return code
+			code = ExitUpstream
 		}
 	}
-	ch, err := clientconf.Connect(c, path, gw, clientconf.Options{Move: r.imp.move, Private: tokenFile != ""})
+	opts := clientconf.Options{Move: r.imp.move, Private: gw.tokenFile != ""}
+	for _, l := range r.left {
+		opts.Keep = append(opts.Keep, l.Name)
+	}
+	ch, err := clientconf.Connect(c, path, gw.Entry, opts)
 	if err != nil {
 		return r.failf(ExitUsage, codeConfig, "connect: %v", err)
 	}
+	others := clientServers(c, ch.Path, r.imp.move)
 	if r.json {
-		out := map[string]any{"client": c.ID, "file": ch.Path, "backup": ch.Backup, "replaced": ch.Replaced, "private": tokenFile != ""}
+		out := map[string]any{"client": c.ID, "file": ch.Path, "backup": ch.Backup, "replaced": ch.Replaced, "private": gw.tokenFile != "",
+			"url": gw.URL, "alongside": others}
 		if r.imp.move {
 			out["moved"] = append([]string{}, ch.Removed...)
+			out["left"] = append([]leftServer{}, r.left...)
 			out["import"] = r.imported
 		}
-		return r.printJSON(out)
+		if len(gw.notes) > 0 {
+			out["warnings"] = gw.notes
+		}
+		r.printJSON(out)
+		return code
 	}
 	verb := "added"
 	if ch.Replaced {
@@ -175,13 +263,43 @@ func (f *connectFlags) connect(r *importer) int {
 	}
 	fmt.Fprintf(r.env.Stdout, "%s: %s the %q entry in %s (backup: %s; 'switchboard disconnect %s' restores it)\n",
 		c.Name, verb, clientconf.DefaultName, launcher.Escape(ch.Path), launcher.Escape(ch.Backup), c.ID)
-	if tokenFile != "" {
+	if gw.URL != "" {
+		fmt.Fprintf(r.env.Stdout, "%s: reaches the gateway at %s\n", c.Name, launcher.Escape(gw.URL))
+	}
+	if gw.tokenFile != "" {
 		fmt.Fprintf(r.env.Stdout, "%s: the file holds the gateway's token now, so it is readable by you only (mode 0600); 'connect --token-env VAR' writes a reference to a variable instead\n", c.Name)
 	}
 	if len(ch.Removed) > 0 {
-		fmt.Fprintf(r.env.Stdout, "%s: moved %s into Switchboard; the gateway is its one entry\n", c.Name, launcher.Escape(strings.Join(ch.Removed, ", ")))
+		fmt.Fprintf(r.env.Stdout, "%s: moved %s into Switchboard\n", c.Name, launcher.Escape(strings.Join(ch.Removed, ", ")))
 	}
-	return ExitOK
+	for _, l := range r.left {
+		fmt.Fprintf(r.env.Stdout, "%s: left %q in its own file: %s\n", c.Name, l.Name, launcher.Escape(l.Reason))
+	}
+	if len(others) > 0 && !r.imp.move {
+		fmt.Fprintf(r.env.Stdout, "%s: still runs its own %s beside the gateway; the tools of any that Switchboard serves too appear twice ('switchboard connect %s --move' moves them into Switchboard)\n",
+			c.Name, plural(len(others), "server"), c.ID)
+	}
+	return code
+}
+
+// clientServers lists the servers of the client's file at path other than
+// the gateway's entry (nil when it cannot be read). After a move, those
+// left are reported on their own and nil is returned.
+func clientServers(c *clientconf.Client, path string, moved bool) []string {
+	if moved {
+		return []string{}
+	}
+	res, err := clientconf.Read(c, path)
+	if err != nil {
+		return []string{}
+	}
+	out := []string{}
+	for _, e := range res.Servers {
+		if e.Name != clientconf.DefaultName && e.Project == "" {
+			out = append(out, e.Name)
+		}
+	}
+	return out
 }
 
 // printEntry prints the entry connect would write for c in path, with the

@@ -11,7 +11,7 @@ import (
 
 // defaultDrainDelay is serve's --drain-delay: the time a load balancer
 // takes to see /readyz fail and stop sending requests, with a margin. The
-// HAProxy configuration in README.md checks every second and takes a
+// HAProxy configuration in docs/REPLICAS.md checks every second and takes a
 // replica out after 2 failed checks (inter 1s, fall 2): out within 2
 // seconds of the first failure, plus one check interval of margin.
 const defaultDrainDelay = 3 * time.Second

@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -13,6 +16,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/confedit"
 	"github.com/switchboard-mcp/switchboard/internal/creds"
+	"github.com/switchboard-mcp/switchboard/internal/launcher"
 	"github.com/switchboard-mcp/switchboard/internal/suggest"
 )
 
@@ -72,6 +76,35 @@ func (r *run) credsPath() (string, error) {
 		return "", err
 	}
 	return creds.Path(home), nil
+}
+
+// sweepCreds deletes from creds.json what an edit killed before it saved
+// the configuration left there (creds.Sweep): the credentials it added
+// that neither the configuration nor the working directory's project file
+// refers to. It says what it deleted.
+func (r *run) sweepCreds(cpath string) {
+	var files [][]byte
+	home, _ := r.homeDir()
+	if p, _, err := config.Locate(home, r.cfgFile); err == nil {
+		if b, err := os.ReadFile(p); err == nil {
+			files = append(files, b)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(r.workDir(), config.ProjectFileName)); err == nil {
+		files = append(files, b)
+	}
+	used := func(name string) bool {
+		ref := []byte(config.CredRef(name))
+		return slices.ContainsFunc(files, func(b []byte) bool { return bytes.Contains(b, ref) })
+	}
+	removed, err := creds.Sweep(cpath, used)
+	if err != nil {
+		fmt.Fprintf(r.env.Stderr, "warning: creds.json: %s\n", launcher.Escape(err.Error()))
+	}
+	if len(removed) > 0 {
+		fmt.Fprintf(r.env.Stderr, "switchboard: removed from creds.json what an interrupted command added for a server it never saved: %s\n",
+			launcher.Escape(strings.Join(removed, ", ")))
+	}
 }
 
 // lookupCred returns the LookupCred of config.LoadOptions for the

@@ -108,6 +108,7 @@ func (r *run) write(path string, e *entry, apply func(*confedit.Object) error, d
 	if err != nil {
 		return configErr(err)
 	}
+	r.sweepCreds(cpath)
 	undo := func() error { return nil }
 	if len(e.creds) > 0 {
 		// A name another server's value has is not replaced: e's takes
@@ -133,6 +134,7 @@ func (r *run) write(path string, e *entry, apply func(*confedit.Object) error, d
 		undo() //nolint:errcheck // best effort: the error reported is the file's
 		return configErr(err)
 	}
+	creds.Saved(cpath)
 	if len(drop) > 0 {
 		if err := creds.Update(cpath, nil, drop); err != nil {
 			fmt.Fprintf(r.env.Stderr, "warning: credentials no longer used stay in creds.json: %s\n", launcher.Escape(err.Error()))

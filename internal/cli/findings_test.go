@@ -29,7 +29,7 @@ func TestInjectionHeldAndApproved(t *testing.T) {
 	if n := strings.Count(r.stderr, heldLine); n != 1 {
 		t.Errorf("tools: the hold is warned about %d times, want once:\n%s", n, r.stderr)
 	}
-	if !strings.Contains(r.stderr, `warning: [warn] server "hostile": tool "add_numbers": flagged: `) {
+	if flaggedLines(r.stderr, "add_numbers") == 0 {
 		t.Errorf("tools: no flagged warning:\n%s", r.stderr)
 	}
 	// The instructions are cut to their cap: an info finding, not printed.
@@ -88,6 +88,18 @@ func TestInjectionHeldAndApproved(t *testing.T) {
 	}
 }
 
+// flaggedLines counts the warning lines that flag tool among others (a line
+// per server, kind and detail, naming the tools it concerns).
+func flaggedLines(stderr, tool string) int {
+	n := 0
+	for _, line := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(line, `warning: [warn] server "hostile": `) && strings.Contains(line, "flagged: ") && strings.Contains(line, `tool "`+tool+`"`) {
+			n++
+		}
+	}
+	return n
+}
+
 // TestInjectionFlagOnly: under "onInjection": "flag", or for a trusted
 // server, the poisoned tools are listed and callable; the flags are still
 // printed once, without -v.
@@ -105,8 +117,7 @@ func TestInjectionFlagOnly(t *testing.T) {
 			if r.code != 0 || r.stdout != "3\n" {
 				t.Errorf("call: exit %d, stdout %q, stderr %s", r.code, r.stdout, r.stderr)
 			}
-			const flagged = `warning: [warn] server "hostile": tool "add_numbers": flagged: `
-			if n := strings.Count(r.stderr, flagged); n == 0 || strings.Contains(r.stderr, "held") {
+			if n := flaggedLines(r.stderr, "add_numbers"); n == 0 || strings.Contains(r.stderr, "held") {
 				t.Errorf("call: %d flagged warnings, stderr %s; want them, and no hold", n, r.stderr)
 			}
 		})
@@ -130,5 +141,36 @@ func TestServeLogsFindings(t *testing.T) {
 	}
 	if strings.Contains(r.stderr, "truncated") {
 		t.Errorf("an info finding is logged without -v:\n%s", r.stderr)
+	}
+}
+
+// TestWarningOncePerChange: the warnings of one server, kind and detail
+// are one line (two servers offering the same six tools make one line
+// each, not twelve); a later command does not print them again but
+// counts them, and a change prints what is new.
+func TestWarningOncePerChange(t *testing.T) {
+	exe, _ := os.Executable()
+	home := t.TempDir()
+	demo := map[string]any{"command": exe, "args": []string{"demo-server"}}
+	path := writeConfig(t, map[string]any{"mcpServers": map[string]any{"m1": demo, "m2": demo}})
+	with := func(args ...string) []string { return append(args, "--config", path, "--home", home) }
+	const m1 = `warning: [warn] server "m1": shadowing: server(s) m2 offer a tool of the same name (6: tool "add", `
+
+	r := run(t, with("tools")...)
+	if r.code != 0 || strings.Count(r.stderr, "warning: ") != 2 || !strings.Contains(r.stderr, m1) {
+		t.Fatalf("tools: exit %d, want two warning lines, one of them %q:\n%s", r.code, m1, r.stderr)
+	}
+	r = run(t, with("servers")...)
+	if r.code != 0 || strings.Contains(r.stderr, "warning: ") || !strings.Contains(r.stderr, "2 warnings shown before, unchanged") {
+		t.Errorf("servers: exit %d, want the warnings counted, not printed again:\n%s", r.code, r.stderr)
+	}
+
+	data, _ := os.ReadFile(writeConfig(t, map[string]any{"mcpServers": map[string]any{"m1": demo, "m2": demo, "m3": demo}}))
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r = run(t, with("tools")...)
+	if n := strings.Count(r.stderr, "warning: "); r.code != 0 || n != 3 || !strings.Contains(r.stderr, "offer a tool of the same name") {
+		t.Errorf("tools after a change: exit %d, %d warning lines, want 3 (each server's line changed):\n%s", r.code, n, r.stderr)
 	}
 }

@@ -35,11 +35,15 @@ func editCommand(r *run) *command {
 // The form: `switchboard add` with no arguments at a terminal, and
 // `switchboard edit NAME`. It asks for the transport, the URL or command,
 // the name, and the secrets (a bearer token and one header for HTTP,
-// KEY=value environment entries for a command), masked while typed.
+// environment variables for a command, each a name shown as typed and a
+// value masked), masked while typed; Save is the last step's default.
 // Saving checks the server as add does; a failure reopens the form with
 // the error and the values kept. Esc or Ctrl-C leaves it with nothing
 // written (exit 130). In edit, a blank secret keeps the stored one and
 // "-" removes it.
+
+// envSlots is how many environment entries one pass of the form takes.
+const envSlots = 8
 
 // storedHint is the placeholder of a secret the server has now.
 const storedHint = "(stored; blank keeps it, - removes it)"
@@ -53,9 +57,12 @@ type formValues struct {
 	bearer    string
 	hdrName   string
 	hdrValue  string
-	env       string // KEY=value entries separated by spaces
-	trust     bool
-	save      bool
+	// envName and envValue are the environment's entries, one per pair
+	// of fields: the name shown as typed, the value masked.
+	envName  [envSlots]string
+	envValue [envSlots]string
+	trust    bool
+	save     bool
 }
 
 // current is what an edited server has now.
@@ -191,7 +198,7 @@ func (r *run) form(in *os.File, path string, v *formValues, cur *current) int {
 	taken := r.serverNames(path)
 	var problem string
 	for {
-		v.save = false
+		v.save = true // Save is the default answer: Enter on the last step saves
 		err := r.newForm(v, cur, taken, problem).WithInput(in).WithOutput(r.env.Stderr).RunWithContext(r.ctx)
 		if code, ok := r.interrupted(); ok {
 			return r.report(code, failure{Code: codeInterrupted, Message: "interrupted"}, "nothing was written")
@@ -334,12 +341,8 @@ func (r *run) newForm(v *formValues, cur *current, taken []string, problem strin
 		})))
 	}
 	var bearerStored, hdrStored bool
-	envDesc := "KEY=value entries separated by spaces; the values are kept in creds.json"
 	if cur != nil {
 		bearerStored, hdrStored = cur.bearer, cur.hdrName != ""
-		if len(cur.env) > 0 {
-			envDesc = "stored: " + strings.Join(cur.env, ", ") + ". Blank keeps them; KEY=value sets one, KEY=- removes one, - removes all"
-		}
 	}
 	groups = append(groups,
 		huh.NewGroup(
@@ -353,12 +356,9 @@ func (r *run) newForm(v *formValues, cur *current, taken []string, problem strin
 			secret("Header value", "kept in creds.json", &v.hdrValue, hdrStored),
 			huh.NewConfirm().Title("Trust this server?").Description("a server on this machine or the LAN is reached only when trusted").Value(&v.trust),
 		).WithHideFunc(isStdio),
-		huh.NewGroup(
-			secret("Environment", envDesc, &v.env, false).Validate(func(s string) error {
-				_, err := parseEnvEntries(s)
-				return err
-			}),
-		).WithHideFunc(func() bool { return !isStdio() }),
+	)
+	groups = append(groups, v.envGroups(cur, isStdio)...)
+	groups = append(groups,
 		huh.NewGroup(huh.NewConfirm().Title("Save?").Description("The server is checked first: it must start and answer.").
 			Affirmative("Save").Negative("Cancel").Value(&v.save)),
 	)
@@ -374,20 +374,73 @@ func noteText(s string) string {
 	return strings.NewReplacer(`\`, `\\`, "_", `\_`, "*", `\*`, "`", "\\`").Replace(s)
 }
 
-// parseEnvEntries parses the form's environment: KEY=value entries
-// separated by spaces; "-" alone stands for removing them all.
-func parseEnvEntries(s string) ([][2]string, error) {
+// envGroups are the environment's fields of a stdio server: pairs of a
+// name, shown as typed, and a value, masked (it is kept in creds.json when
+// it is a secret). A pair shows once the name before it is filled in; a
+// blank name ends the list. For an edited server the stored names are
+// listed: a stored name with a blank value keeps its value, "-" as the
+// value removes it, and "-" as a name removes them all.
+func (v *formValues) envGroups(cur *current, isStdio func() bool) []*huh.Group {
+	desc := "its name; blank when there is no more"
+	if cur != nil && len(cur.env) > 0 {
+		desc = "stored: " + strings.Join(cur.env, ", ") + ". A name sets or removes one (its value blank keeps it, - removes it); - removes them all; blank: no more"
+	}
+	stored := func(name string) bool { return cur != nil && slices.Contains(cur.env, strings.TrimSpace(name)) }
+	var groups []*huh.Group
+	for i := range envSlots {
+		name, value := &v.envName[i], &v.envValue[i]
+		shown := func() bool {
+			return isStdio() && (i == 0 || strings.TrimSpace(v.envName[i-1]) != "" && strings.TrimSpace(v.envName[i-1]) != "-")
+		}
+		d := desc
+		if i > 0 {
+			d = "the next one's name; blank when there is no more"
+		}
+		groups = append(groups,
+			huh.NewGroup(huh.NewInput().Title(fmt.Sprintf("Environment variable %d", i+1)).Description(d).Value(name).Validate(func(s string) error {
+				s = strings.TrimSpace(s)
+				if s == "" || s == "-" {
+					return nil
+				}
+				if strings.ContainsAny(s, "=${} \t") {
+					return errors.New("a variable's name, without '=', '$', braces or spaces")
+				}
+				return nil
+			})).WithHideFunc(func() bool { return !shown() }),
+			huh.NewGroup(huh.NewInput().
+				TitleFunc(func() string { return "Value of " + strings.TrimSpace(*name) }, name).
+				DescriptionFunc(func() string {
+					if stored(*name) {
+						return storedHint
+					}
+					return "masked; kept in creds.json when it is a secret"
+				}, name).
+				EchoMode(huh.EchoModePassword).Value(value)).
+				WithHideFunc(func() bool { n := strings.TrimSpace(*name); return !shown() || n == "" || n == "-" }),
+		)
+	}
+	return groups
+}
+
+// envEntries are the form's environment entries in order: {name, value},
+// {"-", ""} for removing them all, {name, "-"} for removing one. A stored
+// name (cur) with a blank value is left out: it keeps its value.
+func (v *formValues) envEntries(cur *current) ([][2]string, error) {
 	var out [][2]string
-	for _, f := range strings.Fields(s) {
-		if f == "-" {
+	for i := range envSlots {
+		k := strings.TrimSpace(v.envName[i])
+		switch {
+		case k == "":
+			return out, nil
+		case k == "-":
 			out = append(out, [2]string{"-", ""})
+			return out, nil
+		case strings.ContainsAny(k, "=${} \t"):
+			return nil, fmt.Errorf("environment variable %q: a name without '=', '$', braces or spaces", k)
+		case v.envValue[i] == "" && cur != nil && slices.Contains(cur.env, k):
 			continue
 		}
-		k, val, ok := strings.Cut(f, "=")
-		if !ok || k == "" || strings.ContainsAny(k, "${}") {
-			return nil, errors.New("KEY=value entries separated by spaces")
-		}
-		out = append(out, [2]string{k, val})
+		out = append(out, [2]string{k, v.envValue[i]})
 	}
 	return out, nil
 }
@@ -420,7 +473,7 @@ func (v *formValues) entry(path string, cur *current) (*entry, func(*confedit.Ob
 			f.transport = "sse"
 		}
 	}
-	env, err := parseEnvEntries(v.env)
+	env, err := v.envEntries(cur)
 	if err != nil {
 		return nil, nil, nil, err
 	}

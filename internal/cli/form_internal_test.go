@@ -34,14 +34,16 @@ func TestFormEntryEdit(t *testing.T) {
 			`{"type": "sse", "url": "https://x.example/mcp", "headers": {"Authorization": "Bearer ${cred:s.bearer.token}", "X-Key": "${cred:s.header.X-Key}"}, "timeoutMs": 5000, "trust": "trusted"}`,
 			nil, nil},
 		{"stdio, blank keeps the command as written", stdioServer, func(*formValues) {}, stdioServer, nil, nil},
-		{"stdio, one removed, one set, one added", stdioServer, func(v *formValues) { v.env = "A=- B=new C=c" },
+		{"stdio, one removed, one set, one added", stdioServer, func(v *formValues) { setEnv(v, "A", "-", "B", "new", "C", "c") },
 			`{"command": "run", "args": ["--dir", "${HOME}/x"], "env": {"B": "new", "C": "c"}}`,
 			[]string{"s.env.A", "s.env.B"}, nil},
-		{"stdio, a secret set", stdioServer, func(v *formValues) { v.env = "B_TOKEN=new" },
+		{"stdio, a secret set", stdioServer, func(v *formValues) { setEnv(v, "B_TOKEN", "new") },
 			`{"command": "run", "args": ["--dir", "${HOME}/x"], "env": {"A": "${cred:s.env.A}", "B": "${cred:s.env.B}", "B_TOKEN": "${cred:B_TOKEN}"}}`,
 			nil, []string{"B_TOKEN"}},
-		{"stdio, all removed", stdioServer, func(v *formValues) { v.env = "-" },
+		{"stdio, all removed", stdioServer, func(v *formValues) { setEnv(v, "-", "") },
 			`{"command": "run", "args": ["--dir", "${HOME}/x"]}`, []string{"s.env.A", "s.env.B"}, nil},
+		{"stdio, a stored name with a blank value kept, a value with spaces", stdioServer, func(v *formValues) { setEnv(v, "A", "", "D", "a b") },
+			`{"command": "run", "args": ["--dir", "${HOME}/x"], "env": {"A": "${cred:s.env.A}", "B": "${cred:s.env.B}", "D": "a b"}}`, nil, nil},
 		{"stdio to http", stdioServer, func(v *formValues) { v.transport, v.url = "http", "http://127.0.0.1:9/mcp" },
 			`{"url": "http://127.0.0.1:9/mcp"}`, []string{"s.env.A", "s.env.B"}, nil},
 	}
@@ -79,5 +81,12 @@ func TestFormEntryEdit(t *testing.T) {
 				t.Errorf("new credentials (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// setEnv fills the form's environment pairs: name, value, name, value...
+func setEnv(v *formValues, kv ...string) {
+	for i := 0; i < len(kv); i += 2 {
+		v.envName[i/2], v.envValue[i/2] = kv[i], kv[i+1]
 	}
 }

@@ -238,11 +238,20 @@ func TestFormAddStdio(t *testing.T) {
 	tm.focus("Name")
 	tm.waitFor("blank: cli-test") // the suggestion, from the command
 	tm.send("local" + keyEnter)
-	tm.typeField("Environment", "API_KEY="+s1+" OTHER_TOKEN="+s2+" LEVEL=debug")
+	tm.typeField("Environment variable 1", "API_KEY")
+	tm.typeField("Value of API_KEY", s1)
+	tm.typeField("Environment variable 2", "OTHER_TOKEN")
+	tm.typeField("Value of OTHER_TOKEN", s2)
+	tm.typeField("Environment variable 3", "LEVEL")
+	tm.typeField("Value of LEVEL", "debug")
+	tm.typeField("Environment variable 4", "")
 	tm.focus("Save?")
-	tm.send("y")
+	tm.send(keyEnter) // Save is the default
 	if code := tm.exit(); code != 0 {
 		t.Fatalf("exit %d:\n%s", code, tm.plain())
+	}
+	if !strings.Contains(tm.plain(), "OTHER_TOKEN") {
+		t.Errorf("the variable's name was not shown as typed:\n%s", tm.plain())
 	}
 	s := readServers(t, home)["local"]
 	if s.Command != exe || len(s.Args) != 1 || s.Args[0] != "demo-server" {
@@ -379,7 +388,7 @@ func TestFormEdit(t *testing.T) {
 	tm.focus("Transport")
 	tm.send(keyEnter)
 	tm.typeField("Command", "") // unchanged
-	tm.focus("Environment")
+	tm.focus("Environment variable 1")
 	tm.waitFor("stored: KEEP_TOKEN, DROP_TOKEN")
 	tm.send(keyEnter)
 	tm.focus("Save?")
@@ -400,9 +409,13 @@ func TestFormEdit(t *testing.T) {
 	tm.focus("Transport")
 	tm.send(keyEnter)
 	tm.typeField("Command", "")
-	tm.focus("Environment")
+	tm.focus("Environment variable 1")
 	tm.waitFor("stored: KEEP_TOKEN, DROP_TOKEN")
-	tm.send("DROP_TOKEN=- KEEP_TOKEN=" + s3 + keyEnter)
+	tm.send("DROP_TOKEN" + keyEnter)
+	tm.typeField("Value of DROP_TOKEN", "-")
+	tm.typeField("Environment variable 2", "KEEP_TOKEN")
+	tm.typeField("Value of KEEP_TOKEN", s3)
+	tm.typeField("Environment variable 3", "")
 	tm.focus("Save?")
 	tm.send("y")
 	if code := tm.exit(); code != 0 {

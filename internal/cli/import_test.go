@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -384,36 +386,57 @@ func TestImportFailingServer(t *testing.T) {
 // TestConnectMove: connect --move imports the client's servers, each
 // checked, and leaves the gateway the client's one entry; disconnect
 // restores the file. A server that fails moves nothing.
+// TestConnectMove: --move takes into Switchboard the client's servers that
+// work and leaves the one that does not in the client's file, naming it
+// and exiting 3; a second --move, once it works, moves it too; disconnect
+// restores the file as it was.
 func TestConnectMove(t *testing.T) {
 	h := newHomes(t)
 	exe, _ := os.Executable()
-	orig := runnable(t, "claude_desktop_config.json")
+	orig := runnable(t, "claude_desktop_config.json") // servers in name order: cline-style first
 	bad := bytes.Replace(orig, []byte(exe), []byte(filepath.Join(t.TempDir(), "no-such-server")), 1)
 	path := put(t, h.user, desktopFile, bad)
+	c, _ := clientconf.Lookup("claude-desktop")
+	clientNames := func() []string {
+		t.Helper()
+		res, err := clientconf.Read(c, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ns []string
+		for _, e := range res.Servers {
+			ns = append(ns, e.Name)
+		}
+		sort.Strings(ns)
+		return ns
+	}
 	r := h.run(t, "connect", "claude-desktop", "--move")
-	if r.code != 3 || !strings.Contains(r.stderr, "nothing was imported or moved") {
+	if r.code != 3 || !strings.Contains(r.stdout, `left "cline-style" in its own file`) || !strings.Contains(r.stdout, "moved filesystem, github") {
 		t.Errorf("a failing server: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if got, _ := os.ReadFile(path); !bytes.Equal(got, bad) {
-		t.Errorf("the client's file changed")
+	if got := clientNames(); !slices.Equal(got, []string{"cline-style", clientconf.DefaultName}) {
+		t.Errorf("client servers after a partial move = %v", got)
 	}
-	if _, err := os.Stat(filepath.Join(h.sb, "config.json")); err == nil {
-		t.Errorf("config.json written though a server failed")
-	}
-
-	put(t, h.user, desktopFile, orig)
-	r = h.run(t, "connect", "claude-desktop", "--move")
-	if r.code != 0 || !strings.Contains(r.stdout, "moved ") {
-		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	if got := sbServers(t, h); len(got) != 2 || got["cline-style"] != nil {
+		t.Errorf("Switchboard servers after a partial move = %v", got)
 	}
 	noSecret(t, h.sb, desktopSecret, r)
-	c, _ := clientconf.Lookup("claude-desktop")
-	res, err := clientconf.Read(c, path)
-	if err != nil {
+
+	// Fixed in the client's file, it moves too.
+	cur, _ := os.ReadFile(path)
+	var doc map[string]any
+	if err := json.Unmarshal(cur, &doc); err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Servers) != 1 || res.Servers[0].Name != clientconf.DefaultName || res.Servers[0].Command != exe {
-		t.Errorf("client servers = %+v", res.Servers)
+	doc["mcpServers"].(map[string]any)["cline-style"].(map[string]any)["command"] = exe
+	b, _ := json.MarshalIndent(doc, "", "  ")
+	put(t, h.user, desktopFile, b)
+	r = h.run(t, "connect", "claude-desktop", "--move")
+	if r.code != 0 || !strings.Contains(r.stdout, "moved cline-style") {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if got := clientNames(); !slices.Equal(got, []string{clientconf.DefaultName}) {
+		t.Errorf("client servers = %v", got)
 	}
 	if got := sbServers(t, h); len(got) != 3 || got["cline-style"] == nil {
 		t.Errorf("Switchboard servers = %v", got)
@@ -425,8 +448,8 @@ func TestConnectMove(t *testing.T) {
 	if r := h.run(t, "disconnect", "claude-desktop"); r.code != 0 {
 		t.Fatalf("disconnect: exit %d\n%s", r.code, r.stderr)
 	}
-	if got, _ := os.ReadFile(path); !bytes.Equal(got, orig) {
-		t.Errorf("disconnect did not restore the file:\n%s", cmp.Diff(string(orig), string(got)))
+	if got, _ := os.ReadFile(path); !bytes.Equal(got, bad) {
+		t.Errorf("disconnect did not restore the file:\n%s", cmp.Diff(string(bad), string(got)))
 	}
 }
 
@@ -522,9 +545,9 @@ func TestImportSniff(t *testing.T) {
 	}
 }
 
-// TestConnectMoveClash: a server that would be left out (a name clash, no
-// terminal to ask) moves nothing; with --prefix every server is moved, and
-// --json reports the import and the move in one object.
+// TestConnectMoveClash: a server left out for a name clash (no terminal to
+// ask) stays in the client's file while the others move; with --prefix it
+// moves too, and --json reports the import and the move in one object.
 func TestConnectMoveClash(t *testing.T) {
 	h := newHomes(t)
 	exe, _ := os.Executable()
@@ -532,11 +555,14 @@ func TestConnectMoveClash(t *testing.T) {
 	orig := runnable(t, "claude_desktop_config.json") // servers in name order
 	path := put(t, h.user, desktopFile, orig)
 	r := h.run(t, "connect", "claude-desktop", "--move")
-	if r.code != 2 || !strings.Contains(r.stderr, "nothing was moved") || !strings.Contains(r.stdout, `skip "github"`) {
+	if r.code != 3 || !strings.Contains(r.stdout, `skip "github"`) || !strings.Contains(r.stdout, `left "github" in its own file: a server named "github" is there already`) {
 		t.Errorf("a clash: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if got, _ := os.ReadFile(path); !bytes.Equal(got, orig) {
-		t.Errorf("the client's file changed")
+	if got := sbServers(t, h); len(got) != 3 || got["cline-style"] == nil || got["filesystem"] == nil {
+		t.Errorf("servers after the clash = %v", got)
+	}
+	if b, _ := os.ReadFile(path); !bytes.Contains(b, []byte(`"github"`)) || bytes.Contains(b, []byte(`"cline-style"`)) {
+		t.Errorf("the client's file after the clash:\n%s", b)
 	}
 	r = h.run(t, "connect", "claude-desktop", "--move", "--prefix", "cd-", "--json")
 	if r.code != 0 {
@@ -551,10 +577,10 @@ func TestConnectMoveClash(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
 		t.Fatalf("%v: %q", err, r.stdout)
 	}
-	if len(out.Moved) != 3 || len(out.Import.Servers) != 3 || out.Import.Servers[2].Name != "cd-github" || out.Import.Servers[2].Status != "added" {
+	if !slices.Equal(out.Moved, []string{"github"}) || len(out.Import.Servers) != 2 || out.Import.Servers[0].Name != "cd-github" || out.Import.Servers[0].Status != "added" {
 		t.Errorf("json = %+v", out)
 	}
-	if got := sbServers(t, h); len(got) != 4 || got["cd-cline-style"] == nil {
+	if got := sbServers(t, h); len(got) != 4 || got["cd-github"] == nil {
 		t.Errorf("servers = %v", got)
 	}
 	noSecret(t, h.sb, desktopSecret, r)

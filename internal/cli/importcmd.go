@@ -91,6 +91,16 @@ type importer struct {
 	imp *importFlags
 	// imported is what the import did, as import --json prints it.
 	imported map[string]any
+	// left names the servers of the client's file that connect --move
+	// leaves there, with why: not imported (a failed check, a clash, a
+	// server the file describes in a way Switchboard cannot take).
+	left []leftServer
+}
+
+// A leftServer is a server connect --move leaves in the client's file.
+type leftServer struct {
+	Name   string `json:"name"`
+	Reason string `json:"reason"`
 }
 
 // importAll imports the servers of --from, or of every client configuration
@@ -116,9 +126,11 @@ func (r *importer) importAll() int {
 
 // importFrom imports the servers of srcs into the configuration: it shows
 // the plan, then (unless --dry-run) checks each server and saves the ones
-// that work. strict (connect --move) refuses to write anything unless
-// every server of the files is in Switchboard afterwards. It returns the
-// exit code and whether that is so.
+// that work. strict (connect --move) leaves out the project servers of a
+// client's file (they stay in it) and records in r.left each server of
+// the files that is not in Switchboard afterwards, which connect leaves
+// where it is. It returns the exit code and whether every server of the
+// files is in Switchboard afterwards.
 func (r *importer) importFrom(srcs []importSource, strict bool) (int, bool) {
 	path, err := r.editPath()
 	if err != nil {
@@ -227,10 +239,6 @@ func (r *importer) importFrom(srcs []importSource, strict bool) (int, bool) {
 	}
 
 	r.showPlan(srcs, items, notes)
-	if strict && blocked {
-		r.importReport(srcs, items, notes, "add")
-		return r.failf(ExitUsage, codeConfig, "not every server of the file can be imported (see the notes above); nothing was moved"), false
-	}
 	// Prompted credentials: --secret, else a person at a terminal.
 	if !r.imp.dryRun {
 		for _, it := range items {
@@ -308,11 +316,6 @@ func (r *importer) importFrom(srcs []importSource, strict bool) (int, bool) {
 			}
 		}
 	}
-	if strict && failed > 0 {
-		r.importReport(srcs, items, notes, "")
-		return r.failf(ExitUpstream, "unavailable", "%d server(s) of %s do not work: nothing was imported or moved (fix them, or pass --no-verify)", failed, srcs[0].path), false
-	}
-
 	// Save: the credentials, then every server that works, in one edit.
 	save := map[string]string{}
 	var add []*importItem
@@ -325,6 +328,7 @@ func (r *importer) importFrom(srcs []importSource, strict bool) (int, bool) {
 		}
 	}
 	if len(add) > 0 {
+		r.sweepCreds(cpath)
 		undo := func() error { return nil }
 		if len(save) > 0 {
 			var err error
@@ -350,6 +354,22 @@ func (r *importer) importFrom(srcs []importSource, strict bool) (int, bool) {
 		if err != nil {
 			undo() //nolint:errcheck // best effort: the error reported is the file's
 			return r.configError(err), false
+		}
+		creds.Saved(cpath)
+	}
+	if strict {
+		for _, n := range notes {
+			if n.Server != "" && n.Key == "" {
+				r.left = append(r.left, leftServer{n.Server, n.Reason})
+			}
+		}
+		for _, it := range items {
+			switch {
+			case it.failed != nil:
+				r.left = append(r.left, leftServer{it.entry.Name, it.failed.f.Message})
+			case it.skip != "" && !it.same:
+				r.left = append(r.left, leftServer{it.entry.Name, it.skip})
+			}
 		}
 	}
 	code := r.importReport(srcs, items, notes, "added")

@@ -69,6 +69,7 @@ func runRemove(r *run) int {
 		return r.editError(err)
 	}
 	if cpath, err := r.credsPath(); err == nil {
+		r.sweepCreds(cpath)
 		if len(gone) > 0 {
 			if err := creds.Update(cpath, nil, gone); err != nil {
 				fmt.Fprintf(r.env.Stderr, "warning: the server's credentials stay in creds.json: %s\n", launcher.Escape(err.Error()))

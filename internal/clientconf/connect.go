@@ -26,8 +26,10 @@ type Options struct {
 	// Name is the gateway entry's name; "" means DefaultName.
 	Name string
 	// Move also takes the client's other servers out of its file, so that
-	// the gateway is its only entry (the caller imports them first: Read).
+	// the gateway is its only entry (the caller imports them first: Read),
+	// but for those named in Keep, which stay where they are.
 	Move bool
+	Keep []string
 	// Private says that the gateway's entry holds a secret (its token):
 	// Connect leaves the file readable and writable by its owner only
 	// (mode 0600), whatever its mode was.
@@ -88,7 +90,7 @@ func plan(c *Client, ch *Change, gw Entry, opts Options) error {
 	ch.Replaced = slices.Contains(ed.names(), name)
 	if opts.Move {
 		for _, n := range ed.names() {
-			if n == name {
+			if n == name || slices.Contains(opts.Keep, n) {
 				continue
 			}
 			if err := ed.remove(n); err != nil {

@@ -17,6 +17,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
+	"syscall"
 
 	"github.com/switchboard-mcp/switchboard/internal/confedit"
 )
@@ -64,7 +67,7 @@ func decode(path string, data []byte) (map[string]string, error) {
 // replaces them, and the names in remove are deleted. The file is created
 // with mode 0600; an existing one must pass Load's checks.
 func Update(path string, set map[string]string, remove []string) error {
-	_, err := update(path, set, remove)
+	_, err := update(path, set, remove, false)
 	return err
 }
 
@@ -73,7 +76,7 @@ func Update(path string, set map[string]string, remove []string) error {
 // be saved): a name that had a value gets it back, a name that had none
 // is deleted.
 func Set(path string, set map[string]string) (undo func() error, err error) {
-	prev, err := update(path, set, nil)
+	prev, err := update(path, set, nil, true)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +91,7 @@ func Set(path string, set map[string]string) (undo func() error, err error) {
 			}
 		}
 		slices.Sort(remove)
-		return Update(path, restore, remove)
+		return takeBack(path, restore, remove)
 	}, nil
 }
 
@@ -106,7 +109,7 @@ func Place(path string, set map[string]string, name func(want, value string, tak
 	final := map[string]string{}
 	var prev map[string]string // the values this call replaced, for undo
 	var added []string         // the names this call wrote anew, for undo
-	err = confedit.Edit(path, &confedit.Options{Perm: 0o600, Check: func(data []byte) error {
+	err = confedit.Edit(path, &confedit.Options{Perm: 0o600, NoBackup: true, Check: func(data []byte) error {
 		_, err := decode(path, data)
 		return err
 	}}, func(o *confedit.Object) error {
@@ -147,16 +150,107 @@ func Place(path string, set map[string]string, name func(want, value string, tak
 				return err
 			}
 		}
-		return nil
+		return writeJournal(path, added)
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	return placed, func() error { return Update(path, prev, added) }, nil
+	return placed, func() error { return takeBack(path, prev, added) }, nil
+}
+
+// takeBack puts back the values in prev and deletes the names in added, then
+// forgets the journal of this process.
+func takeBack(path string, prev map[string]string, added []string) error {
+	if err := Update(path, prev, added); err != nil {
+		return err
+	}
+	Saved(path)
+	return nil
+}
+
+// The journal: Set and Place, before they add credentials that the
+// configuration does not refer to yet, write their names (never their
+// values) to path + journalInfix + the process ID. The command removes it
+// once the configuration that refers to them is saved (Saved) or the
+// credentials are taken back. A journal left by a process that no
+// longer runs means a command was killed in between: Sweep deletes its
+// credentials that nothing refers to.
+const journalInfix = ".pending-"
+
+func journalPath(path string, pid int) string {
+	return path + journalInfix + strconv.Itoa(pid)
+}
+
+// writeJournal records that this process is adding names to path; no
+// names, no journal.
+func writeJournal(path string, names []string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	data, err := json.Marshal(names)
+	if err != nil {
+		return err
+	}
+	return confedit.WriteAtomic(journalPath(path, os.Getpid()), data, 0o600)
+}
+
+// Saved says that the configuration referring to the credentials this
+// process added to path is saved: their journal is removed.
+func Saved(path string) {
+	os.Remove(journalPath(path, os.Getpid())) //nolint:errcheck // none when nothing was added
+}
+
+// Sweep finishes what killed commands left: for each journal beside path
+// whose process no longer runs, it deletes from path the credentials it
+// names that used says nothing refers to, then the journal. It returns
+// the names deleted.
+func Sweep(path string, used func(name string) bool) ([]string, error) {
+	journals, err := filepath.Glob(path + journalInfix + "*")
+	if err != nil || len(journals) == 0 {
+		return nil, err
+	}
+	var removed []string
+	for _, j := range journals {
+		pid, err := strconv.Atoi(strings.TrimPrefix(j, path+journalInfix))
+		if err != nil || pid == os.Getpid() || alive(pid) {
+			continue
+		}
+		data, err := os.ReadFile(j)
+		if err != nil {
+			continue
+		}
+		var names []string
+		if json.Unmarshal(data, &names) != nil {
+			names = nil // unreadable: nothing to delete, the journal goes
+		}
+		var drop []string
+		for _, n := range names {
+			if !used(n) {
+				drop = append(drop, n)
+			}
+		}
+		if len(drop) > 0 {
+			if err := Update(path, nil, drop); err != nil {
+				return removed, err
+			}
+			removed = append(removed, drop...)
+		}
+		os.Remove(j) //nolint:errcheck // another sweep may have been first
+	}
+	return removed, nil
+}
+
+// alive reports whether process pid runs (or cannot be told not to).
+func alive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	return !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
 }
 
 // update is Update; it returns the values the names in set had before.
-func update(path string, set map[string]string, remove []string) (prev map[string]string, err error) {
+// journal records the names it adds (see writeJournal).
+func update(path string, set map[string]string, remove []string, journal bool) (prev map[string]string, err error) {
 	if err := check(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
@@ -177,10 +271,17 @@ func update(path string, set map[string]string, remove []string) (prev map[strin
 		for _, name := range remove {
 			o.Delete(name)
 		}
+		var added []string
 		for _, name := range sortedKeys(set) {
+			if _, had := prev[name]; !had {
+				added = append(added, name)
+			}
 			if err := o.SetValue(name, set[name]); err != nil {
 				return err
 			}
+		}
+		if journal {
+			return writeJournal(path, added)
 		}
 		return nil
 	})

@@ -2,7 +2,10 @@ package creds_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -180,5 +183,83 @@ func TestPlace(t *testing.T) {
 	got, _ = creds.Load(path)
 	if diff := cmp.Diff(map[string]string{"API_KEY": "theirs", "SHARED": "same", "OWN": "old"}, got); diff != "" {
 		t.Errorf("creds.json after undo (-want +got):\n%s", diff)
+	}
+}
+
+// TestPlaceKeepsNoOldValue: a credential replaced by Place (an edit that
+// rotates a secret) leaves no copy of the old value beside creds.json.
+func TestPlaceKeepsNoOldValue(t *testing.T) {
+	dir := t.TempDir()
+	path := creds.Path(dir)
+	if err := creds.Update(path, map[string]string{"TOKEN": "old-secret-value"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	own := func(want, _ string, _ func(string) (string, bool)) string { return want }
+	if _, _, err := creds.Place(path, map[string]string{"TOKEN": "new-secret-value"}, own); err != nil {
+		t.Fatal(err)
+	}
+	creds.Saved(path)
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		b, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+		if strings.Contains(string(b), "old-secret-value") {
+			t.Errorf("%s keeps the rotated secret", e.Name())
+		}
+	}
+}
+
+// TestSweep: the credentials that a killed command added (its journal
+// names a process that no longer runs) and that nothing refers to are
+// deleted by the next Sweep; those referred to stay, and so does what a
+// command still running added.
+func TestSweep(t *testing.T) {
+	dir := t.TempDir()
+	path := creds.Path(dir)
+	if err := creds.Update(path, map[string]string{"KEPT": "k"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := creds.Set(path, map[string]string{"ORPHAN": "o", "USED": "u", "KEPT": "k2"}); err != nil {
+		t.Fatal(err)
+	}
+	journal := path + ".pending-" + strconv.Itoa(os.Getpid())
+	data, err := os.ReadFile(journal)
+	if err != nil || strings.Contains(string(data), "KEPT") || !strings.Contains(string(data), "ORPHAN") || strings.Contains(string(data), `"o"`) {
+		t.Fatalf("journal %q, %v: want the names added, no value, not the name replaced", data, err)
+	}
+	used := func(n string) bool { return n == "USED" }
+
+	// Our own journal: this command is still running.
+	if removed, err := creds.Sweep(path, used); err != nil || len(removed) != 0 {
+		t.Fatalf("a running command's credentials swept: %v %v", removed, err)
+	}
+
+	// The same journal left by a process that has exited.
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	left := path + ".pending-" + strconv.Itoa(dead.Process.Pid)
+	if err := os.Rename(journal, left); err != nil {
+		t.Fatal(err)
+	}
+	removed, err := creds.Sweep(path, used)
+	if err != nil || !slices.Equal(removed, []string{"ORPHAN"}) {
+		t.Errorf("swept %v, %v; want ORPHAN", removed, err)
+	}
+	m, _ := creds.Load(path)
+	if diff := cmp.Diff(map[string]string{"KEPT": "k2", "USED": "u"}, m); diff != "" {
+		t.Errorf("creds after the sweep (-want +got):\n%s", diff)
+	}
+	if _, err := os.Stat(left); !os.IsNotExist(err) {
+		t.Errorf("the journal is still there: %v", err)
+	}
+
+	// A command that saved its configuration leaves no journal.
+	if _, err := creds.Set(path, map[string]string{"NEW": "n"}); err != nil {
+		t.Fatal(err)
+	}
+	creds.Saved(path)
+	if _, err := os.Stat(journal); !os.IsNotExist(err) {
+		t.Errorf("Saved left the journal: %v", err)
 	}
 }
