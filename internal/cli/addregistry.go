@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -111,21 +110,28 @@ func registryLocalName(name string) string {
 
 // registryEntry is the configuration of the server called name that runs
 // l: every text escaped ("${" is literal), every secret kept as a
-// credential.
+// credential under the name add gives it: an environment variable's own
+// name, SERVER_FLAG (SERVER_TOKEN) for an argument's, SERVER.header.NAME
+// for a header's.
 func registryEntry(name string, l *mcpregistry.Launch, f *entryFlags) (*entry, error) {
 	e := &entry{name: name, obj: &confedit.Object{}, creds: map[string]string{}}
-	text := func(kind, key string, v mcpregistry.Value) string {
+	text := func(v mcpregistry.Value, cred func() string) string {
 		if !v.Secret {
 			return strings.ReplaceAll(v.Text, "${", "$${")
 		}
-		cred := credName(name, kind, key)
-		e.creds[cred] = v.Text
-		return config.CredRef(cred)
+		return config.CredRef(cred())
 	}
 	named := func(kind string, vars []mcpregistry.Var) *confedit.Object {
 		o := &confedit.Object{}
 		for _, v := range vars {
-			o.SetValue(v.Name, text(kind, v.Name, v.Value)) //nolint:errcheck // a string always encodes
+			o.SetValue(v.Name, text(v.Value, func() string { //nolint:errcheck // a string always encodes
+				if kind == "env" {
+					return e.credName(config.EnvCredName(v.Name, true), v.Value.Text)
+				}
+				cred := credName(name, kind, v.Name)
+				e.creds[cred] = v.Value.Text
+				return cred
+			}))
 		}
 		return o
 	}
@@ -135,7 +141,13 @@ func registryEntry(name string, l *mcpregistry.Launch, f *entryFlags) (*entry, e
 		if len(l.Args) > 0 {
 			args := make([]string, len(l.Args))
 			for i, a := range l.Args {
-				args[i] = text("arg", strconv.Itoa(i+1), a)
+				args[i] = text(a, func() string {
+					flag := "" // the flag before it, if any
+					if i > 0 && strings.HasPrefix(l.Args[i-1].Text, "-") {
+						flag = strings.TrimLeft(l.Args[i-1].Text, "-")
+					}
+					return e.credName(config.ArgCredName(name, flag), a.Text)
+				})
 			}
 			e.obj.SetValue("args", args) //nolint:errcheck // strings always encode
 		}

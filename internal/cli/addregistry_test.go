@@ -55,7 +55,7 @@ func TestAddRegistry(t *testing.T) {
 	want := map[string]any{
 		"command":  "npx",
 		"args":     []any{"-y", "@brave/brave-search-mcp-server@2.0.58"},
-		"env":      map[string]any{"BRAVE_API_KEY": "${cred:brave-search.env.BRAVE_API_KEY}"},
+		"env":      map[string]any{"BRAVE_API_KEY": "${cred:BRAVE_API_KEY}"},
 		"approval": "manual",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -265,13 +265,39 @@ func TestAddRegistryAsksAtTerminal(t *testing.T) {
 	}
 	got := regServers(t, home)["weather"]
 	want := map[string]any{"command": "uvx", "args": []any{"weather-mcp-server==0.5.0"},
-		"env":      map[string]any{"WEATHER_API_KEY": "${cred:weather.env.WEATHER_API_KEY}", "WEATHER_UNITS": "celsius"},
+		"env":      map[string]any{"WEATHER_API_KEY": "${cred:WEATHER_API_KEY}", "WEATHER_UNITS": "celsius"},
 		"approval": "manual"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("config.json's server (-want +got):\n%s", diff)
 	}
 	creds, _ := os.ReadFile(filepath.Join(home, "creds.json"))
 	if !strings.Contains(string(creds), "typed-secret-42") {
+		t.Errorf("creds.json: %s", creds)
+	}
+}
+
+// A secret argument is kept under the name add gives one, and a name
+// another server's value holds is not taken.
+func TestAddRegistrySecretArgument(t *testing.T) {
+	doc := registrytest.Doc{Name: "io.github.example/tokened", Version: "1.0.0", Raw: []byte(`{
+	  "name": "io.github.example/tokened", "version": "1.0.0", "description": "a server that takes its token as a flag",
+	  "packages": [{"registryType": "npm", "identifier": "tokened-mcp", "version": "1.0.0",
+	    "packageArguments": [{"type": "named", "name": "--api-key", "value": "{key}",
+	      "variables": {"key": {"isRequired": true, "isSecret": true}}}]}]}`)}
+	reg := registrytest.Start(t, doc)
+	home := t.TempDir()
+	res := runReg(t, home, nil, "add", "--registry", "io.github.example/tokened", "--registry-url", reg.URL, "--var", "key=k-1")
+	if res.code != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", res.code, res.stdout, res.stderr)
+	}
+	if diff := cmp.Diff([]any{"-y", "tokened-mcp@1.0.0", "--api-key", "${cred:TOKENED_API_KEY}"}, regServers(t, home)["tokened"]["args"]); diff != "" {
+		t.Errorf("args (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(res.stdout, "runs: npx -y tokened-mcp@1.0.0 --api-key ${cred:TOKENED_API_KEY}") {
+		t.Errorf("stdout shows the secret or not the reference:\n%s", res.stdout)
+	}
+	creds, _ := os.ReadFile(filepath.Join(home, "creds.json"))
+	if !strings.Contains(string(creds), `"TOKENED_API_KEY": "k-1"`) {
 		t.Errorf("creds.json: %s", creds)
 	}
 }
