@@ -36,14 +36,17 @@ type entryFlags struct {
 
 func addCommand(r *run) *command {
 	f := &entryFlags{}
+	rf := &registryFlags{}
 	return &command{
-		name: "add", args: "[NAME] URL | [NAME] -- COMMAND [ARGS...]",
-		summary: "add a server, after checking that it starts; --env and --header values are kept in creds.json; without arguments at a terminal, a form asks",
+		name: "add", args: "[NAME] URL | [NAME] -- COMMAND [ARGS...] | --registry NAME[@VERSION] [NAME]",
+		summary: "add a server, after checking that it starts; --env and --header values are kept in creds.json; without arguments at a terminal, a form asks; --registry adds one from the MCP registry, held until approved",
 		examples: []string{"switchboard add -- npx -y @modelcontextprotocol/server-filesystem /srv/docs",
 			`switchboard add files 'npx -y @modelcontextprotocol/server-filesystem "/srv/my docs"'`,
 			"switchboard add gh --env GITHUB_TOKEN=ghp_xxx -- npx -y @modelcontextprotocol/server-github",
 			"switchboard add https://mcp.example.com/mcp --bearer-env EXAMPLE_TOKEN",
-			"switchboard add legacy http://127.0.0.1:9001/sse --transport sse --header 'X-Api-Key: k'"},
+			"switchboard add legacy http://127.0.0.1:9001/sse --transport sse --header 'X-Api-Key: k'",
+			"switchboard add --registry io.github.modelcontextprotocol/filesystem@1.0.2 files --var target_dir=/srv/docs",
+			"switchboard add --registry io.github.brave/brave-search-mcp-server --env BRAVE_API_KEY=xxx"},
 		flags: func(fs *pflag.FlagSet) {
 			fs.Func("env", "set the server's environment variable (`KEY=VALUE`, repeatable); the value is kept in creds.json", func(v string) error {
 				f.env = append(f.env, v)
@@ -59,8 +62,17 @@ func addCommand(r *run) *command {
 			fs.BoolVar(&f.disabled, "disabled", false, "add the server disabled")
 			r.edit.scopeFlag(fs)
 			r.edit.noVerifyFlag(fs)
+			rf.flags(fs)
 		},
-		run:           func(r *run) int { return runAdd(r, f) },
+		run: func(r *run) int {
+			if rf.ref != "" {
+				return runAddRegistry(r, f, rf)
+			}
+			if rf.url != "" || rf.pkg != 0 || rf.remote || len(rf.vars) > 0 {
+				return r.usagef("--registry-url, --package, --remote and --var go with --registry NAME[@VERSION]")
+			}
+			return runAdd(r, f)
+		},
 		completeFiles: true, // a command, a file among its arguments
 	}
 }

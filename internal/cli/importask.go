@@ -23,13 +23,7 @@ type asker struct {
 }
 
 // asker returns an asker when stdin is a terminal, else nil.
-func (r *importer) asker() *asker {
-	f, ok := r.env.Stdin.(*os.File)
-	if !ok || !isTerminal(f) {
-		return nil
-	}
-	return &asker{f, bufio.NewReader(f), r.env.Stderr}
-}
+func (r *importer) asker() *asker { return terminalAsker(r.env) }
 
 func (a *asker) line(q string) (string, bool) {
 	fmt.Fprint(a.w, q)

@@ -64,6 +64,9 @@ type hostUse struct {
 	// gateway is serve's host: servers' requests are forwarded to the
 	// gateway's clients, it waits for no server, and it logs.
 	gateway bool
+	// skip, when it returns true, opens no host: the command's flags
+	// ask for something else (search --registry).
+	skip    func() bool
 	noStart bool // no server is started (it reads saved catalogues)
 	listing bool // it lists the servers' states itself: no warnings
 	// findings warns of the servers' findings (without -v).
@@ -246,7 +249,7 @@ func (r *run) exec(cmd *command, cc *cobra.Command, args []string) int {
 	if code, ok := r.viaGateway(); ok {
 		return code
 	}
-	if cmd.host != nil {
+	if cmd.host != nil && (cmd.host.skip == nil || !cmd.host.skip()) {
 		if code := r.open(); code != ExitOK {
 			return code
 		}

@@ -12,15 +12,30 @@ import (
 
 func searchCommand(*run) *command {
 	k := 5
+	var registry bool
+	var registryURL string
 	return &command{
-		name: "search", args: "QUERY... [-k N]",
-		summary:  "find tools by what they do, in plain words (offline index)",
-		examples: []string{"switchboard search add two numbers"},
+		name: "search", args: "QUERY... [-k N] | --registry WORDS...",
+		summary:  "find tools by what they do, in plain words (offline index); --registry finds servers in the MCP registry",
+		examples: []string{"switchboard search add two numbers", "switchboard search --registry filesystem", "switchboard search --registry brave search --json"},
 		flags: func(fs *pflag.FlagSet) {
-			fs.IntVarP(&k, "k", "k", k, "show the best `N` matches")
+			fs.IntVarP(&k, "k", "k", k, "show the best `N` matches (with --registry, default 20)")
+			fs.BoolVar(&registry, "registry", false, "search the MCP registry's servers, by name and description, instead of the configured servers' tools")
+			registryURLFlag(fs, &registryURL)
 		},
-		host: &hostUse{noStart: true},
-		run:  func(r *run) int { return runSearch(r, k) },
+		host: &hostUse{noStart: true, skip: func() bool { return registry }},
+		run: func(r *run) int {
+			if registry {
+				if !r.cobra.Flags().Changed("k") {
+					k = 20
+				}
+				return runSearchRegistry(r, registryURL, k)
+			}
+			if registryURL != "" {
+				return r.usagef("--registry-url goes with --registry")
+			}
+			return runSearch(r, k)
+		},
 	}
 }
 
