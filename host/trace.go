@@ -18,6 +18,14 @@ const (
 	AttrEra     = upstream.AttrEra     // the connection's protocol era: "modern" or "legacy"
 	AttrOutcome = upstream.AttrOutcome // ok, tool_error, error (CallRecord.Outcome)
 	AttrCode    = upstream.AttrCode    // the fault code of an error
+
+	// On a call's span: who called, as it authenticated (a named client,
+	// or a verified identity; absent for the operator), through which
+	// profile, and the name the client gave itself (clientInfo.name, as
+	// declared: never a key).
+	AttrCaller     = "switchboard.caller"
+	AttrProfile    = "switchboard.profile"
+	AttrClientName = "switchboard.client_name"
 )
 
 // TracerName names Switchboard's tracer (its instrumentation scope).
@@ -25,7 +33,12 @@ const TracerName = upstream.TracerName
 
 // endSpan puts a call's outcome on its span.
 func endSpan(span trace.Span, rec *CallRecord, err error) {
-	attrs := make([]attribute.KeyValue, 0, 4)
+	attrs := make([]attribute.KeyValue, 0, 7)
+	for _, a := range [...]struct{ key, val string }{{AttrCaller, rec.Client}, {AttrProfile, rec.Profile}, {AttrClientName, rec.ClientName}} {
+		if a.val != "" {
+			attrs = append(attrs, attribute.String(a.key, a.val))
+		}
+	}
 	if rec.Server != "" {
 		attrs = append(attrs, attribute.String(AttrServer, rec.Server))
 	}

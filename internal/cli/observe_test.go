@@ -47,13 +47,19 @@ func startServe(t *testing.T, env map[string]string, args ...string) *gatewayRun
 // headerTransport adds the bearer token, and a traceparent header when
 // one is set, to every request.
 type headerTransport struct {
+	token string // "" means observeToken
+
 	mu          sync.Mutex
 	traceparent string
 }
 
 func (h *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context())
-	req.Header.Set("Authorization", "Bearer "+observeToken)
+	tok := h.token
+	if tok == "" {
+		tok = observeToken
+	}
+	req.Header.Set("Authorization", "Bearer "+tok)
 	h.mu.Lock()
 	if h.traceparent != "" {
 		req.Header.Set("traceparent", h.traceparent)
@@ -428,11 +434,13 @@ func tracedUpstream(t *testing.T) (url string, got func() []seen) {
 func TestServeTraces(t *testing.T) {
 	recv := newOTLPReceiver(t)
 	upURL, upSeen := tracedUpstream(t)
-	path := writeConfig(t, map[string]any{"mcpServers": map[string]any{
-		"up": map[string]any{"url": upURL, "trust": "trusted"},
-	}})
-	g := startServe(t, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": recv.url}, "--config", path)
-	rt := &headerTransport{}
+	const tracerToken = "tracer-client-token-0123456789abcdef"
+	path := writeConfig(t, map[string]any{
+		"mcpServers": map[string]any{"up": map[string]any{"url": upURL, "trust": "trusted"}},
+		"clients":    map[string]any{"tracer": map[string]any{"tokenEnv": "TRACER_TOKEN"}},
+	})
+	g := startServe(t, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": recv.url, "TRACER_TOKEN": tracerToken}, "--config", path)
+	rt := &headerTransport{token: tracerToken}
 	cs := connect(t, g, rt)
 	ctx := context.Background()
 
@@ -494,6 +502,8 @@ func TestServeTraces(t *testing.T) {
 			{call, "switchboard.tool", "up:echo"},
 			{call, "switchboard.outcome", "ok"},
 			{call, "switchboard.era", attr(up, "switchboard.era")},
+			{call, "switchboard.caller", "tracer"},
+			{call, "switchboard.client_name", "observer"},
 			{up, "switchboard.server", "up"},
 			{up, "switchboard.tool", "echo"},
 			{up, "switchboard.outcome", "ok"},
