@@ -40,20 +40,18 @@ func TestOpenDoesNotWaitForAHungServer(t *testing.T) {
 		"good": child(t, testkit.ModeServer, nil),
 		"hang": child(t, testkit.ModeHang, nil), // startupTimeoutMs: the default 10 s
 	}, nil)
-	start := time.Now()
+	// The hung server never answers, so it is still starting until its
+	// 10 s startup timeout: while it is, neither Open nor the call to the
+	// good server waited for it (no bound on this machine's speed).
 	h := openWith(t, cfg, &host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond, StartupWait: time.Second})
-	if d := time.Since(start); d > 3*time.Second {
-		t.Fatalf("Open took %v; want about StartupWait (1 s), not the hung server's 10 s startup timeout", d)
-	}
 	if st := status(h, "hang"); st.State != host.StateStarting {
-		t.Errorf("hang: state %s, want %s", st.State, host.StateStarting)
+		t.Fatalf("hang after Open: state %s, want %s: Open waited for the hung server", st.State, host.StateStarting)
 	}
-	start = time.Now()
 	if got := call(t, h, "good:echo", `{"text":"hi"}`).Text; got != "hi" {
 		t.Errorf("echo = %q", got)
 	}
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("a call to the good server took %v: it waited for the hung one", d)
+	if st := status(h, "hang"); st.State != host.StateStarting {
+		t.Errorf("hang after the good server's call: state %s, want %s: the call waited for the hung server", st.State, host.StateStarting)
 	}
 	// A call to the hung server's tool waits for that server only, bounded
 	// by the caller's context, and says it is still starting.
@@ -82,9 +80,7 @@ func TestLateServerJoins(t *testing.T) {
 	var changes atomic.Int32
 	start := time.Now()
 	h := openWith(t, cfg, &host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond, StartupWait: -1, OnChange: func() { changes.Add(1) }})
-	if d := time.Since(start); d > 500*time.Millisecond {
-		t.Errorf("Open with StartupWait < 0 took %v; want no wait", d)
-	}
+	// Still starting: Open did not wait for its 1.5 s.
 	if st := status(h, "slowpoke"); st.State != host.StateStarting {
 		t.Errorf("slowpoke right after Open: %s, want %s", st.State, host.StateStarting)
 	}
