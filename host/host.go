@@ -299,6 +299,11 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 	if opts == nil {
 		opts = &Options{}
 	}
+	// A configuration a program built by hand is held to what Parse and
+	// Reload hold one to.
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
