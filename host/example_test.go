@@ -3,43 +3,48 @@ package host_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"os"
+	"log"
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
 )
 
-// Open the embedded default configuration (the demo server, launched from
-// this binary), list the tools and call one. The state store is kept in a
-// directory of its own.
+// Build a configuration in code with one stdio server (the reference
+// filesystem server, which npx fetches), open it, list the tools and call
+// one.
 func Example() {
-	exe, _ := os.Executable()
+	host.MaybeRunShim() // first in main: each server in a PID namespace of its own
 	ctx := context.Background()
-	dir, _ := os.MkdirTemp("", "switchboard-example")
-	defer os.RemoveAll(dir)
-	h, err := host.Open(ctx, config.Default(exe), &host.Options{StateDir: dir})
+
+	files, err := config.Stdio("files", "npx", "-y", "@modelcontextprotocol/server-filesystem", "/srv/docs")
 	if err != nil {
-		fmt.Println("open:", err)
-		return
+		log.Fatal(err)
+	}
+	files.DisabledTools = []string{"write_*", "edit_*", "move_*"}
+	cfg, err := config.New(files)
+	if err != nil {
+		log.Fatal(err)
+	}
+	h, err := host.Open(ctx, cfg, nil) // state in Switchboard's home, shared with the switchboard command
+	if err != nil {
+		log.Fatal(err)
 	}
 	defer h.Close()
 
-	for _, t := range h.Tools()[:2] {
-		fmt.Println(t.Name, "=", t.ID)
+	for _, t := range h.Tools() {
+		fmt.Println(t.Name, "=", t.ID) // files__read_text_file = files:read_text_file, ...
 	}
-	res, err := h.Call(ctx, "demo__add", json.RawMessage(`{"a":2,"b":40}`), nil)
-	if err != nil {
-		fmt.Println("call:", err)
-		return
+	res, err := h.Call(ctx, "files__list_directory", json.RawMessage(`{"path":"/srv/docs"}`), nil)
+	switch {
+	case errors.Is(err, host.ErrTimeout):
+		log.Fatal("the server did not answer in time")
+	case err != nil:
+		log.Fatal(err)
+	case res.IsError:
+		fmt.Println("the tool failed:", res.Text)
+	default:
+		fmt.Println(res.Text)
 	}
-	fmt.Println(res.Text, res.IsError)
-
-	res, _ = h.Call(ctx, "demo:fail", nil, nil)
-	fmt.Println("isError:", res.IsError)
-	// Output:
-	// demo__add = demo:add
-	// demo__echo = demo:echo
-	// {"sum":42} false
-	// isError: true
 }

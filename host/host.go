@@ -1,9 +1,11 @@
 // Package host connects to many MCP servers at once and puts everything
 // they offer under one namespace, for Go programs that drive AI agents.
 //
-// Open a Host from a configuration, list what it offers, call tools:
+// [Open] a [Host] from a configuration (package config: [config.Load] a
+// file, or build one in code with [config.Stdio], [config.HTTP] and
+// [config.New]), list what it offers, call tools:
 //
-//	cfg, err := config.Load(path, nil) // or config.Default(exe) for the demo server
+//	cfg, err := config.Load(path, nil)
 //	if err != nil { ... }
 //	h, err := host.Open(ctx, cfg, nil)
 //	if err != nil { ... }
@@ -13,25 +15,29 @@
 //		fmt.Println(s.Name, s.State, s.LastError) // a server that failed does not stop the others
 //	}
 //	for _, t := range h.Tools() {
-//		fmt.Println(t.Name, t.Description) // t.Name is the model-facing name, e.g. "demo__echo"
+//		fmt.Println(t.Name, t.Description) // t.Name is the model-facing name, e.g. "files__read_file"
 //	}
-//	res, err := h.Call(ctx, "demo__echo", json.RawMessage(`{"text":"hi"}`), nil)
+//	res, err := h.Call(ctx, "files__read_file", json.RawMessage(`{"path":"/srv/docs/a.md"}`), nil)
 //	switch {
 //	case errors.Is(err, host.ErrTimeout): // the server did not answer in time
 //	case err != nil: // unavailable, not found, protocol, invalid params: see package fault
 //	case res.IsError: // the tool ran and failed: res.Text says why; this is data, not a Go error
 //	default:
-//		fmt.Println(res.Text)
+//		fmt.Println(res.Text) // or res.Structured(), res.Raw
 //	}
+//
+// Call [MaybeRunShim] first in main: on Linux each stdio server then runs
+// in a PID namespace of its own, so that nothing it starts outlives it.
 //
 // # Names
 //
 // Every tool has a canonical ID, "<server>:<tool>", and a model-facing name
 // that matches ^[a-zA-Z0-9_-]{1,64}$: "<prefix>__<tool>" where that is
-// valid, else a sanitised form with a hash suffix (see docs/CONFIGURATION.md, "Names"). Call,
-// Tool and the other lookups accept either. Resources and prompts are named
-// by canonical ID, "<server>:<uri>" and "<server>:<prompt>". Server names
-// may contain colons: the longest configured server name wins.
+// valid, else a sanitised form with a hash suffix (see docs/CONFIGURATION.md,
+// "Names"). [Host.Call], [Host.Tool] and the other lookups accept either.
+// Resources and prompts are named by canonical ID, "<server>:<uri>" and
+// "<server>:<prompt>". Server names may contain colons: the longest
+// configured server name wins.
 //
 // # Views
 //
@@ -40,8 +46,8 @@
 // lists, searches, calls, reads and renders only what that profile holds,
 // with its own deferred tools and tool_search, and answers anything else
 // as if it did not exist. The Host's own methods are the view of the
-// operator, who sees everything, but for Call and GetPrompt, which keep to
-// the profile their [CallOptions] name.
+// operator, who sees everything, but for [Host.Call] and [Host.GetPrompt],
+// which keep to the profile their [CallOptions] name.
 //
 // # State
 //
@@ -54,15 +60,15 @@
 //
 // # Errors
 //
-// Transport and protocol failures are *fault.Error values; test them with
-// errors.Is against ErrTimeout, ErrUnavailable, ErrProtocol, ErrNotFound,
-// ErrInvalidParams and ErrUnknownOutcome, or read fault.CodeOf(err). A tool
-// that returns isError is a successful Call whose Result has IsError set.
+// Transport and protocol failures are [*fault.Error] values; test them with
+// errors.Is against [ErrTimeout], [ErrUnavailable], [ErrProtocol],
+// [ErrNotFound], [ErrInvalidParams] and [ErrUnknownOutcome], or against
+// package fault's sentinel of any other code, or read [fault.CodeOf]. A
+// tool that returns isError is a successful Call whose [Result] has
+// IsError set.
 //
-// A Host is safe for concurrent use. Close stops every server process.
-//
-// This package is the one that wires config, the launcher, upstream
-// connections and the registry together; nothing under internal/ imports it.
+// A Host is safe for concurrent use. [Host.Close] stops every server
+// process.
 package host
 
 import (
