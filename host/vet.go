@@ -24,15 +24,16 @@ import (
 
 // Finding is one thing Switchboard changed, refused or noticed in what a
 // server advertised: stripped characters, a rejected schema, a withheld or
-// held-back tool, a description that matches an injection pattern. Kind is
-// stable (see internal/ingest).
+// held-back tool, a description that matches an injection pattern. Its
+// Kind is one of the Kind constants, stable across versions, and its
+// Severity one of the severities.
 type Finding = ingest.Finding
 
 // Severity says how much a Finding matters: SeverityInfo findings are
 // shown on request, SeverityWarn and SeverityHigh ones without asking.
 type Severity = ingest.Severity
 
-// The severities, lowest first (see internal/ingest).
+// The severities, lowest first.
 const (
 	SeverityInfo = ingest.SeverityInfo
 	SeverityWarn = ingest.SeverityWarn
