@@ -39,8 +39,11 @@ import (
 // RFC 6570 pattern: fill its variables in the template's ID and read that.
 //
 // tool_search is listed while some server's tools are deferred (context
-// deferTools): deferred tools are not listed until a search finds them, and
-// then they are, for the rest of the host's life. Each view (see View)
+// deferTools), with tool_describe (one tool's full definition) and
+// tool_servers (the view's servers, a line each): deferred tools are not
+// listed until a search finds them, and then they are, for the rest of the
+// host's life. tool_search's description names the view's servers, and
+// its answer gives each tool found once, compactly (searchanswer.go). Each view (see View)
 // has its own: it searches the view's tools, and what it finds is listed
 // for the views of the same profile only. A deferred tool is callable by
 // its exact name without a search.
@@ -49,6 +52,8 @@ import (
 // searches leave out every server outside it.
 const (
 	ToolSearch        = "tool_search"
+	DescribeTool      = "tool_describe"
+	ListServersTool   = "tool_servers"
 	ListResources     = "mcp_list_resources"
 	ListTemplates     = "mcp_list_resource_templates"
 	ReadResourceTool  = "mcp_read_resource"
@@ -88,12 +93,19 @@ var readOnly = &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, Op
 
 var builtins = []*builtin{
 	{tool: Tool{Name: ToolSearch, Title: "Search tools",
-		Description: "Find tools by what they do, in plain words (\"create a folder\", \"search issues\"). " +
-			"Returns the full definitions of the best matches; a tool found here can then be called by its name. " +
-			"Use it when no listed tool fits: more tools are available than are listed.",
+		Description: searchDescription(""),
 		InputSchema: obj([]string{"query"}, `"query":{"type":"string","description":"What the tool should do."},`+
-			`"k":{"type":"integer","minimum":1,"maximum":20,"description":"How many tools to return (default 5)."}`)},
+			`"k":{"type":"integer","minimum":1,"maximum":20,"description":"How many tools to return (default 5)."},`+
+			`"server":{"type":"string","description":"Only this server's tools."}`)},
 		run: (*View).runSearch},
+	{tool: Tool{Name: DescribeTool, Title: "Describe a tool",
+		Description: "Give one tool's full definition, its input schema with every parameter's description, by the name " + ToolSearch + " gave.",
+		InputSchema: obj([]string{"name"}, `"name":{"type":"string","description":"The tool's name."}`)},
+		run: (*View).runDescribe},
+	{tool: Tool{Name: ListServersTool, Title: "List servers",
+		Description: "List the servers whose tools " + ToolSearch + " searches, a line each: what the server is for and how many tools it has.",
+		InputSchema: obj(nil, "")},
+		run: (*View).runListServers},
 	{tool: Tool{Name: ListResources, Title: "List resources",
 		Description: "List the resources (files, records, documents) the connected servers offer, a page at a time. " +
 			"Pass an entry's id to " + ReadResourceTool + " to read it.",
@@ -172,7 +184,7 @@ func (h *Host) activeBuiltins(v *View) []*builtin {
 			continue
 		}
 		switch b.tool.Name {
-		case ToolSearch:
+		case ToolSearch, DescribeTool, ListServersTool:
 			if !search {
 				continue
 			}
@@ -245,7 +257,11 @@ func (h *Host) modelTools(v *View) []Tool {
 		out = append(out, tool)
 	}
 	for _, b := range active {
-		out = append(out, b.tool)
+		tool := b.tool
+		if tool.Name == ToolSearch {
+			tool.Description = searchDescription(h.serverSummary(v, 8))
+		}
+		out = append(out, tool)
 	}
 	slices.SortFunc(out, func(a, b Tool) int { return strings.Compare(a.Name, b.Name) })
 	return out
@@ -313,14 +329,21 @@ func jsonResult(v any) (json.RawMessage, error) {
 func (v *View) runSearch(ctx context.Context, args json.RawMessage, _ *CallOptions) (json.RawMessage, error) {
 	h := v.h
 	var a struct {
-		Query string `json:"query"`
-		K     int    `json:"k"`
+		Query  string `json:"query"`
+		K      int    `json:"k"`
+		Server string `json:"server"`
 	}
 	if err := decodeArgs(ToolSearch, args, &a); err != nil {
 		return nil, err
 	}
 	if strings.TrimSpace(a.Query) == "" {
 		return nil, fault.New(fault.CodeInvalidInput, "", ToolSearch, errors.New(`"query" is empty: say what the tool should do`))
+	}
+	if a.Server != "" {
+		// The catalogues are searched: the server need not be up.
+		if err := v.knownServer(ToolSearch, a.Server); err != nil {
+			return nil, err
+		}
 	}
 	k := a.K
 	switch {
@@ -329,28 +352,16 @@ func (v *View) runSearch(ctx context.Context, args json.RawMessage, _ *CallOptio
 	case k > maxSearchResults:
 		k = maxSearchResults
 	}
-	hits, err := v.Search(ctx, a.Query, k)
+	hits, err := h.search(ctx, v, a.Query, k, a.Server)
 	if err != nil {
 		return nil, fault.New(fault.CodeUnavailable, "", ToolSearch, err)
 	}
-	type heldTool struct {
-		Name   string `json:"name"`
-		Server string `json:"server"`
-		Status string `json:"status"`
-	}
-	out := struct {
-		Tools []definition `json:"tools"`
-		// Held names the tools held for review that match: by name and
-		// server only, and not how a person releases them.
-		Held []heldTool `json:"held,omitempty"`
-	}{Tools: []definition{}}
 	newly := false
 	hint := h.config().Context.OutputSchemaHint
 	h.mu.Lock()
 	found := h.found[v.c.Profile]
-	for _, t := range hits {
+	for i, t := range hits {
 		if t.Held {
-			out.Held = append(out.Held, heldTool{t.Name, t.Server, HeldStatus})
 			continue
 		}
 		if t.Deferred {
@@ -364,13 +375,9 @@ func (v *View) runSearch(ctx context.Context, args json.RawMessage, _ *CallOptio
 			}
 			found = append(found, t.Name)
 		}
-		desc := t.Description
 		if hint {
-			desc = withOutputHint(desc, t.OutputSchema)
+			hits[i].Description = withOutputHint(t.Description, t.OutputSchema)
 		}
-		def := t.definition()
-		def.Description = desc
-		out.Tools = append(out.Tools, def)
 	}
 	if len(found) > maxFound {
 		found = slices.Delete(found, 0, len(found)-maxFound)
@@ -387,7 +394,44 @@ func (v *View) runSearch(ctx context.Context, args json.RawMessage, _ *CallOptio
 		h.waitChanged(wctx, h.changed())
 		cancel()
 	}
-	return jsonResult(out)
+	return textResult(searchAnswer(a.Query, a.Server, hits, v.countTools(a.Server)))
+}
+
+// runDescribe is tool_describe: one tool of the view, in full.
+func (v *View) runDescribe(ctx context.Context, args json.RawMessage, _ *CallOptions) (json.RawMessage, error) {
+	var a struct {
+		Name string `json:"name"`
+	}
+	if err := decodeArgs(DescribeTool, args, &a); err != nil {
+		return nil, err
+	}
+	rt, _, err := v.lookup(ctx, strings.TrimSpace(a.Name), false)
+	if err != nil {
+		return nil, err
+	}
+	def := toolOf(rt).definition()
+	if v.h.config().Context.OutputSchemaHint {
+		def.Description = withOutputHint(def.Description, def.OutputSchema)
+	}
+	b, err := json.Marshal(def)
+	if err != nil {
+		return nil, err
+	}
+	return textResult(string(b))
+}
+
+// runListServers is tool_servers: the view's servers with tools, a line
+// each.
+func (v *View) runListServers(_ context.Context, args json.RawMessage, _ *CallOptions) (json.RawMessage, error) {
+	if err := decodeArgs(ListServersTool, args, &struct{}{}); err != nil {
+		return nil, err
+	}
+	return textResult(v.h.serverSummary(v, 0))
+}
+
+// textResult is a tool result of one text block.
+func textResult(text string) (json.RawMessage, error) {
+	return json.Marshal(map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}})
 }
 
 // cursor is a keyset cursor: the last ID of the previous page.
@@ -441,9 +485,18 @@ func (v *View) checkServerArg(tool, name string) error {
 	if name == "" {
 		return nil
 	}
+	if err := v.knownServer(tool, name); err != nil {
+		return err
+	}
+	return v.h.reachable(tool, name)
+}
+
+// knownServer says that the view has no server called name, with the
+// closest it has.
+func (v *View) knownServer(tool, name string) error {
 	known := v.servers()
 	if slices.Contains(known, name) {
-		return v.h.reachable(tool, name)
+		return nil
 	}
 	msg := fmt.Sprintf("no server %q", name)
 	if s := registry.Suggest(name, known); s != "" {

@@ -46,6 +46,30 @@ func modelToolNames(h *host.Host) []string {
 
 var capabilityTools = []string{host.GetPromptTool, host.ListPrompts, host.ListTemplates, host.ListResources, host.ReadResourceTool}
 
+// searched reads tool_search's answer: the names of the tools it found,
+// best first, and the held tools it names, as "NAME (server SERVER)".
+func searched(t *testing.T, res *host.Result) (found, held []string) {
+	t.Helper()
+	lines := strings.Split(res.Text, "\n")
+	if len(lines) == 0 || !strings.Contains(lines[0], " for ") {
+		t.Fatalf("%s: not a search answer:\n%s", res.Tool, res.Text)
+	}
+	for _, l := range lines[1:] {
+		if rest, ok := strings.CutPrefix(l, "Held for review, not callable for now: "); ok {
+			held = strings.Split(rest, ", ")
+			continue
+		}
+		if l != "" && !strings.HasPrefix(l, " ") {
+			name, _, ok := strings.Cut(l, "(")
+			if !ok {
+				t.Fatalf("%s: a tool line without a signature: %q", res.Tool, l)
+			}
+			found = append(found, name)
+		}
+	}
+	return found, held
+}
+
 // structured decodes a built-in tool's structuredContent.
 func structured(t *testing.T, res *host.Result, v any) {
 	t.Helper()
@@ -293,26 +317,31 @@ func TestDeferredTools(t *testing.T) {
 	}
 
 	before := changes.Load()
-	var found struct {
-		Tools []struct {
-			Name        string          `json:"name"`
-			Description string          `json:"description"`
-			InputSchema json.RawMessage `json:"inputSchema"`
-		} `json:"tools"`
-	}
-	structured(t, call(t, h, host.ToolSearch, `{"query":"large text result","k":3}`), &found)
-	if len(found.Tools) == 0 || len(found.Tools) > 3 {
-		t.Fatalf("search found %d tools", len(found.Tools))
-	}
-	var got []string
-	for _, f := range found.Tools {
-		got = append(got, f.Name)
-		if len(f.InputSchema) == 0 || f.Description == "" {
-			t.Errorf("%s: definition incomplete: %+v", f.Name, f)
-		}
+	got, _ := searched(t, call(t, h, host.ToolSearch, `{"query":"large text result","k":3}`))
+	if len(got) == 0 || len(got) > 3 {
+		t.Fatalf("search found %d tools", len(got))
 	}
 	if !slices.Contains(got, "s__big") {
 		t.Errorf("search for a large text result found %v", got)
+	}
+	// Its whole definition, by tool_describe.
+	var def struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		InputSchema json.RawMessage `json:"inputSchema"`
+	}
+	if err := json.Unmarshal([]byte(call(t, h, host.DescribeTool, `{"name":"s__big"}`).Text), &def); err != nil || def.Name != "s__big" || def.Description == "" || !strings.Contains(string(def.InputSchema), `"bytes"`) {
+		t.Errorf("tool_describe s__big: %+v %v", def, err)
+	}
+	// One server's tools only.
+	only, _ := searched(t, call(t, h, host.ToolSearch, `{"query":"large text result","server":"keep"}`))
+	for _, n := range only {
+		if !strings.HasPrefix(n, "keep__") {
+			t.Errorf("a search of server keep found %s", n)
+		}
+	}
+	if _, err := h.Call(context.Background(), host.ToolSearch, json.RawMessage(`{"query":"x","server":"kep"}`), nil); fault.CodeOf(err) != fault.CodeInvalidInput || !strings.Contains(err.Error(), `did you mean "keep"`) {
+		t.Errorf("a search of an unknown server: %v", err)
 	}
 	if !slices.Contains(modelToolNames(h), "s__big") {
 		t.Error("a found tool is not listed")

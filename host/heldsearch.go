@@ -13,11 +13,12 @@ import (
 // shown, its definition never, since it may be the poison.
 const HeldStatus = "held for review"
 
-// heldMatches returns up to k tools held for review whose name or server
-// a word of query names, by model-facing name and server only: no title,
-// description or schema. A held tool is not indexed (its description may
-// be written to match every request), so only its names can match.
-func (h *Host) heldMatches(query string, k int) []Tool {
+// heldMatches returns up to k tools held for review in view v (of server,
+// unless it is "") whose name or server a word of query names, by
+// model-facing name and server only: no title, description or schema. A
+// held tool is not indexed (its description may be written to match every
+// request), so only its names can match.
+func (h *Host) heldMatches(v *View, query string, k int, server string) []Tool {
 	want := map[string]bool{}
 	for _, w := range nameWords(query) {
 		if len(w) >= 3 {
@@ -29,11 +30,15 @@ func (h *Host) heldMatches(query string, k int) []Tool {
 	}
 	var out []Tool
 	comp := h.comp.Load()
+	scope := v.scope()
 	for _, sc := range comp.cfg.Servers {
-		v := comp.servers[sc.Name].view()
-		held := slices.Compact(slices.Sorted(slices.Values(slices.Concat(v.held, v.injHeld))))
+		if !scope.hasServer(sc.Name) || (server != "" && sc.Name != server) {
+			continue
+		}
+		sv := comp.servers[sc.Name].view()
+		held := slices.Compact(slices.Sorted(slices.Values(slices.Concat(sv.held, sv.injHeld))))
 		for _, tool := range held {
-			if tool == "" || len(out) == k {
+			if tool == "" || len(out) == k || !scope.hasToolID(names.ID{Server: sc.Name, Name: tool}) {
 				continue // "" is the instructions
 			}
 			match := want[strings.ToLower(sc.Name)]

@@ -69,12 +69,13 @@ func (h *Host) Search(query string, k int) []Tool {
 //
 // It searches the operator's view: see View.Search for a caller's.
 func (h *Host) SearchContext(ctx context.Context, query string, k int) ([]Tool, error) {
-	return h.search(ctx, h.View(Caller{}), query, k)
+	return h.search(ctx, h.View(Caller{}), query, k, "")
 }
 
-// search is SearchContext within a view: a view that leaves tools out
-// ranks the whole index and keeps the first k of its own.
-func (h *Host) search(ctx context.Context, v *View, query string, k int) ([]Tool, error) {
+// search is SearchContext within a view, and within one server of it
+// unless server is "": a view or a server that leaves tools out ranks the
+// whole index and keeps the first k of its own.
+func (h *Host) search(ctx context.Context, v *View, query string, k int, server string) ([]Tool, error) {
 	h.mu.RLock()
 	ix := h.index
 	h.mu.RUnlock()
@@ -88,17 +89,17 @@ func (h *Host) search(ctx context.Context, v *View, query string, k int) ([]Tool
 	snap := h.snapshot()
 	sc := v.scope()
 	depth := k
-	if sc.p != nil {
+	if sc.p != nil || server != "" {
 		depth = max(k, ix.Len())
 	}
-	// inView keeps the hits of the view's tools.
+	// inView keeps the hits of the view's tools (of server).
 	inView := func(hits []search.Hit) []search.Hit {
-		if sc.p == nil {
+		if sc.p == nil && server == "" {
 			return hits
 		}
 		return slices.DeleteFunc(hits, func(hit search.Hit) bool {
 			t, ok := snap.Tool(hit.ID)
-			return !ok || !sc.hasTool(t)
+			return !ok || !sc.hasTool(t) || (server != "" && t.ID.Server != server)
 		})
 	}
 	var hits []search.Hit
@@ -136,5 +137,5 @@ func (h *Host) search(ctx context.Context, v *View, query string, k int) ([]Tool
 			out = append(out, tool)
 		}
 	}
-	return append(out, h.heldMatches(query, k)...), nil
+	return append(out, h.heldMatches(v, query, k, server)...), nil
 }

@@ -83,12 +83,8 @@ func TestSemanticSearch(t *testing.T) {
 		t.Errorf("Search(report progress) = %v, want s__slow first", names(got))
 	}
 	// tool_search, the model's way in, is fused too.
-	var found struct {
-		Tools []struct{ Name string } `json:"tools"`
-	}
-	structured(t, call(t, h, host.ToolSearch, `{"query":"`+paraphrase+`","k":2}`), &found)
-	if len(found.Tools) == 0 || found.Tools[0].Name != "s__echo" {
-		t.Errorf("tool_search(%q) = %v, want s__echo first", paraphrase, found.Tools)
+	if found, _ := searched(t, call(t, h, host.ToolSearch, `{"query":"`+paraphrase+`","k":2}`)); len(found) == 0 || found[0] != "s__echo" {
+		t.Errorf("tool_search(%q) = %v, want s__echo first", paraphrase, found)
 	}
 	if got := srv.Auth(); got != "Bearer sekrit-key" {
 		t.Errorf("Authorization = %q, want the key of EMBED_KEY", got)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/fault"
+	"github.com/switchboard-mcp/switchboard/internal/names"
 	"github.com/switchboard-mcp/switchboard/internal/registry"
 	"github.com/switchboard-mcp/switchboard/internal/sanitize"
 )
@@ -126,15 +127,20 @@ func (v *View) scope() scope {
 
 func (s scope) hasServer(server string) bool { return s.p == nil || s.p.HasServer(server) }
 
-func (s scope) hasTool(t *registry.Tool) bool {
-	return s.p == nil || s.p.HasTool(t.ID.Server, t.ID.String())
+func (s scope) hasTool(t *registry.Tool) bool { return s.hasToolID(t.ID) }
+
+// hasToolID is hasTool for a tool known by its canonical ID only (one held
+// for review, which is in no snapshot).
+func (s scope) hasToolID(id names.ID) bool {
+	return s.p == nil || s.p.HasTool(id.Server, id.String())
 }
 
 // hasBuiltin reports whether the built-in tool called name may be on in
-// the view: tool_search always (it searches the view only), the
-// capability tools where the profile names no servers and no tool globs.
+// the view: tool_search with tool_describe and tool_servers always (they
+// reach the view only), the capability tools where the profile names no
+// servers and no tool globs.
 func (s scope) hasBuiltin(name string) bool {
-	return s.p == nil || name == ToolSearch || s.p.HasTool("", name)
+	return s.p == nil || name == ToolSearch || name == DescribeTool || name == ListServersTool || s.p.HasTool("", name)
 }
 
 // Tools returns the tools to give the caller's model, sorted by name:
@@ -147,7 +153,7 @@ func (v *View) Tools() []Tool { return v.h.modelTools(v) }
 // plain words, best first, deferred ones marked; see
 // [Host.SearchContext].
 func (v *View) Search(ctx context.Context, query string, k int) ([]Tool, error) {
-	return v.h.search(ctx, v, query, k)
+	return v.h.search(ctx, v, query, k, "")
 }
 
 // Find is [Host.Find] within the view: a tool outside it is not found,

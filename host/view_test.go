@@ -40,8 +40,8 @@ func TestViewOfAProfile(t *testing.T) {
 		}
 		return out
 	}
-	if got := names(v.Tools()); !slices.Equal(got, []string{host.ToolSearch}) {
-		t.Fatalf("the profile's model tools = %v, want only %s (the rest deferred)", got, host.ToolSearch)
+	if got := names(v.Tools()); !slices.Equal(got, []string{host.DescribeTool, host.ToolSearch, host.ListServersTool}) {
+		t.Fatalf("the profile's model tools = %v, want only the search's built-ins (the rest deferred)", got)
 	}
 	for _, in := range v.Instructions() {
 		if in.Server != "s" {
@@ -81,7 +81,7 @@ func TestViewOfAProfile(t *testing.T) {
 		}
 	}
 	out, err := v.Call(ctx, host.ToolSearch, json.RawMessage(`{"query":"large text result","k":1}`), nil)
-	if err != nil || !strings.Contains(out.Text, `"s__big"`) {
+	if err != nil || !strings.Contains(out.Text, "\ns__big(") {
 		t.Fatalf("tool_search in the profile: %v %v", out, err)
 	}
 	if !slices.Contains(names(v.Tools()), "s__big") {

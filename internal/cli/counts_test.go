@@ -82,7 +82,7 @@ func TestCounts(t *testing.T) {
 		{"one of each", demoServers(t, map[string]map[string]any{"a": {"enabledTools": []string{"echo"}}}), "1 tool from 1 server, plus 5 built-in"},
 		{"several", demoServers(t, map[string]map[string]any{"a": nil, "b": nil, "c": {"enabled": false}}), "12 tools from 2 servers, plus 5 built-in"},
 		{"embedded default", "", "6 tools from 1 server, plus 5 built-in"},
-		{"deferred", demoServers(t, map[string]map[string]any{"a": {"deferTools": true}}), "6 tools from 1 server, plus 6 built-in"},
+		{"deferred", demoServers(t, map[string]map[string]any{"a": {"deferTools": true}}), "6 tools from 1 server, plus 8 built-in"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
