@@ -111,7 +111,9 @@ var makers = []struct {
 	kind string
 	make func() (secret string, ctx string)
 }{
-	{"github-classic", func() (string, string) { return checksummed(one("ghp_", "gho_", "ghu_", "ghs_", "ghr_")), "GITHUB_TOKEN" }},
+	{"github-classic", func() (string, string) {
+		return checksummed(one("ghp_", "gho_", "ghu_", "ghs_", "ghr_")), "GITHUB_TOKEN"
+	}},
 	{"github-fine-grained", func() (string, string) {
 		return "github_pat_" + pick(alnum, 22) + "_" + pick(alnum, 59), "GH_PAT"
 	}},
@@ -122,7 +124,9 @@ var makers = []struct {
 	{"slack-webhook", func() (string, string) {
 		return "https://hooks.slack.com/services/T" + pick("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", 8) + "/B" + pick("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", 10) + "/" + pick(alnum, 24), "SLACK_WEBHOOK_URL"
 	}},
-	{"stripe", func() (string, string) { return one("sk_live_", "rk_live_") + pick(alnum, one(24, 99)), "STRIPE_SECRET_KEY" }},
+	{"stripe", func() (string, string) {
+		return one("sk_live_", "rk_live_") + pick(alnum, one(24, 99)), "STRIPE_SECRET_KEY"
+	}},
 	{"openai", func() (string, string) {
 		return one(
 			"sk-proj-"+pick(b64url, 156),
