@@ -304,6 +304,9 @@ func callRecord(server, tool string, catalogued bool, opts *CallOptions, args []
 	default:
 		c.Outcome, c.BytesOut = outcomeOK, len(res.Raw)
 	}
+	if res != nil {
+		c.Secrets = res.secrets
+	}
 	return c
 }
 
