@@ -13,6 +13,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/testkit"
 )
 
@@ -150,5 +151,32 @@ func TestSecretsReportOnly(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"arguments:github-token:would_block", "results:github-token:would_redact"}, r.last()); diff != "" {
 		t.Errorf("decisions (-want +got):\n%s", diff)
+	}
+}
+
+// TestSecretsAudited: the audit row notes each decision, never the
+// credential.
+func TestSecretsAudited(t *testing.T) {
+	st := openStore(t)
+	data, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"t": child(t, testkit.ModeSecrets, nil)}})
+	cfg, err := config.Parse(data, "test.json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := host.Open(context.Background(), cfg, &host.Options{StopTimeout: 500 * time.Millisecond, Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call(t, h, "t__echo", `{"text":"`+testkit.RevealToken+`"}`)
+	h.Close() // writes the audit rows
+	rows, err := st.Calls(context.Background(), store.CallFilter{Server: "t"})
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("audit rows = %+v, %v", rows, err)
+	}
+	if want := "arguments:github-token:flagged,results:github-token:redacted"; rows[0].Secrets != want {
+		t.Errorf("audit row secrets = %q, want %q", rows[0].Secrets, want)
+	}
+	if b, _ := json.Marshal(rows[0]); strings.Contains(string(b), testkit.RevealToken[4:20]) {
+		t.Errorf("the audit row holds the token: %s", b)
 	}
 }
