@@ -44,12 +44,17 @@ func openSecrets(t *testing.T, secrets map[string]any) *secretsRig {
 		t.Fatal(err)
 	}
 	r := &secretsRig{}
-	r.h = openWith(t, cfg, &host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond, OnCall: func(c host.CallRecord) {
+	r.h = openWith(t, cfg, fastOptsWith(r))
+	return r
+}
+
+// fastOptsWith is fastOpts with r keeping the call records.
+func fastOptsWith(r *secretsRig) *host.Options {
+	return &host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond, OnCall: func(c host.CallRecord) {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		r.recs = append(r.recs, c)
-	}})
-	return r
+	}}
 }
 
 // last returns the decisions of the last call recorded, as
