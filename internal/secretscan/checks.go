@@ -108,7 +108,7 @@ func checkAWSSecret(text string, start, end int) (int, bool, bool) {
 }
 
 // idRE matches an AWS access key ID.
-var idRE = regexp.MustCompile(`(?:^|[^A-Z0-9])((?:AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16})(?:[^A-Za-z0-9]|$)`)
+var idRE = regexp.MustCompile(`((?:AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16})(?:[^A-Za-z0-9]|$)`)
 
 // mixed reports whether s has an upper-case letter, a lower-case letter
 // and a digit.
@@ -217,6 +217,11 @@ var placeholders = map[string]bool{
 // (${VAR}, $VAR, %s, {{…}}), masked (****), bracketed (<password>) or a
 // known placeholder.
 func checkURLPassword(text string, start, end int) (int, bool, bool) {
+	// The match starts at "://": a scheme's letter must come before it.
+	k := strings.LastIndex(text[max(0, start-1024):start], "://") + max(0, start-1024)
+	if k < 1 || !(text[k-1] >= 'a' && text[k-1] <= 'z' || text[k-1] >= 'A' && text[k-1] <= 'Z' || text[k-1] >= '0' && text[k-1] <= '9') {
+		return end, false, false
+	}
 	return end, URLPasswordLiteral(text[start:end]), false
 }
 

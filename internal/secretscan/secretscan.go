@@ -51,57 +51,81 @@ type Rule struct {
 
 type rule struct {
 	Rule
-	keywords []string       // the rule runs only when one occurs in the text
+	keywords []string       // the rule runs only around these (see windows)
 	re       *regexp.Regexp // the credential is the first group, else the match
 	// check, when set, decides a match: keep it or not, where it ends,
 	// and whether it is verified. text is the whole text, for rules that
 	// look around.
 	check func(text string, start, end int) (newEnd int, keep, verified bool)
+	// back is how far before a keyword a match may start, and reach how
+	// much further than usual after it a match may end (see extents).
+	back, reach int
+	// free: a match needs no boundary before it (a URL, a PEM block
+	// after an escaped \n); the others must not continue a word.
+	free bool
 }
 
-// boundary before a token: start of text or a byte that cannot be part
-// of a token.
-const pre = `(?:^|[^A-Za-z0-9_\-])`
+// extents are the rules whose matches start before their keyword (a
+// URL's scheme, a PEM label's words, Stripe's s or r) or end far after it
+// (an AWS secret key after its key ID).
+var extents = map[string][2]int{
+	"slack-webhook":  {len("https://"), 0},
+	"stripe-key":     {1, 0},
+	"private-key":    {len("-----BEGIN ") + 24, 0},
+	"url-password":   {0, 0},
+	"aws-secret-key": {0, awsNear},
+}
+
+func init() {
+	for i := range rules {
+		e := extents[rules[i].Name]
+		rules[i].back, rules[i].reach = e[0], e[1]
+		switch rules[i].Name {
+		case "slack-webhook", "private-key", "url-password", "pypi-token":
+			rules[i].free = true
+		}
+	}
+}
 
 var rules = []rule{
 	{Rule{"github-token", "GitHub classic tokens: personal (ghp_), OAuth (gho_), user-to-server (ghu_), server-to-server (ghs_), refresh (ghr_); verified by their CRC32 checksum", true},
-		[]string{"gh"}, regexp.MustCompile(pre + `(gh[pousr]_[A-Za-z0-9]{36})(?:[^A-Za-z0-9_]|$)`), checkGitHub},
+		[]string{"gh"}, regexp.MustCompile(`(gh[pousr]_[A-Za-z0-9]{36})(?:[^A-Za-z0-9_]|$)`), checkGitHub, 0, 0, false},
 	{Rule{"github-fine-grained-token", "GitHub fine-grained personal access tokens (github_pat_)", false},
-		[]string{"github_pat_"}, regexp.MustCompile(pre + `(github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59})(?:[^A-Za-z0-9_]|$)`), random(0)},
+		[]string{"github_pat_"}, regexp.MustCompile(`(github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59})(?:[^A-Za-z0-9_]|$)`), random(0), 0, 0, false},
 	{Rule{"gitlab-token", "GitLab personal, project and group access tokens (glpat-)", false},
-		[]string{"glpat-"}, regexp.MustCompile(pre + `(glpat-[A-Za-z0-9_\-]{20,})`), random(6)},
+		[]string{"glpat-"}, regexp.MustCompile(`(glpat-[A-Za-z0-9_\-]{20,})`), random(6), 0, 0, false},
 	{Rule{"slack-token", "Slack bot, user, app and refresh tokens (xoxb-, xoxp-, xoxa-, xoxr-, xoxs-, xapp-)", false},
-		[]string{"xox", "xapp-"}, regexp.MustCompile(pre + `((?:xox[abprs]-[0-9]{8,}-[0-9A-Za-z\-]{8,})|(?:xapp-[0-9]-[A-Z0-9]+-[0-9]+-[a-z0-9]{20,}))`), random(0)},
+		[]string{"xox", "xapp-"}, regexp.MustCompile(`((?:xox[abprs]-[0-9]{8,}-[0-9A-Za-z\-]{8,})|(?:xapp-[0-9]-[A-Z0-9]+-[0-9]+-[a-z0-9]{20,}))`), random(0), 0, 0, false},
 	{Rule{"slack-webhook", "Slack incoming-webhook URLs", false},
-		[]string{"hooks.slack.com"}, regexp.MustCompile(`(https://hooks\.slack\.com/(?:services|workflows)/T[A-Z0-9]+/[A-Z0-9]+/[A-Za-z0-9]{20,})`), nil},
+		[]string{"hooks.slack.com"}, regexp.MustCompile(`(https://hooks\.slack\.com/(?:services|workflows)/T[A-Z0-9]+/[A-Z0-9]+/[A-Za-z0-9]{20,})`), nil, 0, 0, false},
 	{Rule{"stripe-key", "Stripe live secret and restricted keys (sk_live_, rk_live_)", false},
-		[]string{"k_live_"}, regexp.MustCompile(pre + `([sr]k_live_[A-Za-z0-9]{20,})`), random(8)},
+		[]string{"k_live_"}, regexp.MustCompile(`([sr]k_live_[A-Za-z0-9]{20,})`), random(8), 0, 0, false},
 	{Rule{"openai-key", "OpenAI API keys: project (sk-proj-), service account (sk-svcacct-), admin (sk-admin-) and legacy keys; verified by the T3BlbkFJ marker where the key has it", true},
-		[]string{"sk-"}, regexp.MustCompile(pre + `(sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{40,}|[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}|[A-Za-z0-9]{48}))(?:[^A-Za-z0-9_\-]|$)`), checkOpenAI},
+		[]string{"sk-"}, regexp.MustCompile(`(sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{40,}|[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}|[A-Za-z0-9]{48}))(?:[^A-Za-z0-9_\-]|$)`), checkOpenAI, 0, 0, false},
 	{Rule{"anthropic-key", "Anthropic API and admin keys (sk-ant-api03-, sk-ant-admin01-)", false},
-		[]string{"sk-ant-"}, regexp.MustCompile(pre + `(sk-ant-(?:api|admin)[0-9]{2}-[A-Za-z0-9_\-]{80,}AA)(?:[^A-Za-z0-9_\-]|$)`), random(0)},
+		[]string{"sk-ant-"}, regexp.MustCompile(`(sk-ant-(?:api|admin)[0-9]{2}-[A-Za-z0-9_\-]{80,}AA)(?:[^A-Za-z0-9_\-]|$)`), random(0), 0, 0, false},
 	{Rule{"aws-access-key-id", "AWS access key IDs (AKIA, ASIA, ABIA, ACCA): a name, but never shown alone", false},
-		[]string{"AKIA", "ASIA", "ABIA", "ACCA"}, idRE, checkAWSID},
+		[]string{"AKIA", "ASIA", "ABIA", "ACCA"}, idRE, checkAWSID, 0, 0, false},
 	{Rule{"aws-secret-key", "AWS secret access keys: 40 characters named as one, or near an access key ID", false},
-		[]string{"AKIA", "ASIA", "ws_secret", "WS_SECRET", "SecretAccessKey", "secretAccessKey"}, regexp.MustCompile(`(?:^|[^A-Za-z0-9/+])([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)`), checkAWSSecret},
+		[]string{"AKIA", "ASIA", "ws_secret", "WS_SECRET", "SecretAccessKey", "secretAccessKey"}, regexp.MustCompile(`(?:^|[^A-Za-z0-9/+])([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)`), checkAWSSecret, 0, 0, false},
 	{Rule{"google-api-key", "Google API keys (AIza)", false},
-		[]string{"AIza"}, regexp.MustCompile(pre + `(AIza[0-9A-Za-z_\-]{35})(?:[^A-Za-z0-9_\-]|$)`), random(0)},
+		[]string{"AIza"}, regexp.MustCompile(`(AIza[0-9A-Za-z_\-]{35})(?:[^A-Za-z0-9_\-]|$)`), random(0), 0, 0, false},
 	{Rule{"npm-token", "npm access tokens (npm_); verified by their CRC32 checksum", true},
-		[]string{"npm_"}, regexp.MustCompile(pre + `(npm_[A-Za-z0-9]{36})(?:[^A-Za-z0-9_]|$)`), checkGitHub},
+		[]string{"npm_"}, regexp.MustCompile(`(npm_[A-Za-z0-9]{36})(?:[^A-Za-z0-9_]|$)`), checkGitHub, 0, 0, false},
 	{Rule{"pypi-token", "PyPI API tokens (pypi-); verified: the macaroon names pypi.org", true},
-		[]string{"pypi-AgE"}, regexp.MustCompile(`(pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,})`), verified},
+		[]string{"pypi-AgE"}, regexp.MustCompile(`(pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,})`), verified, 0, 0, false},
 	{Rule{"twilio-api-key", "Twilio API key SIDs with their secrets' prefix (SK + 32 hex digits)", false},
-		[]string{"SK"}, regexp.MustCompile(`(?:^|[^A-Za-z0-9])(SK[0-9a-fA-F]{32})(?:[^A-Za-z0-9]|$)`), random(8)},
+		[]string{"SK"}, regexp.MustCompile(`(SK[0-9a-fA-F]{32})(?:[^A-Za-z0-9]|$)`), random(8), 0, 0, false},
 	{Rule{"sendgrid-key", "SendGrid API keys (SG.)", false},
-		[]string{"SG."}, regexp.MustCompile(pre + `(SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43})(?:[^A-Za-z0-9_\-]|$)`), random(0)},
+		[]string{"SG."}, regexp.MustCompile(`(SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43})(?:[^A-Za-z0-9_\-]|$)`), random(0), 0, 0, false},
 	{Rule{"huggingface-token", "Hugging Face access tokens (hf_)", false},
-		[]string{"hf_"}, regexp.MustCompile(pre + `(hf_[A-Za-z]{34})(?:[^A-Za-z0-9_]|$)`), random(10)},
+		[]string{"hf_"}, regexp.MustCompile(`(hf_[A-Za-z]{34})(?:[^A-Za-z0-9_]|$)`), random(10), 0, 0, false},
 	{Rule{"private-key", "PEM private keys (RSA, EC, DSA, OpenSSH, PKCS #8, encrypted); verified when the whole block is there", true},
-		[]string{"PRIVATE KEY"}, regexp.MustCompile(`-----BEGIN (?:[A-Z0-9 ]{0,20})PRIVATE KEY(?: BLOCK)?-----`), checkPEM},
+		[]string{"PRIVATE KEY"}, regexp.MustCompile(`-----BEGIN (?:[A-Z0-9 ]{0,20})PRIVATE KEY(?: BLOCK)?-----`), checkPEM, 0, 0, false},
 	{Rule{"jwt", "JSON Web Tokens; verified: the header decodes to JSON naming an alg", true},
-		[]string{"eyJ"}, regexp.MustCompile(pre + `(eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{16,})`), checkJWT},
+		[]string{"eyJ"}, regexp.MustCompile(`(eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{16,})`), checkJWT, 0, 0, false},
 	{Rule{"url-password", "Passwords in URLs and connection strings (scheme://user:PASSWORD@host)", false},
-		[]string{"://"}, regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.\-]{1,30}://[^\s:/@"'<>]*:([^\s/@"'<>]+)@[A-Za-z0-9\[]`), checkURLPassword},
+		[]string{"://"}, regexp.MustCompile(`://[^\s:/@"'<>]*:([^\s/@"'<>]+)@[A-Za-z0-9\[]`), checkURLPassword, 0, 0, false},
 }
 
 // Rules lists the rules, in the order Scan tries them.
@@ -122,25 +146,88 @@ func Scan(text string) []Finding {
 	var out []Finding
 	for i := range rules {
 		r := &rules[i]
-		if !anyKeyword(text, r.keywords) {
-			continue
-		}
-		for _, m := range r.re.FindAllStringSubmatchIndex(text, -1) {
-			start, end := m[0], m[1]
-			if len(m) >= 4 && m[2] >= 0 {
-				start, end = m[2], m[3]
-			}
-			keep, ver := true, false
-			if r.check != nil {
-				end, keep, ver = r.check(text, start, end)
-			}
-			if keep && !overlaps(out, start, end) {
-				out = append(out, Finding{Rule: r.Name, Start: start, End: end, Verified: ver})
+		for _, w := range windows(text, r) {
+			for _, m := range r.re.FindAllStringSubmatchIndex(text[w.lo:w.hi], -1) {
+				start, end := m[0], m[1]
+				if len(m) >= 4 && m[2] >= 0 {
+					start, end = m[2], m[3]
+				}
+				start, end = start+w.lo, end+w.lo
+				if !r.free && start > 0 && tokenByte(text[start-1]) {
+					continue // inside a longer word: not this token
+				}
+				keep, ver := true, false
+				if r.check != nil {
+					end, keep, ver = r.check(text, start, end)
+				}
+				if keep && !overlaps(out, start, end) {
+					out = append(out, Finding{Rule: r.Name, Start: start, End: end, Verified: ver})
+				}
 			}
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Start < out[j].Start })
 	return out
+}
+
+// A rule's pattern runs only over windows of the text around its
+// keywords: from back bytes before a keyword to reach bytes after it,
+// stretched to the next byte that no token holds (a blank, a quote), so
+// that a token is never cut. Windows that touch are merged, so a text is
+// read by each rule at most once, whatever it holds.
+
+type window struct{ lo, hi int }
+
+// reach is how far after a keyword a rule's window goes at least.
+const reach = 256
+
+func windows(text string, r *rule) []window {
+	var ws []window
+	for _, k := range r.keywords {
+		end := 0 // the end of the last window for this keyword
+		for i := 0; ; {
+			j := strings.Index(text[i:], k)
+			if j < 0 {
+				break
+			}
+			at := i + j
+			i = at + len(k)
+			lo := max(0, at-r.back-1)
+			hi := max(end, min(len(text), at+len(k)+r.reach+reach))
+			for hi < len(text) && !stopByte(text[hi]) {
+				hi++
+			}
+			end = hi
+			ws = append(ws, window{lo, hi})
+		}
+	}
+	if len(ws) < 2 {
+		return ws
+	}
+	sort.Slice(ws, func(i, j int) bool { return ws[i].lo < ws[j].lo })
+	out := ws[:1]
+	for _, w := range ws[1:] {
+		if last := &out[len(out)-1]; w.lo <= last.hi {
+			last.hi = max(last.hi, w.hi)
+		} else {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// tokenByte reports whether c may continue a token.
+func tokenByte(c byte) bool {
+	return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-'
+}
+
+// stopByte reports whether c ends every token and URL.
+func stopByte(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', '\r', '"', '\'', '<', '>', '`':
+		return true
+	}
+	return false
 }
 
 // Redact returns text with each finding for which redact returns true
@@ -169,15 +256,6 @@ func Redact(text string, findings []Finding, redact func(Finding) bool) string {
 
 // Marker is what replaces a redacted credential found by rule.
 func Marker(rule string) string { return "[redacted: " + rule + "]" }
-
-func anyKeyword(text string, kws []string) bool {
-	for _, k := range kws {
-		if strings.Contains(text, k) {
-			return true
-		}
-	}
-	return false
-}
 
 func overlaps(fs []Finding, start, end int) bool {
 	for _, f := range fs {
