@@ -3,6 +3,7 @@ package secretscan
 import (
 	"encoding/base64"
 	"hash/crc32"
+	"os"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -108,4 +109,17 @@ func FuzzScan(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestRulesDocumented: docs/SECURITY.md's table names every rule.
+func TestRulesDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/SECURITY.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range Rules() {
+		if !strings.Contains(string(doc), "| `"+r.Name+"` |") {
+			t.Errorf("docs/SECURITY.md has no row for rule %s", r.Name)
+		}
+	}
 }
