@@ -144,9 +144,16 @@ func Scan(text string) []Finding {
 		text = text[:MaxScan]
 	}
 	var out []Finding
+	hits := keywordHits(text)
+	if hits == nil {
+		return nil
+	}
 	for i := range rules {
 		r := &rules[i]
-		for _, w := range windows(text, r) {
+		if len(hits[i]) == 0 {
+			continue
+		}
+		for _, w := range windows(text, r, hits[i]) {
 			for _, m := range r.re.FindAllStringSubmatchIndex(text[w.lo:w.hi], -1) {
 				start, end := m[0], m[1]
 				if len(m) >= 4 && m[2] >= 0 {
@@ -181,30 +188,22 @@ type window struct{ lo, hi int }
 // reach is how far after a keyword a rule's window goes at least.
 const reach = 256
 
-func windows(text string, r *rule) []window {
-	var ws []window
-	for _, k := range r.keywords {
-		end := 0 // the end of the last window for this keyword
-		for i := 0; ; {
-			j := strings.Index(text[i:], k)
-			if j < 0 {
-				break
-			}
-			at := i + j
-			i = at + len(k)
-			lo := max(0, at-r.back-1)
-			hi := max(end, min(len(text), at+len(k)+r.reach+reach))
-			for hi < len(text) && !stopByte(text[hi]) {
-				hi++
-			}
-			end = hi
-			ws = append(ws, window{lo, hi})
+func windows(text string, r *rule, hits []hit) []window {
+	ws := make([]window, 0, len(hits))
+	for _, h := range hits {
+		lo := max(0, h.at-r.back-1)
+		hi := min(len(text), h.at+h.n+r.reach+reach)
+		if n := len(ws); n > 0 && ws[n-1].hi > hi {
+			hi = ws[n-1].hi // stretched already
 		}
+		for hi < len(text) && !stopByte(text[hi]) {
+			hi++
+		}
+		ws = append(ws, window{lo, hi})
 	}
 	if len(ws) < 2 {
 		return ws
 	}
-	sort.Slice(ws, func(i, j int) bool { return ws[i].lo < ws[j].lo })
 	out := ws[:1]
 	for _, w := range ws[1:] {
 		if last := &out[len(out)-1]; w.lo <= last.hi {
@@ -214,6 +213,52 @@ func windows(text string, r *rule) []window {
 		}
 	}
 	return out
+}
+
+// hit is where a keyword occurs: at, n bytes long.
+type hit struct{ at, n int }
+
+type keywordRef struct {
+	rule int
+	kw   string
+}
+
+// byFirst lists the keywords by their first byte, and pairs holds a bit
+// for each keyword's first two bytes: most bytes of a text are passed over
+// after one bit test.
+var (
+	byFirst [256][]keywordRef
+	pairs   [1 << 16 / 64]uint64
+)
+
+func init() {
+	for i, r := range rules {
+		for _, k := range r.keywords {
+			byFirst[k[0]] = append(byFirst[k[0]], keywordRef{i, k})
+			p := uint16(k[0])<<8 | uint16(k[1])
+			pairs[p/64] |= 1 << (p % 64)
+		}
+	}
+}
+
+// keywordHits finds every rule's keywords in text in one pass, in order
+// of their offsets: hits[i] are rule i's; nil when there are none.
+func keywordHits(text string) [][]hit {
+	var hits [][]hit
+	for i := 0; i+1 < len(text); i++ {
+		if p := uint16(text[i])<<8 | uint16(text[i+1]); pairs[p/64]&(1<<(p%64)) == 0 {
+			continue
+		}
+		for _, ref := range byFirst[text[i]] {
+			if strings.HasPrefix(text[i:], ref.kw) {
+				if hits == nil {
+					hits = make([][]hit, len(rules))
+				}
+				hits[ref.rule] = append(hits[ref.rule], hit{i, len(ref.kw)})
+			}
+		}
+	}
+	return hits
 }
 
 // tokenByte reports whether c may continue a token.
