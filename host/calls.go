@@ -67,7 +67,9 @@ type Result struct {
 	Tool   string `json:"tool"`   // canonical ID of the tool called
 	Server string `json:"server"` // server that answered
 	// Raw is the MCP CallToolResult exactly as the server sent it,
-	// including fields and content types Switchboard does not know.
+	// including fields and content types Switchboard does not know, but
+	// for what the guards changed (caps, checked images, credentials
+	// redacted per config's security.secrets).
 	Raw json.RawMessage `json:"result"`
 	// IsError is the result's isError flag: the tool ran and failed.
 	IsError bool `json:"isError"`
