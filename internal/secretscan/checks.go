@@ -146,6 +146,12 @@ func checkPEM(text string, start, end int) (int, bool, bool) {
 		body, whole = rest[:i], true
 	}
 	n, clean, stop := pemBody(body)
+	if !whole {
+		// Cut short: only the base64 right after the header counts, not
+		// whatever text follows a "-----BEGIN … PRIVATE KEY-----..."
+		// placeholder.
+		n, _, stop = pemBody(body[:stop])
+	}
 	if n < 64 {
 		return end, false, false
 	}

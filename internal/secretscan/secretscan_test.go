@@ -41,6 +41,8 @@ func TestScan(t *testing.T) {
 		{name: "not a jwt", text: notJWT},
 		{name: "aws example", text: "AKIAIOSFODNN7EXAMPLE wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"},
 		{name: "redacted", text: "token: " + Marker("github-token")},
+		{name: "pem placeholder before code", text: `PrivateKey: []byte("-----BEGIN RSA PRIVATE KEY-----..."),` + "\n\t\tScopes: []string{\n\t\t\t\"https://www.googleapis.com/auth/bigquery\",\n\t\t\t\"https://www.googleapis.com/auth/blogger\",\n\t\t},"},
+		{name: "pem cut short", text: "key: " + key[:200], rule: "private-key", secret: key[:200]},
 		{name: "commit", text: "commit 3f2a9c0d1e4b5a6978c0d1e2f3a4b5c6d7e8f901"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
