@@ -10,8 +10,7 @@
 // alphabet and length fit). Rules derive from the formats their owners
 // document (GitHub, GitLab, Slack, Stripe, OpenAI, Anthropic, AWS, Google,
 // npm, PyPI, Twilio, SendGrid, Hugging Face; RFC 7468, RFC 7519, RFC
-// 3986) and follow the maintained rule set of gitleaks where the owners
-// say less.
+// 3986).
 //
 // The work is bounded: a text is scanned up to [MaxScan] bytes, every rule
 // is a linear-time regular expression run only when its keyword occurs in
