@@ -185,3 +185,27 @@ func TestSecretsAudited(t *testing.T) {
 		t.Errorf("the audit row holds the token: %s", b)
 	}
 }
+
+// TestSecretsInResourceReads: a resource read through the capability tool
+// is screened like a tool result.
+func TestSecretsInResourceReads(t *testing.T) {
+	st := openStore(t)
+	data, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"t": child(t, testkit.ModeSecrets, nil)}})
+	cfg, err := config.Parse(data, "test.json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := host.Open(context.Background(), cfg, &host.Options{StopTimeout: 500 * time.Millisecond, Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := call(t, h, host.ReadResourceTool, `{"id":"t:test://ticket"}`)
+	if strings.Contains(string(res.Raw), testkit.RevealToken) || !strings.Contains(res.Text, "[redacted: github-token]") || !strings.Contains(res.Text, testkit.RevealDSN) {
+		t.Errorf("resource read = %s", res.Raw)
+	}
+	h.Close()
+	rows, err := st.Calls(context.Background(), store.CallFilter{Server: "t"})
+	if err != nil || len(rows) != 1 || rows[0].Secrets != "results:github-token:redacted,results:jwt:redacted,results:url-password:flagged" {
+		t.Errorf("audit rows = %+v, %v", rows, err)
+	}
+}

@@ -33,8 +33,11 @@ type RevealOut struct {
 
 // addReveal adds the "reveal" tool to s: a support ticket that holds a
 // GitHub token, a JWT and a database password, in a text block and in
-// structuredContent.
+// structuredContent; and the same ticket as the resource test://ticket.
 func addReveal(s *mcp.Server) {
+	s.AddResource(&mcp.Resource{URI: "test://ticket", Name: "ticket", MIMEType: "text/plain"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "test://ticket", MIMEType: "text/plain", Text: RevealText()}}}, nil
+	})
 	mcp.AddTool(s, &mcp.Tool{Name: "reveal", Description: "Reads a support ticket."}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, RevealOut, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: RevealText()}}},
 			RevealOut{Token: RevealToken, Session: "Bearer " + RevealJWT, Note: "no secret here"}, nil
