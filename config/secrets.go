@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/switchboard-mcp/switchboard/internal/secretscan"
 )
 
 // What counts as a secret written into a server's configuration: import
@@ -13,23 +15,14 @@ import (
 // secretKeyRE matches names whose values are credentials.
 var secretKeyRE = regexp.MustCompile(`(?i)(token|key|secret|passw(or)?d|auth|credential|cookie|session|(^|_)pat$)`)
 
-// tokenPrefixes start values that are credentials whatever their name.
-var tokenPrefixes = []string{"sk-", "ghp_", "gho_", "ghu_", "ghs_", "github_pat_", "xoxb-", "xoxp-", "xapp-", "glpat-", "AKIA", "pk_live_", "sk_live_", "rk_live_", "eyJ"}
-
 // SecretKey reports whether the value of an environment variable, header,
 // flag or URL parameter called name is a credential.
 func SecretKey(name string) bool { return secretKeyRE.MatchString(name) }
 
 // LooksLikeToken reports whether v has the shape of a well-known kind of
-// token (sk-…, ghp_…, xoxb-…, a JWT…), whatever it is called.
-func LooksLikeToken(v string) bool {
-	for _, p := range tokenPrefixes {
-		if strings.HasPrefix(v, p) && len(v) >= len(p)+8 {
-			return true
-		}
-	}
-	return false
-}
+// token (sk-…, ghp_…, xoxb-…, a JWT…), whatever it is called: the
+// prefixes of internal/secretscan, the one classifier of credentials.
+func LooksLikeToken(v string) bool { return secretscan.HasTokenPrefix(v) }
 
 // SecretArg reports whether args[i] holds a literal secret: the value of
 // --FLAG=VALUE or of the argument after --FLAG for a secret-named FLAG, a
@@ -80,25 +73,7 @@ func SecretEnv(key, value string) (before, secret, after string, ok bool) {
 
 // urlPassword finds the password in the user information of a URL that
 // s holds (scheme://user:PASSWORD@host...), as its byte range in s.
-func urlPassword(s string) (start, end int, ok bool) {
-	i := strings.Index(s, "://")
-	if i <= 0 {
-		return 0, 0, false
-	}
-	auth := s[i+3:]
-	if j := strings.IndexAny(auth, "/?#"); j >= 0 {
-		auth = auth[:j]
-	}
-	at := strings.LastIndexByte(auth, '@')
-	if at < 0 {
-		return 0, 0, false
-	}
-	c := strings.IndexByte(auth[:at], ':')
-	if c < 0 || c+1 == at {
-		return 0, 0, false
-	}
-	return i + 3 + c + 1, i + 3 + at, true
-}
+func urlPassword(s string) (start, end int, ok bool) { return secretscan.URLPassword(s) }
 
 // Credential names. A literal secret that import or add finds in a
 // server's configuration is kept in creds.json under a name made by the

@@ -70,6 +70,9 @@ type Security struct {
 	// sandboxed server's tool results in per-call nonce delimiters that mark
 	// it as data. Default false.
 	WrapUntrustedResults bool
+	// Secrets ("secrets") is what happens to credentials in tool calls'
+	// arguments and results; see SecretsPolicy.
+	Secrets SecretsPolicy
 
 	MaxToolsPerServer    int // tools kept per server; more are dropped with a warning
 	DescriptionMaxBytes  int // tool, prompt, resource descriptions and titles
@@ -115,6 +118,7 @@ func (s Security) WithDefaults() Security {
 	if s.OnInjection == "" {
 		s.OnInjection = InjectionHold
 	}
+	s.Secrets = s.Secrets.WithDefaults()
 	for _, f := range s.limits() {
 		if *f.v == 0 {
 			*f.v = f.def
@@ -254,7 +258,7 @@ func (d *decoder) decodeSecurity(n *node, p *jsonPath) Security {
 		return s.WithDefaults()
 	}
 	fields := s.limits()
-	known := []string{"strict", "wrapUntrustedResults", "onInjection"}
+	known := []string{"strict", "wrapUntrustedResults", "onInjection", "secrets"}
 	for _, f := range fields {
 		known = append(known, f.key)
 	}
@@ -266,6 +270,9 @@ func (d *decoder) decodeSecurity(n *node, p *jsonPath) Security {
 			continue
 		case "wrapUntrustedResults":
 			s.WrapUntrustedResults, _ = d.boolean(m.val, fp, "")
+			continue
+		case "secrets":
+			s.Secrets = d.decodeSecrets(m.val, fp)
 			continue
 		case "onInjection":
 			if v, ok := d.str(m.val, fp, ""); ok {
@@ -546,6 +553,7 @@ func (c *Config) validateSecurity(add func(p *jsonPath, msg string)) {
 	if o := sec.OnInjection; o != "" && o != InjectionHold && o != InjectionFlag {
 		add(sp.k("onInjection"), fmt.Sprintf("unknown value %s: want %s", quote(o), quoteList([]string{InjectionHold, InjectionFlag})))
 	}
+	validateSecrets(sec.Secrets, sp.k("secrets"), add)
 	pp := (*jsonPath)(nil).k("policy")
 	for i, r := range c.Policy.Rules {
 		if r.Action != ActionAllow && r.Action != ActionDeny {

@@ -65,6 +65,10 @@ func TestSecurityParseErrors(t *testing.T) {
 		{"unknown onInjection", `{"mcpServers": {}, "security": {"onInjection": "warn"}}`, []string{
 			F + `$.security.onInjection: unknown value "warn": want "hold" or "flag"`,
 		}},
+		{"unknown secrets action", `{"mcpServers": {}, "security": {"secrets": {"results": "block", "argument": "flag"}}}`, []string{
+			F + `$.security.secrets.results: unknown value "block": want "redact", "redactAll", "flag" or "off"`,
+			F + `$.security.secrets.argument: unknown field "argument" (did you mean "arguments"?)`,
+		}},
 		{"quota without window", `{"mcpServers": {}, "policy": {"quota": {"calls": 10}}}`, []string{
 			F + `$.policy.quota: "calls" needs "perMs", the window the calls are counted in`,
 		}},
@@ -144,7 +148,26 @@ func TestSecurityParse(t *testing.T) {
 			t.Errorf("%s: onInjection = %q, want %q", src, got, want)
 		}
 	}
+	// secrets: redact in results and flag in arguments unless told.
+	for src, want := range map[string]SecretsPolicy{
+		`{"mcpServers": {}}`: {Results: SecretsRedact, Arguments: SecretsFlag},
+		`{"mcpServers": {}, "security": {"secrets": {"arguments": "block", "report": true}}}`: {Results: SecretsRedact, Arguments: SecretsBlock, Report: true},
+		`{"mcpServers": {}, "security": {"secrets": {"results": "off"}}}`:                     {Results: SecretsOff, Arguments: SecretsFlag},
+	} {
+		c, err := Parse([]byte(src), testFile, fakeEnv{}.opts())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.Security.Secrets; got != want {
+			t.Errorf("%s: secrets = %+v, want %+v", src, got, want)
+		}
+	}
 	bad := *cfg
+	bad.Security.Secrets.Arguments = "refuse"
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), `$.security.secrets.arguments: unknown value "refuse"`) {
+		t.Errorf("Validate with secrets.arguments refuse = %v", err)
+	}
+	bad = *cfg
 	bad.Security.OnInjection = "ignore"
 	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), `$.security.onInjection: unknown value "ignore"`) {
 		t.Errorf("Validate with onInjection ignore = %v", err)

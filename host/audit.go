@@ -304,6 +304,9 @@ func callRecord(server, tool string, catalogued bool, opts *CallOptions, args []
 	default:
 		c.Outcome, c.BytesOut = outcomeOK, len(res.Raw)
 	}
+	if res != nil {
+		c.Secrets = res.secrets
+	}
 	return c
 }
 
@@ -312,7 +315,7 @@ func auditRow(c *CallRecord, args []byte) *store.Call {
 	return &store.Call{
 		Time: c.Start, Tool: c.Tool, Server: c.Server, Caller: c.Client, ClientName: c.ClientName, Profile: c.Profile,
 		ArgShape: argShape(args), Latency: c.Latency, BytesIn: c.BytesIn, BytesOut: c.BytesOut,
-		Outcome: c.Outcome, Code: c.Code,
+		Outcome: c.Outcome, Code: c.Code, Secrets: secretsNote(c.Secrets),
 	}
 }
 

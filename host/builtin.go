@@ -625,7 +625,7 @@ func (v *View) runReadResource(ctx context.Context, args json.RawMessage, opts *
 // serverRead makes a built-in tool's request to a server: it fails at
 // once for a server that cannot take requests, applies the policy (see
 // authorizeRead), makes the request, guards the answer like a tool result
-// (spilling a long one) and records the call in the audit log as
+// (credentials redacted, a long one spilled) and records the call in the audit log as
 // "<server>:<method>".
 func (h *Host) serverRead(ctx context.Context, server, method string, args json.RawMessage, opts *CallOptions, do func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
 	if err := h.reachable(method, server); err != nil {
@@ -640,13 +640,15 @@ func (h *Host) serverRead(ctx context.Context, server, method string, args json.
 	}
 	start := time.Now()
 	raw, err := do(ctx)
+	var secrets []SecretDecision
 	if err == nil {
+		raw, secrets = h.screenResult(sc, method, raw)
 		raw, err = h.guardAndSpill(sc, method, raw, true, false)
 	}
 	if h.audit.on() {
 		var res *Result
 		if err == nil {
-			res = &Result{Raw: raw}
+			res = &Result{Raw: raw, secrets: secrets}
 		}
 		rec := callRecord(server, names.ID{Server: server, Name: method}.String(), true, opts, args, start, res, err)
 		h.audit.record(auditRow(&rec, args))

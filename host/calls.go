@@ -67,13 +67,17 @@ type Result struct {
 	Tool   string `json:"tool"`   // canonical ID of the tool called
 	Server string `json:"server"` // server that answered
 	// Raw is the MCP CallToolResult exactly as the server sent it,
-	// including fields and content types Switchboard does not know.
+	// including fields and content types Switchboard does not know, but
+	// for what the guards changed (caps, checked images, credentials
+	// redacted per config's security.secrets).
 	Raw json.RawMessage `json:"result"`
 	// IsError is the result's isError flag: the tool ran and failed.
 	IsError bool `json:"isError"`
 	// Text is the projection for a model: text as text, media and unknown
 	// content as one descriptive line each, structured content as JSON.
 	Text string `json:"text"`
+
+	secrets []SecretDecision // credentials found in the result (screenResult)
 }
 
 // serverUnavailable explains why a configured server cannot take requests,
@@ -238,8 +242,12 @@ func (h *Host) call0(ctx context.Context, v *View, name string, args json.RawMes
 		return nil, err
 	}
 	sc := s.cfg.Load() // this call's settings, whatever a reload swaps in meanwhile
-	if err := h.authorize(ctx, comp.pol, t, sc, args, opts); err != nil {
-		h.finished(ctx, t.ID.Server, t.ID.String(), true, args, opts, time.Now(), nil, err, true)
+	argSecrets, err := h.screenArgs(sc, t.ID.Name, args)
+	if err == nil {
+		err = h.authorize(ctx, comp.pol, t, sc, args, opts)
+	}
+	if err != nil {
+		h.finishedWith(ctx, t.ID.Server, t.ID.String(), true, args, opts, time.Now(), nil, err, true, argSecrets)
 		return nil, err
 	}
 	start := time.Now()
@@ -248,7 +256,7 @@ func (h *Host) call0(ctx context.Context, v *View, name string, args json.RawMes
 	out, err := h.call(ctx, s, sc, comp.pol, t, args, copts, !rediscovered)
 	ended()
 	s.endCall()
-	h.finished(ctx, t.ID.Server, t.ID.String(), true, args, opts, start, out, err, true)
+	h.finishedWith(ctx, t.ID.Server, t.ID.String(), true, args, opts, start, out, err, true, argSecrets)
 	switch fault.CodeOf(err) {
 	case fault.CodeInvalidInput, fault.CodeNotFound, fault.CodeDefinitionChanged, fault.CodeHeldInjection:
 		// The call did not fit the server's tools: says nothing of how
@@ -272,10 +280,19 @@ func (h *Host) call0(ctx context.Context, v *View, name string, args json.RawMes
 // ran: refusals, not malformed requests), a record for OnCall, and the
 // outcome on the call's span.
 func (h *Host) finished(ctx context.Context, server, tool string, catalogued bool, args json.RawMessage, opts *CallOptions, start time.Time, res *Result, err error, audited bool) {
+	h.finishedWith(ctx, server, tool, catalogued, args, opts, start, res, err, audited, nil)
+}
+
+// finishedWith is finished for a call whose arguments were screened for
+// credentials (argSecrets, see screenArgs).
+func (h *Host) finishedWith(ctx context.Context, server, tool string, catalogued bool, args json.RawMessage, opts *CallOptions, start time.Time, res *Result, err error, audited bool, argSecrets []SecretDecision) {
 	if !h.observing() && h.tracer == nil {
 		return
 	}
 	rec := callRecord(server, tool, catalogued, opts, args, start, res, err)
+	if len(argSecrets) > 0 {
+		rec.Secrets = append(argSecrets[:len(argSecrets):len(argSecrets)], rec.Secrets...)
+	}
 	if audited && h.audit.on() {
 		h.audit.record(auditRow(&rec, args))
 	}
@@ -333,16 +350,18 @@ func (h *Host) call(ctx context.Context, s *server, sc *config.Server, pol *poli
 	if err != nil {
 		return nil, fromUpstream(maskErr(sc, err))
 	}
-	var raw json.RawMessage
+	// Credentials are redacted before the guard, so that no copy of the
+	// result (a spilled one included) holds them.
+	raw, secrets := h.screenResult(sc, t.ID.Name, res.Raw)
 	if opts != nil && opts.KeepWhole {
-		raw, err = h.guardResult(sc, t.ID.Name, res.Raw, 0)
+		raw, err = h.guardResult(sc, t.ID.Name, raw, 0)
 	} else {
-		raw, err = h.guardAndSpill(sc, t.ID.Name, res.Raw, false, t.Tool.OutputSchema != nil)
+		raw, err = h.guardAndSpill(sc, t.ID.Name, raw, false, t.Tool.OutputSchema != nil)
 	}
 	if err != nil {
 		return nil, err
 	}
-	out := &Result{Tool: t.ID.String(), Server: t.ID.Server, Raw: raw, IsError: res.IsError}
+	out := &Result{Tool: t.ID.String(), Server: t.ID.Server, Raw: raw, IsError: res.IsError, secrets: secrets}
 	if opts == nil || !opts.RawOnly {
 		out.Text = content.ToolText(raw)
 	}

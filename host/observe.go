@@ -40,6 +40,10 @@ type CallRecord struct {
 	Code     string
 	BytesIn  int
 	BytesOut int
+	// Secrets are the credentials found in the call's arguments and
+	// result and what happened to each (config: security.secrets); never
+	// their values.
+	Secrets []SecretDecision
 }
 
 // The outcomes of a CallRecord.

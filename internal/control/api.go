@@ -35,6 +35,7 @@ type CallEntry struct {
 	LatencyMs float64   `json:"latencyMs"` // to the microsecond
 	BytesIn   int       `json:"bytesIn"`
 	BytesOut  int       `json:"bytesOut"`
+	Secrets   string    `json:"secrets,omitempty"` // credentials found and what was done: "results:github-token:redacted,…"; never values
 }
 
 // EntryOf is c as the API answers it.
@@ -42,7 +43,7 @@ func EntryOf(c store.Call) CallEntry {
 	return CallEntry{
 		ID: c.ID, Time: c.Time, Tool: c.Tool, Server: c.Server, Caller: c.Caller, Client: c.ClientName, Profile: c.Profile, ArgShape: c.ArgShape,
 		Outcome: c.Outcome, Code: c.Code, LatencyMs: float64(c.Latency.Microseconds()) / 1000,
-		BytesIn: c.BytesIn, BytesOut: c.BytesOut,
+		BytesIn: c.BytesIn, BytesOut: c.BytesOut, Secrets: c.Secrets,
 	}
 }
 
@@ -51,7 +52,7 @@ func (e CallEntry) Call() store.Call {
 	return store.Call{
 		ID: e.ID, Time: e.Time, Tool: e.Tool, Server: e.Server, Caller: e.Caller, ClientName: e.Client, Profile: e.Profile, ArgShape: e.ArgShape,
 		Outcome: e.Outcome, Code: e.Code, Latency: time.Duration(e.LatencyMs * float64(time.Millisecond)),
-		BytesIn: e.BytesIn, BytesOut: e.BytesOut,
+		BytesIn: e.BytesIn, BytesOut: e.BytesOut, Secrets: e.Secrets,
 	}
 }
 

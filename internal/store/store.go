@@ -102,6 +102,11 @@ type Call struct {
 	Latency  time.Duration
 	BytesIn  int
 	BytesOut int
+	// Secrets notes the credentials found in the call's arguments and
+	// result and what was done with each: "direction:rule:action",
+	// comma-separated ("results:github-token:redacted"); never their
+	// values. "" when none.
+	Secrets string
 }
 
 // CallFilter selects audit rows. A zero field does not filter.

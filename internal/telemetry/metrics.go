@@ -39,6 +39,7 @@ type Metrics struct {
 	latency  *prometheus.HistogramVec // server
 	events   *prometheus.CounterVec   // server, event
 	refusals *prometheus.CounterVec   // reason
+	secrets  *prometheus.CounterVec   // direction, rule, action
 }
 
 // NewMetrics returns the metrics of the host src.
@@ -66,8 +67,12 @@ func NewMetrics(src Source) *Metrics {
 			Name: "switchboard_frontdoor_refusals_total",
 			Help: "HTTP requests the front door refused, and connections it closed because too many had not authenticated (conn_evicted), by reason.",
 		}, []string{"reason"}),
+		secrets: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "switchboard_secret_decisions_total",
+			Help: "Credentials found in tool calls, by direction (arguments, results), rule (github-token, jwt, ...) and action (redacted, flagged, blocked; would_redact, would_block in report-only mode).",
+		}, []string{"direction", "rule", "action"}),
 	}
-	m.reg.MustRegister(m.calls, m.callers, m.latency, m.events, m.refusals, &gauges{src: src})
+	m.reg.MustRegister(m.calls, m.callers, m.latency, m.events, m.refusals, m.secrets, &gauges{src: src})
 	return m
 }
 
@@ -88,6 +93,9 @@ func (m *Metrics) Call(rec host.CallRecord) {
 	m.calls.WithLabelValues(rec.Server, tool, rec.Outcome, rec.Code).Inc()
 	m.callers.WithLabelValues(callerLabel(rec.Client), rec.Outcome).Inc()
 	m.latency.WithLabelValues(rec.Server).Observe(rec.Latency.Seconds())
+	for _, d := range rec.Secrets {
+		m.secrets.WithLabelValues(d.Direction, d.Rule, d.Action).Inc()
+	}
 }
 
 // callerLabel is a call's caller as a label of bounded cardinality: a

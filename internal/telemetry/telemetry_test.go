@@ -248,3 +248,45 @@ func TestStoreMetrics(t *testing.T) {
 		}
 	}
 }
+
+// TestSecretMetrics: each credential found in a call is counted by
+// direction, rule and action, and no label holds the credential.
+func TestSecretMetrics(t *testing.T) {
+	exe, _ := os.Executable()
+	data, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"kit": map[string]any{"command": exe, "env": testkit.ChildEnv(testkit.ModeServer)},
+	}})
+	cfg, err := config.Parse(data, "test.json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &later{}
+	m := telemetry.NewMetrics(src)
+	h, err := host.Open(context.Background(), cfg, &host.Options{Ephemeral: true, OnCall: m.Call, StopTimeout: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	src.h.Store(h)
+	if _, err := h.Call(context.Background(), "kit__echo", json.RawMessage(`{"text":"`+testkit.RevealToken+`"}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	fams := scrape(t, m)
+	for _, c := range []map[string]string{
+		{"direction": "arguments", "rule": "github-token", "action": "flagged"},
+		{"direction": "results", "rule": "github-token", "action": "redacted"},
+	} {
+		if got := value(fams, "switchboard_secret_decisions_total", c); got != 1 {
+			t.Errorf("switchboard_secret_decisions_total%v = %v, want 1", c, got)
+		}
+	}
+	for _, f := range fams {
+		for _, mt := range f.GetMetric() {
+			for _, l := range mt.GetLabel() {
+				if strings.Contains(l.GetValue(), testkit.RevealToken[4:20]) {
+					t.Errorf("%s has the token in a label", f.GetName())
+				}
+			}
+		}
+	}
+}

@@ -63,6 +63,7 @@ const (
 	ModeSparse        = "sparse"         // ModeServer that answers resources/list and prompts/list with "method not found", resources/templates/list with an error
 	ModeBanner        = "banner"         // writes a banner on stdout, no JSON-RPC at all, and exits 1
 	ModeAnnotated     = "annotated"      // ModeServer with three tools that carry behavioural hints (annotations)
+	ModeSecrets       = "secrets"        // ModeServer with a "reveal" tool whose result holds credentials (see addReveal)
 )
 
 // Chatter is what ModeChatty writes on stdout before it serves, as real
@@ -103,7 +104,7 @@ func MaybeRunChild() {
 func runChild(mode string) int {
 	ctx := context.Background()
 	switch mode {
-	case ModeServer, ModeBigFrameAfter, ModeModernOnly, ModeSurvey, ModeFlood, ModeSparse, ModeAnnotated:
+	case ModeServer, ModeBigFrameAfter, ModeModernOnly, ModeSurvey, ModeFlood, ModeSparse, ModeAnnotated, ModeSecrets:
 	case ModeChatty:
 		for _, line := range Chatter {
 			fmt.Fprintln(os.Stdout, line)
@@ -157,6 +158,8 @@ func runChild(mode string) int {
 		s.AddReceivingMiddleware(refuseInitialize)
 	case ModeSurvey:
 		addSurvey(s)
+	case ModeSecrets:
+		addReveal(s)
 	case ModeFlood:
 		addFlood(s)
 	case ModeSparse:

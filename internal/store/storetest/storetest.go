@@ -126,5 +126,6 @@ func NewCall(server, tool string, t time.Time) *store.Call {
 		Latency:    1234567 * time.Nanosecond,
 		BytesIn:    10,
 		BytesOut:   2000,
+		Secrets:    "arguments:github-token:flagged",
 	}
 }
