@@ -65,6 +65,9 @@ func TestSecurityParseErrors(t *testing.T) {
 		{"unknown onInjection", `{"mcpServers": {}, "security": {"onInjection": "warn"}}`, []string{
 			F + `$.security.onInjection: unknown value "warn": want "hold" or "flag"`,
 		}},
+		{"unknown onLaunchChange", `{"mcpServers": {}, "security": {"onLaunchChange": "accept"}}`, []string{
+			F + `$.security.onLaunchChange: unknown value "accept": want "hold", "warn" or "off"`,
+		}},
 		{"quota without window", `{"mcpServers": {}, "policy": {"quota": {"calls": 10}}}`, []string{
 			F + `$.policy.quota: "calls" needs "perMs", the window the calls are counted in`,
 		}},

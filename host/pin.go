@@ -31,8 +31,9 @@ func (h *Host) loadState(ctx context.Context, s *server) {
 	}
 	pins, err := h.store.Pins(ctx, s.name)
 	if err != nil {
-		h.log.Warn("pins unreadable; every definition counts as new", "server", s.name, "err", err)
+		h.log.Warn("pins unreadable; every definition counts as new, the launch is not checked", "server", s.name, "err", err)
 	}
+	s.pinsRead = err == nil
 	s.pins = make(map[string]string, len(pins))
 	for _, p := range pins {
 		s.pins[p.Tool] = p.Hash
@@ -142,7 +143,7 @@ func (h *Host) refreshPins() bool {
 	changed := false
 	for _, s := range h.comp.Load().servers {
 		s.mu.Lock()
-		holds := len(s.held) > 0 || len(s.injHeld) > 0
+		holds := len(s.held) > 0 || len(s.injHeld) > 0 || s.launchHeld != ""
 		s.mu.Unlock()
 		if !holds {
 			continue
@@ -163,7 +164,11 @@ func (h *Host) refreshPins() bool {
 		if !maps.Equal(fresh, s.pins) {
 			s.pins, changed = fresh, true
 		}
+		released := s.releaseLaunchLocked()
 		s.mu.Unlock()
+		if released {
+			h.startReleased(s)
+		}
 	}
 	return changed
 }

@@ -57,7 +57,8 @@ type server struct {
 
 	// mu guards state, since, err, loginAsked, conn, attempt, caps, dialing,
 	// idling, stopped (the connection and its lifecycle), raw, catalog, vetted, cached,
-	// flags (the lists), pins and held (drift), injHeld (injection holds).
+	// flags (the lists), pins and held (drift), injHeld (injection holds),
+	// launchHeld (launch.go).
 	mu    sync.Mutex
 	state State     // changed only by setState
 	since time.Time // when state last changed
@@ -80,6 +81,9 @@ type server struct {
 	pins       map[string]string       // approved definition hashes by tool ("" = instructions)
 	held       map[string]string       // tools held back because their definition changed: tool → hash seen
 	injHeld    map[string]string       // tools held back because their metadata matches an injection pattern: tool → hash seen (vet.go)
+	pinsRead   bool                    // pins were read from the store (loadState)
+	launchHash string                  // the hash of the server's launch as configured (launch.go); "" when not checked
+	launchHeld string                  // "new" or "changed" while the server is held for its launch (launch.go); "" otherwise
 }
 
 // setState is the one way a server's state changes. Called with s.mu held.
@@ -128,6 +132,11 @@ func (s *server) ensure(ctx context.Context) (*upstream.Conn, error) {
 			return nil, fault.New(fault.CodeUnavailable, s.name, "", sc.Unusable)
 		}
 		s.mu.Lock()
+		if s.launchHeld != "" {
+			err := s.err
+			s.mu.Unlock()
+			return nil, err
+		}
 		switch {
 		case s.conn != nil && s.idling:
 			// Being closed for idleness: a call must not start on it.
@@ -482,6 +491,7 @@ type serverView struct {
 	catalog *catalog.Catalog // vetted; nil until known
 	vetted  *ingest.Result
 	flags   []Finding
+	launch  string   // launchHeld: "new" or "changed" while the server is held for its launch
 	held    []string // tools held back (see isHeldLocked), sorted; "" is the instructions
 	injHeld []string // tools held back for an injection pattern until approved, sorted
 }
@@ -492,7 +502,7 @@ func (s *server) view() serverView {
 	defer s.mu.Unlock()
 	v := serverView{
 		cfg: s.cfg.Load(), state: s.state, since: s.since, err: s.err, conn: s.conn, caps: s.caps,
-		catalog: s.catalog, vetted: s.vetted, flags: s.flags,
+		catalog: s.catalog, vetted: s.vetted, flags: s.flags, launch: s.launchHeld,
 	}
 	for tool := range s.held {
 		if s.isHeldLocked(tool) {

@@ -13,7 +13,7 @@ import (
 func approveCommand(*run) *command {
 	return &command{
 		name: "approve", args: "SERVER[:TOOL]",
-		summary:  "approve the held (changed or new) tool definitions of a server, or one tool",
+		summary:  "approve the held (changed or new) tool definitions and launch of a server, or one tool",
 		examples: []string{"switchboard approve demo:echo", "switchboard approve demo"},
 		live: func() liveFunc {
 			return func(r *run, c *control.Client) int {
@@ -35,6 +35,16 @@ func runApprove(r *run) int {
 		return ExitUsage
 	}
 	return r.withStore(func(st store.Store) int {
+		// A held launch is shown before it is approved: what will run.
+		if server, _, one := control.Cut(r.args[0]); !one {
+			if held, err := control.Diffs(r.ctx, st, server); err == nil {
+				for _, h := range held {
+					if h.Launch {
+						fmt.Fprintf(r.env.Stdout, "== %s\n%s\n", launcher.Escape(h.Label), launcher.Escape(h.Diff))
+					}
+				}
+			}
+		}
 		approved, err := control.Approve(r.ctx, st, r.args[0])
 		return r.showApproved(approved, err)
 	})
