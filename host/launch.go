@@ -33,7 +33,8 @@ import (
 // approving it, and is held as new. The CLI's add, add-json, import,
 // form and edit approve the launch of the server they check
 // (Options.ApproveLaunches); `trust-project`, which approves a project
-// file's exact bytes, approves the launches of its servers.
+// file's exact bytes, approves the launches of its servers; the embedded
+// default configuration's demo server is approved as it is.
 
 // The decisions about a launch, in ServerEvent.Decision (EventLaunch).
 const (
@@ -95,10 +96,11 @@ func (h *Host) checkLaunch(ctx context.Context, cfg *config.Config, s *server, s
 	case ok && pinned == hash:
 		h.forgetLaunchDrift(ctx, sc.Name)
 		return false
-	case h.approveLaunch[sc.Name], sc.Project != "":
+	case h.approveLaunch[sc.Name], sc.Project != "", cfg.Source == config.DefaultSource:
 		// A project server runs only once a person has trusted the
 		// project file's exact bytes (trust-project), which show its
-		// launch: that is its approval.
+		// launch: that is its approval. The embedded default runs the
+		// program itself, wherever it was installed: nothing edited it.
 		decision = LaunchApproved
 	case !ok && (!h.launchesBegun.Load() || h.hasHistory(ctx, s)):
 		decision = LaunchPinned

@@ -201,3 +201,21 @@ func mustJSON(t testing.TB, v any) string {
 	}
 	return string(b)
 }
+
+// TestLaunchDefault: the embedded default's demo server, which runs the
+// program from wherever it is, is not held when the program moves.
+func TestLaunchDefault(t *testing.T) {
+	st := openStore(t)
+	for _, exe := range []string{"/nonexistent/a/switchboard", "/nonexistent/b/switchboard"} {
+		rec := &recorder{}
+		opts := &host.Options{Store: st, StopTimeout: 500 * time.Millisecond, OnEvent: rec.event, NoStart: true}
+		h, err := host.Open(context.Background(), config.Default(exe), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := status(h, "demo"); s.State == host.StateHeld {
+			t.Errorf("%s: demo held", exe)
+		}
+		h.Close()
+	}
+}
