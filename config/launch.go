@@ -29,6 +29,21 @@ type Launch struct {
 	// Headers are the names of the headers sent, sorted; their values
 	// are credentials as often as not, and are left out.
 	Headers []string `json:"headers,omitempty"`
+	// Package is the registry package an npx-style launch (npx, bunx,
+	// pnpm dlx, npm exec, uvx) runs, resolved to an exact version. Launch
+	// leaves it nil: resolving it asks the registry, which is the host's
+	// to do.
+	Package *LaunchPackage `json:"package,omitempty"`
+}
+
+// LaunchPackage is a package resolved to an exact version.
+type LaunchPackage struct {
+	Registry string `json:"registry"` // "npm" or "pypi"
+	Name     string `json:"name"`
+	Version  string `json:"version"`
+	// Integrity is npm's dist.integrity, or for PyPI the hash of the
+	// release's files' digests.
+	Integrity string `json:"integrity"`
 }
 
 // Launch returns how s is launched or reached, without its secrets. An

@@ -260,6 +260,7 @@ type Host struct {
 	noStart      bool          // Options.NoStart; fixed at Open
 
 	approveLaunch map[string]bool // Options.ApproveLaunches; fixed at Open
+	packages      packageResolver // resolves npx-style launches' packages (launch.go); fixed at Open
 	launchesBegun atomic.Bool     // the store pins launches (launch.go); set at Open
 
 	// loginMu guards logins, the browser logins in progress by server
@@ -375,6 +376,7 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 		}
 		h.approveLaunch[name] = true
 	}
+	h.packages = newPackageResolver()
 	h.launchesBegun.Store(h.launchBegun(ctx))
 	comp := &composition{cfg: cfg, pol: pol, servers: make(map[string]*server, len(cfg.Servers))}
 	for _, sc := range cfg.Servers {

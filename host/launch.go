@@ -2,12 +2,18 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/internal/drift"
+	"github.com/switchboard-mcp/switchboard/internal/pkgpin"
 	"github.com/switchboard-mcp/switchboard/internal/state"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 )
@@ -87,7 +93,9 @@ func (h *Host) checkLaunch(ctx context.Context, cfg *config.Config, s *server, s
 	if h.store == nil || !s.pinsRead || cfg.Security.OnLaunchChange == config.LaunchOff {
 		return false
 	}
-	def := sc.Launch().Definition()
+	l := sc.Launch()
+	h.resolvePackage(ctx, s, sc, l)
+	def := l.Definition()
 	hash := drift.Hash(def)
 	s.launchHash = hash
 	pinned, ok := s.pins[drift.LaunchKey]
@@ -204,4 +212,78 @@ func (h *Host) startReleased(s *server) {
 			s.retryStartup()
 		}
 	})
+}
+
+// Package pins: an npx-style launch (npx, bunx, pnpm dlx, npm exec, uvx;
+// internal/pkgpin) is resolved against its registry whenever the server
+// is made, and the exact version and its integrity are part of the
+// launch. The server is launched with that exact version (name@X.Y.Z in
+// its arguments), so a version published behind "latest" since the
+// approval changes the launch and is held like any change: it never runs
+// unapproved. When the registry cannot be reached, the approved version
+// is launched (and the outage logged); without one, the launch runs as
+// written.
+
+// packageResolveTimeout bounds a registry lookup.
+const packageResolveTimeout = 5 * time.Second
+
+// packageResolver resolves packages, with the user's .npmrc read once.
+type packageResolver struct {
+	r     *pkgpin.Resolver
+	npmrc string
+}
+
+func newPackageResolver() packageResolver {
+	p := packageResolver{r: &pkgpin.Resolver{Client: &http.Client{Timeout: packageResolveTimeout}}}
+	if home, err := os.UserHomeDir(); err == nil {
+		if b, err := os.ReadFile(filepath.Join(home, ".npmrc")); err == nil {
+			p.npmrc = string(b)
+		}
+	}
+	return p
+}
+
+// resolvePackage sets l.Package and s.runArgs for an npx-style launch.
+// Nothing else sees s yet.
+func (h *Host) resolvePackage(ctx context.Context, s *server, sc *config.Server, l *config.Launch) {
+	spec, ok := pkgpin.Find(sc.Command, sc.Args)
+	if !ok {
+		return
+	}
+	base := pkgpin.RegistryURL(spec, sc.Env, h.packages.npmrc)
+	ctx, cancel := context.WithTimeout(ctx, packageResolveTimeout)
+	start := time.Now()
+	pin, err := h.packages.r.Resolve(ctx, spec, base)
+	cancel()
+	if err == nil {
+		h.log.Debug("package resolved", "server", sc.Name, "package", pin.Name, "version", pin.Version, "took", time.Since(start))
+		l.Package = &config.LaunchPackage{Registry: pin.Registry, Name: pin.Name, Version: pin.Version, Integrity: pin.Integrity}
+	} else if p := pinnedPackage(s.launchDef); p != nil && p.Registry == spec.Registry && p.Name == spec.Name {
+		h.log.Warn("package registry not reached; launching the approved version", "server", sc.Name, "package", p.Name, "version", p.Version, "err", err)
+		l.Package = p
+	} else {
+		h.log.Warn("package registry not reached and no version approved; launching as configured", "server", sc.Name, "package", spec.Name, "err", err)
+		return
+	}
+	s.runArgs = pkgpin.Rewrite(sc.Args, spec, l.Package.Version)
+}
+
+// pinnedPackage reads the package of a pinned launch definition.
+func pinnedPackage(def []byte) *config.LaunchPackage {
+	var l config.Launch
+	if def == nil || json.Unmarshal(def, &l) != nil {
+		return nil
+	}
+	return l.Package
+}
+
+// launched returns the settings a server is launched with: sc, with the
+// arguments rewritten to its package's exact version.
+func (s *server) launched(sc *config.Server) *config.Server {
+	if s.runArgs == nil || len(s.runArgs) != len(sc.Args) {
+		return sc
+	}
+	c := *sc
+	c.Args = s.runArgs
+	return &c
 }

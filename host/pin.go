@@ -37,6 +37,9 @@ func (h *Host) loadState(ctx context.Context, s *server) {
 	s.pins = make(map[string]string, len(pins))
 	for _, p := range pins {
 		s.pins[p.Tool] = p.Hash
+		if p.Tool == drift.LaunchKey {
+			s.launchDef = p.Definition
+		}
 	}
 	if sc, err := h.store.Score(ctx, s.name); err == nil {
 		s.trust.load(sc.Value, sc.UpdatedAt)

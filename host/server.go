@@ -36,6 +36,10 @@ type server struct {
 	h     *Host
 	sup   *supervise.Supervisor // decides when a dial may happen; nil when disabled
 	trust *trustScore           // has its own lock
+	// runArgs are the arguments the server is launched with when they
+	// differ from its configuration's: an npx-style launch rewritten to
+	// the exact package version of its launch (launch.go). nil otherwise.
+	runArgs []string
 
 	// cfg is the server's settings, never mutated: Reload swaps in new
 	// ones that keep the connection (see sameConnection), so a call reads
@@ -82,6 +86,7 @@ type server struct {
 	held       map[string]string       // tools held back because their definition changed: tool → hash seen
 	injHeld    map[string]string       // tools held back because their metadata matches an injection pattern: tool → hash seen (vet.go)
 	pinsRead   bool                    // pins were read from the store (loadState)
+	launchDef  []byte                  // the pinned launch's definition (loadState); nil when none
 	launchHash string                  // the hash of the server's launch as configured (launch.go); "" when not checked
 	launchHeld string                  // "new" or "changed" while the server is held for its launch (launch.go); "" otherwise
 }
@@ -224,7 +229,7 @@ func (s *server) dial(ctx context.Context, a supervise.Attempt) error {
 	defer cancel()
 	stop := context.AfterFunc(h.life, cancel) // Close cancels a dial in progress
 	defer stop()
-	conn, err := upstream.Dial(dctx, sc, &h.opts)
+	conn, err := upstream.Dial(dctx, s.launched(sc), &h.opts)
 	var cat *catalog.Catalog
 	if err == nil {
 		if cat, err = conn.Discover(dctx); err != nil {
