@@ -111,7 +111,7 @@ func TestLaunchPin(t *testing.T) {
 	if _, err := h.Approve(ctx, "kit"); err != nil {
 		t.Fatal(err)
 	}
-	if !proc.Eventually(10*time.Second, func() bool { return status(h, "kit").State == host.StateReady }) {
+	if !proc.Eventually(10*time.Second, func() bool { _, err := h.Tool("kit__echo"); return err == nil }) {
 		t.Fatalf("after approval: state %q, want ready", status(h, "kit").State)
 	}
 	if got := call(t, h, "kit__echo", `{"text":"three"}`).Text; got != "three" {

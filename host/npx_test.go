@@ -141,7 +141,7 @@ func TestPackagePinNpx(t *testing.T) {
 	if _, err := h.Approve(ctx, "demo"); err != nil {
 		t.Fatal(err)
 	}
-	if !proc.Eventually(60*time.Second, func() bool { return status(h, "demo").State == host.StateReady }) {
+	if !proc.Eventually(60*time.Second, func() bool { _, err := h.Tool("demo__version"); return err == nil }) {
 		t.Fatalf("after approval: %+v", status(h, "demo"))
 	}
 	if got := call(t, h, "demo__version", `{}`).Text; !strings.Contains(got, "1.0.1") {

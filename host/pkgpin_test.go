@@ -112,7 +112,7 @@ func TestPackagePin(t *testing.T) {
 	if _, err := h.Approve(ctx, "pkg"); err != nil {
 		t.Fatal(err)
 	}
-	if !proc.Eventually(10*time.Second, func() bool { return status(h, "pkg").State == host.StateReady }) {
+	if !proc.Eventually(10*time.Second, func() bool { _, err := h.Tool("pkg__echo"); return err == nil }) {
 		t.Fatalf("after approval: %s", status(h, "pkg").State)
 	}
 	call(t, h, "pkg__echo", `{"text":"bumped"}`)
