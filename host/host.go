@@ -158,6 +158,13 @@ type Options struct {
 	// given any opens only part of a configuration, and so does not mark
 	// a store that pins no launch yet as one that does. nil approves none.
 	ApproveLaunches []string
+	// Lock, when not nil, is the only thing served (`serve --lock`; see
+	// docs/PINS.md): a server it does not name, or whose launch differs
+	// from its, is held and never started; a tool or the instructions
+	// whose definition differs from the lock's hash are held, and no
+	// approval releases them; a prompt or template that differs is left
+	// out. The store's approvals do not apply.
+	Lock Lock
 	// StateDir is the directory of the state store that Open opens when
 	// the configuration names no PostgreSQL store (its "store" section):
 	// the embedded SQLite database state.db in it, made if need be. The
@@ -261,6 +268,7 @@ type Host struct {
 
 	approveLaunch map[string]bool // Options.ApproveLaunches; fixed at Open
 	packages      packageResolver // resolves npx-style launches' packages (launch.go); fixed at Open
+	lock          Lock            // Options.Lock; nil without one; fixed at Open
 	launchesBegun atomic.Bool     // the store pins launches (launch.go); set at Open
 
 	// loginMu guards logins, the browser logins in progress by server
@@ -377,6 +385,7 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 		h.approveLaunch[name] = true
 	}
 	h.packages = newPackageResolver()
+	h.lock = opts.Lock
 	h.launchesBegun.Store(h.launchBegun(ctx))
 	comp := &composition{cfg: cfg, pol: pol, servers: make(map[string]*server, len(cfg.Servers))}
 	for _, sc := range cfg.Servers {
@@ -465,6 +474,9 @@ func (h *Host) rebuild() {
 			continue
 		}
 		s := comp.servers[sc.Name]
+		if h.lock != nil {
+			cat = h.lockedLists(sc, cat)
+		}
 		s.mu.Lock()
 		drifted, w := h.checkDriftLocked(s, sc, cat)
 		s.mu.Unlock()

@@ -90,6 +90,9 @@ func (h *Host) markLaunchesPinned(ctx context.Context, cfg *config.Config) {
 // after loadState) with its pin, and pins, holds or warns about it. It
 // reports whether the server is held. Nothing else sees s yet.
 func (h *Host) checkLaunch(ctx context.Context, cfg *config.Config, s *server, sc *config.Server) bool {
+	if h.lock != nil {
+		return h.checkLocked(ctx, s, sc)
+	}
 	if h.store == nil || !s.pinsRead || cfg.Security.OnLaunchChange == config.LaunchOff {
 		return false
 	}
@@ -97,7 +100,7 @@ func (h *Host) checkLaunch(ctx context.Context, cfg *config.Config, s *server, s
 	h.resolvePackage(ctx, s, sc, l)
 	def := l.Definition()
 	hash := drift.Hash(def)
-	s.launchHash = hash
+	s.launchHash, s.launchCur = hash, def
 	pinned, ok := s.pins[drift.LaunchKey]
 	var decision string
 	switch {
@@ -178,18 +181,23 @@ func (h *Host) hasHistory(ctx context.Context, s *server) bool {
 // its text never says how to approve: it may reach a model.
 func launchHeldError(server, why string) error {
 	reason := "its launch (command, arguments, environment, URL) changed since it was approved"
-	if why == "new" {
+	release := fmt.Sprintf("review it with `switchboard diff %s`, release it with `switchboard approve %s`", server, server)
+	switch why {
+	case "new":
 		reason = "its launch (command, arguments, environment, URL) was never approved"
+	case "unlocked":
+		reason, release = "the lockfile does not pin it", "add it to the lockfile (`switchboard lock`), or serve without --lock"
+	case "lockfile":
+		reason, release = "its launch (command, arguments, environment, URL, package version) differs from the lockfile", "`switchboard verify` names the difference; make a new lockfile (`switchboard lock`) to accept it"
 	}
-	return fault.New(fault.CodeLaunchChanged, server, "", &HeldError{ID: server, Reason: reason,
-		release: fmt.Sprintf("review it with `switchboard diff %s`, release it with `switchboard approve %s`", server, server)})
+	return fault.New(fault.CodeLaunchChanged, server, "", &HeldError{ID: server, Reason: reason, release: release})
 }
 
 // releaseLaunchLocked releases a held server whose launch pin now
 // matches (an approval made through the store), and reports whether it
 // did; the caller starts it. Called with s.mu held.
 func (s *server) releaseLaunchLocked() bool {
-	if s.launchHeld == "" || s.pins[drift.LaunchKey] != s.launchHash {
+	if s.h.lock != nil || s.launchHeld == "" || s.pins[drift.LaunchKey] != s.launchHash {
 		return false
 	}
 	s.launchHeld, s.err = "", nil

@@ -87,6 +87,7 @@ type server struct {
 	injHeld    map[string]string       // tools held back because their metadata matches an injection pattern: tool → hash seen (vet.go)
 	pinsRead   bool                    // pins were read from the store (loadState)
 	launchDef  []byte                  // the pinned launch's definition (loadState); nil when none
+	launchCur  []byte                  // the launch's definition as configured, package resolved (launch.go); nil when not checked
 	launchHash string                  // the hash of the server's launch as configured (launch.go); "" when not checked
 	launchHeld string                  // "new" or "changed" while the server is held for its launch (launch.go); "" otherwise
 }
