@@ -183,6 +183,9 @@ func (h *Host) Servers() []ServerStatus {
 		st.HeldInjection = v.injHeld
 		st.LaunchHeld = v.launch
 		st.Findings = append(st.Findings, v.flags...)
+		if f, ok := launchFinding(sc.Name, v); ok {
+			st.Findings = append(st.Findings, f)
+		}
 		st.TrustScore = s.trust.current()
 		if v.catalog != nil && !v.isHeld("") {
 			st.Instructions = v.catalog.Instructions

@@ -130,6 +130,7 @@ func (h *Host) checkLaunch(ctx context.Context, cfg *config.Config, s *server, s
 		h.writeDrift([]driftWrite{{pin: &store.Pin{Server: sc.Name, Tool: drift.LaunchKey, Hash: hash, Definition: def}}})
 		h.log.Debug("server launch pinned", "server", sc.Name, "decision", decision)
 	case LaunchWarned:
+		s.launchWarn = true
 		h.log.Warn("server launch "+what+"; started all the same (security.onLaunchChange: warn): switchboard diff "+sc.Name, "server", sc.Name)
 	case LaunchHeld:
 		s.launchHeld = "changed"
@@ -294,4 +295,26 @@ func (s *server) launched(sc *config.Server) *config.Server {
 	c := *sc
 	c.Args = s.runArgs
 	return &c
+}
+
+// The kinds of the findings about a server's launch.
+const (
+	// KindLaunchHeld: the server is held for its launch (severity high).
+	KindLaunchHeld = "launch_held"
+	// KindLaunchUnapproved: its launch would be held, and it was started
+	// under onLaunchChange "warn" (severity warn).
+	KindLaunchUnapproved = "launch_unapproved"
+)
+
+// launchFinding is the finding about a server's launch, when there is one.
+func launchFinding(server string, v serverView) (Finding, bool) {
+	switch {
+	case v.launch != "":
+		detail := "not started: " + withoutServer(v.err, server)
+		return Finding{Server: server, Kind: KindLaunchHeld, Detail: detail, Severity: SeverityHigh}, true
+	case v.warned:
+		return Finding{Server: server, Kind: KindLaunchUnapproved, Severity: SeverityWarn,
+			Detail: "its launch was never approved or changed since; started all the same (security.onLaunchChange: warn)"}, true
+	}
+	return Finding{}, false
 }

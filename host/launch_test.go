@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -138,6 +139,11 @@ func TestLaunchNewServer(t *testing.T) {
 	if s := status(h, "added"); s.State != host.StateHeld || s.LaunchHeld != "new" {
 		t.Fatalf("added by hand: state %q, launchHeld %q; want held, new", s.State, s.LaunchHeld)
 	}
+	if !slices.ContainsFunc(h.Findings(), func(f host.Finding) bool {
+		return f.Server == "added" && f.Kind == host.KindLaunchHeld && f.Severity == host.SeverityHigh
+	}) {
+		t.Errorf("added by hand: findings %v, want launch_held", h.Findings())
+	}
 	call(t, h, "kit__echo", `{"text":"kit works"}`)
 	h.Close()
 
@@ -151,6 +157,9 @@ func TestLaunchNewServer(t *testing.T) {
 	call(t, h, "added__echo", `{"text":"warned"}`)
 	if got := rec.decisions("added"); len(got) != 1 || got[0] != host.LaunchWarned {
 		t.Errorf("warn: decisions %q, want [warned]", got)
+	}
+	if fs := status(h, "added").Findings; !slices.ContainsFunc(fs, func(f host.Finding) bool { return f.Kind == host.KindLaunchUnapproved }) {
+		t.Errorf("warn: findings %v, want launch_unapproved", fs)
 	}
 	h.Close()
 

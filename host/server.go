@@ -90,6 +90,7 @@ type server struct {
 	launchCur  []byte                  // the launch's definition as configured, package resolved (launch.go); nil when not checked
 	launchHash string                  // the hash of the server's launch as configured (launch.go); "" when not checked
 	launchHeld string                  // "new" or "changed" while the server is held for its launch (launch.go); "" otherwise
+	launchWarn bool                    // its launch would be held, and started under onLaunchChange "warn" (launch.go)
 }
 
 // setState is the one way a server's state changes. Called with s.mu held.
@@ -498,6 +499,7 @@ type serverView struct {
 	vetted  *ingest.Result
 	flags   []Finding
 	launch  string   // launchHeld: "new" or "changed" while the server is held for its launch
+	warned  bool     // launchWarn
 	held    []string // tools held back (see isHeldLocked), sorted; "" is the instructions
 	injHeld []string // tools held back for an injection pattern until approved, sorted
 }
@@ -508,7 +510,7 @@ func (s *server) view() serverView {
 	defer s.mu.Unlock()
 	v := serverView{
 		cfg: s.cfg.Load(), state: s.state, since: s.since, err: s.err, conn: s.conn, caps: s.caps,
-		catalog: s.catalog, vetted: s.vetted, flags: s.flags, launch: s.launchHeld,
+		catalog: s.catalog, vetted: s.vetted, flags: s.flags, launch: s.launchHeld, warned: s.launchWarn,
 	}
 	for tool := range s.held {
 		if s.isHeldLocked(tool) {
