@@ -80,7 +80,9 @@ type ServerStatus struct {
 	// an injection pattern (security.onInjection), until approved.
 	HeldInjection []string `json:"heldInjection,omitempty"`
 	// LaunchHeld is "new" or "changed" while the server is held because
-	// its launch was never approved or changed since (State is "held").
+	// its launch was never approved or changed since, "unlocked" or
+	// "lockfile" while Options.Lock does not name it or pins another
+	// launch (State is "held").
 	LaunchHeld string `json:"launchHeld,omitempty"`
 }
 
