@@ -42,8 +42,8 @@ func TestServeWatchReloads(t *testing.T) {
 	if !proc.Eventually(15*time.Second, func() bool { return strings.Contains(stderr.String(), "switchboard approve bb") }) {
 		t.Fatalf("the added server was not held:\n%s", stderr.String())
 	}
-	if r := runWith(t, cli.Env{Args: []string{"approve", "bb", "--home", home, "--config", path}, LookupEnv: func(string) (string, bool) { return "", false }, Version: "test"}); r.code != 0 {
-		t.Fatalf("approve bb: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	if r := runWith(t, cli.Env{Args: []string{"approve", "bb", "--home", home, "--config", path}, LookupEnv: func(string) (string, bool) { return "", false }, Version: "test"}); r.code != 0 || !strings.Contains(r.stdout, "server launch: new, not approved before") {
+		t.Fatalf("approve bb, through the gateway: exit %d\n%s%s\nwant the launch shown", r.code, r.stdout, r.stderr)
 	}
 	if !proc.Eventually(15*time.Second, func() bool { return has("bb__echo") }) {
 		t.Fatalf("the added server never appeared:\n%s", stderr.String())
