@@ -266,10 +266,10 @@ type Host struct {
 	loginTimeout time.Duration // OAuthOptions.LoginTimeout; fixed at Open
 	noStart      bool          // Options.NoStart; fixed at Open
 
-	approveLaunch map[string]bool // Options.ApproveLaunches; fixed at Open
-	packages      packageResolver // resolves npx-style launches' packages (launch.go); fixed at Open
-	lock          Lock            // Options.Lock; nil without one; fixed at Open
-	launchesBegun atomic.Bool     // the store pins launches (launch.go); set at Open
+	approveLaunch map[string]bool  // Options.ApproveLaunches; fixed at Open
+	packages      *packageResolver // resolves npx-style launches' packages (launch.go); fixed at Open
+	lock          Lock             // Options.Lock; nil without one; fixed at Open
+	launchesBegun atomic.Bool      // the store pins launches (launch.go); set at Open
 
 	// loginMu guards logins, the browser logins in progress by server
 	// (login.go). Nothing else is locked while it is held.
@@ -385,6 +385,9 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 		h.approveLaunch[name] = true
 	}
 	h.packages = newPackageResolver()
+	if opts.Lock == nil && st != nil {
+		h.packages.prefetch(ctx, cfg)
+	}
 	h.lock = opts.Lock
 	h.launchesBegun.Store(h.launchBegun(ctx))
 	comp := &composition{cfg: cfg, pol: pol, servers: make(map[string]*server, len(cfg.Servers))}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/config"
@@ -237,13 +238,84 @@ func (h *Host) startReleased(s *server) {
 const packageResolveTimeout = 5 * time.Second
 
 // packageResolver resolves packages, with the user's .npmrc read once.
+// Open resolves the packages of all its servers at once (prefetch); what
+// a server made later (Reload) needs is resolved then.
 type packageResolver struct {
 	r     *pkgpin.Resolver
 	npmrc string
+
+	mu      sync.Mutex
+	fetched map[packageQuery]packageAnswer // guarded by mu; taken once each
 }
 
-func newPackageResolver() packageResolver {
-	p := packageResolver{r: &pkgpin.Resolver{Client: &http.Client{Timeout: packageResolveTimeout}}}
+// packageQuery is one resolution: a spec at a registry.
+type packageQuery struct {
+	spec pkgpin.Spec
+	base string
+}
+
+type packageAnswer struct {
+	pin pkgpin.Pin
+	err error
+}
+
+// maxPrefetch bounds the registry requests Open makes at once.
+const maxPrefetch = 8
+
+// prefetch resolves the packages of cfg's npx-style servers concurrently,
+// so that Open waits for the slowest registry answer rather than for the
+// sum of them.
+func (p *packageResolver) prefetch(ctx context.Context, cfg *config.Config) {
+	var queries []packageQuery
+	for _, sc := range cfg.Servers {
+		if !runnable(sc) || cfg.Security.OnLaunchChange == config.LaunchOff {
+			continue
+		}
+		if spec, ok := pkgpin.Find(sc.Command, sc.Args); ok {
+			queries = append(queries, packageQuery{spec, pkgpin.RegistryURL(spec, sc.Env, p.npmrc)})
+		}
+	}
+	if len(queries) < 2 {
+		return // one is resolved as the server is made, at the same cost
+	}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, maxPrefetch)
+	answers := make([]packageAnswer, len(queries))
+	for i, q := range queries {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			ctx, cancel := context.WithTimeout(ctx, packageResolveTimeout)
+			defer cancel()
+			pin, err := p.r.Resolve(ctx, q.spec, q.base)
+			answers[i] = packageAnswer{pin, err}
+		})
+	}
+	wg.Wait()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.fetched = make(map[packageQuery]packageAnswer, len(queries))
+	for i, q := range queries {
+		p.fetched[q] = answers[i]
+	}
+}
+
+// resolve returns what prefetch found for q, else asks the registry.
+func (p *packageResolver) resolve(ctx context.Context, q packageQuery) (pkgpin.Pin, error) {
+	p.mu.Lock()
+	a, ok := p.fetched[q]
+	delete(p.fetched, q)
+	p.mu.Unlock()
+	if ok {
+		return a.pin, a.err
+	}
+	ctx, cancel := context.WithTimeout(ctx, packageResolveTimeout)
+	defer cancel()
+	return p.r.Resolve(ctx, q.spec, q.base)
+}
+
+func newPackageResolver() *packageResolver {
+	p := &packageResolver{r: &pkgpin.Resolver{Client: &http.Client{Timeout: packageResolveTimeout}}}
 	if home, err := os.UserHomeDir(); err == nil {
 		if b, err := os.ReadFile(filepath.Join(home, ".npmrc")); err == nil {
 			p.npmrc = string(b)
@@ -259,11 +331,8 @@ func (h *Host) resolvePackage(ctx context.Context, s *server, sc *config.Server,
 	if !ok {
 		return
 	}
-	base := pkgpin.RegistryURL(spec, sc.Env, h.packages.npmrc)
-	ctx, cancel := context.WithTimeout(ctx, packageResolveTimeout)
 	start := time.Now()
-	pin, err := h.packages.r.Resolve(ctx, spec, base)
-	cancel()
+	pin, err := h.packages.resolve(ctx, packageQuery{spec, pkgpin.RegistryURL(spec, sc.Env, h.packages.npmrc)})
 	if err == nil {
 		h.log.Debug("package resolved", "server", sc.Name, "package", pin.Name, "version", pin.Version, "took", time.Since(start))
 		l.Package = &config.LaunchPackage{Registry: pin.Registry, Name: pin.Name, Version: pin.Version, Integrity: pin.Integrity}

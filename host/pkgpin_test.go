@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -118,5 +119,52 @@ func TestPackagePin(t *testing.T) {
 	call(t, h, "pkg__echo", `{"text":"bumped"}`)
 	if !launchedWith("1.0.16") {
 		t.Errorf("after approval: not launched as pkg@1.0.16")
+	}
+}
+
+// TestPackagePrefetch: Open resolves the packages of several npx servers
+// once each, concurrently (each request waits until the other has
+// arrived, or 5 s), and each is launched with its version.
+func TestPackagePrefetch(t *testing.T) {
+	reg := &fakeRegistry{latest: "1.0.16"}
+	var arrived sync.WaitGroup
+	arrived.Add(2)
+	var together atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived.Done()
+		done := make(chan struct{})
+		go func() { arrived.Wait(); close(done) }()
+		select {
+		case <-done:
+			together.Store(true)
+		case <-time.After(5 * time.Second):
+		}
+		reg.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	npx := filepath.Join(dir, "npx")
+	if err := os.Symlink(self(t), npx); err != nil {
+		t.Fatal(err)
+	}
+	env := testkit.ChildEnv(testkit.ModeServer)
+	env["npm_config_registry"] = srv.URL
+	cfg := parse(t, map[string]any{
+		"p1": map[string]any{"command": npx, "args": []string{"-y", "pkg"}, "env": env},
+		"p2": map[string]any{"command": npx, "args": []string{"pkg@^1"}, "env": env},
+	}, nil)
+	h := openLaunch(t, openStore(t), cfg, &recorder{})
+	for _, name := range []string{"p1", "p2"} {
+		for _, p := range h.ServerPins() {
+			if p.Server == name && (p.Package == nil || p.Package.Version != "1.0.16") {
+				t.Errorf("%s: package %+v, want 1.0.16", name, p.Package)
+			}
+		}
+	}
+	reg.mu.Lock()
+	hits := reg.hits
+	reg.mu.Unlock()
+	if hits != 2 || !together.Load() {
+		t.Errorf("registry asked %d times, concurrently: %v; want 2, true", hits, together.Load())
 	}
 }
