@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -66,6 +67,16 @@ type Security struct {
 	// that definition (a later change holds it again); InjectionFlag only
 	// reports it. A trusted server's tools are only reported.
 	OnInjection string
+	// OnLaunchChange ("onLaunchChange") is what happens to a server whose
+	// launch (transport, command, arguments, environment variable names
+	// and a hash of their values that are not secret, working directory,
+	// URL, header names) differs from the one a person approved, or that
+	// appeared in the configuration without one: LaunchHold (the default)
+	// holds it — not started, not dialled, its tools not offered — until
+	// `switchboard approve SERVER`; LaunchWarn starts it and logs what
+	// LaunchHold would have held; LaunchOff neither checks nor pins
+	// launches. See docs/PINS.md.
+	OnLaunchChange string
 	// WrapUntrustedResults wraps each text block of an untrusted or
 	// sandboxed server's tool results in per-call nonce delimiters that mark
 	// it as data. Default false.
@@ -112,13 +123,27 @@ const (
 	InjectionFlag = "flag"
 )
 
-// WithDefaults returns s with every zero limit set to its default, and an
-// empty OnInjection set to InjectionHold.
+// Security.OnLaunchChange values.
+const (
+	LaunchHold = "hold"
+	LaunchWarn = "warn"
+	LaunchOff  = "off"
+)
+
+// launchModes are the values of Security.OnLaunchChange.
+var launchModes = []string{LaunchHold, LaunchWarn, LaunchOff}
+
+// WithDefaults returns s with every zero limit set to its default, an
+// empty OnInjection set to InjectionHold and an empty OnLaunchChange to
+// LaunchHold.
 func (s Security) WithDefaults() Security {
 	if s.OnInjection == "" {
 		s.OnInjection = InjectionHold
 	}
 	s.Secrets = s.Secrets.WithDefaults()
+	if s.OnLaunchChange == "" {
+		s.OnLaunchChange = LaunchHold
+	}
 	for _, f := range s.limits() {
 		if *f.v == 0 {
 			*f.v = f.def
@@ -258,7 +283,7 @@ func (d *decoder) decodeSecurity(n *node, p *jsonPath) Security {
 		return s.WithDefaults()
 	}
 	fields := s.limits()
-	known := []string{"strict", "wrapUntrustedResults", "onInjection", "secrets"}
+	known := []string{"strict", "wrapUntrustedResults", "onInjection", "secrets", "onLaunchChange"}
 	for _, f := range fields {
 		known = append(known, f.key)
 	}
@@ -280,6 +305,15 @@ func (d *decoder) decodeSecurity(n *node, p *jsonPath) Security {
 					s.OnInjection = v
 				} else {
 					d.add(fp, "", fmt.Sprintf("unknown value %s: want %s", quote(v), quoteList([]string{InjectionHold, InjectionFlag})), nil)
+				}
+			}
+			continue
+		case "onLaunchChange":
+			if v, ok := d.str(m.val, fp, ""); ok {
+				if slices.Contains(launchModes, v) {
+					s.OnLaunchChange = v
+				} else {
+					d.add(fp, "", fmt.Sprintf("unknown value %s: want %s", quote(v), quoteList(launchModes)), nil)
 				}
 			}
 			continue
@@ -554,6 +588,9 @@ func (c *Config) validateSecurity(add func(p *jsonPath, msg string)) {
 		add(sp.k("onInjection"), fmt.Sprintf("unknown value %s: want %s", quote(o), quoteList([]string{InjectionHold, InjectionFlag})))
 	}
 	validateSecrets(sec.Secrets, sp.k("secrets"), add)
+	if o := sec.OnLaunchChange; o != "" && !slices.Contains(launchModes, o) {
+		add(sp.k("onLaunchChange"), fmt.Sprintf("unknown value %s: want %s", quote(o), quoteList(launchModes)))
+	}
 	pp := (*jsonPath)(nil).k("policy")
 	for i, r := range c.Policy.Rules {
 		if r.Action != ActionAllow && r.Action != ActionDeny {

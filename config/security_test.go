@@ -69,6 +69,9 @@ func TestSecurityParseErrors(t *testing.T) {
 			F + `$.security.secrets.results: unknown value "block": want "redact", "redactAll", "flag" or "off"`,
 			F + `$.security.secrets.argument: unknown field "argument" (did you mean "arguments"?)`,
 		}},
+		{"unknown onLaunchChange", `{"mcpServers": {}, "security": {"onLaunchChange": "accept"}}`, []string{
+			F + `$.security.onLaunchChange: unknown value "accept": want "hold", "warn" or "off"`,
+		}},
 		{"quota without window", `{"mcpServers": {}, "policy": {"quota": {"calls": 10}}}`, []string{
 			F + `$.policy.quota: "calls" needs "perMs", the window the calls are counted in`,
 		}},

@@ -70,6 +70,11 @@ const (
 	// and its server is not trusted; it is held back until `switchboard
 	// approve` approves that definition.
 	CodeHeldInjection Code = "held_injection"
+	// CodeLaunchChanged: the server's launch (command, arguments,
+	// environment, URL) differs from the one a person approved, or was
+	// never approved; the server is held, not started, until `switchboard
+	// approve SERVER`.
+	CodeLaunchChanged Code = "launch_changed"
 	// CodeRuntimeMissing: a runtime the server needs (node for npx, uv for
 	// uvx, docker, ...) is not installed. The message says how to get it;
 	// nothing is retried until the configuration or the machine changes.
@@ -84,7 +89,7 @@ const (
 var Codes = []Code{
 	CodeTransient, CodeRateLimited, CodeInvalidInput, CodeAuthFailure, CodeServerError, CodeNotFound,
 	CodePolicyBlocked, CodeUnknownOutcome, CodeTooLarge, CodeTimeout, CodeUnavailable, CodeDefinitionChanged,
-	CodeHeldInjection, CodeRuntimeMissing, CodeRuntimeTooOld, CodeNeedsLogin,
+	CodeHeldInjection, CodeRuntimeMissing, CodeRuntimeTooOld, CodeNeedsLogin, CodeLaunchChanged,
 }
 
 // Retryable reports whether an identical request may reasonably be sent
@@ -114,6 +119,7 @@ var (
 	UnknownOutcome    = &Error{Code: CodeUnknownOutcome}
 	DefinitionChanged = &Error{Code: CodeDefinitionChanged}
 	HeldInjection     = &Error{Code: CodeHeldInjection}
+	LaunchChanged     = &Error{Code: CodeLaunchChanged}
 	RuntimeMissing    = &Error{Code: CodeRuntimeMissing}
 	RuntimeTooOld     = &Error{Code: CodeRuntimeTooOld}
 	NeedsLogin        = &Error{Code: CodeNeedsLogin}

@@ -97,6 +97,8 @@ func (h *Host) serverUnavailable(name string) error {
 		return fault.New(fault.CodeUnavailable, name, "", errors.New(`the server is disabled ("enabled": false in the configuration)`))
 	case v.state == StateMisconfigured:
 		return fault.New(fault.CodeUnavailable, name, "", v.err)
+	case v.state == StateHeld:
+		return v.err // launch_changed
 	case v.catalog != nil:
 		return nil // its tools are known; a call dials it
 	case s.retryAfterLogin():

@@ -33,6 +33,12 @@ const (
 	// variable that is not set (config.Server.Unusable, in LastError); the
 	// server is never started.
 	StateMisconfigured State = "misconfigured"
+
+	// StateHeld: the server's launch differs from the one a person
+	// approved, or was never approved (security.onLaunchChange "hold");
+	// it is not started until `switchboard approve SERVER` (see
+	// docs/PINS.md).
+	StateHeld State = "held"
 )
 
 // ServerStatus describes one configured server.
@@ -73,6 +79,11 @@ type ServerStatus struct {
 	// HeldInjection lists tools held back because their metadata matches
 	// an injection pattern (security.onInjection), until approved.
 	HeldInjection []string `json:"heldInjection,omitempty"`
+	// LaunchHeld is "new" or "changed" while the server is held because
+	// its launch was never approved or changed since, "unlocked" or
+	// "lockfile" while Options.Lock does not name it or pins another
+	// launch (State is "held").
+	LaunchHeld string `json:"launchHeld,omitempty"`
 }
 
 // Tool describes one tool.
@@ -172,7 +183,11 @@ func (h *Host) Servers() []ServerStatus {
 		}
 		st.Held = v.held
 		st.HeldInjection = v.injHeld
+		st.LaunchHeld = v.launch
 		st.Findings = append(st.Findings, v.flags...)
+		if f, ok := launchFinding(sc.Name, v); ok {
+			st.Findings = append(st.Findings, f)
+		}
 		st.TrustScore = s.trust.current()
 		if v.catalog != nil && !v.isHeld("") {
 			st.Instructions = v.catalog.Instructions

@@ -157,6 +157,20 @@ type Options struct {
 	// that reads what is known and calls little or nothing (the CLI's
 	// search, and its get of one server).
 	NoStart bool
+	// ApproveLaunches names the servers whose launch the person running
+	// the program approves as it opens them (the CLI's check of a server
+	// it adds or edits): each is pinned as it is configured, whatever was
+	// pinned before, instead of being held (see docs/PINS.md). A Host
+	// given any opens only part of a configuration, and so does not mark
+	// a store that pins no launch yet as one that does. nil approves none.
+	ApproveLaunches []string
+	// Lock, when not nil, is the only thing served (`serve --lock`; see
+	// docs/PINS.md): a server it does not name, or whose launch differs
+	// from its, is held and never started; a tool or the instructions
+	// whose definition differs from the lock's hash are held, and no
+	// approval releases them; a prompt or template that differs is left
+	// out. The store's approvals do not apply.
+	Lock Lock
 	// StateDir is the directory of the state store that Open opens when
 	// the configuration names no PostgreSQL store (its "store" section):
 	// the embedded SQLite database state.db in it, made if need be. The
@@ -257,6 +271,11 @@ type Host struct {
 
 	loginTimeout time.Duration // OAuthOptions.LoginTimeout; fixed at Open
 	noStart      bool          // Options.NoStart; fixed at Open
+
+	approveLaunch map[string]bool  // Options.ApproveLaunches; fixed at Open
+	packages      *packageResolver // resolves npx-style launches' packages (launch.go); fixed at Open
+	lock          Lock             // Options.Lock; nil without one; fixed at Open
+	launchesBegun atomic.Bool      // the store pins launches (launch.go); set at Open
 
 	// loginMu guards logins, the browser logins in progress by server
 	// (login.go). Nothing else is locked while it is held.
@@ -370,10 +389,23 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 		h.opts.TracerProvider = opts.TracerProvider
 	}
 	h.life, h.cancel = context.WithCancel(context.Background())
+	for _, name := range opts.ApproveLaunches {
+		if h.approveLaunch == nil {
+			h.approveLaunch = map[string]bool{}
+		}
+		h.approveLaunch[name] = true
+	}
+	h.packages = newPackageResolver()
+	if opts.Lock == nil && st != nil {
+		h.packages.prefetch(ctx, cfg)
+	}
+	h.lock = opts.Lock
+	h.launchesBegun.Store(h.launchBegun(ctx))
 	comp := &composition{cfg: cfg, pol: pol, servers: make(map[string]*server, len(cfg.Servers))}
 	for _, sc := range cfg.Servers {
 		comp.servers[sc.Name] = h.newServer(ctx, cfg, sc)
 	}
+	h.markLaunchesPinned(ctx, cfg)
 	h.comp.Store(comp)
 	// Every dial runs on a goroutine of the Host (Close waits for it), so
 	// that one still under way when Open returns goes on: it joins the
@@ -382,7 +414,7 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 	var later []*server // advertised from the store, connected in the background
 	for _, sc := range cfg.Servers {
 		s := comp.servers[sc.Name]
-		if !runnable(sc) || h.noStart {
+		if !runnable(sc) || h.noStart || s.state == StateHeld {
 			continue
 		}
 		if s.cached {
@@ -456,6 +488,9 @@ func (h *Host) rebuild() {
 			continue
 		}
 		s := comp.servers[sc.Name]
+		if h.lock != nil {
+			cat = h.lockedLists(sc, cat)
+		}
 		s.mu.Lock()
 		drifted, w := h.checkDriftLocked(s, sc, cat)
 		s.mu.Unlock()

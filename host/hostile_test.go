@@ -130,6 +130,15 @@ func openHostile(t *testing.T, servers, top map[string]any, opts *host.Options) 
 	if opts == nil {
 		opts = fastOpts
 	}
+	if opts.Store != nil {
+		// Each rig's tag is a new argument, so a new launch: the test
+		// approves it, as a person adding the servers would.
+		o := *opts
+		for name := range tagged {
+			o.ApproveLaunches = append(o.ApproveLaunches, name)
+		}
+		opts = &o
+	}
 	h, err := host.Open(context.Background(), cfg, opts)
 	if err != nil {
 		t.Fatal(err)

@@ -50,6 +50,9 @@ func (h *Host) newServer(ctx context.Context, cfg *config.Config, sc *config.Ser
 	s.sup = newSupervisor(sc)
 	s.state = StateStarting
 	h.loadState(ctx, s)
+	if h.checkLaunch(ctx, cfg, s, sc) {
+		return s // held: neither advertised nor started until approved
+	}
 	if cat := h.loadCatalog(ctx, sc); cat != nil {
 		s.raw, s.cached, s.state = cat, true, StateIdle
 		s.vetted = h.vetUnder(cfg.Security, sc, cat)

@@ -73,6 +73,9 @@ const (
 	// EventRelisted: the server's lists were discovered again on its
 	// connection (after list_changed, or a catalogue found stale).
 	EventRelisted EventKind = "relisted"
+	// EventLaunch: a decision about the server's launch (Decision says
+	// which: LaunchPinned, LaunchApproved, LaunchHeld, LaunchWarned).
+	EventLaunch EventKind = "launch"
 )
 
 // ServerEvent is one change in a server's life.
@@ -85,6 +88,9 @@ type ServerEvent struct {
 	Status string
 	// Err is why: the connection's end, the failed attempt.
 	Err error
+	// Decision is an EventLaunch's decision ("pinned", "approved",
+	// "held", "warned"); "" for other kinds.
+	Decision string
 }
 
 // observe calls OnCall, if set, with a call's record.

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -49,7 +50,9 @@ func maybeRunDoomedHost() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	opts := &host.Options{StopTimeout: 500 * time.Millisecond, LeftoverDir: dir}
+	// A store of its own: the user's home holds the launch pinned by an
+	// earlier run, from another build of the test binary.
+	opts := &host.Options{StopTimeout: 500 * time.Millisecond, LeftoverDir: dir, StateDir: filepath.Join(dir, "state")}
 	if _, err := host.Open(context.Background(), cfg, opts); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -26,19 +26,31 @@ import (
 // loadState reads a server's pins and trust score from the store, before
 // anyone else sees the server.
 func (h *Host) loadState(ctx context.Context, s *server) {
+	if h.lock != nil {
+		// The lock's hashes are the pins; the store's approvals do not
+		// apply (lock.go).
+		s.pins, s.pinsRead = h.lockPins(s.name), true
+	}
 	if h.store == nil {
+		return
+	}
+	if sc, err := h.store.Score(ctx, s.name); err == nil {
+		s.trust.load(sc.Value, sc.UpdatedAt)
+	}
+	if h.lock != nil {
 		return
 	}
 	pins, err := h.store.Pins(ctx, s.name)
 	if err != nil {
-		h.log.Warn("pins unreadable; every definition counts as new", "server", s.name, "err", err)
+		h.log.Warn("pins unreadable; every definition counts as new, the launch is not checked", "server", s.name, "err", err)
 	}
+	s.pinsRead = err == nil
 	s.pins = make(map[string]string, len(pins))
 	for _, p := range pins {
 		s.pins[p.Tool] = p.Hash
-	}
-	if sc, err := h.store.Score(ctx, s.name); err == nil {
-		s.trust.load(sc.Value, sc.UpdatedAt)
+		if p.Tool == drift.LaunchKey {
+			s.launchDef = p.Definition
+		}
 	}
 }
 
@@ -52,7 +64,8 @@ type driftWrite struct {
 // with its pins and returns the tools to hold back and the writes to make.
 // Called with s.mu held.
 func (h *Host) checkDriftLocked(s *server, sc *config.Server, cat *catalog.Catalog) (map[string]bool, []driftWrite) {
-	if h.store == nil || cat == nil || s.pins == nil {
+	locked := h.lock != nil // the lock's hashes are the pins, and nothing releases a hold
+	if (h.store == nil && !locked) || cat == nil || s.pins == nil {
 		return nil, nil
 	}
 	current := map[string][]byte{}
@@ -82,14 +95,14 @@ func (h *Host) checkDriftLocked(s *server, sc *config.Server, cat *catalog.Catal
 		switch {
 		case ok && pinned == hash:
 			continue
-		case !ok && sc.Lifecycle.Approval == config.ApprovalAuto, ok && sc.Lifecycle.OnDrift == config.DriftAccept:
+		case !locked && (!ok && sc.Lifecycle.Approval == config.ApprovalAuto || ok && sc.Lifecycle.OnDrift == config.DriftAccept):
 			if ok {
 				h.log.Warn("tool definition changed; accepted (onDrift: accept)", "server", sc.Name, "tool", tool)
 			}
 			s.pins[tool] = hash
 			writes = append(writes, driftWrite{pin: &store.Pin{Server: sc.Name, Tool: tool, Hash: hash, Definition: def}})
 			continue
-		case ok && sc.Lifecycle.OnDrift == config.DriftWarn:
+		case !locked && ok && sc.Lifecycle.OnDrift == config.DriftWarn:
 			if s.held[tool] != hash {
 				h.log.Warn("tool definition changed since it was approved; kept (onDrift: warn)", "server", sc.Name, "tool", tool)
 			}
@@ -99,7 +112,9 @@ func (h *Host) checkDriftLocked(s *server, sc *config.Server, cat *catalog.Catal
 		// New under manual approval, or changed under hold.
 		held[tool] = true
 		heldNow[tool] = hash
-		if s.held[tool] != hash {
+		if s.held[tool] != hash && locked {
+			h.log.Warn("tool held back: its definition differs from the lockfile", "server", sc.Name, "tool", tool, "new", !ok)
+		} else if s.held[tool] != hash {
 			h.log.Warn("tool held back until approved: switchboard approve "+sc.Name+":"+tool, "server", sc.Name, "tool", tool, "new", !ok)
 			writes = append(writes, driftWrite{drift: &store.Drift{Server: sc.Name, Tool: tool, Hash: hash, Definition: def}})
 		}
@@ -134,7 +149,7 @@ func (h *Host) writeDrift(writes []driftWrite) {
 // answer within readyTimeout leaves the pins as they are, until the next
 // re-read.
 func (h *Host) refreshPins() bool {
-	if h.store == nil {
+	if h.store == nil || h.lock != nil {
 		return false
 	}
 	h.pinsMu.Lock()
@@ -142,7 +157,7 @@ func (h *Host) refreshPins() bool {
 	changed := false
 	for _, s := range h.comp.Load().servers {
 		s.mu.Lock()
-		holds := len(s.held) > 0 || len(s.injHeld) > 0
+		holds := len(s.held) > 0 || len(s.injHeld) > 0 || s.launchHeld != ""
 		s.mu.Unlock()
 		if !holds {
 			continue
@@ -163,7 +178,11 @@ func (h *Host) refreshPins() bool {
 		if !maps.Equal(fresh, s.pins) {
 			s.pins, changed = fresh, true
 		}
+		released := s.releaseLaunchLocked()
 		s.mu.Unlock()
+		if released {
+			h.startReleased(s)
+		}
 	}
 	return changed
 }
@@ -247,5 +266,5 @@ func (h *Host) heldID(name string) (names.ID, bool) {
 // about). Called with s.mu held.
 func (s *server) isHeldLocked(tool string) bool {
 	_, pinned := s.pins[tool]
-	return s.held[tool] != "" && (!pinned || s.cfg.Load().Lifecycle.OnDrift == config.DriftHold)
+	return s.held[tool] != "" && (!pinned || s.h.lock != nil || s.cfg.Load().Lifecycle.OnDrift == config.DriftHold)
 }

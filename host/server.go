@@ -36,6 +36,10 @@ type server struct {
 	h     *Host
 	sup   *supervise.Supervisor // decides when a dial may happen; nil when disabled
 	trust *trustScore           // has its own lock
+	// runArgs are the arguments the server is launched with when they
+	// differ from its configuration's: an npx-style launch rewritten to
+	// the exact package version of its launch (launch.go). nil otherwise.
+	runArgs []string
 
 	// cfg is the server's settings, never mutated: Reload swaps in new
 	// ones that keep the connection (see sameConnection), so a call reads
@@ -57,7 +61,8 @@ type server struct {
 
 	// mu guards state, since, err, loginAsked, conn, attempt, caps, dialing,
 	// idling, stopped (the connection and its lifecycle), raw, catalog, vetted, cached,
-	// flags (the lists), pins and held (drift), injHeld (injection holds).
+	// flags (the lists), pins and held (drift), injHeld (injection holds),
+	// launchHeld (launch.go).
 	mu    sync.Mutex
 	state State     // changed only by setState
 	since time.Time // when state last changed
@@ -80,6 +85,12 @@ type server struct {
 	pins       map[string]string       // approved definition hashes by tool ("" = instructions)
 	held       map[string]string       // tools held back because their definition changed: tool → hash seen
 	injHeld    map[string]string       // tools held back because their metadata matches an injection pattern: tool → hash seen (vet.go)
+	pinsRead   bool                    // pins were read from the store (loadState)
+	launchDef  []byte                  // the pinned launch's definition (loadState); nil when none
+	launchCur  []byte                  // the launch's definition as configured, package resolved (launch.go); nil when not checked
+	launchHash string                  // the hash of the server's launch as configured (launch.go); "" when not checked
+	launchHeld string                  // "new" or "changed" while the server is held for its launch (launch.go); "" otherwise
+	launchWarn bool                    // its launch would be held, and started under onLaunchChange "warn" (launch.go)
 }
 
 // setState is the one way a server's state changes. Called with s.mu held.
@@ -128,6 +139,11 @@ func (s *server) ensure(ctx context.Context) (*upstream.Conn, error) {
 			return nil, fault.New(fault.CodeUnavailable, s.name, "", sc.Unusable)
 		}
 		s.mu.Lock()
+		if s.launchHeld != "" {
+			err := s.err
+			s.mu.Unlock()
+			return nil, err
+		}
 		switch {
 		case s.conn != nil && s.idling:
 			// Being closed for idleness: a call must not start on it.
@@ -215,7 +231,7 @@ func (s *server) dial(ctx context.Context, a supervise.Attempt) error {
 	defer cancel()
 	stop := context.AfterFunc(h.life, cancel) // Close cancels a dial in progress
 	defer stop()
-	conn, err := upstream.Dial(dctx, sc, &h.opts)
+	conn, err := upstream.Dial(dctx, s.launched(sc), &h.opts)
 	var cat *catalog.Catalog
 	if err == nil {
 		if cat, err = conn.Discover(dctx); err != nil {
@@ -482,6 +498,8 @@ type serverView struct {
 	catalog *catalog.Catalog // vetted; nil until known
 	vetted  *ingest.Result
 	flags   []Finding
+	launch  string   // launchHeld: "new" or "changed" while the server is held for its launch
+	warned  bool     // launchWarn
 	held    []string // tools held back (see isHeldLocked), sorted; "" is the instructions
 	injHeld []string // tools held back for an injection pattern until approved, sorted
 }
@@ -492,7 +510,7 @@ func (s *server) view() serverView {
 	defer s.mu.Unlock()
 	v := serverView{
 		cfg: s.cfg.Load(), state: s.state, since: s.since, err: s.err, conn: s.conn, caps: s.caps,
-		catalog: s.catalog, vetted: s.vetted, flags: s.flags,
+		catalog: s.catalog, vetted: s.vetted, flags: s.flags, launch: s.launchHeld, warned: s.launchWarn,
 	}
 	for tool := range s.held {
 		if s.isHeldLocked(tool) {

@@ -171,7 +171,8 @@ func TestScheduleSurvivesRestart(t *testing.T) {
 		return strings.Count(string(b), "start")
 	}
 	run := func(extra string) host.ServerStatus {
-		h, err := host.Open(context.Background(), parse(t, map[string]any{"bad": failing(extra)}, nil), &host.Options{Store: st, StopTimeout: 500 * time.Millisecond})
+		// The changed configuration is approved, as by a person editing it.
+		h, err := host.Open(context.Background(), parse(t, map[string]any{"bad": failing(extra)}, nil), &host.Options{Store: st, StopTimeout: 500 * time.Millisecond, ApproveLaunches: []string{"bad"}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -55,9 +55,11 @@ func needsStore(cfg *config.Config) error {
 // Held is a definition held back until it is approved ([Host.Approve]):
 // a tool whose definition changed since it was approved (under "onDrift":
 // "hold"), one first seen under "approval": "manual", one whose metadata
-// matches an injection pattern, or a server's changed instructions. A
-// held tool is not listed, and calls to it are refused with
-// [fault.CodeDefinitionChanged] (or [fault.CodeHeldInjection]).
+// matches an injection pattern, a server's changed instructions, or a
+// server's launch. A held tool is not listed, and calls to it are refused
+// with [fault.CodeDefinitionChanged] (or [fault.CodeHeldInjection]); a
+// server whose launch is held is not started, and calls to its tools are
+// refused with [fault.CodeLaunchChanged].
 type Held struct {
 	Server string `json:"server"`
 	// Tool is the tool's name; "" for the server's instructions.
@@ -65,6 +67,10 @@ type Held struct {
 	// Injection: held because its metadata matches an injection pattern,
 	// not because it changed.
 	Injection bool `json:"injection,omitempty"`
+	// Launch: the server's launch (Tool is ""), held because it differs
+	// from the one approved or was never approved; the server is not
+	// started until it is approved (docs/PINS.md).
+	Launch bool `json:"launch,omitempty"`
 	// Target names it for [Host.Approve]: "server:tool", or the server's
 	// name for its instructions.
 	Target string `json:"target"`

@@ -328,6 +328,9 @@ func (h *Host) Findings() []Finding {
 			out = append(out, v.vetted.Findings...)
 		}
 		out = append(out, v.flags...)
+		if f, ok := launchFinding(sc.Name, v); ok {
+			out = append(out, f)
+		}
 	}
 	return out
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/confedit"
 	"github.com/switchboard-mcp/switchboard/internal/creds"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
+	"github.com/switchboard-mcp/switchboard/internal/state"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 )
 
@@ -163,6 +164,7 @@ func (r *run) verify(cfg *config.Config, name string) int {
 	}
 	if r.edit.noVerify {
 		fmt.Fprintf(r.env.Stderr, "warning: server %q saved without checking that it starts (--no-verify)\n", name)
+		r.approveLaunch(cfg, name)
 		return ExitOK
 	}
 	if se := r.probe(cfg, name); se != nil {
@@ -194,8 +196,9 @@ func (r *run) checkServer(cfg *config.Config, name, written string) *saveError {
 	sc.Enabled = true
 	one.Servers = []*config.Server{&sc}
 	fmt.Fprintf(r.env.Stderr, "checking server %q...\n", name)
+	// The person adding or editing the server approves its launch.
 	opts := &host.Options{ClientVersion: r.env.Version, StopTimeout: oneShotStop, OAuth: r.oauthOptions(),
-		LeftoverDir: r.leftoverDir()}
+		LeftoverDir: r.leftoverDir(), ApproveLaunches: []string{name}}
 	if kept, err := r.openStore(cfg); err == nil {
 		// What the check discovers is the server's catalogue: the next
 		// command lists its tools without starting it.
@@ -234,6 +237,26 @@ func (r *run) checkServer(cfg *config.Config, name, written string) *saveError {
 	}
 	fmt.Fprintf(r.env.Stderr, "server %q works: %s, %d tools, %d resources, %d prompts\n", name, orDash(st.ProtocolVersion), st.Tools, st.Resources, st.Prompts)
 	return nil
+}
+
+// approveLaunch pins the launch of cfg's server name as the person saving
+// it without a check approves it (docs/PINS.md); a store that cannot be
+// opened keeps nothing, and the server is held at its next start.
+func (r *run) approveLaunch(cfg *config.Config, name string) {
+	sc := cfg.Server(name)
+	l := sc.Launch()
+	if l == nil {
+		return
+	}
+	st, err := r.openStore(cfg)
+	if err != nil {
+		fmt.Fprintf(r.env.Stderr, "warning: the launch of server %q is not approved (%v): approve it with 'switchboard approve %s'\n", name, err, launcher.Escape(name))
+		return
+	}
+	defer st.Close()
+	if err := state.ApproveLaunch(r.ctx, st, name, l.Definition()); err != nil {
+		fmt.Fprintf(r.env.Stderr, "warning: the launch of server %q is not approved (%v): approve it with 'switchboard approve %s'\n", name, err, launcher.Escape(name))
+	}
 }
 
 // checkStore is the state store as a check's host sees it: the catalogue

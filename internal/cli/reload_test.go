@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard-mcp/switchboard/internal/cli"
 	"github.com/switchboard-mcp/switchboard/internal/testkit"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/proc"
 )
@@ -25,7 +26,8 @@ func TestServeWatchReloads(t *testing.T) {
 	a := map[string]any{"command": exe, "env": testkit.ChildEnv(testkit.ModeServer)}
 	path := writeConfig(t, map[string]any{"mcpServers": map[string]any{"a": a}})
 	ctx := t.Context()
-	g := startGateway(t, nil, "", "--home", t.TempDir(), "--config", path, "--watch")
+	home := t.TempDir()
+	g := startGateway(t, nil, "", "--home", home, "--config", path, "--watch")
 	stderr := g.stderr
 	cs := g.session(t, nil)
 	has := func(name string) bool { return lists(ctx, cs, name) }
@@ -36,6 +38,13 @@ func TestServeWatchReloads(t *testing.T) {
 	// The mtime has a coarse resolution on some file systems: make sure
 	// the size changes too.
 	write(path, map[string]any{"a": a, "bb": a})
+	// Added by hand: held until a person approves it.
+	if !proc.Eventually(15*time.Second, func() bool { return strings.Contains(stderr.String(), "switchboard approve bb") }) {
+		t.Fatalf("the added server was not held:\n%s", stderr.String())
+	}
+	if r := runWith(t, cli.Env{Args: []string{"approve", "bb", "--home", home, "--config", path}, LookupEnv: func(string) (string, bool) { return "", false }, Version: "test"}); r.code != 0 || !strings.Contains(r.stdout, "server launch: new, not approved before") {
+		t.Fatalf("approve bb, through the gateway: exit %d\n%s%s\nwant the launch shown", r.code, r.stdout, r.stderr)
+	}
 	if !proc.Eventually(15*time.Second, func() bool { return has("bb__echo") }) {
 		t.Fatalf("the added server never appeared:\n%s", stderr.String())
 	}

@@ -68,6 +68,7 @@ type server struct {
 // wrong with a server, and the findings of warn severity or above, as they
 // happen. undo closes the log when the host does not open.
 func (r *server) prepare(opts *host.Options) (undo func(), err error) {
+	opts.Lock = r.serve.locked
 	opts.OnResourceUpdated = func(server, uri string) {
 		if g := r.gateway.Load(); g != nil {
 			g.ResourceUpdated(server, uri)
@@ -107,6 +108,8 @@ type serveFlags struct {
 	grace       time.Duration
 	drainDelay  time.Duration // drain.go
 	auth        serveAuth     // serve_auth.go
+	lock, pub   string        // --lock FILE --pub KEY: serve only what the lockfile pins
+	locked      host.Lock     // the lockfile, verified by checkServe
 
 	// Connections: see gateway.HTTPOptions.
 	idleTimeout, bodyTimeout  time.Duration
@@ -142,6 +145,8 @@ func (f *serveFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.maxSessions, "max-sessions", gateway.DefaultMaxSessions, "legacy sessions open at once, at most; past it a new one is refused (503, Retry-After)")
 	fs.IntVar(&f.maxPerClient, "max-sessions-per-client", gateway.DefaultMaxSessionsPerClient, "legacy sessions of one client (a named client, a JWT subject or the token), at most; past it the client's idlest session is closed")
 	fs.StringVar(&f.pprof, "pprof", "", "serve Go's runtime profiles (net/http/pprof) on this loopback `address`, e.g. 127.0.0.1:6060")
+	fs.StringVar(&f.lock, "lock", "", "serve only what the lockfile `file` pins (written by 'switchboard lock'; see docs/PINS.md)")
+	fs.StringVar(&f.pub, "pub", "", "the public key `file` that verifies --lock's signature")
 	f.auth.register(fs)
 }
 
@@ -151,6 +156,13 @@ func (r *server) checkServe() error {
 	f := r.serve
 	if err := f.auth.check(&f); err != nil {
 		return err
+	}
+	if f.lock != "" || f.pub != "" {
+		l, err := readLock(f.lock, f.pub)
+		if err != nil {
+			return fmt.Errorf("serve: --lock: %w; not serving", err)
+		}
+		r.serve.locked = hostLock(l)
 	}
 	if f.pprof != "" && !loopback(f.pprof) {
 		return fmt.Errorf("serve: --pprof %s: profiles are served on a loopback address only", f.pprof)

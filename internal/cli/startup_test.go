@@ -91,6 +91,13 @@ func TestCommandsDoNotWaitForAHungServer(t *testing.T) {
 	if r := cmd(alone, "tools", "--refresh"); r.code != 0 || !strings.Contains(r.stdout, "good__echo") {
 		t.Fatalf("discovering good: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
+	// hang was written into the file by hand: it is held until approved.
+	if r := cmd(both, "servers"); r.code != 0 || !strings.Contains(r.stdout, "held") {
+		t.Fatalf("hang added by hand: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if r := cmd(both, "approve", "hang"); r.code != 0 {
+		t.Fatalf("approve hang: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
 	for _, tc := range []struct {
 		args   []string
 		stdout []string

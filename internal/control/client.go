@@ -102,6 +102,14 @@ func (c *Client) SetEnabled(ctx context.Context, name string, on bool) error {
 	return c.do(ctx, http.MethodPost, APIPath+"servers/"+url.PathEscape(name)+"/"+verb, nil, nil)
 }
 
+// Held returns the gateway's held definitions of target ("" for all, a
+// server, or "server:tool"), with their diffs.
+func (c *Client) Held(ctx context.Context, t string) ([]Held, error) {
+	var out []Held
+	err := c.do(ctx, http.MethodGet, APIPath+"held?target="+url.QueryEscape(t), nil, &out)
+	return out, err
+}
+
 // Approve approves held definitions in the gateway and returns their
 // labels.
 func (c *Client) Approve(ctx context.Context, t string) ([]string, error) {

@@ -44,8 +44,12 @@ var textFields = map[string]bool{"name": true, "title": true, "description": tru
 func Diff(c Change) string {
 	var w strings.Builder
 	what := "tool " + escapeText(c.Tool)
-	if c.Tool == "" {
+	order := fieldOrder
+	switch c.Tool {
+	case "":
 		what = "server instructions"
+	case LaunchKey:
+		what, order = "server launch", launchOrder
 	}
 	switch {
 	case c.Old == nil && c.New == nil:
@@ -61,7 +65,7 @@ func Diff(c Change) string {
 	if c.Tool == "" {
 		diffInstructions(&w, c)
 	} else {
-		diffTool(&w, c)
+		diffTool(&w, c, order)
 	}
 	return w.String()
 }
@@ -87,8 +91,9 @@ func diffInstructions(w *strings.Builder, c Change) {
 	writeLineDiff(w, old, cur, exact)
 }
 
-// diffTool writes the line diffs of the fields of two tool definitions.
-func diffTool(w *strings.Builder, c Change) {
+// diffTool writes the line diffs of the fields of two tool (or launch)
+// definitions, the fields in order first.
+func diffTool(w *strings.Builder, c Change, order []string) {
 	old, okOld := parseTool(c.Old)
 	cur, okNew := parseTool(c.New)
 	if !okOld || !okNew {
@@ -97,7 +102,7 @@ func diffTool(w *strings.Builder, c Change) {
 		writeLineDiff(w, rawLines(c.Old), rawLines(c.New), exact)
 		return
 	}
-	keys := append([]string(nil), fieldOrder...)
+	keys := append([]string(nil), order...)
 	for _, o := range []object{old, cur} {
 		for _, m := range o { // sorted
 			if !slices.Contains(keys, m.key) {

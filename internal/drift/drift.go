@@ -184,3 +184,38 @@ func Compare(pinned, current map[string][]byte) []Change {
 	slices.SortFunc(changes, func(a, b Change) int { return strings.Compare(a.Tool, b.Tool) })
 	return changes
 }
+
+// PromptDefinition is the canonical JSON of a prompt as a model is shown
+// it (name, title, description, arguments), by the rules of [Definition]:
+// _meta and icons are left out.
+func PromptDefinition(p *mcp.Prompt) ([]byte, error) {
+	if p == nil {
+		return nil, fmt.Errorf("drift: nil prompt")
+	}
+	return withoutMeta(p)
+}
+
+// TemplateDefinition is the canonical JSON of a resource template (name,
+// title, uriTemplate, description, mimeType, annotations), by the rules
+// of [Definition]: _meta and icons are left out.
+func TemplateDefinition(t *mcp.ResourceTemplate) ([]byte, error) {
+	if t == nil {
+		return nil, fmt.Errorf("drift: nil resource template")
+	}
+	return withoutMeta(t)
+}
+
+// withoutMeta is the canonical JSON of v without its _meta and icons.
+func withoutMeta(v any) ([]byte, error) {
+	c, err := valueOf(v)
+	if err != nil {
+		return nil, fmt.Errorf("drift: %w", err)
+	}
+	o, ok := c.(object)
+	if !ok {
+		return nil, fmt.Errorf("drift: not an object")
+	}
+	o = slices.DeleteFunc(o, func(m member) bool { return m.key == "_meta" || m.key == "icons" })
+	o.sort()
+	return compact(o), nil
+}

@@ -254,3 +254,16 @@ func TestCompare(t *testing.T) {
 		})
 	}
 }
+
+func TestPromptAndTemplateDefinition(t *testing.T) {
+	p := &mcp.Prompt{Name: "p", Description: "d", Meta: mcp.Meta{"x": 1}, Arguments: []*mcp.PromptArgument{{Name: "a", Required: true}}}
+	got, err := PromptDefinition(p)
+	if err != nil || string(got) != `{"arguments":[{"name":"a","required":true}],"description":"d","name":"p"}` {
+		t.Errorf("PromptDefinition = %s, %v", got, err)
+	}
+	tt := &mcp.ResourceTemplate{Name: "t", URITemplate: "x://{id}", MIMEType: "text/plain", Meta: mcp.Meta{"y": 2}}
+	got, err = TemplateDefinition(tt)
+	if err != nil || string(got) != `{"mimeType":"text/plain","name":"t","uriTemplate":"x://{id}"}` {
+		t.Errorf("TemplateDefinition = %s, %v", got, err)
+	}
+}

@@ -72,7 +72,10 @@ func (g *Gateway) toClient(ctx context.Context, r failed, err error) (*mcp.CallT
 		code = fault.CodeServerError
 	}
 	msg := err.Error()
-	if code == fault.CodeHeldInjection || code == fault.CodeDefinitionChanged {
+	if code == fault.CodeLaunchChanged {
+		// The same rule for a server held as a whole.
+		msg = fmt.Sprintf("server %q is held for review until a person approves it", serverOf(r, err))
+	} else if code == fault.CodeHeldInjection || code == fault.CodeDefinitionChanged {
 		// Releasing a held tool is a person's decision (at a terminal, or
 		// through the status page's login): the model, which a poisoned
 		// description may be steering, is not told how.

@@ -45,6 +45,10 @@ type Held struct {
 	// Injection: held because its metadata matches an injection pattern,
 	// not because it changed.
 	Injection bool `json:"injection,omitempty"`
+	// Launch: the server's launch (command, arguments, environment, URL;
+	// Tool is ""), held because it differs from the one approved or was
+	// never approved.
+	Launch bool `json:"launch,omitempty"`
 	// Target names it for Approve: "server:tool" (or the server's name for
 	// its instructions).
 	Target string `json:"target"`
@@ -79,24 +83,33 @@ func List(ctx context.Context, st store.Store, target string) ([]Held, error) {
 			}
 		}
 		name, inj := ingest.ApprovalTool(d.Tool)
-		if !inj {
+		launch := d.Tool == drift.LaunchKey
+		switch {
+		case launch:
+			name = ""
+		case !inj:
 			name = d.Tool
 		}
 		target := d.Server
 		if name != "" {
 			target += ":" + name
 		}
+		shown := name
+		if launch {
+			shown = drift.LaunchKey
+		}
 		out = append(out, Held{
-			Server: d.Server, Tool: name, Injection: inj, Target: target, Label: Label(d.Server, d.Tool),
+			Server: d.Server, Tool: name, Injection: inj, Launch: launch, Target: target, Label: Label(d.Server, d.Tool),
 			// drift.Diff escapes what it shows.
-			Diff: drift.Diff(drift.Change{Tool: name, Old: pins[d.Server][d.Tool], New: d.Definition}),
+			Diff: drift.Diff(drift.Change{Tool: shown, Old: pins[d.Server][d.Tool], New: d.Definition}),
 		})
 	}
 	return out, nil
 }
 
 // Approve pins the held definitions of target (a server, or
-// "server:tool") in st. It returns the labels of what it approved;
+// "server:tool") in st; a server's held launch is approved with its
+// server, never by a "server:tool" target. It returns the labels of what it approved;
 // nothing held is a not_found error.
 func Approve(ctx context.Context, st store.Store, target string) ([]string, error) {
 	server, tool, one := Cut(target)
@@ -134,8 +147,11 @@ func Label(server, key string) string {
 	if t, ok := ingest.ApprovalTool(key); ok {
 		return server + ":" + t + " (held: its metadata matches an injection pattern)"
 	}
-	if key == "" {
+	switch key {
+	case "":
 		return server + " (instructions)"
+	case drift.LaunchKey:
+		return server + " (launch: command, arguments, environment, URL)"
 	}
 	return server + ":" + key
 }
@@ -146,5 +162,38 @@ func HeldAs(key, tool string) bool {
 	if t, ok := ingest.ApprovalTool(key); ok {
 		return t == tool
 	}
+	if key == drift.LaunchKey {
+		return false // approved with its server, never as a tool
+	}
 	return key == tool
+}
+
+// ApproveLaunch pins def as the approved launch of server in st (what a
+// person approves by adding or editing the server through the CLI), and
+// marks the store as one whose launches are pinned.
+func ApproveLaunch(ctx context.Context, st store.Store, server string, def []byte) error {
+	if err := st.Pin(ctx, store.Pin{Server: server, Tool: drift.LaunchKey, Hash: drift.Hash(def), Definition: def}); err != nil {
+		return err
+	}
+	return MarkLaunchesPinned(ctx, st)
+}
+
+// LaunchesPinned reports whether st pins launches: whether a version
+// that pins them has opened it (see drift.LaunchBegun).
+func LaunchesPinned(ctx context.Context, st store.Store) (bool, error) {
+	pins, err := st.Pins(ctx, "")
+	if err != nil {
+		return false, err
+	}
+	for _, p := range pins {
+		if p.Tool == drift.LaunchBegun {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// MarkLaunchesPinned records in st that its launches are pinned.
+func MarkLaunchesPinned(ctx context.Context, st store.Store) error {
+	return st.Pin(ctx, store.Pin{Server: "", Tool: drift.LaunchBegun, Hash: "-", Definition: []byte("{}")})
 }

@@ -26,7 +26,7 @@ const OtherTool = "other"
 // The states a server may be in, for switchboard_server_state.
 var states = []host.State{
 	host.StateReady, host.StateIdle, host.StateStarting, host.StateDegraded, host.StateBackoff,
-	host.StateFailed, host.StateDisabled, host.StateClosed, host.StateMisconfigured,
+	host.StateFailed, host.StateDisabled, host.StateClosed, host.StateMisconfigured, host.StateHeld,
 }
 
 // Metrics are the gateway's Prometheus metrics, in a registry of their
@@ -38,6 +38,7 @@ type Metrics struct {
 	callers  *prometheus.CounterVec   // caller, outcome
 	latency  *prometheus.HistogramVec // server
 	events   *prometheus.CounterVec   // server, event
+	launches *prometheus.CounterVec   // server, decision
 	refusals *prometheus.CounterVec   // reason
 	secrets  *prometheus.CounterVec   // direction, rule, action
 }
@@ -63,6 +64,10 @@ func NewMetrics(src Source) *Metrics {
 			Name: "switchboard_server_events_total",
 			Help: "Changes in servers' lives: exited (the connection or process ended), restarted, backoff (a start-up attempt failed, the next is scheduled), failed (no more are), relisted (lists discovered again).",
 		}, []string{"server", "event"}),
+		launches: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "switchboard_launch_pin_decisions_total",
+			Help: "Decisions about servers' launches (docs/PINS.md), by server and decision: pinned (at a first start), approved (by a person), held (not started until approved), warned (would have been held; security.onLaunchChange: warn).",
+		}, []string{"server", "decision"}),
 		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "switchboard_frontdoor_refusals_total",
 			Help: "HTTP requests the front door refused, and connections it closed because too many had not authenticated (conn_evicted), by reason.",
@@ -72,7 +77,7 @@ func NewMetrics(src Source) *Metrics {
 			Help: "Credentials found in tool calls, by direction (arguments, results), rule (github-token, jwt, ...) and action (redacted, flagged, blocked; would_redact, would_block in report-only mode).",
 		}, []string{"direction", "rule", "action"}),
 	}
-	m.reg.MustRegister(m.calls, m.callers, m.latency, m.events, m.refusals, m.secrets, &gauges{src: src})
+	m.reg.MustRegister(m.calls, m.callers, m.latency, m.events, m.launches, m.refusals, m.secrets, &gauges{src: src})
 	return m
 }
 
@@ -113,6 +118,10 @@ func callerLabel(client string) string {
 
 // Event counts one change in a server's life (host.Options.OnEvent).
 func (m *Metrics) Event(ev host.ServerEvent) {
+	if ev.Kind == host.EventLaunch {
+		m.launches.WithLabelValues(ev.Server, ev.Decision).Inc()
+		return
+	}
 	m.events.WithLabelValues(ev.Server, string(ev.Kind)).Inc()
 }
 

@@ -290,3 +290,32 @@ func TestSecretMetrics(t *testing.T) {
 		}
 	}
 }
+
+// TestLaunchDecisionMetric: a decision about a server's launch is counted
+// by server and decision, not as a server event.
+func TestLaunchDecisionMetric(t *testing.T) {
+	cfg, err := config.Parse([]byte(`{"mcpServers": {}}`), "test.json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := host.Open(context.Background(), cfg, &host.Options{Ephemeral: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	src := &later{}
+	src.h.Store(h)
+	m := telemetry.NewMetrics(src)
+	m.Event(host.ServerEvent{Server: "kit", Kind: host.EventLaunch, Decision: host.LaunchHeld})
+	m.Event(host.ServerEvent{Server: "kit", Kind: host.EventLaunch, Decision: host.LaunchHeld})
+	m.Event(host.ServerEvent{Server: "kit", Kind: host.EventLaunch, Decision: host.LaunchApproved})
+	fams := scrape(t, m)
+	for decision, want := range map[string]float64{"held": 2, "approved": 1} {
+		if got := value(fams, "switchboard_launch_pin_decisions_total", map[string]string{"server": "kit", "decision": decision}); got != want {
+			t.Errorf("decisions %s = %v, want %v", decision, got, want)
+		}
+	}
+	if got := value(fams, "switchboard_server_events_total", map[string]string{"server": "kit", "event": "launch"}); got != -1 {
+		t.Errorf("a launch decision counted as a server event: %v", got)
+	}
+}

@@ -105,6 +105,9 @@ func (h *Handler) fillLive(ctx context.Context, d *pageData) {
 			TokenCost: s.TokenCost, ListedCost: s.ListedCost, LastError: s.LastError, Stderr: s.Stderr, Auth: s.Auth,
 			Held: len(s.Held) + len(s.HeldInjection), Disabled: s.State == host.StateDisabled,
 		}
+		if s.LaunchHeld != "" {
+			row.Held++ // the launch
+		}
 		if !s.Since.IsZero() {
 			row.Since = now.Sub(s.Since).Round(time.Second).String()
 		}

@@ -127,6 +127,21 @@ func testPins(t *testing.T, open Opener) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Pins after replace and unpin (-want +got):\n%s", diff)
 	}
+
+	// Keys with control characters, and a pin of no server (the host's
+	// launch pins and the mark of a store that pins launches).
+	odd := []store.Pin{NewPin("", "\x1elaunch-begun", "-"), NewPin("gh", "\x1elaunch", "h5")}
+	for _, p := range odd {
+		if err := db.Pin(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err = db.Pins(ctx, ""); err != nil || len(got) != 1 || got[0].Tool != odd[0].Tool {
+		t.Errorf("Pins of no server = %v, %v; want the one pin", got, err)
+	}
+	if got, err = db.Pins(ctx, "gh"); err != nil || len(got) != 3 || got[1].Tool != odd[1].Tool {
+		t.Errorf("Pins after a launch pin = %v, %v; want it after the instructions", got, err)
+	}
 }
 
 func testDrifts(t *testing.T, open Opener) {
