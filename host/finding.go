@@ -44,4 +44,10 @@ const (
 	// Info: a stdio server wrote lines on stdout that are not JSON-RPC;
 	// they were skipped and kept with its stderr.
 	KindStdoutStray = ingest.KindStdoutStray
+	// High: a server held, not started, until a person approves its launch
+	// (what it runs changed, or it appeared without being added).
+	KindLaunchHeld = "launch_held"
+	// Warn: a server started under security.onLaunchChange "warn" whose
+	// launch would have been held.
+	KindLaunchUnapproved = "launch_unapproved"
 )

@@ -366,15 +366,6 @@ func (s *server) launched(sc *config.Server) *config.Server {
 	return &c
 }
 
-// The kinds of the findings about a server's launch.
-const (
-	// KindLaunchHeld: the server is held for its launch (severity high).
-	KindLaunchHeld = "launch_held"
-	// KindLaunchUnapproved: its launch would be held, and it was started
-	// under onLaunchChange "warn" (severity warn).
-	KindLaunchUnapproved = "launch_unapproved"
-)
-
 // launchFinding is the finding about a server's launch, when there is one.
 func launchFinding(server string, v serverView) (Finding, bool) {
 	switch {
