@@ -13,6 +13,8 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/confedit"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
 	"github.com/switchboard-mcp/switchboard/internal/mcpregistry"
+	"github.com/switchboard-mcp/switchboard/internal/state"
+	"github.com/switchboard-mcp/switchboard/internal/store"
 )
 
 // registryFlags are add's flags for a server from the MCP registry.
@@ -210,6 +212,17 @@ func (r *run) saveRegistry(ra *registryAdd) int {
 	}
 	if se := r.write(path, e, add, nil); se != nil {
 		return r.reportSave(se)
+	}
+	// Its launch waits for a person too: even a store that pins no
+	// launch yet (a fresh home), which would pin a new server's at its
+	// first start, holds a server that appears unapproved from now on.
+	if code := r.withStore(func(st store.Store) int {
+		if err := state.MarkLaunchesPinned(r.ctx, st); err != nil {
+			return r.configError(fmt.Errorf("server %q was added, but its launch cannot be held for approval: %w", e.name, err))
+		}
+		return ExitOK
+	}); code != ExitOK {
+		return code
 	}
 	return r.addedFromRegistry(ra, path)
 }

@@ -78,6 +78,12 @@ func TestAddRegistry(t *testing.T) {
 	if strings.Contains(res.stderr, "checking server") {
 		t.Errorf("a server from the registry was started before its approval:\n%s", res.stderr)
 	}
+	// Its launch is held for a person, in this fresh home too: a host
+	// does not start it.
+	srv := runReg(t, home, nil, "servers", "--json")
+	if !strings.Contains(srv.stdout, `"state": "held"`) {
+		t.Errorf("servers after add --registry: the server is not held\n%s%s", srv.stdout, srv.stderr)
+	}
 
 	// Added again under the same name: refused, nothing changed.
 	res = runReg(t, home, nil, "add", "--registry", "io.github.brave/brave-search-mcp-server", "--registry-url", reg.URL,
