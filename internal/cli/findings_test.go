@@ -165,9 +165,8 @@ func TestWarningOncePerChange(t *testing.T) {
 		t.Errorf("servers: exit %d, want the warnings counted, not printed again:\n%s", r.code, r.stderr)
 	}
 
-	data, _ := os.ReadFile(writeConfig(t, map[string]any{"mcpServers": map[string]any{"m1": demo, "m2": demo, "m3": demo}}))
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
+	if r := run(t, "add", "m3", "--config", path, "--home", home, "--", exe, "demo-server"); r.code != 0 {
+		t.Fatalf("add m3: exit %d\n%s", r.code, r.stderr)
 	}
 	r = run(t, with("tools")...)
 	if n := strings.Count(r.stderr, "warning: "); r.code != 0 || n != 3 || !strings.Contains(r.stderr, "offer a tool of the same name") {
