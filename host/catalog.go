@@ -73,6 +73,8 @@ type ServerStatus struct {
 	// HeldInjection lists tools held back because their metadata matches
 	// an injection pattern (security.onInjection), until approved.
 	HeldInjection []string `json:"heldInjection,omitempty"`
+	// Sandbox says how a stdio server is confined; nil for the others.
+	Sandbox *SandboxStatus `json:"sandbox,omitempty"`
 }
 
 // Tool describes one tool.
@@ -173,6 +175,8 @@ func (h *Host) Servers() []ServerStatus {
 		st.Held = v.held
 		st.HeldInjection = v.injHeld
 		st.Findings = append(st.Findings, v.flags...)
+		st.Sandbox = sandboxStatus(sc, &v)
+		st.Findings = append(st.Findings, sandboxFindings(sc.Name, st.Sandbox)...)
 		st.TrustScore = s.trust.current()
 		if v.catalog != nil && !v.isHeld("") {
 			st.Instructions = v.catalog.Instructions

@@ -81,6 +81,10 @@ type ServerEvent struct {
 	Status string
 	// Err is why: the connection's end, the failed attempt.
 	Err error
+	// Sandbox is the server's sandbox mode, and Outcome how it started
+	// (SandboxEnforced, SandboxPartial, ...), for EventSandbox and
+	// EventSandboxLimit.
+	Sandbox, Outcome string
 }
 
 // observe calls OnCall, if set, with a call's record.

@@ -327,6 +327,7 @@ func (h *Host) Findings() []Finding {
 			out = append(out, v.vetted.Findings...)
 		}
 		out = append(out, v.flags...)
+		out = append(out, sandboxFindings(sc.Name, sandboxStatus(sc, &v))...)
 	}
 	return out
 }

@@ -17,21 +17,8 @@ import (
 )
 
 // A SandboxError says why a server whose sandbox is "required" did not
-// start: a protection its policy asks for is missing here.
-type SandboxError struct {
-	Server  string
-	Missing sandbox.Missing
-}
-
-func (e *SandboxError) Error() string {
-	return fmt.Sprintf("server %q: sandbox required but %s is missing (%s): %s",
-		e.Server, e.Missing.Protection, e.Missing.Code, e.Missing.Detail)
-}
-
-// ErrSandboxRequired is wrapped by every *SandboxError.
-var ErrSandboxRequired = errors.New("sandbox required")
-
-func (e *SandboxError) Unwrap() error { return ErrSandboxRequired }
+// start (see sandbox.RequiredError).
+type SandboxError = sandbox.RequiredError
 
 // support is what this kernel offers, detected once.
 var support = sync.OnceValue(sandbox.Detect)
@@ -79,10 +66,18 @@ func confine(spec Spec, path string) (*confinement, error) {
 	if spec.CacheDir != "" {
 		l.PrivateDir = filepath.Join(spec.CacheDir, name)
 	}
-	mode := spec.Sandbox.Mode
+	settings := *spec.Sandbox
+	mode := settings.Mode
 	if mode == "" {
 		mode = sandbox.ModeOn
 	}
+	upgrading := false
+	if spec.Upgrade && mode == sandbox.ModeOn && !settings.Explicit && l.PrivateDir != "" {
+		if _, err := os.Stat(l.PrivateDir); errors.Is(err, os.ErrNotExist) {
+			upgrading, mode = true, sandbox.ModeReport
+		}
+	}
+	settings.Mode = mode
 	if mode.Enforced() {
 		dir, err := os.MkdirTemp("", "switchboard-"+name+"-")
 		if err != nil {
@@ -90,7 +85,7 @@ func confine(spec Spec, path string) (*confinement, error) {
 		}
 		c.tempDir, l.TempDir = dir, dir
 	}
-	res, err := sandbox.Resolve(*spec.Sandbox, l)
+	res, err := sandbox.Resolve(settings, l)
 	if err != nil {
 		c.release()
 		return nil, err
@@ -100,6 +95,11 @@ func confine(spec Spec, path string) (*confinement, error) {
 	switch {
 	case mode == sandbox.ModeReport:
 		c.status.Report = sandbox.Audit(c.policy, l)
+		c.status.Upgrade = upgrading
+		if upgrading && len(c.status.Report) == 0 {
+			// Nothing would be denied: enforce from the next start.
+			os.MkdirAll(l.PrivateDir, 0o700)
+		}
 		return c, nil
 	case !mode.Enforced():
 		return c, nil
@@ -107,6 +107,9 @@ func confine(spec Spec, path string) (*confinement, error) {
 	if m, ok := c.status.Refusal(); ok && mode == sandbox.ModeRequired {
 		c.release()
 		return nil, &SandboxError{Server: spec.Server, Missing: m}
+	}
+	if l.PrivateDir != "" {
+		res.Dirs = append(res.Dirs, l.PrivateDir)
 	}
 	for _, d := range res.Dirs {
 		if err := os.MkdirAll(d, 0o700); err != nil {

@@ -108,6 +108,12 @@ type Spec struct {
 	// and uv caches), kept from one start to the next, named after the
 	// server; "" leaves the caches where the package managers put them.
 	CacheDir string
+	// Upgrade says that the server ran before it had a sandbox: while it
+	// has never started sandboxed (its directory in CacheDir does not
+	// exist), a sandbox in the default mode ("on", not written in its
+	// configuration) runs in report mode, and is enforced from the start
+	// after one that found nothing it would deny.
+	Upgrade bool
 
 	// Logger receives lifecycle events and, at debug level, each stderr line
 	// (escaped). nil means discard.

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -30,6 +31,24 @@ const (
 	CodeNetworkOn   = "network_on" // the network is on: addresses are not filtered
 	CodeNoCgroup    = "no_cgroup"  // no cgroup this user may create
 )
+
+// ErrRequired is wrapped by every *RequiredError.
+var ErrRequired = errors.New("sandbox required")
+
+// A RequiredError says why a server whose sandbox is "required" did not
+// start: a protection its policy asks for is missing here.
+type RequiredError struct {
+	Server  string
+	Missing Missing
+}
+
+func (e *RequiredError) Error() string {
+	return fmt.Sprintf("server %q: sandbox required but %s is missing (%s): %s",
+		e.Server, e.Missing.Protection, e.Missing.Code, e.Missing.Detail)
+}
+
+// Unwrap returns ErrRequired.
+func (e *RequiredError) Unwrap() error { return ErrRequired }
 
 // Support is what this kernel and user offer; see [Detect].
 type Support struct {
@@ -73,6 +92,10 @@ type Status struct {
 	Network string `json:"network,omitempty"`
 	// Report lists, in ModeReport, what the sandbox would deny.
 	Report []string `json:"report,omitempty"`
+	// Upgrade: the server ran before it had a sandbox, and this first
+	// start runs in report mode; it is enforced from the next start when
+	// Report is empty.
+	Upgrade bool `json:"upgrade,omitempty"`
 }
 
 // Summary is one line for a person.
@@ -85,10 +108,17 @@ func (s Status) Summary() string {
 	case s.Mode == ModeOff:
 		return "off"
 	case s.Mode == ModeReport:
-		if len(s.Report) == 0 {
-			return "report only: nothing would be denied"
+		prefix := "report only"
+		if s.Upgrade {
+			prefix = "report only (first start since the upgrade)"
 		}
-		return fmt.Sprintf("report only: would deny %s", strings.Join(s.Report, "; "))
+		if len(s.Report) == 0 {
+			if s.Upgrade {
+				return prefix + ": nothing would be denied; enforced from the next start"
+			}
+			return prefix + ": nothing would be denied"
+		}
+		return fmt.Sprintf("%s: would deny %s; grant them in \"sandbox\" to enforce it", prefix, strings.Join(s.Report, "; "))
 	}
 	line := string(s.Mode) + ": " + strings.Join(s.InForce, ", ")
 	if len(s.Missing) > 0 {

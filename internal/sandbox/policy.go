@@ -84,6 +84,9 @@ type Settings struct {
 	// CPU caps the server's CPU time as a rate, in cores (0.5 is half of
 	// one core); 0 means DefaultCPU.
 	CPU float64
+	// Explicit: the configuration wrote Mode (an upgrade's first start
+	// does not turn an explicit "on" into report mode).
+	Explicit bool
 }
 
 // Defaults of Settings.

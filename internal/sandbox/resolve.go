@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -133,20 +134,31 @@ func Resolve(s Settings, l Launch) (Resolved, error) {
 	}
 	grant(&p.Read, dir, "working directory")
 
-	// The package: the first argument that names an existing file.
+	// The package: the project of the first argument that names an
+	// existing file (the script a runtime runs); and every file an
+	// argument names, read-only (sh -c SCRIPT PROGRAM runs PROGRAM).
+	// Directories an argument names are not granted (report mode lists
+	// them), but for the filesystem server's below.
 	base := filepath.Base(l.Program)
+	first := true
 	for _, a := range l.Args {
-		if strings.HasPrefix(a, "-") {
+		if _, v, ok := strings.Cut(a, "="); ok && strings.HasPrefix(a, "-") {
+			a = v
+		}
+		if a == "" || strings.HasPrefix(a, "-") {
 			continue
 		}
 		path := a
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(dir, path)
 		}
-		if fi, err := os.Stat(path); err == nil && !fi.IsDir() {
-			grant(&p.Exec, packageRoot(path), "package")
+		if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+			if first {
+				grant(&p.Exec, packageRoot(path), "package")
+				first = false
+			}
+			grant(&p.Exec, filepath.Clean(path), "file argument")
 		}
-		break
 	}
 
 	// Presets.
@@ -244,7 +256,7 @@ func (l Launch) expand(path, dir string) string {
 }
 
 // ErrSwitchboardHome means a grant would open Switchboard's home.
-var ErrSwitchboardHome = fmt.Errorf("it would open Switchboard's home, which holds every server's credentials; grant a directory that does not contain it")
+var ErrSwitchboardHome = errors.New("it would open Switchboard's home, which holds every server's credentials; grant a directory that does not contain it")
 
 // checkGrant refuses a grant that would open Switchboard's home.
 func (l Launch) checkGrant(g string) error {

@@ -38,6 +38,7 @@ type Metrics struct {
 	callers  *prometheus.CounterVec   // caller, outcome
 	latency  *prometheus.HistogramVec // server
 	events   *prometheus.CounterVec   // server, event
+	sandbox  *prometheus.CounterVec   // server, mode, outcome
 	refusals *prometheus.CounterVec   // reason
 }
 
@@ -60,14 +61,18 @@ func NewMetrics(src Source) *Metrics {
 		}, []string{"server"}),
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "switchboard_server_events_total",
-			Help: "Changes in servers' lives: exited (the connection or process ended), restarted, backoff (a start-up attempt failed, the next is scheduled), failed (no more are), relisted (lists discovered again).",
+			Help: "Changes in servers' lives: exited (the connection or process ended), restarted, backoff (a start-up attempt failed, the next is scheduled), failed (no more are), relisted (lists discovered again), sandbox (a stdio server started or refused under its sandbox), sandbox_limit (its memory limit killed a process, or its process limit refused one).",
 		}, []string{"server", "event"}),
+		sandbox: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "switchboard_sandbox_starts_total",
+			Help: "Starts of stdio servers by sandbox mode (off, report, on, required) and outcome (enforced, partial: a protection missing here, report, off, refused: required and a protection missing).",
+		}, []string{"server", "mode", "outcome"}),
 		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "switchboard_frontdoor_refusals_total",
 			Help: "HTTP requests the front door refused, and connections it closed because too many had not authenticated (conn_evicted), by reason.",
 		}, []string{"reason"}),
 	}
-	m.reg.MustRegister(m.calls, m.callers, m.latency, m.events, m.refusals, &gauges{src: src})
+	m.reg.MustRegister(m.calls, m.callers, m.latency, m.events, m.sandbox, m.refusals, &gauges{src: src})
 	return m
 }
 
@@ -106,6 +111,9 @@ func callerLabel(client string) string {
 // Event counts one change in a server's life (host.Options.OnEvent).
 func (m *Metrics) Event(ev host.ServerEvent) {
 	m.events.WithLabelValues(ev.Server, string(ev.Kind)).Inc()
+	if ev.Kind == host.EventSandbox {
+		m.sandbox.WithLabelValues(ev.Server, ev.Sandbox, ev.Outcome).Inc()
+	}
 }
 
 // Refused counts one request refused, or one connection closed, by the front door

@@ -49,6 +49,8 @@ type serverRow struct {
 	ListedCost                               int
 	LastError, Stderr                        string
 	Auth                                     string // the OAuth login's state; "" for a server without one
+	Sandbox                                  string // the sandbox's summary; "" for a server that is not stdio
+	SandboxMissing                           []string
 	Held                                     int
 	Disabled                                 bool
 }
@@ -104,6 +106,12 @@ func (h *Handler) fillLive(ctx context.Context, d *pageData) {
 			TrustScore: fmt.Sprintf("%.2f", s.TrustScore), PID: s.PID, InFlight: s.InFlight, Tools: s.Tools,
 			TokenCost: s.TokenCost, ListedCost: s.ListedCost, LastError: s.LastError, Stderr: s.Stderr, Auth: s.Auth,
 			Held: len(s.Held) + len(s.HeldInjection), Disabled: s.State == host.StateDisabled,
+		}
+		if sb := s.Sandbox; sb != nil {
+			row.Sandbox = sb.Summary
+			for _, m := range sb.Missing {
+				row.SandboxMissing = append(row.SandboxMissing, m.Protection+": "+m.Detail+" ("+m.Code+")")
+			}
 		}
 		if !s.Since.IsZero() {
 			row.Since = now.Sub(s.Since).Round(time.Second).String()

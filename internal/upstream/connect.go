@@ -16,6 +16,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/internal/era"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
+	"github.com/switchboard-mcp/switchboard/internal/sandbox"
 )
 
 func (c *Conn) connect(ctx context.Context) error {
@@ -90,18 +91,22 @@ type handshake struct {
 
 func (c *Conn) startStdio(ctx context.Context, h handshake) error {
 	p, err := launcher.Start(launcher.Spec{
-		Server:      c.server.Name,
-		Command:     c.server.Command,
-		Args:        c.server.Args,
-		Env:         c.server.Env,
-		Dir:         c.server.Cwd,
-		Runtime:     c.server.Runtime,
-		MaxFrame:    c.opts.MaxFrame,
-		StopStage:   c.opts.StopStage,
-		LeftoverDir: c.opts.LeftoverDir,
-		Logger:      c.log,
-		FrameFilter: c.pruneFrame,
-		Mask:        c.mask,
+		Server:          c.server.Name,
+		Command:         c.server.Command,
+		Args:            c.server.Args,
+		Env:             c.server.Env,
+		Dir:             c.server.Cwd,
+		Runtime:         c.server.Runtime,
+		MaxFrame:        c.opts.MaxFrame,
+		StopStage:       c.opts.StopStage,
+		LeftoverDir:     c.opts.LeftoverDir,
+		Sandbox:         sandboxSettings(c.server),
+		SwitchboardHome: c.opts.SwitchboardHome,
+		CacheDir:        c.opts.SandboxCacheDir,
+		Upgrade:         c.opts.RanBefore != nil && c.opts.RanBefore(c.server.Name),
+		Logger:          c.log,
+		FrameFilter:     c.pruneFrame,
+		Mask:            c.mask,
 	})
 	if err != nil {
 		return err
@@ -127,6 +132,22 @@ func (c *Conn) startStdio(ctx context.Context, h handshake) error {
 	c.proc = p
 	c.setSession(cs)
 	return nil
+}
+
+// sandboxSettings turns a stdio server's "sandbox" into the launcher's
+// settings, with the mode its trust gives it.
+func sandboxSettings(s *config.Server) *sandbox.Settings {
+	mode := s.SandboxMode()
+	if mode == "" {
+		return nil
+	}
+	st := &sandbox.Settings{Mode: sandbox.Mode(mode), Read: s.Sandbox.Read, Write: s.Sandbox.Write,
+		MemoryMB: s.Sandbox.MemoryMB, Processes: s.Sandbox.Processes, CPU: s.Sandbox.CPU,
+		Explicit: s.Sandbox.Mode != ""}
+	if n := s.Sandbox.Network; n != nil {
+		st.Network = &sandbox.Network{Off: n.Off, Ports: n.Ports}
+	}
+	return st
 }
 
 // exitedAlone says how the child ended ("exit status 1") when the
