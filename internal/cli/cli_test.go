@@ -90,11 +90,29 @@ func homeEnv(home string) func(string) (string, bool) {
 	}
 }
 
+// writeConfig writes v as a configuration file. A stdio server that says
+// nothing of its sandbox runs in the default one with the machine's
+// temporary directory granted, where tests keep the files their servers
+// read and write.
 func writeConfig(t *testing.T, v any) string {
 	t.Helper()
 	data, err := json.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
+	}
+	var doc map[string]any
+	if json.Unmarshal(data, &doc) == nil {
+		for _, key := range []string{"mcpServers", "servers"} {
+			servers, _ := doc[key].(map[string]any)
+			for _, s := range servers {
+				if m, ok := s.(map[string]any); ok && m["command"] != nil && m["sandbox"] == nil {
+					m["sandbox"] = map[string]any{"write": []string{os.TempDir()}}
+				}
+			}
+		}
+		if data, err = json.Marshal(doc); err != nil {
+			t.Fatal(err)
+		}
 	}
 	path := filepath.Join(t.TempDir(), "config.json")
 	if err := os.WriteFile(path, data, 0o600); err != nil {
