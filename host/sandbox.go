@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -197,19 +198,25 @@ func underHome(dir, home string) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
-// ranBefore reports whether a server has a catalogue, saved or discovered:
-// it ran before, perhaps before it had a sandbox (see
-// upstream.Options.RanBefore).
+// ranBefore reports whether a server has a catalogue, discovered or saved
+// in the store under any configuration: it ran before, perhaps before it
+// had a sandbox (see upstream.Options.RanBefore).
 func (h *Host) ranBefore(name string) bool {
-	comp := h.comp.Load()
-	if comp == nil {
+	if comp := h.comp.Load(); comp != nil {
+		if s := comp.servers[name]; s != nil {
+			s.mu.Lock()
+			known := s.raw != nil
+			s.mu.Unlock()
+			if known {
+				return true
+			}
+		}
+	}
+	if h.store == nil {
 		return false
 	}
-	s := comp.servers[name]
-	if s == nil {
-		return false
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.raw != nil
+	ctx, cancel := context.WithTimeout(context.Background(), auditPutTimeout)
+	defer cancel()
+	c, err := h.store.Catalog(ctx, name)
+	return err == nil && c != nil
 }

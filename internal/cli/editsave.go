@@ -194,6 +194,7 @@ func (r *run) checkServer(cfg *config.Config, name, written string) *saveError {
 	fmt.Fprintf(r.env.Stderr, "checking server %q...\n", name)
 	opts := &host.Options{ClientVersion: r.env.Version, StopTimeout: oneShotStop, OAuth: r.oauthOptions(),
 		LeftoverDir: r.leftoverDir()}
+	r.sandboxOptions(opts)
 	if kept, err := r.openStore(cfg); err == nil {
 		// What the check discovers is the server's catalogue: the next
 		// command lists its tools without starting it.
