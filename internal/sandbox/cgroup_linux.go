@@ -205,13 +205,13 @@ func (cg *Cgroup) Remove() error {
 	}
 	var err error
 	for _, d := range cg.dirs {
-		for i := 0; i < 100; i++ {
+		for i := 0; i < 1000; i++ {
 			err = os.Remove(d)
 			if err == nil || errors.Is(err, os.ErrNotExist) {
 				err = nil
 				break
 			}
-			time.Sleep(10 * time.Millisecond)
+			time.Sleep(time.Millisecond)
 		}
 	}
 	return err
