@@ -1,6 +1,8 @@
 package host_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,9 +10,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/testkit/hostile"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/peers"
+	"github.com/switchboard-mcp/switchboard/internal/testkit/proc"
 )
 
 // sandboxed returns entry with the default sandbox, and nothing granted
@@ -84,4 +89,33 @@ func TestPeersWorkSandboxed(t *testing.T) {
 		t.Errorf("demo echo = %q", got)
 	}
 	requireSandbox(t, h, "demo")
+}
+
+// TestSandboxLimitIsAFinding: a hostile server killed at its memory limit
+// is reported as a finding, and its status counts the kill.
+func TestSandboxLimitIsAFinding(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the sandbox is Linux only")
+	}
+	cfg := parse(t, map[string]any{
+		"h": sandboxed(map[string]any{"command": self(t), "env": hostile.ChildEnv(hostile.ModeEscape)}, map[string]any{"memoryMb": 128}),
+	}, nil)
+	h := open(t, cfg)
+	sb := requireSandbox(t, h, "h")
+	if !slices.Contains(sb.InForce, "memory") {
+		t.Skipf("no memory limit here: %+v", sb.Missing)
+	}
+	if _, err := h.Call(context.Background(), "h__attempt", json.RawMessage(`{"what":"alloc","mb":4096}`), nil); err == nil {
+		t.Fatal("allocating 4 GiB under a 128 MiB limit succeeded")
+	}
+	var found bool
+	proc.WaitGone(t, 20*time.Second, func() bool {
+		for _, f := range status(h, "h").Findings {
+			found = found || f.Kind == "sandbox_limit"
+		}
+		return found
+	})
+	if st := status(h, "h").Sandbox; st == nil || st.OOMKills == 0 || !strings.Contains(st.Summary, "limits reached") {
+		t.Errorf("status %+v, want the kill counted", st)
+	}
 }

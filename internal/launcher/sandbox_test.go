@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -484,5 +485,29 @@ func TestSandboxUnprivileged(t *testing.T) {
 		if !strings.Contains(string(out), "--- PASS: "+name+" ") {
 			t.Errorf("%s did not pass as nobody", name)
 		}
+	}
+}
+
+// TestSandboxRequiredRefuses: a server whose sandbox is required does not
+// start where a protection it asks for is missing (here: without the
+// shim, nothing is applied), with an error naming the server, the
+// protection and its reason code; in the default mode it starts, and
+// says what is missing.
+func TestSandboxRequiredRefuses(t *testing.T) {
+	t.Parallel()
+	h := newVictimHome(t)
+	spec := hostileSpec(t, h, &sandbox.Settings{Mode: sandbox.ModeRequired})
+	spec.direct = true
+	_, err := Start(spec)
+	var req *SandboxError
+	if !errors.As(err, &req) || !errors.Is(err, sandbox.ErrRequired) || req.Server != "hostile" || req.Missing.Code != "no_shim" ||
+		!strings.Contains(err.Error(), `server "hostile": sandbox required but`) {
+		t.Fatalf("Start = %v, want a refusal naming the server, the protection and no_shim", err)
+	}
+	spec.Sandbox = &sandbox.Settings{}
+	p := start(t, spec)
+	st := p.Sandbox()
+	if len(st.InForce) != 0 || len(st.Missing) == 0 || st.Missing[0].Code != "no_shim" {
+		t.Errorf("status without the shim: %+v", st)
 	}
 }
