@@ -128,7 +128,7 @@ func Start(spec Spec) (*Process, error) {
 	if err := checkRuntimes(spec, path, env, searchPath); err != nil {
 		return nil, fail(err)
 	}
-	conf, err := confine(spec, path)
+	conf, err := confine(spec, path, searchPath)
 	if err != nil {
 		return nil, fail(err)
 	}

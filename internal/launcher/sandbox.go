@@ -51,7 +51,7 @@ var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 // confine resolves spec's sandbox for the program at path (nil when spec
 // has none), makes its temporary directory, private caches and cgroup,
 // and refuses a "required" sandbox that cannot hold here.
-func confine(spec Spec, path string) (*confinement, error) {
+func confine(spec Spec, path, searchPath string) (*confinement, error) {
 	if spec.Sandbox == nil {
 		return nil, nil
 	}
@@ -59,7 +59,7 @@ func confine(spec Spec, path string) (*confinement, error) {
 	c := &confinement{}
 	name := unsafeName.ReplaceAllString(spec.Server, "_")
 	l := sandbox.Launch{
-		Server: spec.Server, Program: path, Args: spec.Args, Dir: spec.Dir, Env: spec.Env,
+		Server: spec.Server, Program: path, PATH: searchPath, Args: spec.Args, Dir: spec.Dir, Env: spec.Env,
 		SwitchboardHome: spec.SwitchboardHome,
 	}
 	l.Home, _ = spec.LookupEnv("HOME")

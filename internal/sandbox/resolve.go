@@ -14,7 +14,10 @@ type Launch struct {
 	Server string
 	// Program is the server's program as found on its PATH (absolute).
 	Program string
-	Args    []string
+	// PATH is the server's search path: its directories are executable,
+	// so that what the server runs by name runs.
+	PATH string
+	Args []string
 	// Dir is the working directory ("" means ours).
 	Dir string
 	// Env is the server's configured environment (scanned in report mode
@@ -122,8 +125,18 @@ func Resolve(s Settings, l Launch) (Resolved, error) {
 		real = rp
 	}
 	for _, prog := range []string{l.Program, real} {
-		dir := filepath.Dir(prog)
-		grant(&p.Exec, installRoot(dir), "runtime")
+		grant(&p.Exec, prog, "program")
+		grant(&p.Exec, installRoot(filepath.Dir(prog)), "runtime")
+	}
+	// A script installed by npm (node_modules/.bin/x, a link into its
+	// package): the project that holds its node_modules.
+	if strings.Contains(real, "/node_modules/") {
+		grant(&p.Exec, packageRoot(real), "package")
+	}
+	for _, d := range filepath.SplitList(l.PATH) {
+		if filepath.IsAbs(d) {
+			grant(&p.Exec, d, "PATH directory")
+		}
 	}
 	// The working directory, read-only.
 	dir := l.Dir
@@ -163,9 +176,9 @@ func Resolve(s Settings, l Launch) (Resolved, error) {
 
 	// Presets.
 	network := Network{}
-	joined := strings.Join(l.Args, " ")
+	joined := real + " " + strings.Join(l.Args, " ")
 	switch {
-	case base == "node" || base == "npx" || base == "npm" || strings.HasPrefix(base, "node"):
+	case base == "node" || base == "npx" || base == "npm" || strings.HasPrefix(base, "node") || strings.Contains(real, "/node_modules/"):
 		r.Preset = "node"
 		if l.Home != "" {
 			grant(&p.Exec, filepath.Join(l.Home, ".nvm"), "node versions")
@@ -201,7 +214,7 @@ func Resolve(s Settings, l Launch) (Resolved, error) {
 	}
 	// The filesystem server's allowed directories are its arguments.
 	if strings.Contains(joined, "server-filesystem") {
-		after := false
+		after := strings.Contains(real, "server-filesystem") // the program is the server
 		for _, a := range l.Args {
 			if strings.Contains(a, "server-filesystem") {
 				after = true
