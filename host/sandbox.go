@@ -107,7 +107,7 @@ func (s *server) sandboxStarted(sc *config.Server, conn *upstream.Conn, err erro
 	s.sandbox, s.sandboxSet, s.limits = st, true, sandbox.Events{}
 	s.mu.Unlock()
 	for _, r := range st.Report {
-		s.h.log.Warn("the server's sandbox would deny this; grant it in \"sandbox\" to enforce it", "server", s.name, "what", r)
+		s.h.log.Info("the server's sandbox would deny this; grant it in \"sandbox\" to enforce it", "server", s.name, "what", r)
 	}
 	s.h.event(ServerEvent{Server: s.name, Kind: EventSandbox, Sandbox: string(st.Mode), Outcome: outcome})
 }

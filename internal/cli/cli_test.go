@@ -91,9 +91,10 @@ func homeEnv(home string) func(string) (string, bool) {
 }
 
 // writeConfig writes v as a configuration file. A stdio server that says
-// nothing of its sandbox runs in the default one with the machine's
-// temporary directory granted, where tests keep the files their servers
-// read and write.
+// nothing of its sandbox runs in report mode: the tests' servers read and
+// write files in temporary directories beside the tests' Switchboard
+// homes, which no grant may open (the sandbox's own tests are
+// upgrade_sandbox_test.go and those of internal/launcher and host).
 func writeConfig(t *testing.T, v any) string {
 	t.Helper()
 	data, err := json.Marshal(v)
@@ -106,7 +107,7 @@ func writeConfig(t *testing.T, v any) string {
 			servers, _ := doc[key].(map[string]any)
 			for _, s := range servers {
 				if m, ok := s.(map[string]any); ok && m["command"] != nil && m["sandbox"] == nil {
-					m["sandbox"] = map[string]any{"write": []string{os.TempDir()}}
+					m["sandbox"] = "report"
 				}
 			}
 		}
