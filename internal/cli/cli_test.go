@@ -43,7 +43,15 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(pgtest.Main(m))
+	// The sandbox's private directories of the servers started here go
+	// to a directory of this run, not the user's cache.
+	cache, err := os.MkdirTemp("", "switchboard-test-cache-")
+	if err == nil {
+		os.Setenv("XDG_CACHE_HOME", cache)
+	}
+	code := pgtest.Main(m)
+	os.RemoveAll(cache)
+	os.Exit(code)
 }
 
 type result struct {
