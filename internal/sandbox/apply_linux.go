@@ -128,8 +128,8 @@ func landlockPaths(p Policy) error {
 	defer syscall.Close(fd)
 	// This thread only: the caller has locked it and forks the server
 	// from it, which inherits its domain. (go-landlock's all-threads
-	// enforcement needs a kernel with Landlock's TSYNC or psx signals,
-	// which the shim's signal handling does not suit.)
+	// enforcement, which signals every thread through psx on kernels
+	// without Landlock's TSYNC, never returned in the shim.)
 	return ll.LandlockRestrictSelf(fd, flags)
 }
 
