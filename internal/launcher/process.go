@@ -50,12 +50,16 @@ type Process struct {
 	shim    *shim        // the child is the server's shim; nil when it is the server
 	conf    *confinement // the server's sandbox; nil without one
 
-	done     chan struct{} // closed by reap once the direct child is reaped
-	pumpDone chan struct{} // closed by pumpStderr when it returns
-	stopReq  chan struct{} // closed by requestStop to start the stop sequence
-	stopped  chan struct{} // closed by supervise when the stop sequence is over
-	stopOnce sync.Once     // guards close(stopReq)
-	stopErr  error         // written by supervise before close(stopped)
+	done chan struct{} // closed by reap once the direct child is reaped
+	// stdoutEnd is closed once the connection's reader has seen stdout
+	// end (or fail): every stray line before the end is in the tail.
+	stdoutEnd  chan struct{}
+	stdoutOnce sync.Once
+	pumpDone   chan struct{} // closed by pumpStderr when it returns
+	stopReq    chan struct{} // closed by requestStop to start the stop sequence
+	stopped    chan struct{} // closed by supervise when the stop sequence is over
+	stopOnce   sync.Once     // guards close(stopReq)
+	stopErr    error         // written by supervise before close(stopped)
 
 	connected atomic.Bool // Transport().Connect has been called
 	writeMu   sync.Mutex  // one frame at a time on stdin (go-sdk's writes and WriteFrame)
@@ -203,20 +207,21 @@ func Start(spec Spec) (*Process, error) {
 	}
 
 	p := &Process{
-		spec:     spec,
-		cmd:      cmd,
-		pid:      cmd.Process.Pid,
-		stdin:    stdinW,
-		stdout:   stdoutR,
-		stderr:   stderrR,
-		tail:     newRing(spec.StderrLimit),
-		release:  release,
-		shim:     sh,
-		conf:     conf,
-		done:     make(chan struct{}),
-		pumpDone: make(chan struct{}),
-		stopReq:  make(chan struct{}),
-		stopped:  make(chan struct{}),
+		spec:      spec,
+		cmd:       cmd,
+		pid:       cmd.Process.Pid,
+		stdin:     stdinW,
+		stdout:    stdoutR,
+		stderr:    stderrR,
+		tail:      newRing(spec.StderrLimit),
+		release:   release,
+		shim:      sh,
+		conf:      conf,
+		done:      make(chan struct{}),
+		stdoutEnd: make(chan struct{}),
+		pumpDone:  make(chan struct{}),
+		stopReq:   make(chan struct{}),
+		stopped:   make(chan struct{}),
 	}
 	p.guard = &frameGuard{r: stdoutR, max: spec.MaxFrame, fault: p.frameFault}
 	go p.reap()
@@ -249,6 +254,11 @@ func (p *Process) SandboxEvents() sandbox.Events {
 // group ID: the server's shim's when it runs under one (see
 // [MaybeRunShim]), else the server's.
 func (p *Process) PID() int { return p.pid }
+
+// StdoutEnded is closed once the reader of the connection made with
+// Transport has read stdout to its end: the stray lines it held are then
+// in the stderr tail.
+func (p *Process) StdoutEnded() <-chan struct{} { return p.stdoutEnd }
 
 // Done is closed when the direct child has exited and been reaped (its
 // process group has been sent SIGKILL just before the reap).

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -155,15 +156,21 @@ func sandboxSettings(s *config.Server) *sandbox.Settings {
 // exits; "" otherwise (after other failures the connection's close stops
 // the child, and its status says nothing about the server).
 func exitedAlone(p *launcher.Process, err error) string {
-	if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
-		return ""
+	if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, syscall.EPIPE) {
+		return "" // not a server gone: EOF on its stdout, or its stdin closed under a write
 	}
+	timeout := time.After(time.Second)
 	select {
 	case <-p.Done():
-		return p.ExitStatus()
-	case <-time.After(time.Second):
+	case <-timeout:
 		return ""
 	}
+	// What it wrote before it went (a banner) is read before the tail is.
+	select {
+	case <-p.StdoutEnded():
+	case <-timeout:
+	}
+	return p.ExitStatus()
 }
 
 // connectHTTP connects over an HTTP transport. The session is bound to the
