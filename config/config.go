@@ -197,6 +197,10 @@ type Server struct {
 	Sampling, Elicitation, Roots, Images bool
 	Strict                               bool
 
+	// Sandbox ("sandbox") confines a stdio server; its Mode is set for
+	// every stdio server of a loaded configuration (see [Sandbox]).
+	Sandbox Sandbox
+
 	// ExpectedTools ("expectedTools") are globs over the tools the
 	// operator expects the server to offer; nil means no attestation. A
 	// tool outside them is reported, and withheld unless the server is
@@ -467,6 +471,7 @@ type serverJSON struct {
 	Approval          string            `json:"approval"`
 	OnDrift           string            `json:"onDrift"`
 	LockToolList      bool              `json:"lockToolList"`
+	Sandbox           any               `json:"sandbox,omitempty"`
 }
 
 // MarshalJSON writes the [Server.Redacted] view in the canonical "mcpServers"
@@ -505,6 +510,7 @@ func (s Server) MarshalJSON() ([]byte, error) {
 		Approval:          r.Lifecycle.Approval,
 		OnDrift:           r.Lifecycle.OnDrift,
 		LockToolList:      r.Lifecycle.LockToolList,
+		Sandbox:           r.Sandbox.json(),
 	}
 	if r.ExpectedTools != nil {
 		j.ExpectedTools = &r.ExpectedTools

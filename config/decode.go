@@ -107,7 +107,7 @@ var (
 		"startupTimeoutMs", "callTimeoutMs", "bearerTokenEnvVar", "prefix", "protocolVersion",
 		"trust", "expectedTools", "allowEnv", "sampling", "elicitation", "roots", "images", "strict",
 		"eager", "idleTimeoutMs", "startupAttempts", "retryMs", "approval", "onDrift", "lockToolList", "deferTools",
-		"runtime", "oauth",
+		"runtime", "oauth", "sandbox",
 	}
 	inputFields  = []string{"id", "type", "description", "password", "default", "options", "command", "args"}
 	optionFields = []string{"label", "value"}

@@ -28,6 +28,7 @@ type rawServer struct {
 	enabled, disabled, deferTools                 opt[bool]
 	sampling, elicitation, roots, images, strict  opt[bool]
 	startup, call                                 opt[time.Duration]
+	sandbox                                       opt[Sandbox]
 }
 
 // decodeServer decodes, checks and expands one server. It returns nil if the
@@ -93,6 +94,8 @@ func (d *decoder) decodeServer(name string, n *node, p *jsonPath) *Server {
 			f.bearer = some(d.envName(m.val, fp, name))
 		case "trust":
 			f.trust = some(d.str(m.val, fp, name))
+		case "sandbox":
+			f.sandbox = some(d.decodeSandbox(m.val, fp, name))
 		case "expectedTools":
 			if f.expectedTools = some(d.strs(m.val, fp, name)); f.expectedTools.set {
 				d.checkGlobs(f.expectedTools.v, fp, name)
@@ -174,6 +177,7 @@ func (d *decoder) decodeServer(name string, n *node, p *jsonPath) *Server {
 	}
 	d.resolvePrefix(s, &f, p)
 	d.resolveTrust(s, &f, p)
+	d.resolveSandbox(s, f.sandbox.v, p)
 	s.Lifecycle = life.withDefaults(s.Trust)
 	d.checkEnvNames(s, &f, p)
 	d.expandServer(s, &f, p)

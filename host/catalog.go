@@ -84,6 +84,8 @@ type ServerStatus struct {
 	// "lockfile" while Options.Lock does not name it or pins another
 	// launch (State is "held").
 	LaunchHeld string `json:"launchHeld,omitempty"`
+	// Sandbox says how a stdio server is confined; nil for the others.
+	Sandbox *SandboxStatus `json:"sandbox,omitempty"`
 }
 
 // Tool describes one tool.
@@ -188,6 +190,8 @@ func (h *Host) Servers() []ServerStatus {
 		if f, ok := launchFinding(sc.Name, v); ok {
 			st.Findings = append(st.Findings, f)
 		}
+		st.Sandbox = sandboxStatus(sc, &v)
+		st.Findings = append(st.Findings, sandboxFindings(sc.Name, st.Sandbox)...)
 		st.TrustScore = s.trust.current()
 		if v.catalog != nil && !v.isHeld("") {
 			st.Instructions = v.catalog.Instructions

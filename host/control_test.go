@@ -22,7 +22,9 @@ func TestRestart(t *testing.T) {
 	opts := *fastOpts
 	opts.OnEvent = func(ev host.ServerEvent) {
 		mu.Lock()
-		events = append(events, ev.Kind)
+		if ev.Kind != host.EventSandbox {
+			events = append(events, ev.Kind)
+		}
 		mu.Unlock()
 	}
 	cfg := parse(t, map[string]any{

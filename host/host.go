@@ -124,6 +124,16 @@ type Options struct {
 	// runs, so that what a killed host left of it is killed at the next
 	// start (see launcher.Spec.LeftoverDir). "" records nothing.
 	LeftoverDir string
+	// SwitchboardHome is never opened to a sandboxed stdio server: a
+	// grant in a server's "sandbox" that would open it is refused. ""
+	// means Switchboard's home as the switchboard command finds it
+	// ($SWITCHBOARD_HOME, else ~/.switchboard).
+	SwitchboardHome string
+	// SandboxCacheDir holds each sandboxed stdio server's private
+	// directory (its npm and uv caches, kept between starts), named after
+	// the server. "" means $XDG_CACHE_HOME/switchboard/servers, else
+	// ~/.cache/switchboard/servers. Never in SwitchboardHome.
+	SandboxCacheDir string
 	// MaxFrame caps one message from a server (stdout line, HTTP body or
 	// SSE event). Zero means 16 MiB.
 	MaxFrame int
@@ -363,6 +373,8 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 			ProbeTimeout:      opts.ProbeTimeout,
 			StopStage:         opts.StopTimeout,
 			LeftoverDir:       opts.LeftoverDir,
+			SwitchboardHome:   opts.SwitchboardHome,
+			SandboxCacheDir:   opts.SandboxCacheDir,
 			MaxFrame:          opts.MaxFrame,
 			Forward:           opts.Forward,
 			OnResourceUpdated: opts.OnResourceUpdated,
@@ -383,6 +395,16 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 		noStart:      opts.NoStart,
 	}
 	h.opts.OnListChanged = h.listChanged
+	if h.opts.SwitchboardHome == "" {
+		h.opts.SwitchboardHome, _ = config.Home(nil)
+	}
+	if h.opts.SandboxCacheDir == "" {
+		h.opts.SandboxCacheDir = sandboxCacheDir()
+	}
+	if h.opts.SwitchboardHome != "" && underHome(h.opts.SandboxCacheDir, h.opts.SwitchboardHome) {
+		h.opts.SandboxCacheDir = "" // a server's cache is no way into the home
+	}
+	h.opts.RanBefore = h.ranBefore
 	h.audit = newAuditLog(st, log, h.storeReached)
 	if opts.TracerProvider != nil {
 		h.tracer = opts.TracerProvider.Tracer(TracerName)

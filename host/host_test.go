@@ -40,7 +40,15 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(pgtest.Main(m))
+	// The sandbox's private directories of the servers started here go
+	// to a directory of this run, not the user's cache.
+	cache, err := os.MkdirTemp("", "switchboard-test-cache-")
+	if err == nil {
+		os.Setenv("XDG_CACHE_HOME", cache)
+	}
+	code := pgtest.Main(m)
+	os.RemoveAll(cache)
+	os.Exit(code)
 }
 
 // self is the test binary, re-executed as MCP servers.
@@ -62,9 +70,17 @@ func child(t testing.TB, mode string, extra map[string]any) map[string]any {
 	return s
 }
 
-// parse builds a configuration through the real parser.
+// parse builds a configuration through the real parser. A stdio server
+// that says nothing of its sandbox runs in the default one, with the
+// machine's temporary directory granted, where tests keep the files their
+// servers read and write.
 func parse(t testing.TB, servers map[string]any, lookup map[string]string) *config.Config {
 	t.Helper()
+	for _, s := range servers {
+		if m, ok := s.(map[string]any); ok && m["command"] != nil && m["sandbox"] == nil {
+			m["sandbox"] = testSandbox
+		}
+	}
 	data, err := json.Marshal(map[string]any{"mcpServers": servers})
 	if err != nil {
 		t.Fatal(err)
@@ -78,6 +94,9 @@ func parse(t testing.TB, servers map[string]any, lookup map[string]string) *conf
 	}
 	return cfg
 }
+
+// testSandbox is the default sandbox with the temporary directory granted.
+var testSandbox = map[string]any{"write": []string{os.TempDir()}}
 
 var fastOpts = &host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond}
 

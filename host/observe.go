@@ -91,6 +91,10 @@ type ServerEvent struct {
 	// Decision is an EventLaunch's decision ("pinned", "approved",
 	// "held", "warned"); "" for other kinds.
 	Decision string
+	// Sandbox is the server's sandbox mode, and Outcome how it started
+	// (SandboxEnforced, SandboxPartial, ...), for EventSandbox and
+	// EventSandboxLimit.
+	Sandbox, Outcome string
 }
 
 // observe calls OnCall, if set, with a call's record.

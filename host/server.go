@@ -15,6 +15,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/ingest"
+	"github.com/switchboard-mcp/switchboard/internal/sandbox"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/supervise"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
@@ -91,6 +92,9 @@ type server struct {
 	launchHash string                  // the hash of the server's launch as configured (launch.go); "" when not checked
 	launchHeld string                  // "new" or "changed" while the server is held for its launch (launch.go); "" otherwise
 	launchWarn bool                    // its launch would be held, and started under onLaunchChange "warn" (launch.go)
+	sandbox    sandbox.Status          // the sandbox of the last start (sandbox.go)
+	sandboxSet bool                    // sandbox is known: the server started, or was refused, in this process
+	limits     sandbox.Events          // what the limits did to the last process
 }
 
 // setState is the one way a server's state changes. Called with s.mu held.
@@ -231,7 +235,9 @@ func (s *server) dial(ctx context.Context, a supervise.Attempt) error {
 	defer cancel()
 	stop := context.AfterFunc(h.life, cancel) // Close cancels a dial in progress
 	defer stop()
-	conn, err := upstream.Dial(dctx, s.launched(sc), &h.opts)
+	lsc := s.launched(sc)
+	conn, err := upstream.Dial(dctx, lsc, &h.opts)
+	s.sandboxStarted(lsc, conn, err)
 	var cat *catalog.Catalog
 	if err == nil {
 		if cat, err = conn.Discover(dctx); err != nil {
@@ -351,6 +357,7 @@ func (s *server) dropped(conn *upstream.Conn, a supervise.Attempt, cause error) 
 	s.mu.Unlock()
 	s.keepSchedule() // a crash loop is kept; a drop leaves nothing to keep
 	h.changed()      // the capability tools' gates may have closed
+	s.sandboxEnded(conn)
 	status := conn.ExitStatus()
 	if status != "" {
 		h.log.Warn("server exited; the next call restarts it", "server", s.name, "status", status, "err", err)
@@ -502,6 +509,10 @@ type serverView struct {
 	warned  bool     // launchWarn
 	held    []string // tools held back (see isHeldLocked), sorted; "" is the instructions
 	injHeld []string // tools held back for an injection pattern until approved, sorted
+
+	sandbox    sandbox.Status
+	sandboxSet bool
+	limits     sandbox.Events
 }
 
 // view returns the server's status snapshot.
@@ -511,6 +522,7 @@ func (s *server) view() serverView {
 	v := serverView{
 		cfg: s.cfg.Load(), state: s.state, since: s.since, err: s.err, conn: s.conn, caps: s.caps,
 		catalog: s.catalog, vetted: s.vetted, flags: s.flags, launch: s.launchHeld, warned: s.launchWarn,
+		sandbox: s.sandbox, sandboxSet: s.sandboxSet, limits: s.limits,
 	}
 	for tool := range s.held {
 		if s.isHeldLocked(tool) {

@@ -331,6 +331,7 @@ func (h *Host) Findings() []Finding {
 		if f, ok := launchFinding(sc.Name, v); ok {
 			out = append(out, f)
 		}
+		out = append(out, sandboxFindings(sc.Name, sandboxStatus(sc, &v))...)
 	}
 	return out
 }

@@ -77,6 +77,9 @@ func configWith(t *testing.T, desc string) *config.Config {
 			"command": exe,
 			"env":     map[string]string{roleVar: "server", descVar: desc},
 			"onDrift": "hold",
+			// The server runs sandboxed: it reads its description file
+			// because this grants it.
+			"sandbox": map[string]any{"read": []string{desc}},
 		},
 	}})
 	if err != nil {

@@ -456,6 +456,7 @@ func (r *run) open() int {
 	// roots) to its clients; the other commands have no one to ask.
 	opts := &host.Options{ClientVersion: r.env.Version, Forward: use.gateway, OAuth: r.oauthOptions(),
 		LeftoverDir: r.leftoverDir()}
+	r.sandboxOptions(opts)
 	opts.NoStart = use.noStart
 	if !use.gateway {
 		opts.StopTimeout = oneShotStop

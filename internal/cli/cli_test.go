@@ -43,7 +43,15 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(pgtest.Main(m))
+	// The sandbox's private directories of the servers started here go
+	// to a directory of this run, not the user's cache.
+	cache, err := os.MkdirTemp("", "switchboard-test-cache-")
+	if err == nil {
+		os.Setenv("XDG_CACHE_HOME", cache)
+	}
+	code := pgtest.Main(m)
+	os.RemoveAll(cache)
+	os.Exit(code)
 }
 
 type result struct {
@@ -90,11 +98,30 @@ func homeEnv(home string) func(string) (string, bool) {
 	}
 }
 
+// writeConfig writes v as a configuration file. A stdio server that says
+// nothing of its sandbox runs in report mode: the tests' servers read and
+// write files in temporary directories beside the tests' Switchboard
+// homes, which no grant may open (the sandbox's own tests are
+// upgrade_sandbox_test.go and those of internal/launcher and host).
 func writeConfig(t *testing.T, v any) string {
 	t.Helper()
 	data, err := json.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
+	}
+	var doc map[string]any
+	if json.Unmarshal(data, &doc) == nil {
+		for _, key := range []string{"mcpServers", "servers"} {
+			servers, _ := doc[key].(map[string]any)
+			for _, s := range servers {
+				if m, ok := s.(map[string]any); ok && m["command"] != nil && m["sandbox"] == nil {
+					m["sandbox"] = "report"
+				}
+			}
+		}
+		if data, err = json.Marshal(doc); err != nil {
+			t.Fatal(err)
+		}
 	}
 	path := filepath.Join(t.TempDir(), "config.json")
 	if err := os.WriteFile(path, data, 0o600); err != nil {

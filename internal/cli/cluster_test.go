@@ -426,7 +426,8 @@ func TestCluster(t *testing.T) {
 	servers := map[string]any{
 		"demo":  map[string]any{"command": exe, "args": []string{"demo-server"}, "eager": true},
 		"every": map[string]any{"command": node, "args": []string{everything}, "eager": true},
-		"drift": map[string]any{"command": exe, "env": map[string]string{descriptionsVar: descs}, "eager": true},
+		"drift": map[string]any{"command": exe, "env": map[string]string{descriptionsVar: descs}, "eager": true,
+			"sandbox": map[string]any{"read": []string{descs}}},
 	}
 	cfgPath := filepath.Join(t.TempDir(), "config.json")
 	writeCfg := func(policy map[string]any) {

@@ -199,6 +199,7 @@ func (r *run) checkServer(cfg *config.Config, name, written string) *saveError {
 	// The person adding or editing the server approves its launch.
 	opts := &host.Options{ClientVersion: r.env.Version, StopTimeout: oneShotStop, OAuth: r.oauthOptions(),
 		LeftoverDir: r.leftoverDir(), ApproveLaunches: []string{name}}
+	r.sandboxOptions(opts)
 	if kept, err := r.openStore(cfg); err == nil {
 		// What the check discovers is the server's catalogue: the next
 		// command lists its tools without starting it.

@@ -89,6 +89,7 @@ func runGet(r *run) int {
 	p("enabled", fmt.Sprint(c.Enabled))
 	p("trust", string(c.Trust))
 	p("state", string(st.State))
+	printSandbox(w, st.Sandbox)
 	p("protocol", st.ProtocolVersion)
 	if st.ServerInfo != nil {
 		p("server", st.ServerInfo.Name+" "+st.ServerInfo.Version)

@@ -24,6 +24,7 @@ func markedServer(mode, mark string) map[string]any {
 		"command": "/bin/sh",
 		"args":    []string{"-c", `echo start >> "$1"; exec "$0"`, exe, mark},
 		"env":     testkit.ChildEnv(mode),
+		"sandbox": map[string]any{"write": []string{filepath.Dir(mark)}},
 	}
 }
 

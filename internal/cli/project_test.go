@@ -56,7 +56,7 @@ func TestProjectTrust(t *testing.T) {
 	env := testkit.ChildEnv(testkit.ModeSleeper)
 	env[testkit.MarkVar] = mark
 	project := map[string]any{"mcpServers": map[string]any{
-		"proj": map[string]any{"command": exe, "args": []string{"a b"}, "env": env},
+		"proj": map[string]any{"command": exe, "args": []string{"a b"}, "env": env, "sandbox": "report"},
 	}}
 	data := writeProject(t, dir, project)
 	abs, _ := filepath.Abs(filepath.Join(dir, ".mcp.json"))

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"fmt"
+	"io"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -102,10 +104,10 @@ func (r *run) showServers(servers []host.ServerStatus, counts, source string, cf
 		if sc := cfg.Server(s.Name); sc != nil && sc.Unusable != nil && sc.Unusable.Code == config.CodeProjectUntrusted {
 			state = "untrusted" // misconfigured, for want of trust-project
 		}
-		rows = append(rows, []string{s.Name, s.Transport, s.Trust, state, orDash(s.ProtocolVersion),
+		rows = append(rows, []string{s.Name, s.Transport, s.Trust, state, sandboxCell(s.Sandbox), orDash(s.ProtocolVersion),
 			fmt.Sprint(s.Tools), fmt.Sprint(s.Resources), fmt.Sprint(s.Templates), fmt.Sprint(s.Prompts), fmt.Sprint(len(s.Findings)), orDash(oneLine(s.LastError, 60))})
 	}
-	r.table("NAME\tTRANSPORT\tTRUST\tSTATE\tPROTOCOL\tTOOLS\tRESOURCES\tTEMPLATES\tPROMPTS\tFINDINGS\tLAST ERROR", rows)
+	r.table("NAME\tTRANSPORT\tTRUST\tSTATE\tSANDBOX\tPROTOCOL\tTOOLS\tRESOURCES\tTEMPLATES\tPROMPTS\tFINDINGS\tLAST ERROR", rows)
 	fmt.Fprintf(r.env.Stdout, "%s\nconfig: %s\n", counts, launcher.Escape(source))
 	if cfg != nil && cfg.Project != "" {
 		fmt.Fprintf(r.env.Stdout, "project: %s\n", launcher.Escape(cfg.Project))
@@ -134,6 +136,7 @@ func (r *run) showServers(servers []host.ServerStatus, counts, source string, cf
 				fmt.Fprintf(r.env.Stdout, "instructions: %s\n", launcher.Escape(s.Instructions))
 			}
 			fmt.Fprintf(r.env.Stdout, "trust score: %.2f (0.5 is neutral)\n", s.TrustScore)
+			printSandbox(r.env.Stdout, s.Sandbox)
 			for _, t := range s.Held {
 				fmt.Fprintf(r.env.Stdout, "held: %s\n", launcher.Escape(t))
 			}
@@ -213,4 +216,30 @@ func runTokens(r *run) int {
 	fmt.Fprintln(r.env.Stdout, "TOKENS: all tool definitions; LISTED: what a model is given now (deferred tools are not, until tool_search finds them).\n"+
 		"An estimate without a tokenizer, within about 5% of OpenAI's on tool definitions; other models' tokenizers differ.")
 	return ExitOK
+}
+
+// sandboxCell is the SANDBOX column: the mode, and how many protections
+// are missing here; "-" for a server that is not stdio.
+func sandboxCell(st *host.SandboxStatus) string {
+	switch {
+	case st == nil:
+		return "-"
+	case strings.HasPrefix(st.Summary, "not sandboxed"):
+		return "none"
+	case len(st.Missing) > 0 && (st.Mode == "on" || st.Mode == "required"):
+		return fmt.Sprintf("%s (%d missing)", st.Mode, len(st.Missing))
+	}
+	return st.Mode
+}
+
+// printSandbox prints a stdio server's sandbox: its summary, then each
+// missing protection with its reason code.
+func printSandbox(w io.Writer, st *host.SandboxStatus) {
+	if st == nil {
+		return
+	}
+	fmt.Fprintf(w, "%-13s %s\n", "sandbox:", launcher.Escape(st.Summary))
+	for _, m := range st.Missing {
+		fmt.Fprintf(w, "%-13s %s: %s (%s)\n", "  missing:", m.Protection, launcher.Escape(m.Detail), m.Code)
+	}
 }

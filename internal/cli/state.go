@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/control"
 	"github.com/switchboard-mcp/switchboard/internal/state"
 	"github.com/switchboard-mcp/switchboard/internal/store"
@@ -32,6 +33,26 @@ func (r *run) leftoverDir() string {
 		return ""
 	}
 	return filepath.Join(home, "pgroups")
+}
+
+// sandboxOptions sets where the sandbox looks, from this command's
+// environment: Switchboard's home, never opened to a server, and the
+// servers' private directories, $XDG_CACHE_HOME/switchboard/servers else
+// ~/.cache/switchboard/servers (the host's default when neither is set
+// here; the host never puts them in Switchboard's home).
+func (r *run) sandboxOptions(opts *host.Options) {
+	home, err := r.homeDir()
+	if err != nil {
+		return
+	}
+	opts.SwitchboardHome = absPath(home)
+	cache := ""
+	if d, ok := r.env.LookupEnv("XDG_CACHE_HOME"); ok && filepath.IsAbs(d) {
+		cache = filepath.Join(d, "switchboard", "servers")
+	} else if h, ok := r.env.LookupEnv("HOME"); ok && filepath.IsAbs(h) {
+		cache = filepath.Join(h, ".cache", "switchboard", "servers")
+	}
+	opts.SandboxCacheDir = cache
 }
 
 // openStore opens the state store: the PostgreSQL database that --store

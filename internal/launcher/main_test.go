@@ -16,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-mcp/switchboard/internal/testkit/hostile"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/proc"
 )
 
@@ -26,20 +27,22 @@ const modeVar = "LAUNCHER_TEST_MODE"
 
 // childModes are the behaviours a child can be asked for.
 var childModes = map[string]func(){
-	"mcp":         runMCPServer,  // a real go-sdk server with a "greet" tool; exits on stdin EOF
-	"print-env":   runPrintEnv,   // environment and cwd to stderr, then exit 0
-	"exit":        func() {},     // exit 0 at once
-	"block":       runBlock,      // announce readiness, ignore stdin, wait for a signal
-	"ignore-term": runIgnoreTerm, // same, with SIGTERM ignored
-	"noisy":       runNoisy,      // >64 KiB of stderr full of escape sequences
-	"giant":       runGiant,      // a 64 MiB stdout frame
-	"supervisor":  runSupervisor, // launch a "block" child of its own, report its pid
-	"stderr-log":  runStderrLog,  // two short stderr lines
-	"crash-host":  runCrashHost,  // launch sh with a grandchild and "block" without the shim, report the sh's pid
+	"mcp":          runMCPServer,   // a real go-sdk server with a "greet" tool; exits on stdin EOF
+	"print-env":    runPrintEnv,    // environment and cwd to stderr, then exit 0
+	"exit":         func() {},      // exit 0 at once
+	"block":        runBlock,       // announce readiness, ignore stdin, wait for a signal
+	"ignore-term":  runIgnoreTerm,  // same, with SIGTERM ignored
+	"noisy":        runNoisy,       // >64 KiB of stderr full of escape sequences
+	"giant":        runGiant,       // a 64 MiB stdout frame
+	"supervisor":   runSupervisor,  // launch a "block" child of its own, report its pid
+	"stderr-log":   runStderrLog,   // two short stderr lines
+	"crash-host":   runCrashHost,   // launch sh with a grandchild and "block" without the shim, report the sh's pid
+	"sandbox-host": runSandboxHost, // start the hostile server sandboxed, have it setsid a child, report it, wait to be killed
 }
 
 func TestMain(m *testing.M) {
 	MaybeRunShim()
+	hostile.MaybeRunChild()
 	if mode := os.Getenv(modeVar); mode != "" {
 		run, ok := childModes[mode]
 		if !ok {

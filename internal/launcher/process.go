@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/sandbox"
 )
 
 // A Process is one server subprocess, from [Start] until [Process.Stop] has
@@ -43,15 +46,20 @@ type Process struct {
 	stderr  *os.File // our (read) end of the child's stderr
 	guard   *frameGuard
 	tail    *ring
-	release func() // ends the forker reservation; called once, after the reap
-	shim    *shim  // the child is the server's shim; nil when it is the server
+	release func()       // ends the forker reservation; called once, after the reap
+	shim    *shim        // the child is the server's shim; nil when it is the server
+	conf    *confinement // the server's sandbox; nil without one
 
-	done     chan struct{} // closed by reap once the direct child is reaped
-	pumpDone chan struct{} // closed by pumpStderr when it returns
-	stopReq  chan struct{} // closed by requestStop to start the stop sequence
-	stopped  chan struct{} // closed by supervise when the stop sequence is over
-	stopOnce sync.Once     // guards close(stopReq)
-	stopErr  error         // written by supervise before close(stopped)
+	done chan struct{} // closed by reap once the direct child is reaped
+	// stdoutEnd is closed once the connection's reader has seen stdout
+	// end (or fail): every stray line before the end is in the tail.
+	stdoutEnd  chan struct{}
+	stdoutOnce sync.Once
+	pumpDone   chan struct{} // closed by pumpStderr when it returns
+	stopReq    chan struct{} // closed by requestStop to start the stop sequence
+	stopped    chan struct{} // closed by supervise when the stop sequence is over
+	stopOnce   sync.Once     // guards close(stopReq)
+	stopErr    error         // written by supervise before close(stopped)
 
 	connected atomic.Bool // Transport().Connect has been called
 	writeMu   sync.Mutex  // one frame at a time on stdin (go-sdk's writes and WriteFrame)
@@ -65,12 +73,13 @@ type Process struct {
 	tailAt   int64
 	tailText string
 
-	mu      sync.Mutex // guards the fields below
-	reaped  bool       // the child is reaped: its group ID may be reused, never signal it
-	exitErr error      // how the server ended; set when reaped
-	status  string     // how the server ended, worded as os.ProcessState does; set when reaped
-	fault   error      // first fault found by the launcher (ErrFrameTooLarge)
-	strays  int        // stdout lines that were not JSON-RPC (see stray.go)
+	mu      sync.Mutex     // guards the fields below
+	reaped  bool           // the child is reaped: its group ID may be reused, never signal it
+	exitErr error          // how the server ended; set when reaped
+	status  string         // how the server ended, worded as os.ProcessState does; set when reaped
+	fault   error          // first fault found by the launcher (ErrFrameTooLarge)
+	limits  sandbox.Events // what the sandbox's limits did; set when reaped
+	strays  int            // stdout lines that were not JSON-RPC (see stray.go)
 	// straySample is the start of the first such line, raw.
 	straySample string
 }
@@ -123,6 +132,18 @@ func Start(spec Spec) (*Process, error) {
 	if err := checkRuntimes(spec, path, env, searchPath); err != nil {
 		return nil, fail(err)
 	}
+	conf, err := confine(spec, path, searchPath)
+	if err != nil {
+		return nil, fail(err)
+	}
+	if conf.enforced() && len(conf.env) > 0 {
+		extra := maps.Clone(spec.Env)
+		if extra == nil {
+			extra = map[string]string{}
+		}
+		maps.Copy(extra, conf.env)
+		env = ChildEnv(spec.LookupEnv, extra)
+	}
 
 	// Our own pipes rather than cmd.StdoutPipe and friends: all three child
 	// ends are *os.File, so os/exec starts no copying goroutines and Wait
@@ -143,16 +164,19 @@ func Start(spec Spec) (*Process, error) {
 	}
 	stdinR, stdinW, err := pipe()
 	if err != nil {
+		conf.release()
 		return nil, fail(err)
 	}
 	stdoutR, stdoutW, err := pipe()
 	if err != nil {
 		closeAll()
+		conf.release()
 		return nil, fail(err)
 	}
 	stderrR, stderrW, err := pipe()
 	if err != nil {
 		closeAll()
+		conf.release()
 		return nil, fail(err)
 	}
 
@@ -170,7 +194,7 @@ func Start(spec Spec) (*Process, error) {
 		// open delays Wait by at most one stop stage.
 		WaitDelay: spec.StopStage,
 	}
-	cmd, sh, release, err := startServer(cmd, spec)
+	cmd, sh, release, err := startServer(cmd, spec, conf)
 	// The child has its copies (or failed to start); ours of its ends must
 	// go, or we would never see EOF on stdout and stderr.
 	stdinR.Close()
@@ -178,23 +202,26 @@ func Start(spec Spec) (*Process, error) {
 	stderrW.Close()
 	if err != nil {
 		closeAll()
+		conf.release()
 		return nil, fail(err)
 	}
 
 	p := &Process{
-		spec:     spec,
-		cmd:      cmd,
-		pid:      cmd.Process.Pid,
-		stdin:    stdinW,
-		stdout:   stdoutR,
-		stderr:   stderrR,
-		tail:     newRing(spec.StderrLimit),
-		release:  release,
-		shim:     sh,
-		done:     make(chan struct{}),
-		pumpDone: make(chan struct{}),
-		stopReq:  make(chan struct{}),
-		stopped:  make(chan struct{}),
+		spec:      spec,
+		cmd:       cmd,
+		pid:       cmd.Process.Pid,
+		stdin:     stdinW,
+		stdout:    stdoutR,
+		stderr:    stderrR,
+		tail:      newRing(spec.StderrLimit),
+		release:   release,
+		shim:      sh,
+		conf:      conf,
+		done:      make(chan struct{}),
+		stdoutEnd: make(chan struct{}),
+		pumpDone:  make(chan struct{}),
+		stopReq:   make(chan struct{}),
+		stopped:   make(chan struct{}),
 	}
 	p.guard = &frameGuard{r: stdoutR, max: spec.MaxFrame, fault: p.frameFault}
 	go p.reap()
@@ -204,10 +231,34 @@ func Start(spec Spec) (*Process, error) {
 	return p, nil
 }
 
+// Sandbox says how the server is confined: its mode, the protections in
+// force and those missing here. The zero Status (no mode) means it runs
+// without a sandbox.
+func (p *Process) Sandbox() sandbox.Status {
+	if p.conf == nil {
+		return sandbox.Status{}
+	}
+	return p.conf.status
+}
+
+// SandboxEvents says what the sandbox's limits did to the server: its
+// processes killed at the memory limit, forks refused at the process
+// limit. It is complete once Done is closed.
+func (p *Process) SandboxEvents() sandbox.Events {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.limits
+}
+
 // PID returns the direct child's process ID, which is also its process
 // group ID: the server's shim's when it runs under one (see
 // [MaybeRunShim]), else the server's.
 func (p *Process) PID() int { return p.pid }
+
+// StdoutEnded is closed once the reader of the connection made with
+// Transport has read stdout to its end: the stray lines it held are then
+// in the stderr tail.
+func (p *Process) StdoutEnded() <-chan struct{} { return p.stdoutEnd }
 
 // Done is closed when the direct child has exited and been reaped (its
 // process group has been sent SIGKILL just before the reap).
@@ -465,6 +516,18 @@ func (p *Process) reap() {
 	status := p.status
 	p.mu.Unlock()
 
+	limits := p.conf.release()
+	p.mu.Lock()
+	p.limits = limits
+	p.mu.Unlock()
+	if limits.OOMKills > 0 {
+		p.spec.Logger.Warn("the server's sandbox killed a process of it at its memory limit",
+			"server", p.spec.Server, "kills", limits.OOMKills)
+	}
+	if limits.PidsRefused > 0 {
+		p.spec.Logger.Warn("the server's sandbox refused it new processes at its process limit",
+			"server", p.spec.Server, "refused", limits.PidsRefused)
+	}
 	p.release()
 	p.spec.Logger.Debug("server exited", "pid", p.pid, "status", status)
 	close(p.done)

@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"unsafe"
+
+	"github.com/switchboard-mcp/switchboard/internal/sandbox"
 )
 
 // The shim's file descriptors beyond stdio, in the order of ExtraFiles.
@@ -37,8 +39,11 @@ const (
 //     0 in a new PID namespace and cannot tell. From here on, the launcher's
 //     death kills the shim (step 2), and its end of the lifeline closing
 //     does too;
-//  4. start the server, in the shim's process group, with stdio and
-//     environment as given, and report "ok" or the error;
+//  4. apply the server's sandbox when it has one (sandbox.Apply: the
+//     shim joins the server's cgroups, then sets no_new_privs, Landlock
+//     and seccomp, which the server inherits); start the server, in the
+//     shim's process group, with stdio and environment as given, and
+//     report "ok" or the error;
 //  5. reap every process of the namespace (orphans are re-parented to the
 //     shim) until the server is reaped, report its wait status and exit
 //     with its code (128+N for signal N; the launcher reads the status
@@ -46,6 +51,15 @@ const (
 func runShim(args []string) int {
 	status := os.NewFile(shimStatus, "status")
 	lifeline := os.NewFile(shimLifeline, "lifeline")
+	var policy *sandbox.Policy
+	if len(args) > 1 && args[0] == "-sandbox" {
+		p, err := sandbox.Decode(args[1])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "switchboard shim:", err)
+			return 125
+		}
+		policy, args = &p, args[2:]
+	}
 	if status == nil || lifeline == nil || len(args) < 2 {
 		fmt.Fprintln(os.Stderr, "switchboard shim: started without the launcher")
 		return 125
@@ -81,6 +95,19 @@ func runShim(args []string) int {
 	}()
 
 	// 4.
+	if policy != nil {
+		// A /proc of the shim's own PID namespace, in a mount namespace of
+		// its own (made private first, so that nothing propagates back):
+		// the server sees no process but its own, so neither the host's
+		// nor another server's /proc/PID/environ. Without it, say so.
+		if err := privateProc(); err != nil {
+			report("missing %s %s", sandbox.OtherProcesses, strings.ReplaceAll(err.Error(), " ", "_"))
+		}
+		if err := sandbox.Apply(*policy); err != nil {
+			report("error sandbox: %s", strings.ReplaceAll(err.Error(), "\n", " "))
+			return 126
+		}
+	}
 	server, err := os.StartProcess(args[0], args[1:], &os.ProcAttr{
 		Env:   os.Environ(),
 		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
@@ -111,6 +138,18 @@ func runShim(args []string) int {
 		}
 		return ws.ExitStatus()
 	}
+}
+
+// privateProc mounts a procfs of the shim's PID namespace on /proc, in
+// the shim's own mount namespace.
+func privateProc() error {
+	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("private mounts: %w", err)
+	}
+	if err := syscall.Mount("proc", "/proc", "proc", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("mount proc: %w", err)
+	}
+	return nil
 }
 
 // launcherAlive reads the lifeline without blocking: end of file means
@@ -147,8 +186,10 @@ func useShim() bool { return shimHooked.Load() && !noNamespaces.Load() }
 // shimCmd returns a command that runs the server of cmd under the shim, in
 // a new PID namespace (and, when we are not root, a user namespace that
 // maps our own user and group to themselves, which is what lets an
-// unprivileged user create the PID namespace).
-func shimCmd(cmd *exec.Cmd) (*exec.Cmd, *shim, error) {
+// unprivileged user create the PID namespace); with conf's sandbox
+// enforced, its policy passed as the shim's first arguments and, when
+// its network is off, in a network namespace of its own.
+func shimCmd(cmd *exec.Cmd, conf *confinement) (*exec.Cmd, *shim, error) {
 	lifeR, lifeW, err := os.Pipe()
 	if err != nil {
 		return nil, nil, err
@@ -166,11 +207,19 @@ func shimCmd(cmd *exec.Cmd) (*exec.Cmd, *shim, error) {
 		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
 		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
 	}
+	args := []string{"switchboard-shim", shimArg}
+	if conf.enforced() {
+		args = append(args, "-sandbox", conf.policy.Encode())
+		attr.Cloneflags |= syscall.CLONE_NEWNS
+		if conf.netns {
+			attr.Cloneflags |= syscall.CLONE_NEWNET
+		}
+	}
 	sc := &exec.Cmd{
 		// Our own binary, as the kernel knows it: still there when the
 		// file was replaced or removed since we started (an upgrade).
 		Path:        "/proc/self/exe",
-		Args:        append([]string{"switchboard-shim", shimArg, cmd.Path}, cmd.Args...),
+		Args:        append(append(args, cmd.Path), cmd.Args...),
 		Env:         cmd.Env,
 		Dir:         cmd.Dir,
 		Stdin:       cmd.Stdin,
@@ -196,12 +245,21 @@ func namespaceRefused(err error) bool {
 }
 
 // started closes the shim's ends of the pipes and waits for its first
-// report: nil once the server runs, or why it could not start it.
-func (s *shim) started() error {
+// report: nil once the server runs, or why it could not start it. The
+// protections the shim could not apply, which it reports first, are
+// recorded in conf's status.
+func (s *shim) started(conf *confinement) error {
 	for _, f := range s.childEnd {
 		f.Close()
 	}
 	line, err := s.status.ReadString('\n')
+	for err == nil && strings.HasPrefix(line, "missing ") {
+		f := strings.Fields(line)
+		if len(f) == 3 {
+			conf.missing(f[1], strings.ReplaceAll(f[2], "_", " "))
+		}
+		line, err = s.status.ReadString('\n')
+	}
 	switch {
 	case line == "ok\n":
 		return nil

@@ -11,15 +11,15 @@ import (
 // the namespaces, and directly otherwise. It returns the command that was
 // started (the shim's or cmd), the shim (nil without one), and the forker
 // reservation to release once that command is reaped.
-func startServer(cmd *exec.Cmd, spec Spec) (*exec.Cmd, *shim, func(), error) {
+func startServer(cmd *exec.Cmd, spec Spec, conf *confinement) (*exec.Cmd, *shim, func(), error) {
 	killLeftovers(spec.LeftoverDir, spec.Logger)
 	if useShim() && !spec.direct {
-		sc, sh, err := shimCmd(cmd)
+		sc, sh, err := shimCmd(cmd, conf)
 		if err == nil {
 			var release func()
 			release, err = startCmd(sc)
 			if err == nil {
-				if err := sh.started(); err != nil {
+				if err := sh.started(conf); err != nil {
 					sc.Wait() // the shim exits at once after saying why
 					release()
 					sh.close()
@@ -35,6 +35,12 @@ func startServer(cmd *exec.Cmd, spec Spec) (*exec.Cmd, *shim, func(), error) {
 		} else {
 			spec.Logger.Warn("cannot start the server under the launcher's shim; starting it directly",
 				"server", spec.Server, "err", err)
+		}
+	}
+	if conf.enforced() {
+		// Nothing applies the sandbox without the shim.
+		if err := conf.unconfined(spec.Server); err != nil {
+			return cmd, nil, func() {}, err
 		}
 	}
 	release, err := startCmd(cmd)

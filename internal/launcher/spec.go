@@ -10,6 +10,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/sandbox"
 )
 
 // Defaults for the zero values of [Spec].
@@ -91,6 +93,27 @@ type Spec struct {
 	// group, with a warning (Linux only). Under the shim (see
 	// [MaybeRunShim]) nothing is left to kill and nothing is recorded.
 	LeftoverDir string
+
+	// Sandbox, when set, confines the server (Linux, under the shim: see
+	// [MaybeRunShim]): its settings are resolved into a policy by
+	// sandbox.Resolve, what this system lacks is reported by
+	// [Process.Sandbox], and a server whose mode is "required" does not
+	// start when a protection it asks for is missing (a *SandboxError).
+	// nil runs the server unconfined and reports it as not sandboxed.
+	Sandbox *sandbox.Settings
+	// SwitchboardHome is never granted to a sandboxed server: a grant
+	// that would open it is refused.
+	SwitchboardHome string
+	// CacheDir holds each sandboxed server's private directory (its npm
+	// and uv caches), kept from one start to the next, named after the
+	// server; "" leaves the caches where the package managers put them.
+	CacheDir string
+	// Upgrade says that the server ran before it had a sandbox: while it
+	// has never started sandboxed (its directory in CacheDir does not
+	// exist), a sandbox in the default mode ("on", not written in its
+	// configuration) runs in report mode, and is enforced from the start
+	// after one that found nothing it would deny.
+	Upgrade bool
 
 	// Logger receives lifecycle events and, at debug level, each stderr line
 	// (escaped). nil means discard.

@@ -35,12 +35,14 @@ func runShim([]string) int { return 125 }
 
 type shim struct{}
 
-func useShim() bool                               { return false }
-func shimCmd(*exec.Cmd) (*exec.Cmd, *shim, error) { return nil, nil, syscall.ENOSYS }
-func namespaceRefused(error) bool                 { return true }
-func (*shim) started() error                      { return nil }
-func (*shim) exit() (syscall.WaitStatus, bool)    { return 0, false }
-func (*shim) close()                              {}
+func useShim() bool { return false }
+func shimCmd(*exec.Cmd, *confinement) (*exec.Cmd, *shim, error) {
+	return nil, nil, syscall.ENOSYS
+}
+func namespaceRefused(error) bool              { return true }
+func (*shim) started(*confinement) error       { return nil }
+func (*shim) exit() (syscall.WaitStatus, bool) { return 0, false }
+func (*shim) close()                           {}
 
 var noNamespaces atomic.Bool
 

@@ -51,6 +51,9 @@ type stdoutReader struct{ p *Process }
 
 func (r stdoutReader) Read(b []byte) (int, error) {
 	n, err := r.p.guard.Read(b)
+	if err != nil {
+		r.p.stdoutOnce.Do(func() { close(r.p.stdoutEnd) })
+	}
 	if errors.Is(err, os.ErrClosed) {
 		// Our end was closed by the stop sequence: for the reader that is
 		// the end of the stream, not a failure.

@@ -39,6 +39,7 @@ type Metrics struct {
 	latency  *prometheus.HistogramVec // server
 	events   *prometheus.CounterVec   // server, event
 	launches *prometheus.CounterVec   // server, decision
+	sandbox  *prometheus.CounterVec   // server, mode, outcome
 	refusals *prometheus.CounterVec   // reason
 	secrets  *prometheus.CounterVec   // direction, rule, action
 }
@@ -62,12 +63,16 @@ func NewMetrics(src Source) *Metrics {
 		}, []string{"server"}),
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "switchboard_server_events_total",
-			Help: "Changes in servers' lives: exited (the connection or process ended), restarted, backoff (a start-up attempt failed, the next is scheduled), failed (no more are), relisted (lists discovered again).",
+			Help: "Changes in servers' lives: exited (the connection or process ended), restarted, backoff (a start-up attempt failed, the next is scheduled), failed (no more are), relisted (lists discovered again), sandbox (a stdio server started or refused under its sandbox), sandbox_limit (its memory limit killed a process, or its process limit refused one).",
 		}, []string{"server", "event"}),
 		launches: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "switchboard_launch_pin_decisions_total",
 			Help: "Decisions about servers' launches (docs/PINS.md), by server and decision: pinned (at a first start), approved (by a person), held (not started until approved), warned (would have been held; security.onLaunchChange: warn).",
 		}, []string{"server", "decision"}),
+		sandbox: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "switchboard_sandbox_starts_total",
+			Help: "Starts of stdio servers by sandbox mode (off, report, on, required) and outcome (enforced, partial: a protection missing here, report, off, refused: required and a protection missing).",
+		}, []string{"server", "mode", "outcome"}),
 		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "switchboard_frontdoor_refusals_total",
 			Help: "HTTP requests the front door refused, and connections it closed because too many had not authenticated (conn_evicted), by reason.",
@@ -77,7 +82,7 @@ func NewMetrics(src Source) *Metrics {
 			Help: "Credentials found in tool calls, by direction (arguments, results), rule (github-token, jwt, ...) and action (redacted, flagged, blocked; would_redact, would_block in report-only mode).",
 		}, []string{"direction", "rule", "action"}),
 	}
-	m.reg.MustRegister(m.calls, m.callers, m.latency, m.events, m.launches, m.refusals, m.secrets, &gauges{src: src})
+	m.reg.MustRegister(m.calls, m.callers, m.latency, m.events, m.launches, m.sandbox, m.refusals, m.secrets, &gauges{src: src})
 	return m
 }
 
@@ -123,6 +128,9 @@ func (m *Metrics) Event(ev host.ServerEvent) {
 		return
 	}
 	m.events.WithLabelValues(ev.Server, string(ev.Kind)).Inc()
+	if ev.Kind == host.EventSandbox {
+		m.sandbox.WithLabelValues(ev.Server, ev.Sandbox, ev.Outcome).Inc()
+	}
 }
 
 // Refused counts one request refused, or one connection closed, by the front door

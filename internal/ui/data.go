@@ -49,6 +49,8 @@ type serverRow struct {
 	ListedCost                               int
 	LastError, Stderr                        string
 	Auth                                     string // the OAuth login's state; "" for a server without one
+	Sandbox                                  string // the sandbox's summary; "" for a server that is not stdio
+	SandboxMissing                           []string
 	Held                                     int
 	Disabled                                 bool
 }
@@ -107,6 +109,12 @@ func (h *Handler) fillLive(ctx context.Context, d *pageData) {
 		}
 		if s.LaunchHeld != "" {
 			row.Held++ // the launch
+		}
+		if sb := s.Sandbox; sb != nil {
+			row.Sandbox = sb.Summary
+			for _, m := range sb.Missing {
+				row.SandboxMissing = append(row.SandboxMissing, m.Protection+": "+m.Detail+" ("+m.Code+")")
+			}
 		}
 		if !s.Since.IsZero() {
 			row.Since = now.Sub(s.Since).Round(time.Second).String()

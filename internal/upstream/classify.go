@@ -15,6 +15,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
+	"github.com/switchboard-mcp/switchboard/internal/sandbox"
 	"github.com/switchboard-mcp/switchboard/internal/sanitize"
 )
 
@@ -234,10 +235,12 @@ func Permanent(err error) bool {
 }
 
 // cannotLaunch reports whether err is the launcher's refusal to start a
-// program that is not there or whose runtime does not fit: starting it
-// again cannot help.
+// program that is not there or whose runtime does not fit, or whose
+// sandbox is required and cannot hold here or would open Switchboard's
+// home: starting it again cannot help.
 func cannotLaunch(err error) bool {
-	return errors.Is(err, launcher.ErrProgramNotFound) || errors.Is(err, launcher.ErrRuntimeTooOld)
+	return errors.Is(err, launcher.ErrProgramNotFound) || errors.Is(err, launcher.ErrRuntimeTooOld) ||
+		errors.Is(err, sandbox.ErrRequired) || errors.Is(err, sandbox.ErrSwitchboardHome)
 }
 
 const (

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -16,6 +17,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/internal/era"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
+	"github.com/switchboard-mcp/switchboard/internal/sandbox"
 )
 
 func (c *Conn) connect(ctx context.Context) error {
@@ -90,18 +92,22 @@ type handshake struct {
 
 func (c *Conn) startStdio(ctx context.Context, h handshake) error {
 	p, err := launcher.Start(launcher.Spec{
-		Server:      c.server.Name,
-		Command:     c.server.Command,
-		Args:        c.server.Args,
-		Env:         c.server.Env,
-		Dir:         c.server.Cwd,
-		Runtime:     c.server.Runtime,
-		MaxFrame:    c.opts.MaxFrame,
-		StopStage:   c.opts.StopStage,
-		LeftoverDir: c.opts.LeftoverDir,
-		Logger:      c.log,
-		FrameFilter: c.pruneFrame,
-		Mask:        c.mask,
+		Server:          c.server.Name,
+		Command:         c.server.Command,
+		Args:            c.server.Args,
+		Env:             c.server.Env,
+		Dir:             c.server.Cwd,
+		Runtime:         c.server.Runtime,
+		MaxFrame:        c.opts.MaxFrame,
+		StopStage:       c.opts.StopStage,
+		LeftoverDir:     c.opts.LeftoverDir,
+		Sandbox:         sandboxSettings(c.server),
+		SwitchboardHome: c.opts.SwitchboardHome,
+		CacheDir:        c.opts.SandboxCacheDir,
+		Upgrade:         c.opts.RanBefore != nil && c.opts.RanBefore(c.server.Name),
+		Logger:          c.log,
+		FrameFilter:     c.pruneFrame,
+		Mask:            c.mask,
 	})
 	if err != nil {
 		return err
@@ -129,20 +135,42 @@ func (c *Conn) startStdio(ctx context.Context, h handshake) error {
 	return nil
 }
 
+// sandboxSettings turns a stdio server's "sandbox" into the launcher's
+// settings, with the mode its trust gives it.
+func sandboxSettings(s *config.Server) *sandbox.Settings {
+	mode := s.SandboxMode()
+	if mode == "" {
+		return nil
+	}
+	st := &sandbox.Settings{Mode: sandbox.Mode(mode), Read: s.Sandbox.Read, Write: s.Sandbox.Write,
+		MemoryMB: s.Sandbox.MemoryMB, Processes: s.Sandbox.Processes, CPU: s.Sandbox.CPU,
+		Explicit: s.Sandbox.Mode != ""}
+	if n := s.Sandbox.Network; n != nil {
+		st.Network = &sandbox.Network{Off: n.Off, Ports: n.Ports}
+	}
+	return st
+}
+
 // exitedAlone says how the child ended ("exit status 1") when the
 // handshake failed because its stdout ended, which a child does as it
 // exits; "" otherwise (after other failures the connection's close stops
 // the child, and its status says nothing about the server).
 func exitedAlone(p *launcher.Process, err error) string {
-	if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
-		return ""
+	if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, syscall.EPIPE) {
+		return "" // not a server gone: EOF on its stdout, or its stdin closed under a write
 	}
+	timeout := time.After(time.Second)
 	select {
 	case <-p.Done():
-		return p.ExitStatus()
-	case <-time.After(time.Second):
+	case <-timeout:
 		return ""
 	}
+	// What it wrote before it went (a banner) is read before the tail is.
+	select {
+	case <-p.StdoutEnded():
+	case <-timeout:
+	}
+	return p.ExitStatus()
 }
 
 // connectHTTP connects over an HTTP transport. The session is bound to the

@@ -36,6 +36,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/era"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
 	"github.com/switchboard-mcp/switchboard/internal/oauth"
+	"github.com/switchboard-mcp/switchboard/internal/sandbox"
 )
 
 // Options configure Dial. The zero value is usable; nil means defaults.
@@ -63,6 +64,13 @@ type Options struct {
 	StopStage time.Duration
 	// LeftoverDir is launcher.Spec.LeftoverDir for every stdio server.
 	LeftoverDir string
+	// SwitchboardHome and SandboxCacheDir are launcher.Spec's
+	// SwitchboardHome and CacheDir for every stdio server.
+	SwitchboardHome, SandboxCacheDir string
+	// RanBefore, when set, reports whether a server ran before (it has a
+	// saved catalogue): its first sandboxed start then runs in report
+	// mode (launcher.Spec.Upgrade).
+	RanBefore func(server string) bool
 	// OnResourceUpdated, when set, receives the servers' resource update
 	// notifications (for subscribed URIs), with the server's name.
 	OnResourceUpdated func(server, uri string)
@@ -277,6 +285,24 @@ func (c *Conn) PID() int {
 		return 0
 	}
 	return c.proc.PID()
+}
+
+// Sandbox says how a stdio server's process is confined; the zero Status
+// for other servers.
+func (c *Conn) Sandbox() sandbox.Status {
+	if c.proc == nil {
+		return sandbox.Status{}
+	}
+	return c.proc.Sandbox()
+}
+
+// SandboxEvents says what the sandbox's limits did to a stdio server's
+// process, complete once it ended.
+func (c *Conn) SandboxEvents() sandbox.Events {
+	if c.proc == nil {
+		return sandbox.Events{}
+	}
+	return c.proc.SandboxEvents()
 }
 
 // mask hides the server's secrets in text from it (config.Mask).

@@ -102,7 +102,7 @@ const (
 // Modes lists every mode, in the order of the constants.
 var Modes = []string{
 	ModePoison, ModeUnicode, ModeShadow, ModeSchema, ModeListing, ModeMany,
-	ModeResults, ModeBigFrame, ModeEnv, ModeSampling, ModeRedirect,
+	ModeResults, ModeBigFrame, ModeEnv, ModeSampling, ModeRedirect, ModeEscape,
 }
 
 // Sizes of the hostile payloads, for tests' assertions.

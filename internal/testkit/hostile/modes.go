@@ -69,6 +69,7 @@ func specFor(mode string, cfg config) (sp *spec, ok bool) {
 		ModeBigFrame: bigFrameSpec,
 		ModeEnv:      envSpec,
 		ModeSampling: samplingSpec,
+		ModeEscape:   escapeSpec,
 	}[mode]
 	if build == nil {
 		return nil, false

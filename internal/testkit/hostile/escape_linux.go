@@ -1,0 +1,19 @@
+package hostile
+
+import (
+	"runtime"
+	"syscall"
+)
+
+// ptraceAttach attaches to pid and detaches again.
+func ptraceAttach(pid int) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	err := syscall.PtraceAttach(pid)
+	if err == nil {
+		var ws syscall.WaitStatus
+		syscall.Wait4(pid, &ws, syscall.WALL, nil)
+		syscall.PtraceDetach(pid)
+	}
+	return err
+}
