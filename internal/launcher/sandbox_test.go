@@ -364,6 +364,19 @@ func TestSandboxOtherProcesses(t *testing.T) {
 	}
 }
 
+// TestSandboxNoNewNamespaces: a hostile server cannot make a user
+// namespace, the way into most kernel exploits, by clone as well as by
+// unshare.
+func TestSandboxNoNewNamespaces(t *testing.T) {
+	t.Parallel()
+	requireShim(t)
+	h := newVictimHome(t)
+	p := start(t, hostileSpec(t, h, &sandbox.Settings{}))
+	requireProtections(t, p, sandbox.OtherProcesses)
+	a := connectHostile(t, p)
+	a.denied(map[string]any{"what": "userns"})
+}
+
 // TestSandboxSetsidChildDiesWithKilledHost: a process the server starts in
 // a session of its own dies when the host is killed with SIGKILL (the
 // shim's PID namespace ends with the shim, which dies with the host).

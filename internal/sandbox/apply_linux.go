@@ -17,7 +17,8 @@ import (
 
 // DeniedSyscalls are the system calls a server never needs, answered with
 // EPERM: tracing and reading other processes, kernel modules and
-// execution, mounts and namespaces, BPF and performance counters, the
+// execution, mounts and namespaces (and clone into new ones, below), BPF
+// and performance counters, the
 // kernel keyring, userfaultfd (a tool of kernel exploits), swap, the clock
 // and reboot.
 var DeniedSyscalls = []string{
@@ -29,6 +30,11 @@ var DeniedSyscalls = []string{
 	"swapon", "swapoff", "reboot", "acct", "settimeofday", "clock_settime", "clock_adjtime", "adjtimex",
 	"iopl", "ioperm", "lookup_dcookie", "quotactl", "nfsservctl", "vhangup", "name_to_handle_at", "open_by_handle_at",
 }
+
+// cloneNewFlags are clone's flags that make a process in new namespaces:
+// mount, cgroup, UTS, IPC, user, PID, network and time.
+const cloneNewFlags = syscall.CLONE_NEWNS | syscall.CLONE_NEWCGROUP | syscall.CLONE_NEWUTS | syscall.CLONE_NEWIPC |
+	syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNET | 0x80 /* CLONE_NEWTIME */
 
 // ipprotoMPTCP: Landlock's TCP rules do not cover Multipath TCP sockets,
 // so a socket of that protocol is refused.
@@ -144,20 +150,30 @@ func loadSeccomp() error {
 			names = append(names, n)
 		}
 	}
+	groups := []seccomp.SyscallGroup{{
+		Action: seccomp.ActionErrno,
+		Names:  names,
+		NamesWithCondtions: []seccomp.NameWithConditions{{
+			Name:       "socket",
+			Conditions: seccomp.ArgumentConditions{{Argument: 2, Operation: seccomp.Equal, Value: ipprotoMPTCP}},
+		}, {
+			// A process made in new namespaces (a user namespace above
+			// all, the way into most kernel exploits): clone with any
+			// CLONE_NEW* flag, as unshare and setns are.
+			Name:       "clone",
+			Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.BitsSet, Value: cloneNewFlags}},
+		}},
+	}}
+	if _, ok := info.SyscallNames["clone3"]; ok {
+		// clone3 passes its flags in memory, out of seccomp's sight: it
+		// is answered ENOSYS, on which libc and Go use clone, whose
+		// flags are seen above.
+		groups = append(groups, seccomp.SyscallGroup{Action: seccomp.ActionErrno | seccomp.Action(syscall.ENOSYS), Names: []string{"clone3"}})
+	}
 	return seccomp.LoadFilter(seccomp.Filter{
 		NoNewPrivs: true,
 		Flag:       seccomp.FilterFlagTSync,
-		Policy: seccomp.Policy{
-			DefaultAction: seccomp.ActionAllow,
-			Syscalls: []seccomp.SyscallGroup{{
-				Action: seccomp.ActionErrno,
-				Names:  names,
-				NamesWithCondtions: []seccomp.NameWithConditions{{
-					Name:       "socket",
-					Conditions: seccomp.ArgumentConditions{{Argument: 2, Operation: seccomp.Equal, Value: ipprotoMPTCP}},
-				}},
-			}},
-		},
+		Policy:     seccomp.Policy{DefaultAction: seccomp.ActionAllow, Syscalls: groups},
 	})
 }
 

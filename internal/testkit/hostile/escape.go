@@ -25,7 +25,9 @@ import (
 //   - {"what":"environ","pid":N}: read /proc/N/environ;
 //   - {"what":"ptrace","pid":N}: attach to process N with ptrace;
 //   - {"what":"setsid"}: start "sleep 600" in a session of its own and
-//     answer with its PID as this server sees it.
+//     answer with its PID as this server sees it;
+//   - {"what":"userns"}: start "true" in a user namespace of its own
+//     (clone with CLONE_NEWUSER), the first step of most kernel exploits.
 const ModeEscape = "escape"
 
 // EscapeMarker is in the environment of every process the escape mode
@@ -107,6 +109,10 @@ func attempt(what, path, addr string, n, pid, mb int) string {
 		return outcome(err, strings.ReplaceAll(string(b), "\x00", " "))
 	case "ptrace":
 		return outcome(ptraceAttach(pid), "attached")
+	case "userns":
+		cmd := exec.Command("true")
+		cmd.SysProcAttr = userNamespace()
+		return outcome(cmd.Run(), "in a user namespace of its own")
 	case "setsid":
 		cmd := exec.Command("sleep", "600")
 		cmd.Env = append(os.Environ(), EscapeMarker)

@@ -17,3 +17,9 @@ func ptraceAttach(pid int) error {
 	}
 	return err
 }
+
+// userNamespace asks for a child in a user namespace of its own (with no
+// mapping written: making the namespace is the step that matters).
+func userNamespace() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER}
+}

@@ -2,6 +2,11 @@
 
 package hostile
 
-import "errors"
+import (
+	"errors"
+	"syscall"
+)
 
 func ptraceAttach(int) error { return errors.New("ptrace attempts are Linux only") }
+
+func userNamespace() *syscall.SysProcAttr { return nil }
