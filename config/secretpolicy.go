@@ -59,26 +59,13 @@ func (d *decoder) decodeSecrets(n *node, p *jsonPath) SecretsPolicy {
 		d.wrongType(n, p, "", "object")
 		return sp.WithDefaults()
 	}
-	oneOf := func(m member, fp *jsonPath, values []string) string {
-		v, ok := d.str(m.val, fp, "")
-		if !ok {
-			return ""
-		}
-		for _, w := range values {
-			if v == w {
-				return v
-			}
-		}
-		d.add(fp, "", fmt.Sprintf("unknown value %s: want %s", quote(v), quoteList(values)), nil)
-		return ""
-	}
 	for _, m := range n.members {
 		fp := p.k(m.key)
 		switch m.key {
 		case "results":
-			sp.Results = oneOf(m, fp, secretsResults)
+			sp.Results = d.oneOf(m.val, fp, secretsResults...)
 		case "arguments":
-			sp.Arguments = oneOf(m, fp, secretsArguments)
+			sp.Arguments = d.oneOf(m.val, fp, secretsArguments...)
 		case "report":
 			sp.Report, _ = d.boolean(m.val, fp, "")
 		default:

@@ -300,22 +300,10 @@ func (d *decoder) decodeSecurity(n *node, p *jsonPath) Security {
 			s.Secrets = d.decodeSecrets(m.val, fp)
 			continue
 		case "onInjection":
-			if v, ok := d.str(m.val, fp, ""); ok {
-				if v == InjectionHold || v == InjectionFlag {
-					s.OnInjection = v
-				} else {
-					d.add(fp, "", fmt.Sprintf("unknown value %s: want %s", quote(v), quoteList([]string{InjectionHold, InjectionFlag})), nil)
-				}
-			}
+			s.OnInjection = d.oneOf(m.val, fp, InjectionHold, InjectionFlag)
 			continue
 		case "onLaunchChange":
-			if v, ok := d.str(m.val, fp, ""); ok {
-				if slices.Contains(launchModes, v) {
-					s.OnLaunchChange = v
-				} else {
-					d.add(fp, "", fmt.Sprintf("unknown value %s: want %s", quote(v), quoteList(launchModes)), nil)
-				}
-			}
+			s.OnLaunchChange = d.oneOf(m.val, fp, launchModes...)
 			continue
 		}
 		found := false
@@ -342,30 +330,17 @@ func (d *decoder) decodePolicy(n *node, p *jsonPath) Policy {
 		return pol.WithDefaults()
 	}
 	known := []string{"rules", "default", "confirm", "onConfirm", "quota"}
-	oneOf := func(m member, fp *jsonPath, values ...string) string {
-		v, ok := d.str(m.val, fp, "")
-		if !ok {
-			return ""
-		}
-		for _, want := range values {
-			if v == want {
-				return v
-			}
-		}
-		d.add(fp, "", fmt.Sprintf("unknown value %s: want %s", quote(v), quoteList(values)), nil)
-		return ""
-	}
 	for _, m := range n.members {
 		fp := p.k(m.key)
 		switch m.key {
 		case "rules":
 			pol.Rules = d.decodeRules(m.val, fp)
 		case "default":
-			pol.Default = oneOf(m, fp, ActionAllow, ActionDeny)
+			pol.Default = d.oneOf(m.val, fp, ActionAllow, ActionDeny)
 		case "confirm":
-			pol.Confirm = oneOf(m, fp, ConfirmNever, ConfirmDestructive, ConfirmAlways)
+			pol.Confirm = d.oneOf(m.val, fp, ConfirmNever, ConfirmDestructive, ConfirmAlways)
 		case "onConfirm":
-			pol.OnConfirm = oneOf(m, fp, OnConfirmElicit, OnConfirmDeny)
+			pol.OnConfirm = d.oneOf(m.val, fp, OnConfirmElicit, OnConfirmDeny)
 		case "quota":
 			pol.Quota = d.decodeQuota(m.val, fp)
 		default:
@@ -665,4 +640,18 @@ func quoteList(values []string) string {
 		return q[0] + " or " + q[1]
 	}
 	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
+}
+
+// oneOf decodes the string at n (path p), which must be one of values; a
+// value outside them is an error naming them, and "".
+func (d *decoder) oneOf(n *node, p *jsonPath, values ...string) string {
+	v, ok := d.str(n, p, "")
+	if !ok {
+		return ""
+	}
+	if slices.Contains(values, v) {
+		return v
+	}
+	d.add(p, "", fmt.Sprintf("unknown value %s: want %s", quote(v), quoteList(values)), nil)
+	return ""
 }

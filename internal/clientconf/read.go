@@ -126,24 +126,9 @@ func parseJSON(c *Client, path string, data []byte) (*Result, error) {
 // names the last counts, as in the JavaScript clients.
 func member(obj *hujson.Object, k string) *hujson.Value { return confedit.ValueOf(obj, k) }
 
-// objectAt walks path from obj; a missing member gives nil, a member that
-// is not an object an error.
+// objectAt walks path from obj (confedit.ObjectAt).
 func objectAt(obj *hujson.Object, path []string) (*hujson.Object, error) {
-	for i, k := range path {
-		v := member(obj, k)
-		if v == nil {
-			return nil, nil
-		}
-		o, ok := v.Value.(*hujson.Object)
-		if !ok {
-			if lit, isLit := v.Value.(hujson.Literal); isLit && lit.Kind() == 'n' {
-				return nil, nil
-			}
-			return nil, fmt.Errorf("%s is not an object", strings.Join(path[:i+1], "."))
-		}
-		obj = o
-	}
-	return obj, nil
+	return confedit.ObjectAt(obj, path)
 }
 
 func objectParent(obj *hujson.Object, path []string) (*hujson.Object, error) {

@@ -146,10 +146,12 @@ func (l *Layout) Remove(path []string) error {
 	return nil
 }
 
-// objectAt walks path from the top; a missing or null member gives nil,
-// a member that is not an object an error.
-func (l *Layout) objectAt(path []string) (*hujson.Object, error) {
-	obj := l.Top()
+// objectAt walks path from the top (ObjectAt).
+func (l *Layout) objectAt(path []string) (*hujson.Object, error) { return ObjectAt(l.Top(), path) }
+
+// ObjectAt walks path from obj; a missing or null member gives nil, a
+// member that is not an object an error.
+func ObjectAt(obj *hujson.Object, path []string) (*hujson.Object, error) {
 	for i, k := range path {
 		v := ValueOf(obj, k)
 		if v == nil {
