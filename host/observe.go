@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/store"
 )
 
 // What a Host tells an observer (Options.OnCall, Options.OnEvent): one
@@ -104,11 +106,43 @@ func (h *Host) observe(rec *CallRecord) {
 	}
 }
 
-// event calls OnEvent, if set.
+// event calls OnEvent, if set, and leaves the audit row of a guard's
+// decision (guardRow).
 func (h *Host) event(ev ServerEvent) {
+	if row := guardRow(ev); row != nil && h.audit.on() {
+		h.audit.record(row)
+	}
 	if h.onEvent != nil {
 		h.onEvent(ev)
 	}
+}
+
+// OutcomeGuard is the outcome of the audit row of a guard's decision about
+// a server, not a call: its tool is "<server>:(launch)" or
+// "<server>:(sandbox)", and its code the decision.
+const OutcomeGuard = "guard"
+
+// guardRow is the audit row of a decision a guard made about a server
+// that holds it, refuses or kills it, starts it against its rule, or that
+// a person made: a launch held ("launch_held"), started under "warn"
+// ("launch_warned") or approved ("launch_approved"); a required sandbox
+// that refused to start ("sandbox_refused"); a process its sandbox's
+// limits killed or refused ("sandbox_limit"). The decisions that only
+// confirm the rule (a launch pinned at its first start, a start in the
+// sandbox) are counted in the metrics, not written; nil for them.
+func guardRow(ev ServerEvent) *store.Call {
+	var what, code string
+	switch {
+	case ev.Kind == EventLaunch && ev.Decision != LaunchPinned:
+		what, code = "(launch)", "launch_"+ev.Decision
+	case ev.Kind == EventSandbox && ev.Outcome == SandboxRefused:
+		what, code = "(sandbox)", "sandbox_refused"
+	case ev.Kind == EventSandboxLimit:
+		what, code = "(sandbox)", "sandbox_limit"
+	default:
+		return nil
+	}
+	return &store.Call{Time: time.Now(), Tool: ev.Server + ":" + what, Server: ev.Server, Outcome: OutcomeGuard, Code: code}
 }
 
 // observing reports whether call records are wanted (by the audit log or
