@@ -12,7 +12,7 @@ func TestGuardRow(t *testing.T) {
 		{ServerEvent{Server: "gh", Kind: EventLaunch, Decision: LaunchPinned}, "", ""},
 		{ServerEvent{Server: "gh", Kind: EventLaunch, Decision: LaunchHeld}, "gh:(launch)", "launch_held"},
 		{ServerEvent{Server: "gh", Kind: EventLaunch, Decision: LaunchWarned}, "gh:(launch)", "launch_warned"},
-		{ServerEvent{Server: "gh", Kind: EventLaunch, Decision: LaunchApproved}, "gh:(launch)", "launch_approved"},
+		{ServerEvent{Server: "gh", Kind: EventLaunch, Decision: LaunchApproved}, "", ""},
 		{ServerEvent{Server: "fs", Kind: EventSandbox, Outcome: SandboxEnforced}, "", ""},
 		{ServerEvent{Server: "fs", Kind: EventSandbox, Outcome: SandboxRefused}, "fs:(sandbox)", "sandbox_refused"},
 		{ServerEvent{Server: "fs", Kind: EventSandboxLimit}, "fs:(sandbox)", "sandbox_limit"},

@@ -123,17 +123,17 @@ func (h *Host) event(ev ServerEvent) {
 const OutcomeGuard = "guard"
 
 // guardRow is the audit row of a decision a guard made about a server
-// that holds it, refuses or kills it, starts it against its rule, or that
-// a person made: a launch held ("launch_held"), started under "warn"
-// ("launch_warned") or approved ("launch_approved"); a required sandbox
-// that refused to start ("sandbox_refused"); a process its sandbox's
-// limits killed or refused ("sandbox_limit"). The decisions that only
-// confirm the rule (a launch pinned at its first start, a start in the
-// sandbox) are counted in the metrics, not written; nil for them.
+// that holds it, refuses or kills it, or starts it against its rule: a
+// launch held ("launch_held") or started under "warn" ("launch_warned"); a
+// required sandbox that refused to start ("sandbox_refused"); a process
+// its sandbox's limits killed or refused ("sandbox_limit"). The decisions
+// that follow the rule (a launch pinned at its first start, or approved,
+// whose pin the store keeps with its time; a start in the sandbox) are
+// counted in the metrics, not written; nil for them.
 func guardRow(ev ServerEvent) *store.Call {
 	var what, code string
 	switch {
-	case ev.Kind == EventLaunch && ev.Decision != LaunchPinned:
+	case ev.Kind == EventLaunch && (ev.Decision == LaunchHeld || ev.Decision == LaunchWarned):
 		what, code = "(launch)", "launch_"+ev.Decision
 	case ev.Kind == EventSandbox && ev.Outcome == SandboxRefused:
 		what, code = "(sandbox)", "sandbox_refused"
