@@ -62,14 +62,16 @@ cat > "$work/config.json" <<JSON
 {"mcpServers": {"fixture": {"command": "$sb", "args": ["conformance-fixture"], "prefix": "", "trust": "trusted"}}}
 JSON
 gport="$(free_port)"
-# The suite sends no token; the run is on loopback only.
-"$sb" serve --config "$work/config.json" --http "127.0.0.1:$gport" --no-auth 2>"$work/gateway.log" &
+# The suite sends no token; the run is on loopback only. Each gateway has a
+# throwaway home: what an earlier run approved or pinned (in
+# ~/.switchboard) does not apply to this one.
+"$sb" serve --config "$work/config.json" --home "$work/home-fixture" --http "127.0.0.1:$gport" --no-auth 2>"$work/gateway.log" &
 pids+=($!)
 cat > "$work/gosdk.json" <<JSON
 {"mcpServers": {"everything": {"command": "$root/bin/go-sdk-everything", "prefix": "", "trust": "trusted"}}}
 JSON
 eport="$(free_port)"
-"$sb" serve --config "$work/gosdk.json" --http "127.0.0.1:$eport" --no-auth 2>"$work/gosdk-gateway.log" &
+"$sb" serve --config "$work/gosdk.json" --home "$work/home-gosdk" --http "127.0.0.1:$eport" --no-auth 2>"$work/gosdk-gateway.log" &
 pids+=($!)
 wait_ready "http://127.0.0.1:$fport" || exit 1
 wait_ready "http://127.0.0.1:$gport" || { cat "$work/gateway.log" >&2; exit 1; }
