@@ -127,7 +127,10 @@ for i in "${!names[@]}"; do
     *) nodebin="$(command -v node)" ;;
   esac
   work="$DIR/run/$name"
-  rm -rf "$work"; mkdir -p "$work/home"
+  # Switchboard's home beside the server's directory, not in it: a server
+  # given its directory (the filesystem server) is never granted the home.
+  home="$DIR/run/.home-$name"
+  rm -rf "$work" "$home"; mkdir -p "$work" "$home"
 
   # The same command, arguments, environment and working directory for both.
   jargs="$(jstr "$pdir/${bin#./}")"
@@ -151,8 +154,8 @@ for i in "${!names[@]}"; do
   ts_conn="$(field "$ts" 'j.connected')"
   ts_tools="$(field "$ts" 'j.tools')"
 
-  printf '{"mcpServers":{%s:{%s,"startupTimeoutMs":%d}}}\n' "$(jstr "$name")" "$server" $((TIMEOUT * 1000)) > "$work/home/config.json"
-  timeout -k 5 $((TIMEOUT + 20)) "$sb" servers --check --json --no-project --home "$work/home" >"$work/sb.json" 2>"$work/sb.err" || true
+  printf '{"mcpServers":{%s:{%s,"startupTimeoutMs":%d}}}\n' "$(jstr "$name")" "$server" $((TIMEOUT * 1000)) > "$home/config.json"
+  timeout -k 5 $((TIMEOUT + 20)) "$sb" servers --check --json --no-project --home "$home" >"$work/sb.json" 2>"$work/sb.err" || true
   sbj="$(cat "$work/sb.json")"
   sb_conn="$(field "$sbj" 'j[0].state === "ready"')"
   sb_tools="$(field "$sbj" 'j[0].tools + (j[0].heldInjection || []).length')"

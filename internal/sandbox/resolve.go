@@ -60,6 +60,13 @@ var (
 	systemWrite = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty"}
 )
 
+// ownHomeDirs are the directories under the user's home that well-known
+// servers keep their own settings and state in, by package: granted to
+// that server alone, read and write.
+var ownHomeDirs = map[string][]string{
+	"@wonderwhy-er/desktop-commander": {".claude-server-commander"},
+}
+
 // Network-free packages: servers that need no network once installed.
 var offline = []string{
 	"@modelcontextprotocol/server-filesystem", "@modelcontextprotocol/server-memory",
@@ -204,6 +211,15 @@ func Resolve(s Settings, l Launch) (Resolved, error) {
 			r.Dirs = append(r.Dirs, r.Env["PIPX_HOME"])
 			grant(&p.Write, cache, "uv cache")
 			grant(&p.Write, r.Env["PIPX_HOME"], "pipx home")
+		}
+	}
+	for pkg, dirs := range ownHomeDirs {
+		if strings.Contains(joined, pkg) && l.Home != "" {
+			for _, d := range dirs {
+				own := filepath.Join(l.Home, d)
+				r.Dirs = append(r.Dirs, own) // made before it starts: Landlock grants what exists
+				grant(&p.Write, own, "the server's own settings")
+			}
 		}
 	}
 	if (base == "git" || strings.Contains(joined, "mcp-server-git")) && l.Home != "" {

@@ -56,6 +56,31 @@ func TestResolveDefaults(t *testing.T) {
 	}
 }
 
+// TestResolveOwnHomeDir: a well-known server that keeps its settings in
+// a directory of the user's home gets that directory, made before it
+// starts, and nothing else of the home.
+func TestResolveOwnHomeDir(t *testing.T) {
+	home := t.TempDir()
+	l := Launch{Server: "dc", Program: "/usr/bin/npx", Args: []string{"-y", "@wonderwhy-er/desktop-commander@0.2.52"},
+		Home: home, SwitchboardHome: filepath.Join(home, ".switchboard"), PrivateDir: filepath.Join(t.TempDir(), "dc")}
+	r, err := Resolve(Settings{}, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := filepath.Join(home, ".claude-server-commander")
+	if !slices.Contains(r.Policy.Write, own) || !slices.Contains(r.Dirs, own) {
+		t.Errorf("its own directory: write %v, dirs %v", r.Policy.Write, r.Dirs)
+	}
+	if r.Policy.Allows(filepath.Join(home, ".ssh", "id_rsa")) {
+		t.Error("the rest of the home is open")
+	}
+	// Another server does not get it.
+	l.Args = []string{"-y", "@modelcontextprotocol/server-memory"}
+	if r, _ := Resolve(Settings{}, l); slices.Contains(r.Policy.Write, own) {
+		t.Error("another server may write desktop-commander's settings")
+	}
+}
+
 func TestResolveRefusesSwitchboardHome(t *testing.T) {
 	home := t.TempDir()
 	l := Launch{Server: "s", Program: "/bin/true", Home: home, SwitchboardHome: filepath.Join(home, ".switchboard")}
