@@ -182,7 +182,9 @@ func TestServeWatchTrustProject(t *testing.T) {
 	stderr := g.stderr
 	cs := g.session(t, nil)
 	has := func(name string) bool { return lists(ctx, cs, name) }
-	if !has("demo__echo") || has("proj__echo") {
+	// serve answers at once; the embedded default's demo server joins when
+	// it has started (list_changed).
+	if !proc.Eventually(15*time.Second, func() bool { return has("demo__echo") }) || has("proj__echo") {
 		t.Fatalf("before trust: demo__echo %t, proj__echo %t (want true, false)", has("demo__echo"), has("proj__echo"))
 	}
 	if r := runIn(t, dir, home, "trust-project", "--yes"); r.code != 0 {
@@ -204,7 +206,8 @@ func TestServeLeavesOutAMalformedProject(t *testing.T) {
 	}})
 	g := startGateway(t, nil, dir, "--home", home)
 	cs := g.session(t, nil)
-	if !lists(t.Context(), cs, "demo__echo") {
+	// serve does not wait for its servers: demo joins when it is ready.
+	if !proc.Eventually(15*time.Second, func() bool { return lists(t.Context(), cs, "demo__echo") }) {
 		t.Errorf("demo__echo is not listed")
 	}
 	abs, _ := filepath.Abs(filepath.Join(dir, ".mcp.json"))
