@@ -3,7 +3,6 @@ package cli_test
 import (
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -24,21 +23,7 @@ func TestUpgradeSandboxReportsFirst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	home, cache := t.TempDir(), t.TempDir()
-	src := filepath.Join("testdata", "home-7b5c3d4")
-	for _, name := range []string{"config.json", "creds.json", "state.db"} {
-		b, err := os.ReadFile(filepath.Join(src, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if name == "config.json" {
-			quoted, _ := json.Marshal(exe)
-			b = []byte(strings.ReplaceAll(string(b), `"SWITCHBOARD_EXE"`, string(quoted)))
-		}
-		if err := os.WriteFile(filepath.Join(home, name), b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	home, cache := olderHome(t, "home-7b5c3d4", exe), t.TempDir()
 	env := func(k string) (string, bool) {
 		switch k {
 		case "SWITCHBOARD_HOME":

@@ -27,21 +27,7 @@ func testUpgrade(t *testing.T, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	home := t.TempDir()
-	src := filepath.Join("testdata", dir)
-	for _, name := range []string{"config.json", "creds.json", "state.db"} {
-		b, err := os.ReadFile(filepath.Join(src, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if name == "config.json" {
-			quoted, _ := json.Marshal(exe)
-			b = []byte(strings.ReplaceAll(string(b), `"SWITCHBOARD_EXE"`, string(quoted)))
-		}
-		if err := os.WriteFile(filepath.Join(home, name), b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	home := olderHome(t, dir, exe)
 	cmd := func(args ...string) result {
 		t.Helper()
 		r := runWith(t, cli.Env{Args: args, LookupEnv: homeEnv(home), Version: "test"})
@@ -103,4 +89,26 @@ func testUpgrade(t *testing.T, dir string) {
 	if _, err := os.Stat(filepath.Join(home, "creds.json.bak")); err == nil {
 		t.Error("remove left a creds.json.bak, which keeps the removed credential")
 	}
+}
+
+// olderHome copies the home testdata/dir, made by an earlier release, into
+// a temporary directory, its servers launching exe, and returns it.
+func olderHome(t *testing.T, dir, exe string) string {
+	t.Helper()
+	home := t.TempDir()
+	src := filepath.Join("testdata", dir)
+	for _, name := range []string{"config.json", "creds.json", "state.db"} {
+		b, err := os.ReadFile(filepath.Join(src, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name == "config.json" {
+			quoted, _ := json.Marshal(exe)
+			b = []byte(strings.ReplaceAll(string(b), `"SWITCHBOARD_EXE"`, string(quoted)))
+		}
+		if err := os.WriteFile(filepath.Join(home, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return home
 }
