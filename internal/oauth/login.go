@@ -23,7 +23,8 @@ import (
 // given the authorization URL; Login then waits for the redirect (bounded
 // by ctx), and the grant that comes back is kept in o.TokensPath. The
 // listener is closed before Login returns. back, when not nil, is called
-// when the redirect has arrived (the grant is then being fetched). A
+// when the redirect has arrived, before the browser is answered (the
+// grant is then being fetched). A
 // server that asks for no login, or takes the grant already kept, returns
 // nil without calling show.
 func Login(ctx context.Context, sc *config.Server, o *Config, show func(authURL string), back func(), connect func(context.Context, *Config) error) error {
@@ -35,16 +36,15 @@ func Login(ctx context.Context, sc *config.Server, o *Config, show func(authURL 
 		return fault.New(fault.CodeUnavailable, sc.Name, "login", err)
 	}
 	defer red.Close()
+	if back != nil {
+		red.OnArrival(back)
+	}
 	one := *o
 	one.RedirectURL = red.URL
 	one.Authorize = func(ctx context.Context, _, authURL string) (*auth.AuthorizationResult, error) {
 		red.Expect(authURL)
 		show(authURL)
-		res, err := red.Wait(ctx)
-		if err == nil && back != nil {
-			back()
-		}
-		return res, err
+		return red.Wait(ctx)
 	}
 	if err := connect(ctx, &one); err != nil {
 		return loginError(sc.Name, err)

@@ -26,11 +26,12 @@ type Redirect struct {
 	srv *http.Server
 	got chan redirectResult // one result, buffered
 
-	mu    sync.Mutex
-	state string // guarded by mu; the state the redirect must carry, "" before Expect
-	once  sync.Once
-	done  chan struct{} // closed when Serve has returned
-	taken chan struct{} // closed when Wait has returned the redirect
+	mu      sync.Mutex
+	state   string // guarded by mu; the state the redirect must carry, "" before Expect
+	arrived func() // guarded by mu; called once a redirect carrying a code has been taken
+	once    sync.Once
+	done    chan struct{} // closed when Serve has returned
+	taken   chan struct{} // closed when Wait has returned the redirect
 }
 
 type redirectResult struct {
@@ -71,10 +72,19 @@ func (r *Redirect) Expect(authURL string) {
 	r.mu.Unlock()
 }
 
+// OnArrival sets f to be called when the redirect has come with an
+// authorization code, before the browser is answered: whoever follows
+// the redirect sees the login's arrival once its page has loaded.
+func (r *Redirect) OnArrival(f func()) {
+	r.mu.Lock()
+	r.arrived = f
+	r.mu.Unlock()
+}
+
 func (r *Redirect) callback(w http.ResponseWriter, req *http.Request) {
 	q := req.URL.Query()
 	r.mu.Lock()
-	want := r.state
+	want, arrived := r.state, r.arrived
 	r.mu.Unlock()
 	if want == "" || subtle.ConstantTimeCompare([]byte(q.Get("state")), []byte(want)) != 1 {
 		// Not the redirect of this login: any local request may reach
@@ -98,6 +108,9 @@ func (r *Redirect) callback(w http.ResponseWriter, req *http.Request) {
 	if !first {
 		http.Error(w, "this login is already complete", http.StatusGone)
 		return
+	}
+	if res.err == nil && arrived != nil {
+		arrived()
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	if res.err != nil {

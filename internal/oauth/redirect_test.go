@@ -3,6 +3,7 @@ package oauth
 import (
 	"context"
 	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -51,5 +52,30 @@ func TestRedirectState(t *testing.T) {
 	// at once, not left to wait for a redirect that will not come.
 	if _, err := red.Wait(ctx); err == nil || ctx.Err() != nil {
 		t.Fatalf("second Wait = %v, want an error at once", err)
+	}
+}
+
+// TestRedirectArrivalBeforeAnswer: the arrival hook has run by the time
+// the browser has its page, so a client that calls again as soon as the
+// page has loaded finds the login under way, not waiting for a redirect;
+// a refused login and a second redirect do not call it.
+func TestRedirectArrivalBeforeAnswer(t *testing.T) {
+	red, err := ListenRedirect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer red.Close()
+	var arrived atomic.Int32
+	red.OnArrival(func() { arrived.Add(1) })
+	red.Expect("https://as.example/authorize?state=S1")
+	for _, q := range []string{"error=access_denied&state=S2", "code=real&state=S1", "code=late&state=S1"} {
+		resp, err := http.Get(red.URL + "?" + q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	if n := arrived.Load(); n != 1 {
+		t.Fatalf("arrival hook called %d times by the time the browser was answered, want 1", n)
 	}
 }
