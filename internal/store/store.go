@@ -107,6 +107,10 @@ type Call struct {
 	// comma-separated ("results:github-token:redacted"); never their
 	// values. "" when none.
 	Secrets string
+	// Run ties a script's tool calls to the script (code mode): the run's
+	// ID, on the script's own row and on the row of each call it made; ""
+	// for a call made directly.
+	Run string
 }
 
 // CallFilter selects audit rows. A zero field does not filter.
@@ -115,6 +119,7 @@ type CallFilter struct {
 	Tool    string
 	Caller  string
 	Outcome string    // "ok", "tool_error", "error", …
+	Run     string    // a script's run: its own row and its calls'
 	Since   time.Time // calls at or after Since
 	Limit   int       // at most this many rows; not positive means DefaultCallLimit
 }

@@ -62,6 +62,9 @@ func testCallsFilter(t *testing.T, open Opener) {
 		if i%4 == 0 {
 			nc.Outcome, nc.Code = "ok", ""
 		}
+		if i%5 == 0 {
+			nc.Run = "run-1"
+		}
 		c := record(t, db, nc)
 		all = append([]store.Call{c}, all...)
 	}
@@ -90,6 +93,7 @@ func testCallsFilter(t *testing.T, open Opener) {
 		{"limit", store.CallFilter{Limit: 3}, all[:3]},
 		{"combined", store.CallFilter{Server: "gh", Since: since, Limit: 2},
 			keep(func(c store.Call) bool { return c.Server == "gh" && !c.Time.Before(since) })[:2]},
+		{"run", store.CallFilter{Run: "run-1"}, keep(func(c store.Call) bool { return c.Run == "run-1" })},
 		{"none", store.CallFilter{Server: "nope"}, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -127,5 +127,6 @@ func NewCall(server, tool string, t time.Time) *store.Call {
 		BytesIn:    10,
 		BytesOut:   2000,
 		Secrets:    "arguments:github-token:flagged",
+		Run:        "3f2a9c",
 	}
 }
