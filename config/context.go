@@ -31,6 +31,9 @@ type Context struct {
 	OutputSchemaHint bool
 	// Search configures tool search ("search").
 	Search Search
+	// CodeMode configures the code_run built-in ("codeMode"); off by
+	// default.
+	CodeMode CodeMode
 }
 
 // Context defaults and limits.
@@ -47,7 +50,7 @@ const (
 )
 
 // contextFields are the JSON keys of "context".
-var contextFields = []string{"capabilityTools", "deferTools", "alwaysInclude", "spill", "spillBytes", "outputSchemaHint", "search"}
+var contextFields = []string{"capabilityTools", "deferTools", "alwaysInclude", "spill", "spillBytes", "outputSchemaHint", "search", "codeMode"}
 
 // Spill returns the effective spill threshold in bytes, 0 when spilling is
 // off.
@@ -101,6 +104,8 @@ func (d *decoder) decodeContext(n *node, p *jsonPath) Context {
 			c.OutputSchemaHint, _ = d.boolean(m.val, fp, "")
 		case "search":
 			c.Search = d.decodeSearch(m.val, fp)
+		case "codeMode":
+			c.CodeMode = d.decodeCodeMode(m.val, fp)
 		default:
 			d.unknown(fp, m.key, contextFields, nil, "")
 		}
