@@ -315,7 +315,7 @@ func auditRow(c *CallRecord, args []byte) *store.Call {
 	return &store.Call{
 		Time: c.Start, Tool: c.Tool, Server: c.Server, Caller: c.Client, ClientName: c.ClientName, Profile: c.Profile,
 		ArgShape: argShape(args), Latency: c.Latency, BytesIn: c.BytesIn, BytesOut: c.BytesOut,
-		Outcome: c.Outcome, Code: c.Code, Secrets: secretsNote(c.Secrets),
+		Outcome: c.Outcome, Code: c.Code, Secrets: secretsNote(c.Secrets), Run: c.Run,
 	}
 }
 

@@ -188,6 +188,10 @@ func (h *Host) activeBuiltins(v *View) []*builtin {
 			if !search {
 				continue
 			}
+		case CodeTool:
+			if !h.codeOn() {
+				continue
+			}
 		case ListPrompts, GetPromptTool:
 			if !prompts {
 				continue
@@ -258,8 +262,11 @@ func (h *Host) modelTools(v *View) []Tool {
 	}
 	for _, b := range active {
 		tool := b.tool
-		if tool.Name == ToolSearch {
+		switch tool.Name {
+		case ToolSearch:
 			tool.Description = searchDescription(h.serverSummary(v, 8))
+		case CodeTool:
+			tool.Description = h.codeDescription(v)
 		}
 		out = append(out, tool)
 	}

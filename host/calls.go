@@ -215,8 +215,13 @@ func (h *Host) call0(ctx context.Context, v *View, name string, args json.RawMes
 	}
 	if b := h.lookupBuiltin(v, name); b != nil {
 		start := time.Now()
+		script := b.tool.Name == CodeTool
+		if script {
+			// A script's row, and each of its calls', carry its run's ID.
+			ctx = withRun(ctx)
+		}
 		out, err := h.callBuiltin(ctx, v, b, args, opts)
-		h.finished(ctx, "", name, true, args, opts, start, out, err, false)
+		h.finished(ctx, "", name, true, args, opts, start, out, err, script)
 		return out, err
 	}
 	t, rediscovered, err := v.lookup(ctx, name, true)
@@ -292,6 +297,7 @@ func (h *Host) finishedWith(ctx context.Context, server, tool string, catalogued
 		return
 	}
 	rec := callRecord(server, tool, catalogued, opts, args, start, res, err)
+	rec.Run = runOf(ctx)
 	if len(argSecrets) > 0 {
 		rec.Secrets = append(argSecrets[:len(argSecrets):len(argSecrets)], rec.Secrets...)
 	}

@@ -269,6 +269,7 @@ type Host struct {
 	spills    spillStore                        // large results (spill.go); has its own lock
 	sem       *semantic                         // the semantic tier of tool search (semantic.go); has its own lock
 	live      liveCalls                         // the calls in flight (control.go); has its own lock
+	code      codeState                         // code mode's sandbox and declarations (codemode.go); has its own lock
 
 	// reloadMu serialises Reload.
 	reloadMu sync.Mutex

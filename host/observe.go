@@ -46,6 +46,9 @@ type CallRecord struct {
 	// result and what happened to each (config: security.secrets); never
 	// their values.
 	Secrets []SecretDecision
+	// Run is the ID of the script run (code mode) the call belongs to: the
+	// script's own call and each call it made; "" for a direct call.
+	Run string
 }
 
 // The outcomes of a CallRecord.

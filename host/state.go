@@ -124,6 +124,8 @@ type AuditQuery struct {
 	Outcome string    // "ok", "tool_error" or "error"
 	Since   time.Time // calls at or after Since
 	Limit   int       // at most this many rows; not positive means 100
+	// Run selects a script's run (code mode): its own row and its calls'.
+	Run string
 }
 
 // AuditEntry is a row of the audit log: one tool call, ended or refused.
@@ -143,6 +145,9 @@ type AuditEntry struct {
 	Latency  time.Duration
 	BytesIn  int
 	BytesOut int
+	// Run is the script run (code mode) the call belongs to, "" for a
+	// direct call: the script's row and its calls' share it.
+	Run string
 }
 
 // Audit returns rows of the audit log, newest first. A call's row is
@@ -152,11 +157,11 @@ func (h *Host) Audit(ctx context.Context, q AuditQuery) ([]AuditEntry, error) {
 	if h.store == nil {
 		return nil, nil
 	}
-	calls, err := h.store.Calls(ctx, store.CallFilter{Server: q.Server, Tool: q.Tool, Caller: q.Caller, Outcome: q.Outcome, Since: q.Since, Limit: q.Limit})
+	calls, err := h.store.Calls(ctx, store.CallFilter{Server: q.Server, Tool: q.Tool, Caller: q.Caller, Outcome: q.Outcome, Since: q.Since, Limit: q.Limit, Run: q.Run})
 	out := make([]AuditEntry, 0, len(calls))
 	for _, c := range calls {
 		out = append(out, AuditEntry{ID: c.ID, Time: c.Time, Tool: c.Tool, Server: c.Server, Caller: c.Caller, Profile: c.Profile,
-			ArgShape: c.ArgShape, Outcome: c.Outcome, Code: fault.Code(c.Code), Latency: c.Latency, BytesIn: c.BytesIn, BytesOut: c.BytesOut})
+			ArgShape: c.ArgShape, Outcome: c.Outcome, Code: fault.Code(c.Code), Latency: c.Latency, BytesIn: c.BytesIn, BytesOut: c.BytesOut, Run: c.Run})
 	}
 	return out, err
 }

@@ -137,10 +137,10 @@ func (s scope) hasToolID(id names.ID) bool {
 
 // hasBuiltin reports whether the built-in tool called name may be on in
 // the view: tool_search with tool_describe and tool_servers always (they
-// reach the view only), the capability tools where the profile names no
+// reach the view only), code_run (its calls are the view's), the capability tools where the profile names no
 // servers and no tool globs.
 func (s scope) hasBuiltin(name string) bool {
-	return s.p == nil || name == ToolSearch || name == DescribeTool || name == ListServersTool || s.p.HasTool("", name)
+	return s.p == nil || name == ToolSearch || name == DescribeTool || name == ListServersTool || name == CodeTool || s.p.HasTool("", name)
 }
 
 // Tools returns the tools to give the caller's model, sorted by name:

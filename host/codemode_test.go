@@ -1,0 +1,180 @@
+package host_test
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard/fault"
+	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/testkit/proc"
+)
+
+// demoServer is the demo server as a stdio entry (the test binary
+// re-executed).
+func demoServer(t testing.TB) map[string]any {
+	return map[string]any{"command": self(t), "args": []string{"demo-server"}, "eager": true}
+}
+
+func codeRun(ctx context.Context, v *host.View, script string) (*host.Result, error) {
+	args, _ := json.Marshal(map[string]string{"script": script})
+	return v.Call(ctx, host.CodeTool, args, nil)
+}
+
+// TestCodeRunOffByDefault: without context.codeMode, code_run is neither
+// listed nor callable.
+func TestCodeRunOffByDefault(t *testing.T) {
+	h := open(t, parseDoc(t, map[string]any{"mcpServers": map[string]any{"demo": demoServer(t)}}))
+	for _, tl := range h.ModelTools() {
+		if tl.Name == host.CodeTool {
+			t.Fatal("code_run listed while code mode is off")
+		}
+	}
+	if _, err := codeRun(t.Context(), h.View(host.Caller{}), `return 1`); fault.CodeOf(err) != fault.CodeNotFound {
+		t.Fatalf("code_run while off: %v, want not_found", err)
+	}
+}
+
+// TestCodeRun: a script calls the view's tools through the view's call
+// path; its declarations are typed from the schemas; each inner call has
+// its own audit row tied to the script's by the run's ID; a refused call
+// stops the script naming it; a confirmation is asked for each inner call
+// that needs one; a tool outside the caller's profile does not exist for
+// the script.
+func TestCodeRun(t *testing.T) {
+	var mu sync.Mutex
+	var asked []string
+	h := openWith(t, parseDoc(t, map[string]any{
+		"context": map[string]any{"codeMode": map[string]any{"enabled": true, "cpuMs": 60000}},
+		"policy": map[string]any{"rules": []any{
+			map[string]any{"deny": "demo:slow"},
+		}, "confirm": "always"},
+		"mcpServers": map[string]any{"demo": demoServer(t), "other": demoServer(t)},
+		"profiles":   map[string]any{"p": map[string]any{"servers": []string{"demo"}}},
+	}), &host.Options{StateDir: t.TempDir(), StopTimeout: 500 * time.Millisecond,
+		Confirm: func(_ context.Context, c host.Confirmation) (bool, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			asked = append(asked, c.ID)
+			return c.ID != "demo:image", nil
+		}})
+	ctx := t.Context()
+	for _, s := range []string{"demo", "other"} {
+		if err := h.Await(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v := h.View(host.Caller{Client: "alice", Profile: "p"})
+
+	var desc string
+	for _, tl := range v.Tools() {
+		if tl.Name == host.CodeTool {
+			desc = tl.Description
+		}
+	}
+	for _, want := range []string{"declare namespace demo {", "function add(a: {a:number;b:number}): Promise<{sum:number}>;", "function echo(a: {text:string}): Promise<string>;"} {
+		if !strings.Contains(desc, want) {
+			t.Errorf("code_run's description lacks %q:\n%s", want, desc)
+		}
+	}
+	if strings.Contains(desc, "namespace other") {
+		t.Errorf("the profile's declarations name a server outside it:\n%s", desc)
+	}
+
+	res, err := codeRun(ctx, v, `let s = 0;
+for (const n of [1, 2, 3]) s = (await demo.add({a: s, b: n})).sum;
+const w = await demo.weather({city: "Nairobi"});
+return {sum: s, echo: await demo.echo({text: "hi"}), city: w.city}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Text != `{"sum":6,"echo":"hi","city":"Nairobi"}` {
+		t.Errorf("result = %s", res.Text)
+	}
+	mu.Lock()
+	if want := []string{"demo:add", "demo:add", "demo:add", "demo:weather", "demo:echo"}; !slices.Equal(asked, want) {
+		t.Errorf("confirmations asked = %v, want %v: each inner call, as a direct call", asked, want)
+	}
+	asked = nil
+	mu.Unlock()
+
+	// The audit log: the script's row and its five calls', one run.
+	var rows []host.AuditEntry
+	if !proc.Eventually(10*time.Second, func() bool {
+		rows, err = h.Audit(ctx, host.AuditQuery{Tool: host.CodeTool})
+		return err == nil && len(rows) == 1
+	}) {
+		t.Fatalf("the script's audit row: %+v, %v", rows, err)
+	}
+	run := rows[0].Run
+	if run == "" || rows[0].Caller != "alice" || rows[0].Outcome != "ok" {
+		t.Fatalf("script row = %+v", rows[0])
+	}
+	if !proc.Eventually(10*time.Second, func() bool {
+		rows, err = h.Audit(ctx, host.AuditQuery{Run: run})
+		return err == nil && len(rows) == 6
+	}) {
+		t.Fatalf("rows of run %s: %+v, %v; want the script's and five calls'", run, rows, err)
+	}
+	inner := 0
+	for _, r := range rows {
+		switch {
+		case r.Tool == host.CodeTool:
+		case strings.HasPrefix(r.Tool, "demo:") && r.Caller == "alice" && r.Profile == "p":
+			inner++
+		default:
+			t.Errorf("row of the run = %+v", r)
+		}
+	}
+	if inner != 5 {
+		t.Errorf("%d inner rows, want 5", inner)
+	}
+
+	for _, tc := range []struct {
+		name, script string
+		code         fault.Code
+		text         string
+	}{
+		{"denied call stops", `await demo.echo({text: "x"}); try { await demo.slow({steps: 1}) } catch (e) { return "caught" }`,
+			fault.CodePolicyBlocked, "stopped at call 2, demo__slow"},
+		{"declined confirmation stops", `return await demo.image({})`, fault.CodePolicyBlocked, "not confirmed"},
+		{"outside the profile", `return typeof other`, "", "undefined"},
+		{"tool error caught", `try { await demo.fail({}) } catch (e) { return e.name + ": " + e.message }`, "", "ToolError"},
+		{"infinite loop", `while (true) {}`, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.name == "infinite loop" {
+				// A CPU limit of a minute: stopped by the call's deadline
+				// instead, as by a client's cancellation.
+				cctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+				defer cancel()
+				_, err := codeRun(cctx, v, tc.script)
+				if fault.CodeOf(err) != fault.CodeTimeout {
+					t.Fatalf("err = %v, want timeout", err)
+				}
+			} else {
+				res, err := codeRun(ctx, v, tc.script)
+				if fault.CodeOf(err) != tc.code {
+					t.Fatalf("err = %v (%q), want code %q", err, fault.CodeOf(err), tc.code)
+				}
+				got := ""
+				if err != nil {
+					got = err.Error()
+				} else {
+					got = res.Text
+				}
+				if !strings.Contains(got, tc.text) {
+					t.Errorf("got %q, want it to contain %q", got, tc.text)
+				}
+			}
+			// The host is unaffected: a direct call works.
+			if got := call(t, h, "demo__echo", `{"text":"still here"}`).Text; got != "still here" {
+				t.Errorf("direct call after: %q", got)
+			}
+		})
+	}
+}
