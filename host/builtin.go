@@ -303,7 +303,7 @@ func (h *Host) callBuiltin(ctx context.Context, v *View, b *builtin, args json.R
 	if err != nil {
 		return nil, err
 	}
-	out := &Result{Tool: b.tool.Name, Raw: raw}
+	out := &Result{Tool: b.tool.Name, Raw: raw, IsError: isErrorResult(raw)}
 	if opts == nil || !opts.RawOnly {
 		out.Text = content.ToolText(raw)
 	}

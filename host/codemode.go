@@ -205,6 +205,13 @@ func (v *View) runCode(ctx context.Context, args json.RawMessage, opts *CallOpti
 		return resultValue(res), nil
 	}
 	res, err := h.code.sandbox(h.config().Context.CodeMode).Run(ctx, a.Script, tools, call)
+	var se *codemode.ScriptError
+	if errors.As(err, &se) {
+		// The script's own failure: an answer the model can act on, as a
+		// tool's is.
+		return json.Marshal(map[string]any{"isError": true, "content": []any{map[string]any{"type": "text",
+			"text": "The script failed (" + se.Reason + "): " + se.Message}}})
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -264,6 +271,20 @@ func resultValue(res *Result) json.RawMessage {
 	}
 	b, _ := json.Marshal(res.Text)
 	return b
+}
+
+// isErrorResult reports whether a result says isError: true (a built-in's
+// answer that is a failure, as code_run's for a script that threw).
+func isErrorResult(raw json.RawMessage) bool {
+	is := false
+	_, _ = jsonscan.Object(raw, jsonscan.SkipSpace(raw, 0), func(m jsonscan.Member) (int, error) {
+		end, _, err := jsonscan.Skip(raw, m.Value, 1)
+		if err == nil && string(m.Key) == "isError" {
+			is = string(raw[m.Value:end]) == "true"
+		}
+		return end, err
+	})
+	return is
 }
 
 // structured returns a result's structuredContent, nil when it has none.

@@ -143,6 +143,7 @@ return {sum: s, echo: await demo.echo({text: "hi"}), city: w.city}`)
 			fault.CodePolicyBlocked, "stopped at call 2, demo__slow"},
 		{"declined confirmation stops", `return await demo.image({})`, fault.CodePolicyBlocked, "not confirmed"},
 		{"outside the profile", `return typeof other`, "", "undefined"},
+		{"script throws", `throw new Error("boom")`, "", "The script failed (script_error): Error: boom"},
 		{"tool error caught", `try { await demo.fail({}) } catch (e) { return e.name + ": " + e.message }`, "", "ToolError"},
 		{"infinite loop", `while (true) {}`, "", ""},
 	} {
@@ -166,6 +167,9 @@ return {sum: s, echo: await demo.echo({text: "hi"}), city: w.city}`)
 					got = err.Error()
 				} else {
 					got = res.Text
+					if res.IsError != strings.HasPrefix(tc.name, "script throws") {
+						t.Errorf("isError = %v", res.IsError)
+					}
 				}
 				if !strings.Contains(got, tc.text) {
 					t.Errorf("got %q, want it to contain %q", got, tc.text)
@@ -176,5 +180,36 @@ return {sum: s, echo: await demo.echo({text: "hi"}), city: w.city}`)
 				t.Errorf("direct call after: %q", got)
 			}
 		})
+	}
+}
+
+// TestCodeRunBeside: while a script spins, the host answers other calls,
+// other scripts included.
+func TestCodeRunBeside(t *testing.T) {
+	h := open(t, parseDoc(t, map[string]any{
+		"context":    map[string]any{"codeMode": map[string]any{"enabled": true, "cpuMs": 600000, "concurrent": 2}},
+		"mcpServers": map[string]any{"demo": demoServer(t)},
+	}))
+	ctx := t.Context()
+	if err := h.Await(ctx, "demo"); err != nil {
+		t.Fatal(err)
+	}
+	v := h.View(host.Caller{})
+	spin, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		_, err := codeRun(spin, v, `while (true) {}`)
+		done <- err
+	}()
+	if got := call(t, h, "demo__echo", `{"text":"beside"}`).Text; got != "beside" {
+		t.Errorf("direct call beside a spinning script: %q", got)
+	}
+	res, err := codeRun(ctx, v, `return (await demo.add({a: 2, b: 3})).sum`)
+	if err != nil || res.Text != "5" {
+		t.Errorf("script beside a spinning script: %v, %v", res, err)
+	}
+	stop()
+	if err := <-done; fault.CodeOf(err) != fault.CodeTimeout {
+		t.Errorf("the spinning script ended with %v, want timeout", err)
 	}
 }

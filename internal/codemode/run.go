@@ -99,6 +99,16 @@ type ToolError struct {
 
 func (e *ToolError) Error() string { return e.Message }
 
+// ScriptError is a script that failed on its own: it threw (a syntax
+// error included) or awaited something that never settles. Like a tool's
+// own failure, it is an answer the model can act on, not a fault.
+type ScriptError struct {
+	Reason  string // ReasonScript or ReasonStalled
+	Message string // the exception, with its stack
+}
+
+func (e *ScriptError) Error() string { return e.Reason + ": " + e.Message }
+
 // Call is one tool call a run made, in the order the script made them.
 type Call struct {
 	Tool string
@@ -156,9 +166,9 @@ func limitErr(code fault.Code, reason, format string, args ...any) error {
 // Run runs src, the body of an async function, with tools in reach, each
 // call made through call. A script's return value (JSON-serialisable) is
 // the result. Run returns a *fault.Error when a limit stopped the script
-// (timeout for CPU and wall time, too_large for the rest), when the
-// script threw (invalid_input, with the exception), and the Caller's own
-// error when that stopped it.
+// (timeout for CPU and wall time, too_large for the rest), a *ScriptError
+// when the script threw or stalled, and the Caller's own error when that
+// stopped it.
 func (s *Sandbox) Run(ctx context.Context, src string, tools []Tool, call Caller) (*Result, error) {
 	lim := s.lim
 	if len(src) > lim.Source {
@@ -285,7 +295,7 @@ func (r *run) run(src string, tools []Tool) (res *Result, err error) {
 			break
 		}
 		if len(r.pending) == 0 {
-			return nil, limitErr(fault.CodeInvalidInput, ReasonStalled, "the script awaits something that never settles (only tool calls and promises settle here: there are no timers)")
+			return nil, &ScriptError{Reason: ReasonStalled, Message: "the script awaits something that never settles (only tool calls and promises settle here: there are no timers)"}
 		}
 		if err := r.callPending(); err != nil {
 			return nil, err
@@ -339,7 +349,7 @@ func (r *run) failed(err error) error {
 	case strings.Contains(msg, "stack overflow"):
 		return limitErr(fault.CodeTooLarge, ReasonStack, "the script recursed too deep (%s)", firstLine(msg))
 	}
-	return fault.New(fault.CodeInvalidInput, "", "run script", fmt.Errorf("%s: %s", ReasonScript, capText(err.Error(), 2048)))
+	return &ScriptError{Reason: ReasonScript, Message: capText(err.Error(), 2048)}
 }
 
 // hostCall is __sb_call(tool, argsJSON): it queues the call and returns

@@ -109,9 +109,9 @@ func TestRunHostile(t *testing.T) {
 		{"flood caught", `for (;;) { try { await demo.echo({text: "x"}) } catch (e) {} }`, fault.CodeTooLarge, ReasonCalls, 10},
 		{"big output", `return "x".repeat(5000)`, fault.CodeTooLarge, ReasonOutput, 0},
 		{"big arguments", `await demo.echo({text: "x".repeat(5000)})`, fault.CodeTooLarge, ReasonOutput, 0},
-		{"never settles", `await new Promise(() => {})`, fault.CodeInvalidInput, ReasonStalled, 0},
-		{"throws", `throw new Error("boom")`, fault.CodeInvalidInput, ReasonScript, 0},
-		{"syntax", `return )(`, fault.CodeInvalidInput, ReasonScript, 0},
+		{"never settles", `await new Promise(() => {})`, "", ReasonStalled, 0},
+		{"throws", `throw new Error("boom")`, "", ReasonScript, 0},
+		{"syntax", `return )(`, "", ReasonScript, 0},
 		{"policy stops", `try { await demo.blocked({}) } catch (e) { return "caught" }`, fault.CodePolicyBlocked, "", 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -120,6 +120,13 @@ func TestRunHostile(t *testing.T) {
 				l = cpu
 			}
 			_, err, f := runScript(t, l, tc.src)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			var se *ScriptError
+			if tc.code == "" && (!errors.As(err, &se) || se.Reason != tc.reason) {
+				t.Fatalf("err = %v, want a script error %s", err, tc.reason)
+			}
 			if fault.CodeOf(err) != tc.code {
 				t.Fatalf("err = %v (code %q), want code %q", err, fault.CodeOf(err), tc.code)
 			}
