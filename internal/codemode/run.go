@@ -340,8 +340,8 @@ func (r *run) failed(err error) error {
 	case errors.As(err, &fe):
 		return err
 	case strings.Contains(msg, "interrupted"):
-		if r.ctx.Err() != nil {
-			return limitErr(fault.CodeTimeout, ReasonWall, "the script ran for over %s, tool calls included", r.lim.Wall)
+		if err := r.ended(); err != nil {
+			return err
 		}
 		return limitErr(fault.CodeTimeout, ReasonCPU, "the script ran JavaScript for over %s", r.lim.CPU)
 	case strings.Contains(msg, "out of memory"), strings.Contains(msg, "string too long"), strings.Contains(msg, "OOM"):
@@ -350,6 +350,19 @@ func (r *run) failed(err error) error {
 		return limitErr(fault.CodeTooLarge, ReasonStack, "the script recursed too deep (%s)", firstLine(msg))
 	}
 	return &ScriptError{Reason: ReasonScript, Message: capText(err.Error(), 2048)}
+}
+
+// ended returns why the run's context ended, nil while it has not: the
+// wall limit, or the caller's cancellation.
+func (r *run) ended() error {
+	switch err := r.ctx.Err(); {
+	case err == nil:
+		return nil
+	case errors.Is(err, context.DeadlineExceeded):
+		return limitErr(fault.CodeTimeout, ReasonWall, "the script ran for over %s, tool calls included", r.lim.Wall)
+	default:
+		return fault.New(fault.CodeTimeout, "", "run script", fmt.Errorf("%s: the call was cancelled: %w", ReasonStopped, err))
+	}
 }
 
 // hostCall is __sb_call(tool, argsJSON): it queues the call and returns
@@ -397,10 +410,7 @@ func (r *run) callPending() error {
 		})
 	}
 	wg.Wait()
-	var stop error
-	if r.ctx.Err() != nil {
-		stop = limitErr(fault.CodeTimeout, ReasonWall, "the script ran for over %s, tool calls included", r.lim.Wall)
-	}
+	stop := r.ended()
 	for _, p := range batch {
 		r.calls = append(r.calls, Call{Tool: p.tool, Err: p.err})
 		var te *ToolError

@@ -157,6 +157,16 @@ func TestRunWall(t *testing.T) {
 	if fault.CodeOf(err) != fault.CodeTimeout || !strings.Contains(err.Error(), ReasonWall) {
 		t.Fatalf("err = %v", err)
 	}
+	// The caller's cancellation stops it too, saying so.
+	ctx, cancel := context.WithCancel(t.Context())
+	s = New(Limits{Wall: time.Hour, CPU: time.Hour}, 1)
+	_, err = s.Run(ctx, `await demo.echo({text: "x"})`, fakeTools, func(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
+		cancel()
+		return slow(ctx, tool, args)
+	})
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), ReasonStopped) {
+		t.Fatalf("cancelled: %v", err)
+	}
 }
 
 // TestRunIsolated: nothing of the host is in reach, and one run cannot
