@@ -40,6 +40,11 @@ func testUpgrade(t *testing.T, dir string) {
 	if err := json.Unmarshal([]byte(cmd("log", "--json").stdout), &before); err != nil || len(before) != 2 {
 		t.Fatalf("the older home's audit rows: %v, %v; want 2", before, err)
 	}
+	for _, row := range before {
+		if _, ok := row["run"]; ok {
+			t.Errorf("an older row belongs to a script run: %v", row)
+		}
+	}
 	for _, server := range []string{"demo", "keyed"} {
 		if got := strings.TrimSpace(cmd("call", server+"__echo", "text=after the upgrade").stdout); got != "after the upgrade" {
 			t.Errorf("%s__echo after the upgrade = %q", server, got)

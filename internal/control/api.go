@@ -36,6 +36,7 @@ type CallEntry struct {
 	BytesIn   int       `json:"bytesIn"`
 	BytesOut  int       `json:"bytesOut"`
 	Secrets   string    `json:"secrets,omitempty"` // credentials found and what was done: "results:github-token:redacted,…"; never values
+	Run       string    `json:"run,omitempty"`     // the script run (code mode) the call belongs to
 }
 
 // EntryOf is c as the API answers it.
@@ -43,7 +44,7 @@ func EntryOf(c store.Call) CallEntry {
 	return CallEntry{
 		ID: c.ID, Time: c.Time, Tool: c.Tool, Server: c.Server, Caller: c.Caller, Client: c.ClientName, Profile: c.Profile, ArgShape: c.ArgShape,
 		Outcome: c.Outcome, Code: c.Code, LatencyMs: float64(c.Latency.Microseconds()) / 1000,
-		BytesIn: c.BytesIn, BytesOut: c.BytesOut, Secrets: c.Secrets,
+		BytesIn: c.BytesIn, BytesOut: c.BytesOut, Secrets: c.Secrets, Run: c.Run,
 	}
 }
 
@@ -52,7 +53,7 @@ func (e CallEntry) Call() store.Call {
 	return store.Call{
 		ID: e.ID, Time: e.Time, Tool: e.Tool, Server: e.Server, Caller: e.Caller, ClientName: e.Client, Profile: e.Profile, ArgShape: e.ArgShape,
 		Outcome: e.Outcome, Code: e.Code, Latency: time.Duration(e.LatencyMs * float64(time.Millisecond)),
-		BytesIn: e.BytesIn, BytesOut: e.BytesOut, Secrets: e.Secrets,
+		BytesIn: e.BytesIn, BytesOut: e.BytesOut, Secrets: e.Secrets, Run: e.Run,
 	}
 }
 
@@ -142,7 +143,7 @@ func (c *Control) Handler() http.Handler {
 	})
 	mux.HandleFunc("GET /api/calls", func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
-		f := store.CallFilter{Server: q.Get("server"), Tool: q.Get("tool"), Caller: q.Get("caller"), Outcome: q.Get("outcome")}
+		f := store.CallFilter{Server: q.Get("server"), Tool: q.Get("tool"), Caller: q.Get("caller"), Outcome: q.Get("outcome"), Run: q.Get("run")}
 		if l := q.Get("limit"); l != "" {
 			n, err := strconv.Atoi(l)
 			if err != nil {
