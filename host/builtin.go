@@ -207,12 +207,12 @@ func (h *Host) activeBuiltins(v *View) []*builtin {
 		}
 		out = append(out, b)
 	}
-	return out
+	return append(out, h.storedScripts()...)
 }
 
 // lookupBuiltin returns the built-in tool called name if it is on in v.
 func (h *Host) lookupBuiltin(v *View, name string) *builtin {
-	if !isBuiltinName(name) {
+	if !isBuiltinName(name) && !strings.HasPrefix(name, ScriptPrefix) {
 		return nil
 	}
 	for _, b := range h.activeBuiltins(v) {

@@ -215,7 +215,7 @@ func (h *Host) call0(ctx context.Context, v *View, name string, args json.RawMes
 	}
 	if b := h.lookupBuiltin(v, name); b != nil {
 		start := time.Now()
-		script := b.tool.Name == CodeTool
+		script := isScriptTool(b.tool.Name)
 		if script {
 			// A script's row, and each of its calls', carry its run's ID.
 			ctx = withRun(ctx)

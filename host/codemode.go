@@ -63,7 +63,8 @@ func init() {
 // and the declarations cached per view.
 type codeState struct {
 	mu    sync.Mutex
-	cfg   config.CodeMode
+	lim   codemode.Limits // sb's, as configured
+	conc  int             // sb's concurrent runs, as configured
 	sb    *codemode.Sandbox
 	decls map[string]codeDecls // by profile
 }
@@ -78,18 +79,18 @@ type codeDecls struct {
 
 // sandbox returns the sandbox for cm, made anew when the limits changed.
 func (c *codeState) sandbox(cm config.CodeMode) *codemode.Sandbox {
+	lim := codemode.Limits{
+		Memory: int64(cm.MemoryMB) << 20,
+		CPU:    msDuration(cm.CPUMs),
+		Wall:   msDuration(cm.WallMs),
+		Calls:  cm.Calls,
+		Output: cm.OutputBytes,
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	cm.Enabled = false
-	if c.sb == nil || c.cfg != cm {
-		c.cfg = cm
-		c.sb = codemode.New(codemode.Limits{
-			Memory: int64(cm.MemoryMB) << 20,
-			CPU:    msDuration(cm.CPUMs),
-			Wall:   msDuration(cm.WallMs),
-			Calls:  cm.Calls,
-			Output: cm.OutputBytes,
-		}, cm.Concurrent)
+	if c.sb == nil || c.lim != lim || c.conc != cm.Concurrent {
+		c.lim, c.conc = lim, cm.Concurrent
+		c.sb = codemode.New(lim, cm.Concurrent)
 	}
 	return c.sb
 }
@@ -170,7 +171,6 @@ func codeToolOf(t *registry.Tool) codemode.Tool {
 // runCode is code_run: the script run in the sandbox, each of its calls a
 // call of the view.
 func (v *View) runCode(ctx context.Context, args json.RawMessage, opts *CallOptions) (json.RawMessage, error) {
-	h := v.h
 	var a struct {
 		Script string `json:"script"`
 	}
@@ -180,6 +180,13 @@ func (v *View) runCode(ctx context.Context, args json.RawMessage, opts *CallOpti
 	if strings.TrimSpace(a.Script) == "" {
 		return nil, fault.New(fault.CodeInvalidInput, "", CodeTool, errors.New(`"script" is empty: write the body of an async function that returns the answer`))
 	}
+	return v.runScript(ctx, a.Script, opts)
+}
+
+// runScript runs src in the sandbox, each of its calls a call of the view,
+// and answers with what it returned.
+func (v *View) runScript(ctx context.Context, src string, opts *CallOptions) (json.RawMessage, error) {
+	h := v.h
 	snap, sc := h.snapshot(), v.scope()
 	var tools []codemode.Tool
 	for _, t := range snap.Tools() {
@@ -204,7 +211,7 @@ func (v *View) runCode(ctx context.Context, args json.RawMessage, opts *CallOpti
 		}
 		return resultValue(res), nil
 	}
-	res, err := h.code.sandbox(h.config().Context.CodeMode).Run(ctx, a.Script, tools, call)
+	res, err := h.code.sandbox(h.config().Context.CodeMode).Run(ctx, src, tools, call)
 	var se *codemode.ScriptError
 	if errors.As(err, &se) {
 		// The script's own failure: an answer the model can act on, as a

@@ -213,3 +213,52 @@ func TestCodeRunBeside(t *testing.T) {
 		t.Errorf("the spinning script ended with %v, want timeout", err)
 	}
 }
+
+// TestStoredScripts: a stored script is a tool of its own, run with its
+// arguments, its calls the caller's; pinned at its first run, it is held
+// once changed until a person approves the change.
+func TestStoredScripts(t *testing.T) {
+	doc := func(script string) map[string]any {
+		return map[string]any{
+			"context": map[string]any{"codeMode": map[string]any{"enabled": true, "cpuMs": 60000,
+				"scripts": map[string]any{"sum": map[string]any{"description": "Adds a and b.", "script": script}}}},
+			"mcpServers": map[string]any{"demo": demoServer(t)},
+		}
+	}
+	h := openWith(t, parseDoc(t, doc(`return (await demo.add({a: args.a, b: args.b})).sum`)),
+		&host.Options{StateDir: t.TempDir(), StopTimeout: 500 * time.Millisecond})
+	ctx := t.Context()
+	if err := h.Await(ctx, "demo"); err != nil {
+		t.Fatal(err)
+	}
+	listed := false
+	for _, tl := range h.ModelTools() {
+		if tl.Name == host.ScriptPrefix+"sum" {
+			listed = strings.HasPrefix(tl.Description, "Adds a and b.")
+		}
+	}
+	if !listed {
+		t.Fatal("script__sum not listed with its description")
+	}
+	if got := call(t, h, "script__sum", `{"a": 2, "b": 3}`).Text; got != "5" {
+		t.Fatalf("script__sum = %q", got)
+	}
+
+	// Changed behind its pin: held, and the change listed for review.
+	if err := h.Reload(ctx, parseDoc(t, doc(`return (await demo.add({a: args.a, b: args.b})).sum * 10`))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Call(ctx, "script__sum", json.RawMessage(`{"a": 2, "b": 3}`), nil); fault.CodeOf(err) != fault.CodeDefinitionChanged {
+		t.Fatalf("a changed script: %v, want definition_changed", err)
+	}
+	held, err := h.Held(ctx, "code mode:sum")
+	if err != nil || len(held) != 1 || !strings.Contains(held[0].Diff, "* 10") {
+		t.Fatalf("held = %+v, %v; want the change with its diff", held, err)
+	}
+	if _, err := h.Approve(ctx, "code mode:sum"); err != nil {
+		t.Fatal(err)
+	}
+	if got := call(t, h, "script__sum", `{"a": 2, "b": 3}`).Text; got != "50" {
+		t.Fatalf("script__sum once approved = %q", got)
+	}
+}
