@@ -370,7 +370,10 @@ func (r *run) ended() error {
 func (r *run) hostCall(tool, args string) quickjs.Value {
 	pc, err := r.vm.NewPromiseCapability()
 	if err != nil {
-		panic(err)
+		// Out of memory: a panic would go on through the engine into the
+		// host, so the script is stopped instead.
+		r.stopWith(limitErr(fault.CodeTooLarge, ReasonMemory, "the script used over %d MiB of memory (%v)", r.lim.Memory>>20, err))
+		return quickjs.UndefinedValue
 	}
 	switch {
 	case len(r.calls)+len(r.pending) >= r.lim.Calls:
@@ -442,9 +445,24 @@ func (r *run) callPending() error {
 // ident is what a name may be in the script as a plain property.
 var ident = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$]*$`)
 
+// reserved are the words a JavaScript identifier cannot be.
+var reserved = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`await break case catch class const continue debugger default delete do else enum
+		export extends false finally for function if implements import in instanceof interface let new null package
+		private protected public return static super switch this throw true try typeof var void while with yield`) {
+		reserved[w] = true
+	}
+}
+
 // Ident returns name as a JavaScript identifier: characters outside
-// [A-Za-z0-9_$] become _, and a leading digit gets a _ before it.
+// [A-Za-z0-9_$] become _, a leading digit gets a _ before it, and a
+// reserved word a _ after it.
 func Ident(name string) string {
+	if reserved[name] {
+		return name + "_"
+	}
 	if ident.MatchString(name) {
 		return name
 	}
@@ -489,12 +507,24 @@ func namespaces(tools []Tool) (string, error) {
 func prelude(ns string) string {
 	return `(() => {
 "use strict";
-const call = globalThis.__sb_call;
-delete globalThis.__sb_call;
+const g = globalThis;
+const call = g.__sb_call;
+delete g.__sb_call;
 const stringify = JSON.stringify, parse = JSON.parse, freeze = Object.freeze, String_ = String;
+const RealDate = Date;
+const noClock = () => { throw new TypeError("a script has no clock: pass the time in as data"); };
+function SafeDate(...a) {
+  if (!new.target || a.length === 0) noClock();
+  return Reflect.construct(RealDate, a, new.target);
+}
+SafeDate.prototype = RealDate.prototype;
+Object.defineProperty(RealDate.prototype, "constructor", {value: SafeDate});
+SafeDate.UTC = RealDate.UTC; SafeDate.parse = RealDate.parse; SafeDate.now = noClock;
+g.Date = SafeDate;
 class ToolError extends Error {
   constructor(message, code, tool) { super(message); this.name = "ToolError"; this.code = code; this.tool = tool; }
 }
+Object.defineProperty(g, "ToolError", {value: ToolError});
 const invoke = async (name, a) => {
   let r;
   try { r = await call(name, stringify(a === undefined ? {} : a)); }
@@ -505,19 +535,10 @@ const ns = ` + ns + `;
 for (const s of Object.keys(ns)) {
   const o = {};
   for (const t of Object.keys(ns[s])) { const name = ns[s][t]; o[t] = (a) => invoke(name, a); }
-  Object.defineProperty(globalThis, s, {value: freeze(o), enumerable: true});
+  // A server named as a global that cannot be replaced (undefined,
+  // ToolError) is left out.
+  try { Object.defineProperty(g, s, {value: freeze(o), enumerable: true}); } catch {}
 }
-Object.defineProperty(globalThis, "ToolError", {value: ToolError});
-const RealDate = Date;
-const noClock = () => { throw new TypeError("a script has no clock: pass the time in as data"); };
-function SafeDate(...a) {
-  if (!new.target || a.length === 0) noClock();
-  return Reflect.construct(RealDate, a, new.target);
-}
-SafeDate.prototype = RealDate.prototype;
-Object.defineProperty(RealDate.prototype, "constructor", {value: SafeDate});
-SafeDate.UTC = RealDate.UTC; SafeDate.parse = RealDate.parse; SafeDate.now = noClock;
-globalThis.Date = SafeDate;
 return (kind, v) => {
   if (kind === "s") { const s = stringify(v); return s === undefined ? "null" : s; }
   if (v instanceof Error) return String_(v.name) + ": " + String_(v.message) + (v.stack ? "\n" + String_(v.stack) : "");

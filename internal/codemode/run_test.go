@@ -22,6 +22,9 @@ var fakeTools = []Tool{
 	{Server: "demo", Name: "fail", Call: "demo__fail"},
 	{Server: "demo", Name: "blocked", Call: "demo__blocked"},
 	{Server: "my-server", Name: "get-sum", Call: "my-server__get-sum"},
+	{Server: "globalThis", Name: "echo", Call: "demo__echo"},
+	{Server: "undefined", Name: "echo", Call: "demo__echo"},
+	{Server: "delete", Name: "echo", Call: "demo__echo"},
 }
 
 type fake struct{ calls atomic.Int64 }
@@ -68,6 +71,7 @@ func TestRunCalls(t *testing.T) {
 		{"hyphen", `return [(await my_server.get_sum({a: 1, b: 2})).sum, (await my_server["get-sum"]({a: 2, b: 2})).sum]`, `[3,4]`, 2},
 		{"tool error caught", `try { await demo.fail() } catch (e) { return [e.name, e.message, e instanceof ToolError] }`, `["ToolError","it always fails",true]`, 1},
 		{"object", `return {a: [1, "x"], b: null}`, `{"a":[1,"x"],"b":null}`, 0},
+		{"awkward server names", `return [typeof undefined, await delete_.echo({text: "d"}), await globalThis.echo({text: "g"})]`, `["undefined","d","g"]`, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err, f := runScript(t, Limits{}, tc.src)
