@@ -395,6 +395,7 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 		noStart:      opts.NoStart,
 	}
 	h.opts.OnListChanged = h.listChanged
+	h.opts.CheckElicit = h.checkElicit
 	if h.opts.SwitchboardHome == "" {
 		h.opts.SwitchboardHome, _ = config.Home(nil)
 	}
