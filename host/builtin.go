@@ -259,7 +259,7 @@ func (h *Host) modelTools(v *View) []Tool {
 	for _, b := range active {
 		tool := b.tool
 		if tool.Name == ToolSearch {
-			tool.Description = searchDescription(h.serverSummary(v, 8))
+			tool.Description = searchDescription(h.serverSummary(v, maxSummaryServers))
 		}
 		out = append(out, tool)
 	}
