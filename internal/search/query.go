@@ -31,9 +31,11 @@ type alt struct {
 type scratch struct {
 	best, total []float64
 	cover       []float64 // the idf of the query terms the doc answers
-	count       []uint8
-	named       []bool // the doc's server prefix is a word of the query
-	gt, touched []int32
+	// srvTotal and srvBest are the servers' scores (servers.go).
+	srvTotal, srvBest []float64
+	count             []uint8
+	named             []bool // the doc's server prefix is a word of the query
+	gt, touched       []int32
 }
 
 // Search returns the k best documents for query, best first; k <= 0 means
@@ -251,7 +253,7 @@ func (ix *Index) Search(query string, k int) []Hit {
 	if !named {
 		// A request that names a server has said which it means; the
 		// servers' scores guess it for the others.
-		shares = d.servers.shares(groups)
+		shares = d.servers.shares(groups, sc)
 	}
 	for _, doc := range sc.touched {
 		s := sc.total[doc] * math.Sqrt(float64(sc.count[doc])/float64(len(groups)))

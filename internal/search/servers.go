@@ -123,16 +123,26 @@ func addServerTF(ps []serverPost, i int32, tf float32) []serverPost {
 	return append(ps, serverPost{srv: i, tf: tf})
 }
 
-// serverShares scores the servers for a request's groups and returns each
+// shares scores the servers for a request's groups and returns each
 // server's score as a share of the best one's, nil when server scoring is
-// off, the index has fewer than two servers, or no server scores.
-func (st *serverStats) shares(groups []group) []float64 {
+// off, the index has fewer than two servers, or no server scores. The
+// slice is sc's, valid until sc goes back to the pool.
+func (st *serverStats) shares(groups []group, sc *scratch) []float64 {
 	if serverPrior == 0 || st.n < 2 {
 		return nil
 	}
-	total := make([]float64, st.n)
-	best := make([]float64, st.n)
+	if cap(sc.srvTotal) < st.n {
+		sc.srvTotal, sc.srvBest = make([]float64, st.n), make([]float64, st.n)
+	}
+	total, best := sc.srvTotal[:st.n], sc.srvBest[:st.n]
+	clear(total)
 	n := float64(st.n)
+	offer := func(t string, w float64) {
+		for _, p := range st.post[t] {
+			tf := float64(p.tf) * st.norm[p.srv]
+			best[p.srv] = max(best[p.srv], w*tf/(k1+tf))
+		}
+	}
 	for _, g := range groups {
 		var common []serverPost
 		for _, a := range g.alts {
@@ -144,15 +154,12 @@ func (st *serverStats) shares(groups []group) []float64 {
 		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
 		clear(best)
 		for _, a := range g.alts {
-			terms := []string{a.term}
-			if a.phrase != nil {
-				terms = a.phrase
+			if a.phrase == nil {
+				offer(a.term, a.w*idf)
+				continue
 			}
-			for _, t := range terms {
-				for _, p := range st.post[t] {
-					tf := float64(p.tf) * st.norm[p.srv]
-					best[p.srv] = max(best[p.srv], a.w*idf*tf/(k1+tf))
-				}
+			for _, t := range a.phrase {
+				offer(t, a.w*idf)
 			}
 		}
 		for i, v := range best {
