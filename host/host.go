@@ -292,6 +292,12 @@ type Host struct {
 	loginMu sync.Mutex
 	logins  map[string]*Login
 
+	// budgetMu guards budgets, the cost of the tools listed for each
+	// caller with a context window (budget.go). Nothing else is locked
+	// while it is held.
+	budgetMu sync.Mutex
+	budgets  map[budgetKey]budgetCost
+
 	// mu serialises rebuild (so that snapshots are made, and swapped in,
 	// one at a time), the swap of comp against Close, and guards index,
 	// indexed and found.

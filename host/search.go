@@ -132,13 +132,14 @@ func (h *Host) search(ctx context.Context, v *View, query string, k int, server 
 		}
 	}
 	var out []Tool
+	over := h.overBudget(v, cfg, snap)
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	found := h.found[v.c.Profile]
 	for _, hit := range hits {
 		if t, ok := snap.Tool(hit.ID); ok {
 			tool := toolOf(t)
-			tool.Deferred = h.deferredLocked(cfg, t, found)
+			tool.Deferred = h.deferredLocked(cfg, t, found, over)
 			out = append(out, tool)
 		}
 	}
