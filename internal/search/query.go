@@ -31,11 +31,9 @@ type alt struct {
 type scratch struct {
 	best, total []float64
 	cover       []float64 // the idf of the query terms the doc answers
-	// srvTotal and srvBest are the servers' scores (servers.go).
-	srvTotal, srvBest []float64
-	count             []uint8
-	named             []bool // the doc's server prefix is a word of the query
-	gt, touched       []int32
+	count       []uint8
+	named       []bool // the doc's server prefix is a word of the query
+	gt, touched []int32
 }
 
 // Search returns the k best documents for query, best first; k <= 0 means
@@ -249,19 +247,8 @@ func (ix *Index) Search(query string, k int) []Hit {
 	}
 	top := topK{k: k, id: func(doc int32) string { return ix.slots[doc].id }}
 	best := 0.0
-	var shares []float64
-	if !named {
-		// A request that names a server has said which it means; the
-		// servers' scores guess it for the others.
-		shares = d.servers.shares(groups, sc)
-	}
 	for _, doc := range sc.touched {
 		s := sc.total[doc] * math.Sqrt(float64(sc.count[doc])/float64(len(groups)))
-		if shares != nil {
-			if i := d.servers.of[doc]; i >= 0 {
-				s *= 1 + serverPrior*shares[i]
-			}
-		}
 		if named && sc.named[doc] {
 			s *= 1 + serverBoost
 		}

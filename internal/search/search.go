@@ -11,9 +11,8 @@
 // request asks for (against the actions of a tool's name and its
 // description's leading verb), a server it names and the number of its
 // object weigh on their own against the words it shares with a tool
-// (query.go); so do the servers, each scored as one document of all its
-// tools' text (servers.go). A tool named in a request ranks first, and
-// each hit says how much of the request it answers (Hit.Coverage).
+// (query.go). A tool named in a request ranks first, and each hit says
+// how much of the request it answers (Hit.Coverage).
 package search
 
 import (
@@ -147,8 +146,6 @@ type derived struct {
 	gen   uint64
 	norm  []float32 // norm[slot*nFields+f] = weight[f] / BM25 length normalisation
 	vocab []string  // sorted terms that are words somewhere, for prefix and typo expansion
-
-	servers serverStats // the server documents (servers.go)
 
 	gramsOnce sync.Once
 	grams     map[string][]int32 // character trigram → indexes in vocab; built by the first fill (ngram.go)
@@ -407,7 +404,6 @@ func (ix *Index) derive() *derived {
 		d.vocab = append(d.vocab, t)
 	}
 	sort.Strings(d.vocab)
-	d.servers = ix.buildServers()
 	ix.cache.Store(d)
 	return d
 }

@@ -446,29 +446,3 @@ func TestNamedInRequest(t *testing.T) {
 		t.Errorf("a request half answered: %v, want a coverage between 0 and 1", hits)
 	}
 }
-
-// TestServerScoring: a request about one service ranks that service's
-// tool above a tool of another server that shares one of its words. The
-// calendar's tools all speak of events and meetings; the billing server's
-// one tool mentions a meeting in passing.
-func TestServerScoring(t *testing.T) {
-	ix := New()
-	ix.Upsert(
-		Doc{ID: "cal__create_event", Name: "cal__create_event", Description: "Create a calendar event"},
-		Doc{ID: "cal__list_events", Name: "cal__list_events", Description: "List calendar events and meetings in a time range"},
-		Doc{ID: "cal__update_event", Name: "cal__update_event", Description: "Reschedule or change a meeting or event"},
-		Doc{ID: "cal__find_free_time", Name: "cal__find_free_time", Description: "Find free slots for a meeting with attendees"},
-		Doc{ID: "bill__create_invoice", Name: "bill__create_invoice", Description: "Create an invoice for a customer, e.g. after a sales meeting"},
-		Doc{ID: "bill__list_invoices", Name: "bill__list_invoices", Description: "List invoices"},
-		Doc{ID: "bill__refund", Name: "bill__refund", Description: "Refund a payment"},
-	)
-	const q = "create a meeting with Dana"
-	check := func(want string) {
-		t.Helper()
-		if hits := ix.Search(q, 3); len(hits) == 0 || hits[0].ID != want {
-			t.Errorf("serverPrior %v: Search(%q) = %v, want %s first", serverPrior, q, hits, want)
-		}
-	}
-	check("cal__create_event")
-	withServerPrior(0, func() { check("bill__create_invoice") })
-}
