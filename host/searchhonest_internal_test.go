@@ -33,3 +33,17 @@ func TestWithoutFill(t *testing.T) {
 		}
 	}
 }
+
+// TestWithMember: a member added to a compact JSON object, empty or not.
+func TestWithMember(t *testing.T) {
+	for in, want := range map[string]string{
+		`{}`:            `{"defer_loading":true}`,
+		`{"name":"a"}`:  `{"name":"a","defer_loading":true}`,
+		"{\"a\":1}\n":   `{"a":1,"defer_loading":true}`,
+		`["not","obj"]`: `["not","obj"]`,
+	} {
+		if got := string(withMember([]byte(in), `"defer_loading":true`)); got != want {
+			t.Errorf("withMember(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
