@@ -48,14 +48,7 @@ func (h *Host) checkElicit(server string, p *mcp.ElicitParams) (*mcp.ElicitParam
 	if sc := h.config().Server(server); sc != nil {
 		trusted = sc.Trust.Level() == config.TrustTrusted
 	}
-	block := pol.Elicitation == config.SecretsBlock && !trusted
-	action := SecretFlagged
-	switch {
-	case block && pol.Report:
-		action = SecretWouldBlock
-	case block:
-		action = SecretBlocked
-	}
+	action := blockAction(pol.Elicitation == config.SecretsBlock && !trusted, pol.Report)
 	var kinds, names []string
 	for _, a := range asked {
 		names = append(names, fmt.Sprintf("%q", a.name))
