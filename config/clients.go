@@ -36,6 +36,9 @@ type Client struct {
 	// Unusable says why the client cannot authenticate (its token
 	// references a variable or credential that is not set), or "".
 	Unusable string
+	// ContextWindow ("contextWindow") is the context window, in tokens,
+	// of the model behind the client, or 0; see Context.ToolsShare.
+	ContextWindow int
 }
 
 // String names the client, never its token.
@@ -91,6 +94,10 @@ type Profile struct {
 	// and none of Exclude matches.
 	Tools   []string
 	Exclude []string
+	// ContextWindow ("contextWindow") is the context window, in tokens,
+	// of the model the profile serves, or 0; see Context.ToolsShare. It
+	// counts before a client's.
+	ContextWindow int
 
 	tools, exclude []policy.Glob // compiled from Tools and Exclude
 }
@@ -147,8 +154,8 @@ func checkIdentName(name string) string {
 }
 
 var (
-	clientFields  = []string{"token", "tokenEnv", "subject", "claims", "profiles"}
-	profileFields = []string{"servers", "tools", "exclude"}
+	clientFields  = []string{"token", "tokenEnv", "subject", "claims", "profiles", "contextWindow"}
+	profileFields = []string{"servers", "tools", "exclude", "contextWindow"}
 )
 
 // decodeClients decodes the top-level "clients" object.
@@ -192,6 +199,8 @@ func (d *decoder) decodeClients(n *node, p *jsonPath) []*Client {
 				if v, ok := d.strs(f.val, fp, ""); ok {
 					c.Profiles = append([]string{}, v...)
 				}
+			case "contextWindow":
+				c.ContextWindow, _ = d.integer(f.val, fp, "", MinContextWindow, MaxContextWindow)
 			default:
 				d.unknown(fp, f.key, clientFields, nil, "")
 			}
@@ -259,6 +268,9 @@ func (d *decoder) decodeProfiles(n *node, p *jsonPath) []*Profile {
 			fp := pp.k(f.key)
 			v, ok := []string(nil), false
 			switch f.key {
+			case "contextWindow":
+				pr.ContextWindow, _ = d.integer(f.val, fp, "", MinContextWindow, MaxContextWindow)
+				continue
 			case "servers", "tools", "exclude":
 				v, ok = d.strs(f.val, fp, "")
 			default:

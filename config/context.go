@@ -34,6 +34,34 @@ type Context struct {
 	// CodeMode configures the code_run built-in ("codeMode"); off by
 	// default.
 	CodeMode CodeMode
+	// ToolsShare ("toolsShare") is the share of a model's context window
+	// that the tools it is given may take: where a client or profile
+	// names its model's ContextWindow and the tools listed for it would
+	// take more, its servers' tools are deferred (behind tool_search) as
+	// with DeferTools, but for a server whose own "deferTools" is false.
+	// 0 means DefaultToolsShare.
+	ToolsShare float64
+}
+
+// DefaultToolsShare is Context.ToolsShare's default: 3 %, within the 1 to
+// 5 % the MCP specification's guidance on tool definitions suggests.
+const DefaultToolsShare = 0.03
+
+// A context window ("contextWindow") is between these, in tokens.
+const (
+	MinContextWindow = 1000
+	MaxContextWindow = 100_000_000
+)
+
+// ToolBudget returns how many tokens of tool definitions a model with a
+// context window of window tokens may be given, 0 for no limit (window
+// 0).
+func (c Context) ToolBudget(window int) int {
+	share := c.ToolsShare
+	if share == 0 {
+		share = DefaultToolsShare
+	}
+	return int(float64(window) * share)
 }
 
 // Context defaults and limits.
@@ -50,7 +78,7 @@ const (
 )
 
 // contextFields are the JSON keys of "context".
-var contextFields = []string{"capabilityTools", "deferTools", "alwaysInclude", "spill", "spillBytes", "outputSchemaHint", "search", "codeMode"}
+var contextFields = []string{"capabilityTools", "deferTools", "alwaysInclude", "spill", "spillBytes", "outputSchemaHint", "search", "toolsShare", "codeMode"}
 
 // Spill returns the effective spill threshold in bytes, 0 when spilling is
 // off.
@@ -106,6 +134,8 @@ func (d *decoder) decodeContext(n *node, p *jsonPath) Context {
 			c.Search = d.decodeSearch(m.val, fp)
 		case "codeMode":
 			c.CodeMode = d.decodeCodeMode(m.val, fp)
+		case "toolsShare":
+			c.ToolsShare, _ = d.float(m.val, fp, 0.001, 0.5)
 		default:
 			d.unknown(fp, m.key, contextFields, nil, "")
 		}
@@ -123,6 +153,20 @@ func (c *Config) validateContext(add func(p *jsonPath, msg string)) {
 		if msg := checkGlob(g); msg != "" {
 			add(cp.k("alwaysInclude").i(i), msg)
 		}
+	}
+	if v := c.Context.ToolsShare; v != 0 && !(v >= 0.001 && v <= 0.5) {
+		add(cp.k("toolsShare"), "must be between 0.001 and 0.5 (0 means the default)")
+	}
+	window := func(p *jsonPath, v int) {
+		if v != 0 && (v < MinContextWindow || v > MaxContextWindow) {
+			add(p.k("contextWindow"), fmt.Sprintf("must be between %d and %d (0: not known)", MinContextWindow, MaxContextWindow))
+		}
+	}
+	for _, p := range c.Profiles {
+		window((*jsonPath)(nil).k("profiles").k(p.Name), p.ContextWindow)
+	}
+	for _, cl := range c.Clients {
+		window((*jsonPath)(nil).k("clients").k(cl.Name), cl.ContextWindow)
 	}
 	c.validateSearch(add)
 }

@@ -22,9 +22,9 @@ func TestContextParse(t *testing.T) {
 		{"absent: defaults", `{"mcpServers": {"a": {"command": "x"}}}`, Context{}, DefaultSpillBytes,
 			map[string]bool{"a": false}, map[string]*bool{"a": nil}},
 		{"everything set",
-			`{"context": {"capabilityTools": false, "deferTools": true, "alwaysInclude": ["gh__*", "fs__read_file"], "spillBytes": 8192, "outputSchemaHint": true},
+			`{"context": {"capabilityTools": false, "deferTools": true, "alwaysInclude": ["gh__*", "fs__read_file"], "spillBytes": 8192, "outputSchemaHint": true, "toolsShare": 0.02},
 			  "mcpServers": {"a": {"command": "x"}, "b": {"command": "x", "deferTools": false}}}`,
-			Context{NoCapabilityTools: true, DeferTools: true, AlwaysInclude: []string{"gh__*", "fs__read_file"}, SpillBytes: 8192, OutputSchemaHint: true},
+			Context{NoCapabilityTools: true, DeferTools: true, AlwaysInclude: []string{"gh__*", "fs__read_file"}, SpillBytes: 8192, OutputSchemaHint: true, ToolsShare: 0.02},
 			8192, map[string]bool{"a": true, "b": false}, map[string]*bool{"a": nil, "b": &fa}},
 		{"code mode",
 			`{"context": {"codeMode": {"enabled": true, "memoryMB": 64, "cpuMs": 500, "wallMs": 10000, "calls": 20, "outputBytes": 4096, "concurrent": 2}}, "mcpServers": {"a": {"command": "x"}}}`,
@@ -89,6 +89,10 @@ func TestContextParseErrors(t *testing.T) {
 			F + `$.context.codeMode.scripts["a b"]: script name "a b": want 1 to 56 letters, digits, '_' or '-'`},
 		{"script without source", `{"mcpServers": {}, "context": {"codeMode": {"scripts": {"x": {"description": "d"}}}}}`,
 			F + `$.context.codeMode.scripts.x.script: a stored script needs its source`},
+		{"toolsShare too large", `{"mcpServers": {}, "context": {"toolsShare": 2}}`,
+			F + `$.context.toolsShare: must be between 0.001 and 0.5`},
+		{"contextWindow too small", `{"mcpServers": {}, "profiles": {"p": {"contextWindow": 10}}}`,
+			F + `$.profiles.p.contextWindow: must be between 1000 and 100000000`},
 		{"deferTools type", srv(`"command": "x", "deferTools": "yes"`),
 			F + `$.mcpServers.a.deferTools: want boolean, got string`},
 	}
@@ -103,9 +107,11 @@ func TestContextParseErrors(t *testing.T) {
 
 // TestContextValidate: a hand-built Config's context is checked too.
 func TestContextValidate(t *testing.T) {
-	cfg := &Config{Context: Context{SpillBytes: 1, AlwaysInclude: []string{"[x"}}}
+	cfg := &Config{Context: Context{SpillBytes: 1, AlwaysInclude: []string{"[x"}, ToolsShare: 0.9},
+		Clients: []*Client{{Name: "c", ContextWindow: 5}}}
 	err := cfg.Validate()
-	for _, want := range []string{"$.context.spillBytes: must be between", `$.context.alwaysInclude[0]: invalid glob "[x"`} {
+	for _, want := range []string{"$.context.spillBytes: must be between", `$.context.alwaysInclude[0]: invalid glob "[x"`,
+		"$.context.toolsShare: must be between", "$.clients.c.contextWindow: must be between"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Validate = %v, want it to contain %q", err, want)
 		}

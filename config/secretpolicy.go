@@ -20,6 +20,14 @@ type SecretsPolicy struct {
 	// (policy_blocked) when its server is not trusted, and flags it
 	// otherwise; SecretsOff does not look.
 	Arguments string
+	// Elicitation ("elicitation"): a server's form that asks the person
+	// for a credential (a field that looks like a password, token, card
+	// number or one-time code; the specification says a server must not
+	// ask for one this way). SecretsBlock (the default) refuses it from
+	// a server that is not trusted and puts it to the person with a
+	// warning from a trusted one; SecretsFlag always puts it with the
+	// warning; SecretsOff does not look.
+	Elicitation string
 	// Report ("report"): report only. Decisions are logged, counted and
 	// audited as what would happen, and nothing is redacted or blocked.
 	// Default false.
@@ -38,11 +46,15 @@ const (
 var (
 	secretsResults   = []string{SecretsRedact, SecretsRedactAll, SecretsFlag, SecretsOff}
 	secretsArguments = []string{SecretsBlock, SecretsFlag, SecretsOff}
+	secretsElicit    = secretsArguments
 )
 
 // WithDefaults returns p with its empty fields set to their defaults:
-// redact in results, flag in arguments.
+// redact in results, flag in arguments, block in elicitation.
 func (p SecretsPolicy) WithDefaults() SecretsPolicy {
+	if p.Elicitation == "" {
+		p.Elicitation = SecretsBlock
+	}
 	if p.Results == "" {
 		p.Results = SecretsRedact
 	}
@@ -66,10 +78,12 @@ func (d *decoder) decodeSecrets(n *node, p *jsonPath) SecretsPolicy {
 			sp.Results = d.oneOf(m.val, fp, secretsResults...)
 		case "arguments":
 			sp.Arguments = d.oneOf(m.val, fp, secretsArguments...)
+		case "elicitation":
+			sp.Elicitation = d.oneOf(m.val, fp, secretsElicit...)
 		case "report":
 			sp.Report, _ = d.boolean(m.val, fp, "")
 		default:
-			d.unknown(fp, m.key, []string{"results", "arguments", "report"}, nil, "")
+			d.unknown(fp, m.key, []string{"results", "arguments", "elicitation", "report"}, nil, "")
 		}
 	}
 	return sp.WithDefaults()
@@ -90,4 +104,5 @@ func validateSecrets(sp SecretsPolicy, p *jsonPath, add func(*jsonPath, string))
 	}
 	check("results", sp.Results, secretsResults)
 	check("arguments", sp.Arguments, secretsArguments)
+	check("elicitation", sp.Elicitation, secretsElicit)
 }

@@ -151,11 +151,12 @@ func TestSecurityParse(t *testing.T) {
 			t.Errorf("%s: onInjection = %q, want %q", src, got, want)
 		}
 	}
-	// secrets: redact in results and flag in arguments unless told.
+	// secrets: redact in results, flag in arguments and block in
+	// elicitation unless told.
 	for src, want := range map[string]SecretsPolicy{
-		`{"mcpServers": {}}`: {Results: SecretsRedact, Arguments: SecretsFlag},
-		`{"mcpServers": {}, "security": {"secrets": {"arguments": "block", "report": true}}}`: {Results: SecretsRedact, Arguments: SecretsBlock, Report: true},
-		`{"mcpServers": {}, "security": {"secrets": {"results": "off"}}}`:                     {Results: SecretsOff, Arguments: SecretsFlag},
+		`{"mcpServers": {}}`: {Results: SecretsRedact, Arguments: SecretsFlag, Elicitation: SecretsBlock},
+		`{"mcpServers": {}, "security": {"secrets": {"arguments": "block", "report": true}}}`:    {Results: SecretsRedact, Arguments: SecretsBlock, Elicitation: SecretsBlock, Report: true},
+		`{"mcpServers": {}, "security": {"secrets": {"results": "off", "elicitation": "flag"}}}`: {Results: SecretsOff, Arguments: SecretsFlag, Elicitation: SecretsFlag},
 	} {
 		c, err := Parse([]byte(src), testFile, fakeEnv{}.opts())
 		if err != nil {
@@ -169,6 +170,11 @@ func TestSecurityParse(t *testing.T) {
 	bad.Security.Secrets.Arguments = "refuse"
 	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), `$.security.secrets.arguments: unknown value "refuse"`) {
 		t.Errorf("Validate with secrets.arguments refuse = %v", err)
+	}
+	bad = *cfg
+	bad.Security.Secrets.Elicitation = "ask"
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), `$.security.secrets.elicitation: unknown value "ask"`) {
+		t.Errorf("Validate with secrets.elicitation ask = %v", err)
 	}
 	bad = *cfg
 	bad.Security.OnInjection = "ignore"

@@ -141,16 +141,18 @@ func init() {
 // gates reports which groups of built-in tools are on in a view: the
 // capability tools while a healthy server of the view (see
 // serverView.healthy) declares the capability or lists entries,
-// tool_search while a server of the view defers its tools.
+// tool_search while a server of the view defers its tools (or the view is
+// over its budget, budget.go).
 func (h *Host) gates(v *View) (resources, prompts, search bool) {
 	comp := h.comp.Load()
 	cx := comp.cfg.Context
 	sc := v.scope()
+	over := h.overBudget(v, comp.cfg, h.snapshot())
 	for _, c := range comp.cfg.Servers {
 		if !sc.hasServer(c.Name) {
 			continue
 		}
-		if c.Enabled && cx.Deferred(c) {
+		if c.Enabled && (cx.Deferred(c) || over && c.DeferTools == nil) {
 			search = true
 		}
 		if cx.NoCapabilityTools {
@@ -242,11 +244,12 @@ func (h *Host) modelTools(v *View) []Tool {
 	snap, cfg := h.snapshot(), h.config()
 	cx := cfg.Context
 	sc := v.scope()
+	over := h.overBudget(v, cfg, snap)
 	var listed []*registry.Tool
 	h.mu.RLock()
 	found := h.found[v.c.Profile]
 	for _, t := range snap.Tools() {
-		if !sc.hasTool(t) || h.deferredLocked(cfg, t, found) || slices.ContainsFunc(active, func(b *builtin) bool { return b.tool.Name == t.Name }) {
+		if !sc.hasTool(t) || h.deferredLocked(cfg, t, found, over) || slices.ContainsFunc(active, func(b *builtin) bool { return b.tool.Name == t.Name }) {
 			continue
 		}
 		listed = append(listed, t)
@@ -264,7 +267,7 @@ func (h *Host) modelTools(v *View) []Tool {
 		tool := b.tool
 		switch tool.Name {
 		case ToolSearch:
-			tool.Description = searchDescription(h.serverSummary(v, 8))
+			tool.Description = searchDescription(h.serverSummary(v, maxSummaryServers))
 		case CodeTool:
 			tool.Description = h.codeDescription(v)
 		}
@@ -275,12 +278,14 @@ func (h *Host) modelTools(v *View) []Tool {
 }
 
 // deferredLocked reports whether t is left out of a model's tools: its
-// server's tools are deferred, no alwaysInclude glob keeps it and the
-// view's search did not find it (found) under cfg. Called with h.mu held
+// server's tools are deferred (or the view is overBudget, budget.go), no
+// alwaysInclude glob keeps it and the view's search did not find it
+// (found) under cfg. Called with h.mu held
 // (it guards the found sets).
-func (h *Host) deferredLocked(cfg *config.Config, t *registry.Tool, found []string) bool {
+func (h *Host) deferredLocked(cfg *config.Config, t *registry.Tool, found []string, overBudget bool) bool {
 	cx := cfg.Context
-	if !cx.Deferred(cfg.Server(t.ID.Server)) || slices.Contains(found, t.Name) {
+	deferred := cx.Deferred(cfg.Server(t.ID.Server)) || overBudget && budgetDefers(cfg, t.ID.Server)
+	if !deferred || slices.Contains(found, t.Name) {
 		return false
 	}
 	for _, g := range cx.AlwaysInclude {

@@ -220,7 +220,7 @@ func (h *Host) Tools() []Tool {
 	defer h.mu.RUnlock()
 	for _, t := range snap.Tools() {
 		tool := toolOf(t)
-		tool.Deferred = h.deferredLocked(cfg, t, h.found[""])
+		tool.Deferred = h.deferredLocked(cfg, t, h.found[""], false)
 		out = append(out, tool)
 	}
 	return out

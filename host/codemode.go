@@ -66,10 +66,10 @@ type codeState struct {
 	lim   codemode.Limits // sb's, as configured
 	conc  int             // sb's concurrent runs, as configured
 	sb    *codemode.Sandbox
-	decls map[string]codeDecls // by profile
+	decls map[budgetKey]codeDecls // by profile and client
 }
 
-// codeDecls are a profile's declarations for one snapshot and
+// codeDecls are a caller's declarations for one snapshot and
 // configuration.
 type codeDecls struct {
 	snap *registry.Snapshot
@@ -113,7 +113,8 @@ func (h *Host) declarations(v *View) string {
 	snap, cfg := h.snapshot(), h.config()
 	c := &h.code
 	c.mu.Lock()
-	d, ok := c.decls[v.c.Profile]
+	key := budgetKey{v.c.Profile, v.c.Client}
+	d, ok := c.decls[key]
 	c.mu.Unlock()
 	if ok && d.snap == snap && d.cfg == cfg {
 		return d.text
@@ -121,18 +122,20 @@ func (h *Host) declarations(v *View) string {
 	text := h.writeDeclarations(v, snap, cfg)
 	c.mu.Lock()
 	if c.decls == nil {
-		c.decls = map[string]codeDecls{}
+		c.decls = map[budgetKey]codeDecls{}
 	}
-	c.decls[v.c.Profile] = codeDecls{snap: snap, cfg: cfg, text: text}
+	c.decls[key] = codeDecls{snap: snap, cfg: cfg, text: text}
 	c.mu.Unlock()
 	return text
 }
 
 // writeDeclarations writes the declarations of the view's tools: listed
-// ones first, then deferred ones, within maxDeclTokens.
+// ones first, then deferred ones, within maxDeclTokens, or within the
+// caller's tool budget where its model's context window is known.
 func (h *Host) writeDeclarations(v *View, snap *registry.Snapshot, cfg *config.Config) string {
 	sc := v.scope()
 	var listed, deferred []codemode.Decl
+	over := h.overBudget(v, cfg, snap)
 	h.mu.RLock()
 	found := h.found[v.c.Profile]
 	for _, t := range snap.Tools() {
@@ -141,7 +144,7 @@ func (h *Host) writeDeclarations(v *View, snap *registry.Snapshot, cfg *config.C
 		}
 		d := codemode.Decl{Tool: codeToolOf(t), Description: t.Tool.Description,
 			Input: schemaJSON(t.Tool.InputSchema), Output: schemaJSON(t.Tool.OutputSchema)}
-		if h.deferredLocked(cfg, t, found) {
+		if h.deferredLocked(cfg, t, found, over) {
 			deferred = append(deferred, d)
 		} else {
 			listed = append(listed, d)
@@ -150,8 +153,11 @@ func (h *Host) writeDeclarations(v *View, snap *registry.Snapshot, cfg *config.C
 	h.mu.RUnlock()
 	all := append(listed, deferred...)
 	text := codemode.Declarations(all)
-	n := len(all)
-	for n > 0 && tokens.Estimate([]byte(text)) > maxDeclTokens {
+	n, budget := len(all), maxDeclTokens
+	if w := v.contextWindow(cfg); w > 0 {
+		budget = min(budget, cfg.Context.ToolBudget(w))
+	}
+	for n > 0 && tokens.Estimate([]byte(text)) > budget {
 		n = n * 3 / 4
 		text = codemode.Declarations(all[:n])
 	}

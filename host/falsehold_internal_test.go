@@ -64,7 +64,7 @@ func heldRealTools(t *testing.T, dir string) (held []string, total int) {
 }
 
 // TestFalseHoldsOnRealServers: of the tools of the search dev set's real
-// servers (45 npm servers, all in one configuration, all untrusted), at
+// servers (59 npm servers, all in one configuration, all untrusted), at
 // most maxFalseHolds are held for an injection pattern. Every tool there
 // is honest, so every hold is a false one.
 //

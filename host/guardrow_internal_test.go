@@ -2,8 +2,8 @@ package host
 
 import "testing"
 
-// TestGuardRow: which decisions of the launch pins and the sandbox leave
-// an audit row, under which tool and code.
+// TestGuardRow: which decisions of the launch pins, the sandbox and the
+// elicitation guard leave an audit row, under which tool and code.
 func TestGuardRow(t *testing.T) {
 	tests := []struct {
 		ev         ServerEvent
@@ -17,6 +17,9 @@ func TestGuardRow(t *testing.T) {
 		{ServerEvent{Server: "fs", Kind: EventSandbox, Outcome: SandboxRefused}, "fs:(sandbox)", "sandbox_refused"},
 		{ServerEvent{Server: "fs", Kind: EventSandboxLimit}, "fs:(sandbox)", "sandbox_limit"},
 		{ServerEvent{Server: "fs", Kind: EventExited}, "", ""},
+		{ServerEvent{Server: "x", Kind: EventElicitation, Decision: SecretBlocked, Rule: "token"}, "x:(elicitation)", "elicitation_blocked"},
+		{ServerEvent{Server: "x", Kind: EventElicitation, Decision: SecretFlagged, Rule: "password"}, "x:(elicitation)", "elicitation_flagged"},
+		{ServerEvent{Server: "x", Kind: EventElicitation, Decision: SecretWouldBlock, Rule: "card"}, "x:(elicitation)", "elicitation_would_block"},
 	}
 	for _, tt := range tests {
 		row := guardRow(tt.ev)

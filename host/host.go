@@ -293,6 +293,12 @@ type Host struct {
 	loginMu sync.Mutex
 	logins  map[string]*Login
 
+	// budgetMu guards budgets, the cost of the tools listed for each
+	// caller with a context window (budget.go). Nothing else is locked
+	// while it is held.
+	budgetMu sync.Mutex
+	budgets  map[budgetKey]budgetCost
+
 	// mu serialises rebuild (so that snapshots are made, and swapped in,
 	// one at a time), the swap of comp against Close, and guards index,
 	// indexed and found.
@@ -396,6 +402,7 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 		noStart:      opts.NoStart,
 	}
 	h.opts.OnListChanged = h.listChanged
+	h.opts.CheckElicit = h.checkElicit
 	if h.opts.SwitchboardHome == "" {
 		h.opts.SwitchboardHome, _ = config.Home(nil)
 	}

@@ -94,12 +94,16 @@ type ServerEvent struct {
 	// Err is why: the connection's end, the failed attempt.
 	Err error
 	// Decision is an EventLaunch's decision ("pinned", "approved",
-	// "held", "warned"); "" for other kinds.
+	// "held", "warned") or an EventElicitation's ("blocked", "flagged",
+	// "would_block"); "" for other kinds.
 	Decision string
 	// Sandbox is the server's sandbox mode, and Outcome how it started
 	// (SandboxEnforced, SandboxPartial, ...), for EventSandbox and
 	// EventSandboxLimit.
 	Sandbox, Outcome string
+	// Rule is what an EventElicitation's form asked for ("password",
+	// "token", "card", "code").
+	Rule string
 }
 
 // observe calls OnCall, if set, with a call's record.
@@ -121,15 +125,18 @@ func (h *Host) event(ev ServerEvent) {
 }
 
 // OutcomeGuard is the outcome of the audit row of a guard's decision about
-// a server, not a call: its tool is "<server>:(launch)" or
-// "<server>:(sandbox)", and its code the decision.
+// a server, not a call: its tool is "<server>:(launch)",
+// "<server>:(sandbox)" or "<server>:(elicitation)", and its code the
+// decision.
 const OutcomeGuard = "guard"
 
 // guardRow is the audit row of a decision a guard made about a server
 // that holds it, refuses or kills it, or starts it against its rule: a
 // launch held ("launch_held") or started under "warn" ("launch_warned"); a
 // required sandbox that refused to start ("sandbox_refused"); a process
-// its sandbox's limits killed or refused ("sandbox_limit"). The decisions
+// its sandbox's limits killed or refused ("sandbox_limit"); a form that
+// asked for a credential ("elicitation_blocked", "elicitation_flagged",
+// "elicitation_would_block"). The decisions
 // that follow the rule (a launch pinned at its first start, or approved,
 // whose pin the store keeps with its time; a start in the sandbox) are
 // counted in the metrics, not written; nil for them.
@@ -142,6 +149,8 @@ func guardRow(ev ServerEvent) *store.Call {
 		what, code = "(sandbox)", "sandbox_refused"
 	case ev.Kind == EventSandboxLimit:
 		what, code = "(sandbox)", "sandbox_limit"
+	case ev.Kind == EventElicitation:
+		what, code = "(elicitation)", "elicitation_"+ev.Decision
 	default:
 		return nil
 	}

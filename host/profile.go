@@ -1,8 +1,10 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -43,20 +45,112 @@ type ProviderTools struct {
 
 // ProviderTools converts ModelTools for a provider format ("mcp",
 // "openai", "openai-responses", "anthropic", "gemini").
+//
+// Where tools are deferred (config: context.deferTools) and the provider
+// has a tool search of its own, its native deferred loading is written
+// instead of Switchboard's tool_search: every tool is given, the deferred
+// ones marked "defer_loading", and the provider's search finds them
+// without their definitions in the model's context. For anthropic, its
+// BM25 tool search tool comes first and each deferred tool carries
+// "defer_loading": true; for openai-responses, its "tool_search" tool
+// comes first and the deferred tools are grouped by server into
+// namespaces (named for the server, described by its instructions' first
+// sentence), each function deferred. tool_search, tool_describe and
+// tool_servers are left out then. Call resolves deferred tools too.
 func (h *Host) ProviderTools(format string) (*ProviderTools, error) {
 	f, err := profile.ParseFormat(format)
 	if err != nil {
 		return nil, fault.New(fault.CodeInvalidInput, "", "convert tools", err)
 	}
+	listed := h.ModelTools()
+	var deferred []Tool
+	if f == profile.Anthropic || f == profile.OpenAIResponses {
+		for _, t := range h.Tools() {
+			if t.Deferred {
+				deferred = append(deferred, t)
+			}
+		}
+	}
+	if len(deferred) > 0 {
+		listed = slices.DeleteFunc(listed, func(t Tool) bool {
+			return t.Name == ToolSearch || t.Name == DescribeTool || t.Name == ListServersTool
+		})
+	}
 	var in []profile.Tool
-	for _, t := range h.ModelTools() {
+	for _, t := range append(listed, deferred...) {
 		in = append(in, profile.Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema})
 	}
 	res, err := profile.Convert(f, in)
 	if err != nil {
 		return nil, fault.New(fault.CodeServerError, "", "convert tools", err)
 	}
-	return &ProviderTools{Format: string(f), Tools: res.Tools, host: h, mapping: res.Mapping}, nil
+	tools := res.Tools
+	if len(deferred) > 0 {
+		tools = h.nativeDeferred(f, res.Tools[:len(listed)], res.Tools[len(listed):], deferred)
+	}
+	return &ProviderTools{Format: string(f), Tools: tools, host: h, mapping: res.Mapping}, nil
+}
+
+// The providers' own tool search tools.
+var (
+	anthropicToolSearch = json.RawMessage(`{"type":"tool_search_tool_bm25_20251119","name":"tool_search_tool_bm25"}`)
+	openAIToolSearch    = json.RawMessage(`{"type":"tool_search"}`)
+)
+
+// nativeDeferred writes a provider's deferred loading (see ProviderTools):
+// listed are the converted listed tools, conv the converted deferred ones,
+// in the order of deferred.
+func (h *Host) nativeDeferred(f profile.Format, listed, conv []json.RawMessage, deferred []Tool) []json.RawMessage {
+	marked := make([]json.RawMessage, len(conv))
+	for i, c := range conv {
+		marked[i] = withMember(c, `"defer_loading":true`)
+	}
+	if f == profile.Anthropic {
+		return append(append([]json.RawMessage{anthropicToolSearch}, listed...), marked...)
+	}
+	out := append([]json.RawMessage{openAIToolSearch}, listed...)
+	var servers []string
+	byServer := map[string][]json.RawMessage{}
+	for i, t := range deferred {
+		if _, ok := byServer[t.Server]; !ok {
+			servers = append(servers, t.Server)
+		}
+		byServer[t.Server] = append(byServer[t.Server], marked[i])
+	}
+	slices.Sort(servers)
+	comp := h.comp.Load()
+	for _, name := range servers {
+		about := ""
+		if s := comp.servers[name]; s != nil {
+			about = firstSentence(s.view())
+		}
+		if about == "" {
+			about = "The tools of the MCP server " + name + "."
+		}
+		ns, _ := json.Marshal(struct {
+			Type        string            `json:"type"`
+			Name        string            `json:"name"`
+			Description string            `json:"description"`
+			Tools       []json.RawMessage `json:"tools"`
+		}{"namespace", profile.NamespaceName(name), about, byServer[name]})
+		out = append(out, ns)
+	}
+	return out
+}
+
+// withMember adds a member to a compact JSON object.
+func withMember(obj json.RawMessage, member string) json.RawMessage {
+	b := bytes.TrimRight(obj, " \t\r\n")
+	if len(b) < 2 || b[len(b)-1] != '}' {
+		return obj
+	}
+	out := make([]byte, 0, len(b)+len(member)+1)
+	out = append(out, b[:len(b)-1]...)
+	if len(b) > 2 {
+		out = append(out, ',')
+	}
+	out = append(out, member...)
+	return append(out, '}')
 }
 
 // JSON returns the value of the provider's "tools" request field: the

@@ -69,18 +69,22 @@ func (h *Host) Search(query string, k int) []Tool {
 //
 // It searches the operator's view: see View.Search for a caller's.
 func (h *Host) SearchContext(ctx context.Context, query string, k int) ([]Tool, error) {
-	return h.search(ctx, h.View(Caller{}), query, k, "")
+	tools, _, err := h.search(ctx, h.View(Caller{}), query, k, "")
+	return tools, err
 }
 
 // search is SearchContext within a view, and within one server of it
 // unless server is "": a view or a server that leaves tools out ranks the
-// whole index and keeps the first k of its own.
-func (h *Host) search(ctx context.Context, v *View, query string, k int, server string) ([]Tool, error) {
+// whole index and keeps the first k of its own. Lexical hits that share
+// no word with the request (the index's trigram fill) follow only when
+// nothing shares one; weak reports that little of the request is in any
+// tool of the view (withoutFill).
+func (h *Host) search(ctx context.Context, v *View, query string, k int, server string) (tools []Tool, weak bool, err error) {
 	h.mu.RLock()
 	ix := h.index
 	h.mu.RUnlock()
 	if ix == nil {
-		return nil, nil
+		return nil, true, nil
 	}
 	if k <= 0 {
 		k = defaultSearchHits
@@ -106,18 +110,19 @@ func (h *Host) search(ctx context.Context, v *View, query string, k int, server 
 	if e := cfg.Context.Search.Embeddings; e == nil {
 		hits = inView(ix.Search(query, depth))
 		hits = hits[:min(k, len(hits))]
+		hits, weak = withoutFill(hits)
 	} else {
 		lex := inView(ix.Search(query, max(depth, fuseDepth)))
 		sem, err := h.semanticRank(ctx, e, query, max(depth, fuseDepth))
 		sem = inView(sem)
 		switch {
 		case err != nil && e.Strict:
-			return nil, fmt.Errorf("tool search: the semantic tier failed: %w", err)
+			return nil, false, fmt.Errorf("tool search: the semantic tier failed: %w", err)
 		case err != nil:
 			h.sem.failed(h.log, "embedding the request", err)
-			hits = lex[:min(k, len(lex))]
+			hits, weak = withoutFill(lex[:min(k, len(lex))])
 		case sem == nil:
-			hits = lex[:min(k, len(lex))]
+			hits, weak = withoutFill(lex[:min(k, len(lex))])
 		default:
 			h.sem.recovered(h.log)
 			// The semantic ranking goes first: a tie between the two
@@ -127,15 +132,34 @@ func (h *Host) search(ctx context.Context, v *View, query string, k int, server 
 		}
 	}
 	var out []Tool
+	over := h.overBudget(v, cfg, snap)
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	found := h.found[v.c.Profile]
 	for _, hit := range hits {
 		if t, ok := snap.Tool(hit.ID); ok {
 			tool := toolOf(t)
-			tool.Deferred = h.deferredLocked(cfg, t, found)
+			tool.Deferred = h.deferredLocked(cfg, t, found, over)
 			out = append(out, tool)
 		}
 	}
-	return append(out, h.heldMatches(v, query, k, server)...), nil
+	return append(out, h.heldMatches(v, query, k, server)...), weak || len(hits) == 0, nil
+}
+
+// weakCoverage is the best hit's search.Hit.Coverage below which an
+// answer says that little of the request is in any tool. On the dev set
+// (internal/search's TestCoverageUnanswerable) it marks 6 % of requests
+// that have a tool and 22 % of those whose server is gone: a hint worth
+// its few tokens, not a filter.
+const weakCoverage = 0.3
+
+// withoutFill drops the hits that share no word with the request (the
+// index's trigram fill, Coverage 0) when some hit shares one, so that an
+// answer is not padded to k with unrelated tools; weak reports that the
+// best hit answers little of the request (weakCoverage).
+func withoutFill(hits []search.Hit) (_ []search.Hit, weak bool) {
+	if len(hits) == 0 || hits[0].Coverage == 0 {
+		return hits, true
+	}
+	return slices.DeleteFunc(hits, func(h search.Hit) bool { return h.Coverage == 0 }), hits[0].Coverage < weakCoverage
 }

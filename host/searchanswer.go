@@ -20,6 +20,7 @@ const (
 	maxParamNote         = 80  // one parameter's description
 	maxParamNotes        = 360 // the line of a tool's parameter descriptions
 	maxEnumShown         = 5   // enum values written before "|…"
+	maxSummaryServers    = 8   // servers named in tool_search's description and weak answers
 )
 
 // sigSchema is what a signature reads of a JSON Schema.
@@ -223,6 +224,17 @@ func searchAnswer(query, server string, hits []Tool, searched int) string {
 		}
 	}
 	return b.String()
+}
+
+// weakHint follows an answer whose tools answer little of the request:
+// what the search reaches, so that the model can ask again in other words
+// or of one server, instead of trying tools that only look alike.
+func weakHint(summary string) string {
+	if summary == "" {
+		return "\n\nLittle of the request is in any tool here."
+	}
+	return "\n\nLittle of the request is in any tool here. This searches " + summary +
+		`; say it in other words, or search one server ("server": NAME).`
 }
 
 // oneLine is s with its runs of white space, new lines included, made one

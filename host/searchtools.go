@@ -41,7 +41,7 @@ func (v *View) runSearch(ctx context.Context, args json.RawMessage, _ *CallOptio
 	case k > maxSearchResults:
 		k = maxSearchResults
 	}
-	hits, err := h.search(ctx, v, a.Query, k, a.Server)
+	hits, weak, err := h.search(ctx, v, a.Query, k, a.Server)
 	if err != nil {
 		return nil, fault.New(fault.CodeUnavailable, "", ToolSearch, err)
 	}
@@ -83,7 +83,11 @@ func (v *View) runSearch(ctx context.Context, args json.RawMessage, _ *CallOptio
 		h.waitChanged(wctx, h.changed())
 		cancel()
 	}
-	return textResult(searchAnswer(a.Query, a.Server, hits, v.countTools(a.Server)))
+	answer := searchAnswer(a.Query, a.Server, hits, v.countTools(a.Server))
+	if weak {
+		answer += weakHint(v.h.serverSummary(v, maxSummaryServers))
+	}
+	return textResult(answer)
 }
 
 // runDescribe is tool_describe: one tool of the view, in full.

@@ -49,6 +49,19 @@ const (
 	SecretWouldBlock  = "would_block"
 )
 
+// blockAction is what a guard that blocks or flags does: SecretBlocked
+// when it would block, SecretWouldBlock when it would but reports only,
+// else SecretFlagged.
+func blockAction(block, report bool) string {
+	switch {
+	case block && report:
+		return SecretWouldBlock
+	case block:
+		return SecretBlocked
+	}
+	return SecretFlagged
+}
+
 // screenArgs applies security.secrets.arguments to a call of tool on sc:
 // each credential in the arguments' string values is flagged, or, with
 // "block" and a server that is not trusted, the call is refused
@@ -62,14 +75,7 @@ func (h *Host) screenArgs(sc *config.Server, tool string, args json.RawMessage) 
 	if err != nil || len(found) == 0 {
 		return nil, nil
 	}
-	block := pol.Arguments == config.SecretsBlock && sc.Trust.Level() != config.TrustTrusted
-	action := SecretFlagged
-	switch {
-	case block && pol.Report:
-		action = SecretWouldBlock
-	case block:
-		action = SecretBlocked
-	}
+	action := blockAction(pol.Arguments == config.SecretsBlock && sc.Trust.Level() != config.TrustTrusted, pol.Report)
 	ds := make([]SecretDecision, len(found))
 	var rules []string
 	for i, f := range found {

@@ -153,7 +153,8 @@ func (v *View) Tools() []Tool { return v.h.modelTools(v) }
 // plain words, best first, deferred ones marked; see
 // [Host.SearchContext].
 func (v *View) Search(ctx context.Context, query string, k int) ([]Tool, error) {
-	return v.h.search(ctx, v, query, k, "")
+	tools, _, err := v.h.search(ctx, v, query, k, "")
+	return tools, err
 }
 
 // Find is [Host.Find] within the view: a tool outside it is not found,

@@ -154,3 +154,13 @@ func assignNames(origs []string, r nameRule, hashAlways bool) map[string]string 
 	}
 	return out
 }
+
+// NamespaceName is the name of an OpenAI namespace for a server's tools:
+// the server's name when it fits the Responses API's function-name rule,
+// else fitted to it with a hash of the whole name, as tool names are.
+func NamespaceName(server string) string {
+	if ruleOpenAI.valid(server) {
+		return server
+	}
+	return fitted(server, ruleOpenAI, hashLen)
+}

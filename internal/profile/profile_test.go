@@ -383,3 +383,15 @@ func TestGeminiUnionRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestNamespaceName: a server name that fits OpenAI's rule is kept, one
+// that does not is fitted with a hash, so two such names stay apart.
+func TestNamespaceName(t *testing.T) {
+	if got := NamespaceName("github"); got != "github" {
+		t.Errorf("NamespaceName(github) = %q", got)
+	}
+	a, b := NamespaceName("my.server"), NamespaceName("my:server")
+	if a == b || !ruleOpenAI.valid(a) || !ruleOpenAI.valid(b) {
+		t.Errorf("NamespaceName: %q and %q", a, b)
+	}
+}

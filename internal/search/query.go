@@ -14,6 +14,7 @@ import (
 // only find documents, not inflate those that already match.
 type group struct {
 	alts []alt
+	word string // the query term the group stands for; "" for a compound of several words
 }
 
 // An alt is one alternative of a group: a term, or a phrase of terms that
@@ -29,6 +30,7 @@ type alt struct {
 // faster than maps at every corpus size this index is meant for.
 type scratch struct {
 	best, total []float64
+	cover       []float64 // the idf of the query terms the doc answers
 	count       []uint8
 	named       []bool // the doc's server prefix is a word of the query
 	gt, touched []int32
@@ -100,7 +102,7 @@ func (ix *Index) Search(query string, k int) []Hit {
 	sc, _ := ix.pool.Get().(*scratch)
 	if sc == nil || len(sc.best) < len(ix.slots) {
 		n := len(ix.slots) + len(ix.slots)/4
-		sc = &scratch{best: make([]float64, n), total: make([]float64, n), count: make([]uint8, n), named: make([]bool, n)}
+		sc = &scratch{best: make([]float64, n), total: make([]float64, n), cover: make([]float64, n), count: make([]uint8, n), named: make([]bool, n)}
 	}
 
 	n := float64(ix.live)
@@ -126,7 +128,9 @@ func (ix *Index) Search(query string, k int) []Hit {
 			sc.best[doc] = v
 		}
 	}
-	named := false // some query word is a server's prefix
+	named := false  // some query word is a server's prefix
+	queryIDF := 0.0 // the idf of all groups, for Hit.Coverage
+	answered := map[string]bool{}
 	for _, g := range groups {
 		// The alternatives of a group share the idf of the most common
 		// one, as if they were one term (Lucene's SynonymQuery does the
@@ -139,6 +143,20 @@ func (ix *Index) Search(query string, k int) []Hit {
 			}
 		}
 		gidf := idf(common)
+		cidf := gidf // the group's idf, for coverage
+		if common == nil {
+			// Phrases only: the rarest first term of one.
+			cidf = 0
+			for _, a := range g.alts {
+				if a.phrase != nil {
+					cidf = max(cidf, idf(ix.post[a.phrase[0]]))
+				}
+			}
+		}
+		queryIDF += cidf
+		if g.word != "" {
+			answered[g.word] = true
+		}
 		for _, a := range g.alts {
 			if a.phrase == nil {
 				ps := ix.post[a.term]
@@ -178,10 +196,21 @@ func (ix *Index) Search(query string, k int) []Hit {
 				sc.touched = append(sc.touched, doc)
 			}
 			sc.total[doc] += sc.best[doc]
+			sc.cover[doc] += cidf
 			sc.count[doc]++
 			sc.best[doc] = 0
 		}
 		sc.gt = sc.gt[:0]
+	}
+
+	// A word of the request that no tool has, nor anything like it,
+	// counts against every tool's coverage as the rarest word would:
+	// "order a pizza" is not answered by a tool that orders.
+	for _, t := range toks {
+		if !t.joined && !answered[t.term] && len(ix.post[t.term]) == 0 {
+			answered[t.term] = true
+			queryIDF += idf(nil)
+		}
 	}
 
 	// Coordination (as in classic Lucene): a document that answers more of
@@ -200,7 +229,7 @@ func (ix *Index) Search(query string, k int) []Hit {
 	// same topic that does something else ("comment on the PR" is not
 	// "update the PR"). Tools whose names name no action are left as they
 	// are.
-	exact := ix.byName[strings.ToLower(strings.TrimSpace(query))]
+	exact := ix.named(query)
 	act, acts := queryAction(toks)
 	if f := strings.Fields(query); act.empty() && len(f) > 0 && questionWords[strings.ToLower(f[0])] {
 		// A question that names no action asks to read: "which alerts
@@ -248,16 +277,73 @@ func (ix *Index) Search(query string, k int) []Hit {
 		ix.fill(&top, sc, d, toks, best)
 	}
 	for _, doc := range exact {
-		if s := sc.total[doc]; s > 0 {
-			top.offer(doc, s+best)
+		top.offer(doc, best+1+sc.total[doc])
+	}
+	hits := top.sorted()
+	for i := range hits {
+		doc := ix.byID[hits[i].ID]
+		switch {
+		case slices.Contains(exact, doc):
+			hits[i].Coverage = 1
+		case queryIDF > 0:
+			hits[i].Coverage = min(1, sc.cover[doc]/queryIDF)
 		}
 	}
 	for _, doc := range sc.touched {
-		sc.total[doc], sc.named[doc] = 0, false
+		sc.total[doc], sc.cover[doc], sc.named[doc] = 0, 0, false
 	}
 	sc.touched = sc.touched[:0]
-	ix.pool.Put(sc) // clean again: best, total and count are all zero
-	return top.sorted()
+	ix.pool.Put(sc) // clean again: best, total, cover and count are all zero
+	return hits
+}
+
+// named returns the tools a request names exactly: the whole request is
+// a tool's model-facing name or its tool part, or one of its words
+// (quotes, backticks and punctuation around it aside) is a model-facing
+// name, or an identifier (with '_', '-' or '.' inside, or a camel-case
+// hump) that is a tool part. A plain word ("search") names no tool: it is
+// a word of the request. mu must be held.
+func (ix *Index) named(query string) []int32 {
+	var out []int32
+	add := func(key string) {
+		for _, s := range ix.byName[key] {
+			if !slices.Contains(out, s) {
+				out = append(out, s)
+			}
+		}
+	}
+	add(strings.ToLower(strings.TrimSpace(query)))
+	for _, w := range strings.Fields(query) {
+		w = strings.Trim(w, "`'\"()[]{}<>,;:!?.")
+		if w == "" {
+			continue
+		}
+		if _, tool := splitName(w); tool != w || identifier(w) {
+			add(strings.ToLower(w))
+		}
+	}
+	return out
+}
+
+// identifier reports whether a word of a request is written as an
+// identifier: '_', '-' or '.' between letters or digits, or a lower-case
+// letter followed by an upper-case one.
+func identifier(w string) bool {
+	for i := 1; i+1 < len(w); i++ {
+		if (w[i] == '_' || w[i] == '-' || w[i] == '.') && w[i-1] != w[i] && isAlnum(w[i-1]) && isAlnum(w[i+1]) {
+			return true
+		}
+	}
+	for i := 1; i < len(w); i++ {
+		if w[i-1] >= 'a' && w[i-1] <= 'z' && w[i] >= 'A' && w[i] <= 'Z' {
+			return true
+		}
+	}
+	return false
+}
+
+func isAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
 // expand turns query tokens into scoring groups; mu must be held.
@@ -339,6 +425,7 @@ func (ix *Index) expand(query string, toks []token, d *derived) []group {
 			}
 		}
 		if len(g.alts) > 0 {
+			g.word = t.term
 			groups = append(groups, g)
 		}
 	}

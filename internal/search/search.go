@@ -11,7 +11,8 @@
 // request asks for (against the actions of a tool's name and its
 // description's leading verb), a server it names and the number of its
 // object weigh on their own against the words it shares with a tool
-// (query.go).
+// (query.go). A tool named in a request ranks first, and each hit says
+// how much of the request it answers (Hit.Coverage).
 package search
 
 import (
@@ -39,6 +40,10 @@ type Param struct{ Name, Description string }
 type Hit struct {
 	ID    string
 	Score float64 // BM25F score: higher is better; comparable only within one Search
+	// Coverage is the share of the request's informative words (by
+	// their idf) that the tool answers, from 0 (only trigrams, or
+	// nothing) to 1 (all of them, or the request names the tool).
+	Coverage float64
 }
 
 // The fields of a document. BM25F (Robertson, Zaragoza and Taylor, 2004)
@@ -106,7 +111,7 @@ type Index struct {
 
 	mu     sync.RWMutex            // guards what follows; readers: Search, Len; writers: Upsert, Remove
 	byID   map[string]int32        // ID → slot
-	byName map[string][]int32      // lower-cased Name → slots, for exact-name queries
+	byName map[string][]int32      // lower-cased Name, and its tool part (after the server prefix) → slots, for tools named in a request
 	slots  []slot                  // slot numbers are reused after Remove
 	free   []int32                 // free slots, reused last-in first-out
 	post   map[string][]posting    // term → postings sorted by slot
@@ -201,7 +206,9 @@ func (ix *Index) Upsert(docs ...Doc) {
 		}
 		ix.byID[p.id] = s
 		ix.slots[s] = slot{id: p.id, name: p.name, live: true, lens: p.lens, terms: p.terms, act: p.act, many: p.many}
-		ix.byName[p.name] = append(ix.byName[p.name], s)
+		for _, n := range nameKeys(p.name) {
+			ix.byName[n] = append(ix.byName[n], s)
+		}
 		for f, n := range p.lens {
 			ix.sumLen[f] += float64(n)
 		}
@@ -265,10 +272,12 @@ func (ix *Index) unlink(s int32) {
 	for f, n := range sl.lens {
 		ix.sumLen[f] -= float64(n)
 	}
-	if same := slices.DeleteFunc(ix.byName[sl.name], func(x int32) bool { return x == s }); len(same) > 0 {
-		ix.byName[sl.name] = same
-	} else {
-		delete(ix.byName, sl.name)
+	for _, n := range nameKeys(sl.name) {
+		if same := slices.DeleteFunc(ix.byName[n], func(x int32) bool { return x == s }); len(same) > 0 {
+			ix.byName[n] = same
+		} else {
+			delete(ix.byName, n)
+		}
 	}
 	ix.live--
 	sl.live = false
@@ -337,6 +346,15 @@ func lead(desc string) string {
 		}
 	}
 	return desc
+}
+
+// nameKeys are the keys of a lower-cased model-facing name in byName:
+// the name, and its tool part when it has a server prefix.
+func nameKeys(name string) []string {
+	if _, tool := splitName(name); tool != name {
+		return []string{name, tool}
+	}
+	return []string{name}
 }
 
 // splitName splits a model-facing name at its first "__" into the server

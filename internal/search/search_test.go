@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -409,4 +410,39 @@ func FuzzSearch(f *testing.F) {
 			seen[h.ID] = true
 		}
 	})
+}
+
+// TestNamedInRequest: a tool named exactly in a request ranks first,
+// whether by its model-facing name or by its tool part written as an
+// identifier, and answers the whole request (Coverage 1); a plain word
+// that happens to be a tool's name is only a word.
+func TestNamedInRequest(t *testing.T) {
+	ix := New()
+	ix.Upsert(
+		Doc{ID: "gh__create_issue", Name: "gh__create_issue", Description: "Create an issue in a repository"},
+		Doc{ID: "gh__search", Name: "gh__search", Description: "Search code"},
+		Doc{ID: "jira__create_ticket", Name: "jira__create_ticket", Description: "File a new bug report or ticket in a project"},
+		Doc{ID: "web__fetch", Name: "web__fetch", Description: "Fetch a URL and search the page for a bug report"},
+	)
+	for q, want := range map[string]string{
+		"use `gh__create_issue` to file the bug report": "gh__create_issue",
+		"file the bug report with create_issue please":  "gh__create_issue",
+		"gh__create_issue":                        "gh__create_issue",
+		"file a bug report (jira__create_ticket)": "jira__create_ticket",
+		"search for a bug report":                 "web__fetch",
+	} {
+		hits := ix.Search(q, 3)
+		if len(hits) == 0 || hits[0].ID != want {
+			t.Errorf("Search(%q) = %v, want %s first", q, hits, want)
+			continue
+		}
+		if strings.Contains(q, want) || strings.Contains(q, "create_issue") {
+			if hits[0].Coverage != 1 {
+				t.Errorf("Search(%q): the named tool's coverage %v, want 1", q, hits[0].Coverage)
+			}
+		}
+	}
+	if hits := ix.Search("zebra bug", 4); len(hits) == 0 || hits[0].Coverage <= 0 || hits[0].Coverage >= 1 {
+		t.Errorf("a request half answered: %v, want a coverage between 0 and 1", hits)
+	}
 }

@@ -79,7 +79,7 @@ func NewMetrics(src Source) *Metrics {
 		}, []string{"reason"}),
 		secrets: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "switchboard_secret_decisions_total",
-			Help: "Credentials found in tool calls, by direction (arguments, results), rule (github-token, jwt, ...) and action (redacted, flagged, blocked; would_redact, would_block in report-only mode).",
+			Help: "Credentials found in tool calls, by direction (arguments, results), rule (github-token, jwt, ...) and action (redacted, flagged, blocked; would_redact, would_block in report-only mode); and servers' forms that asked for one (direction elicitation, rule password, token, card or code).",
 		}, []string{"direction", "rule", "action"}),
 	}
 	m.reg.MustRegister(m.calls, m.callers, m.latency, m.events, m.launches, m.sandbox, m.refusals, m.secrets, &gauges{src: src})
@@ -128,6 +128,9 @@ func (m *Metrics) Event(ev host.ServerEvent) {
 		return
 	}
 	m.events.WithLabelValues(ev.Server, string(ev.Kind)).Inc()
+	if ev.Kind == host.EventElicitation {
+		m.secrets.WithLabelValues(host.SecretsElicitation, ev.Rule, ev.Decision).Inc()
+	}
 	if ev.Kind == host.EventSandbox {
 		m.sandbox.WithLabelValues(ev.Server, ev.Sandbox, ev.Outcome).Inc()
 	}

@@ -319,3 +319,29 @@ func TestLaunchDecisionMetric(t *testing.T) {
 		t.Errorf("a launch decision counted as a server event: %v", got)
 	}
 }
+
+// TestElicitationSecretMetric: a server's form that asked for a
+// credential is counted among the secret decisions, direction
+// elicitation, by what it asked for and what was done.
+func TestElicitationSecretMetric(t *testing.T) {
+	cfg, err := config.Parse([]byte(`{"mcpServers": {}}`), "test.json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := host.Open(context.Background(), cfg, &host.Options{Ephemeral: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	src := &later{}
+	src.h.Store(h)
+	m := telemetry.NewMetrics(src)
+	m.Event(host.ServerEvent{Server: "x", Kind: host.EventElicitation, Decision: host.SecretBlocked, Rule: "token"})
+	m.Event(host.ServerEvent{Server: "x", Kind: host.EventElicitation, Decision: host.SecretFlagged, Rule: "password"})
+	fams := scrape(t, m)
+	for _, c := range []struct{ rule, action string }{{"token", "blocked"}, {"password", "flagged"}} {
+		if got := value(fams, "switchboard_secret_decisions_total", map[string]string{"direction": "elicitation", "rule": c.rule, "action": c.action}); got != 1 {
+			t.Errorf("%s %s = %v, want 1", c.rule, c.action, got)
+		}
+	}
+}

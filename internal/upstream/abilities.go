@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"fmt"
+	"maps"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -62,4 +63,39 @@ func (c *Conn) allowedCapabilities(caps map[string]any) map[string]any {
 		}
 	}
 	return caps
+}
+
+// checkElicit puts an elicitation to Options.CheckElicit, when set.
+func (c *Conn) checkElicit(p *mcp.ElicitParams) (*mcp.ElicitParams, error) {
+	if c.opts.CheckElicit == nil || p == nil {
+		return p, nil
+	}
+	out, err := c.opts.CheckElicit(c.server.Name, p)
+	if err != nil {
+		c.log.Warn("elicitation refused", "err", err)
+	}
+	return out, err
+}
+
+// checkElicitInput is checkElicit for the elicitations of a 2026-07-28
+// round of input requests: reqs itself when none changes, else a copy.
+func (c *Conn) checkElicitInput(reqs mcp.InputRequestMap) (mcp.InputRequestMap, error) {
+	out, cloned := reqs, false
+	for id, r := range reqs {
+		e, ok := r.(*mcp.ElicitParams)
+		if !ok {
+			continue
+		}
+		checked, err := c.checkElicit(e)
+		if err != nil {
+			return nil, fmt.Errorf("input request %q: %w", id, err)
+		}
+		if checked != e {
+			if !cloned {
+				out, cloned = maps.Clone(reqs), true
+			}
+			out[id] = checked
+		}
+	}
+	return out, nil
 }

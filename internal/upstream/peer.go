@@ -148,12 +148,16 @@ func (c *Conn) onElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Elici
 		c.log.Warn("elicitation refused: not allowed for this server", "trust", c.server.Trust.Level())
 		return nil, c.refused("elicitation")
 	}
+	params, err := c.checkElicit(req.Params)
+	if err != nil {
+		return nil, err
+	}
 	p, err := c.peerFor(ctx)
 	if err != nil {
 		c.log.Warn("elicitation refused", "err", err)
 		return nil, err
 	}
-	return p.Elicit(ctx, c.server.Name, req.Params)
+	return p.Elicit(ctx, c.server.Name, params)
 }
 
 // askMiddleware answers a legacy server's roots/list from the call's peer
@@ -220,6 +224,10 @@ const maxRounds = 10
 func (c *Conn) answerInput(ctx context.Context, peer Peer, op string, round int, reqs mcp.InputRequestMap, state string) (mcp.InputResponseMap, error) {
 	if err := c.checkInput(reqs); err != nil {
 		c.log.Warn("input request refused", "err", err)
+		return nil, fault.New(fault.CodePolicyBlocked, c.server.Name, op, err)
+	}
+	reqs, err := c.checkElicitInput(reqs)
+	if err != nil {
 		return nil, fault.New(fault.CodePolicyBlocked, c.server.Name, op, err)
 	}
 	if p, ok := peer.(InputPasser); ok && p.PassInput() {

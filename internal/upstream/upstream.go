@@ -77,6 +77,11 @@ type Options struct {
 	// OnListChanged, when set, is called when a server says its tools,
 	// prompts or resources changed. It must not block.
 	OnListChanged func(server string)
+	// CheckElicit, when set, is given each elicitation a server makes
+	// (both eras) before anyone is asked: it returns the request to put
+	// to the person (the same, or with a warning in its message) or an
+	// error, which refuses it. It names the server.
+	CheckElicit func(server string, p *mcp.ElicitParams) (*mcp.ElicitParams, error)
 	// Forward declares sampling, elicitation and roots to servers, and
 	// routes their requests to the Peer of the call that caused them (see
 	// WithPeer). Without it Switchboard declares none of them.
