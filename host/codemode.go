@@ -193,6 +193,7 @@ func (v *View) runCode(ctx context.Context, args json.RawMessage, opts *CallOpti
 // and answers with what it returned.
 func (v *View) runScript(ctx context.Context, src string, opts *CallOptions) (json.RawMessage, error) {
 	h := v.h
+	v.awaitStarting(ctx)
 	snap, sc := h.snapshot(), v.scope()
 	var tools []codemode.Tool
 	for _, t := range snap.Tools() {
@@ -234,6 +235,21 @@ func (v *View) runScript(ctx context.Context, src string, opts *CallOptions) (js
 		text = s
 	}
 	return textResult(text)
+}
+
+// awaitStarting waits for the view's servers that are still starting
+// (their tools not known yet), each bounded by ctx and its start-up
+// timeout, so that a script finds their tools as a direct call of one
+// would. A server that fails to start is left out.
+func (v *View) awaitStarting(ctx context.Context) {
+	var wg sync.WaitGroup
+	comp := v.h.comp.Load()
+	for _, name := range v.servers() {
+		if s := comp.servers[name]; s != nil && s.currentState() == StateStarting {
+			wg.Go(func() { _ = v.h.Await(ctx, name) })
+		}
+	}
+	wg.Wait()
 }
 
 // innerOptions are the options of a script's inner calls: the script's

@@ -262,3 +262,17 @@ func TestStoredScripts(t *testing.T) {
 		t.Fatalf("script__sum once approved = %q", got)
 	}
 }
+
+// TestCodeRunWaitsForStartingServers: a script run while a server of its
+// view is still starting finds that server's tools once it has started,
+// as a direct call of one waits for it.
+func TestCodeRunWaitsForStartingServers(t *testing.T) {
+	h := openWith(t, parseDoc(t, map[string]any{
+		"context":    map[string]any{"codeMode": map[string]any{"enabled": true, "cpuMs": 60000}},
+		"mcpServers": map[string]any{"demo": demoServer(t)},
+	}), &host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond, StartupWait: -1})
+	res, err := codeRun(t.Context(), h.View(host.Caller{}), `return (await demo.add({a: 1, b: 1})).sum`)
+	if err != nil || res.Text != "2" {
+		t.Fatalf("a script at once after Open: %v, %v", res, err)
+	}
+}
