@@ -262,7 +262,7 @@ func (r *run) run(src string, tools []Tool) (res *Result, err error) {
 			r.settled = true
 			out, err := post.Call(quickjs.UndefinedValue, "s", v)
 			if err != nil {
-				r.failure = err.Error()
+				r.postFailed(err)
 				return
 			}
 			r.value, _ = out.(string)
@@ -270,7 +270,7 @@ func (r *run) run(src string, tools []Tool) (res *Result, err error) {
 			r.settled = true
 			out, err := post.Call(quickjs.UndefinedValue, "d", v)
 			if err != nil {
-				r.failure = err.Error()
+				r.postFailed(err)
 				return
 			}
 			r.failure, _ = out.(string)
@@ -313,6 +313,16 @@ func (r *run) run(src string, tools []Tool) (res *Result, err error) {
 	}
 	res.Value = json.RawMessage(r.value)
 	return res, nil
+}
+
+// postFailed records that serialising the result or describing the
+// exception failed: a limit stopped it (a toJSON or toString that loops),
+// or it threw.
+func (r *run) postFailed(err error) {
+	r.failure = err.Error()
+	if msg := r.failure; strings.Contains(msg, "interrupted") || strings.Contains(msg, "out of memory") || strings.Contains(msg, "stack overflow") {
+		r.stop = r.failed(err)
+	}
 }
 
 // js runs f, which enters JavaScript, within what is left of the CPU

@@ -105,6 +105,8 @@ func TestRunHostile(t *testing.T) {
 		{"infinite loop", `while (true) {}`, fault.CodeTimeout, ReasonCPU, 0},
 		{"loop catching", `for (;;) { try { while (true) {} } catch (e) {} }`, fault.CodeTimeout, ReasonCPU, 0},
 		{"async loop", `for (;;) await null`, fault.CodeTimeout, ReasonCPU, 0},
+		{"looping toJSON", `return {toJSON() { for (;;) {} }}`, fault.CodeTimeout, ReasonCPU, 0},
+		{"looping toString", `throw {toString() { for (;;) {} }}`, fault.CodeTimeout, ReasonCPU, 0},
 		{"memory bomb", `const a = []; for (;;) a.push("x".repeat(1000) + a.length)`, fault.CodeTooLarge, ReasonMemory, 0},
 		{"string doubling", `let s = "x"; for (;;) s += s`, fault.CodeTooLarge, ReasonMemory, 0},
 		{"deep recursion", `function f(n) { return f(n + 1) + 1 } return f(0)`, fault.CodeTooLarge, ReasonStack, 0},
