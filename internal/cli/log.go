@@ -15,6 +15,7 @@ import (
 type logFlags struct {
 	limit  int    // -n
 	caller string // --client
+	script string // --run
 }
 
 func logCommand(*run) *command {
@@ -26,6 +27,7 @@ func logCommand(*run) *command {
 		flags: func(fs *pflag.FlagSet) {
 			fs.IntVarP(&f.limit, "n", "n", f.limit, "show at most `N` calls")
 			fs.StringVar(&f.caller, "client", "", "show only the calls of the gateway client `NAME`")
+			fs.StringVar(&f.script, "run", "", "show only the rows of the script run `ID` (code mode): the script's and its calls'")
 		},
 		live: func() liveFunc {
 			return func(r *run, c *control.Client) int {
@@ -64,10 +66,10 @@ func (f *logFlags) run(r *run) int {
 	})
 }
 
-// filter is log's filter: its argument, SERVER or SERVER:TOOL, -n and
-// --client.
+// filter is log's filter: its argument, SERVER or SERVER:TOOL, -n,
+// --client and --run.
 func (f *logFlags) filter(r *run) store.CallFilter {
-	cf := store.CallFilter{Limit: f.limit, Caller: f.caller}
+	cf := store.CallFilter{Limit: f.limit, Caller: f.caller, Run: f.script}
 	if len(r.args) == 1 {
 		server, tool, one := control.Cut(r.args[0])
 		cf.Server = server

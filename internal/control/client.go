@@ -135,6 +135,9 @@ func (c *Client) Calls(ctx context.Context, f store.CallFilter) ([]store.Call, e
 	if f.Outcome != "" {
 		q.Set("outcome", f.Outcome)
 	}
+	if f.Run != "" {
+		q.Set("run", f.Run)
+	}
 	if f.Limit > 0 {
 		q.Set("limit", strconv.Itoa(f.Limit))
 	}
