@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/internal/codemode"
 	"github.com/switchboard-mcp/switchboard/internal/jsonscan"
+	"github.com/switchboard-mcp/switchboard/internal/names"
 	"github.com/switchboard-mcp/switchboard/internal/registry"
 	"github.com/switchboard-mcp/switchboard/internal/tokens"
 )
@@ -201,6 +203,7 @@ func (v *View) runScript(ctx context.Context, src string, opts *CallOptions) (js
 			tools = append(tools, codeToolOf(t))
 		}
 	}
+	tools = append(tools, v.heldTools()...)
 	inner := innerOptions(opts)
 	var mu sync.Mutex
 	var made []string
@@ -235,6 +238,29 @@ func (v *View) runScript(ctx context.Context, src string, opts *CallOptions) (js
 		text = s
 	}
 	return textResult(text)
+}
+
+// heldTools are the view's tools held for review, which are in no
+// snapshot: a script may call them as a direct call may, and the call is
+// refused with the hold (their definitions, which may be the poison, are
+// never declared).
+func (v *View) heldTools() []codemode.Tool {
+	comp, sc := v.h.comp.Load(), v.scope()
+	var out []codemode.Tool
+	for _, c := range comp.cfg.Servers {
+		s := comp.servers[c.Name]
+		if s == nil || !sc.hasServer(c.Name) {
+			continue
+		}
+		sv := s.view()
+		for _, tool := range slices.Concat(sv.held, sv.injHeld) {
+			id := names.ID{Server: c.Name, Name: tool}
+			if tool != "" && sc.hasToolID(id) {
+				out = append(out, codemode.Tool{Server: c.Name, Name: tool, Call: names.ModelName(names.Prefix(c.Prefix), tool)})
+			}
+		}
+	}
+	return out
 }
 
 // awaitStarting waits for the view's servers that are still starting

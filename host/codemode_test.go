@@ -11,6 +11,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/testkit"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/proc"
 )
 
@@ -274,5 +275,32 @@ func TestCodeRunWaitsForStartingServers(t *testing.T) {
 	res, err := codeRun(t.Context(), h.View(host.Caller{}), `return (await demo.add({a: 1, b: 1})).sum`)
 	if err != nil || res.Text != "2" {
 		t.Fatalf("a script at once after Open: %v, %v", res, err)
+	}
+}
+
+// TestCodeRunHeldTool: a script's call of a tool held for review stops
+// the script with the hold's code, naming the call; once a person
+// approves the tool, the same script runs.
+func TestCodeRunHeldTool(t *testing.T) {
+	h := openWith(t, parseDoc(t, map[string]any{
+		"context":    map[string]any{"codeMode": map[string]any{"enabled": true, "cpuMs": 60000}},
+		"mcpServers": map[string]any{"s": child(t, testkit.ModeServer, map[string]any{"approval": "manual", "sandbox": testSandbox})},
+	}), &host.Options{StateDir: t.TempDir(), StopTimeout: 500 * time.Millisecond})
+	ctx := t.Context()
+	if err := h.Await(ctx, "s"); err != nil {
+		t.Fatal(err)
+	}
+	v := h.View(host.Caller{})
+	script := `try { return await s.echo({text: "through"}) } catch (e) { return "caught " + e.code }`
+	_, err := codeRun(ctx, v, script)
+	if fault.CodeOf(err) != fault.CodeDefinitionChanged || !strings.Contains(err.Error(), "stopped at call 1, s__echo") {
+		t.Fatalf("a held tool in a script: %v, want definition_changed naming the call", err)
+	}
+	if _, err := h.Approve(ctx, "s:echo"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := codeRun(ctx, v, script)
+	if err != nil || res.Text != "through" {
+		t.Fatalf("once approved: %v, %v", res, err)
 	}
 }
