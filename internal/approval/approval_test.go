@@ -136,7 +136,9 @@ func TestLabels(t *testing.T) {
 	}{
 		{"config", Tool{ID: "priv:read", Name: "read", Trust: policy.Trusted}, Set{Private: true}, SourceConfig},
 		{"config beats preset", Tool{ID: "gh:get_me", Name: "get_me", Preset: "github"}, Set{}, SourceConfig},
-		{"github read", Tool{ID: "gh:get_issue", Name: "get_issue", Preset: "github"}, Set{Private: true, Untrusted: true}, SourcePreset},
+		{"github issue", Tool{ID: "gh:get_issue", Name: "get_issue", Preset: "github"}, Set{Untrusted: true}, SourcePreset},
+		{"github file", Tool{ID: "gh:get_file_contents", Name: "get_file_contents", Preset: "github"}, Set{Private: true}, SourcePreset},
+		{"github other read", Tool{ID: "gh:get_team", Name: "get_team", Preset: "github"}, Set{Private: true, Untrusted: true}, SourcePreset},
 		{"github pull request", Tool{ID: "gh:create_pull_request", Name: "create_pull_request", Preset: "github"}, Set{Outward: true}, SourcePreset},
 		{"fetch", Tool{ID: "f:fetch", Name: "fetch", Preset: "fetch"}, Set{Untrusted: true, Outward: true}, SourcePreset},
 		{"trusted, no hints", Tool{ID: "t:x", Name: "x", Trust: policy.Trusted}, Set{}, SourceDefault},

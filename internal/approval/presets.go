@@ -15,21 +15,26 @@ type presetEntry struct {
 
 var (
 	private          = Set{Private: true}
+	untrusted        = Set{Untrusted: true}
 	privateUntrusted = Set{Private: true, Untrusted: true}
 	untrustedOutward = Set{Untrusted: true, Outward: true}
 	outward          = Set{Outward: true}
 	none             = Set{}
 )
 
-// presets are the built-in labels. Reading an issue, a pull request or a
-// file of a repository may read a private one and content a stranger
-// wrote, so GitHub's reads are both private and untrusted; what creates
-// or changes something on GitHub is outward. A fetch or a search sends
+// presets are the built-in labels. On GitHub, issues, pull requests,
+// comments and reviews are content anyone may have written (untrusted);
+// files, code, commits and branches are the repository's (private: the
+// guard cannot tell a public repository from a private one); another read
+// is both; what creates or changes something is outward, since it can
+// publish what it is given. A fetch or a search sends
 // its URL or query out and brings back a stranger's page.
 var presets = map[string][]presetEntry{
 	"github": {
 		{[]string{"create_*", "update_*", "push_*", "merge_*", "fork_*", "add_*", "delete_*", "request_*", "submit_*", "assign_*", "dismiss_*", "mark_*", "manage_*", "rerun_*", "run_*", "cancel_*"}, outward},
 		{[]string{"get_me"}, none},
+		{[]string{"*issue*", "*pull_request*", "*comment*", "*discussion*", "*notification*", "*review*"}, untrusted},
+		{[]string{"get_file_contents", "search_code", "*commit*", "*branch*", "*tag*", "*release*", "get_repository*", "list_repositories*", "search_repositories"}, private},
 		{[]string{"get_*", "list_*", "search_*", "download_*"}, privateUntrusted},
 	},
 	"gitlab": {
@@ -52,7 +57,7 @@ var presets = map[string][]presetEntry{
 	},
 	"browser": {
 		{[]string{"*navigate*", "*goto*", "*fetch*", "*open*"}, untrustedOutward},
-		{[]string{"*"}, Set{Untrusted: true}},
+		{[]string{"*"}, untrusted},
 	},
 	"slack": {
 		{[]string{"*post*", "*reply*", "*send*", "*add_reaction*", "*create*", "*update*"}, outward},
