@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -112,7 +113,46 @@ type gates struct {
 	labels  *approval.Labeler
 }
 
-type gatesCache struct{ p atomic.Pointer[gates] }
+// gatesCache holds the compiled gates of the configuration in force, and
+// the flow marks this process has written, so that a flow's label from a
+// tool is written to the store once, not at every call.
+type gatesCache struct {
+	p atomic.Pointer[gates]
+
+	mu     sync.Mutex
+	marked map[store.FlowMark]struct{} // Time zero; cleared past maxMarked
+}
+
+// maxMarked bounds the marks remembered as written; past it the memory is
+// cleared (a mark written again is kept as it was).
+const maxMarked = 10_000
+
+// written reports whether m was written by this process already, and
+// remembers it otherwise.
+func (c *gatesCache) written(m store.FlowMark) bool {
+	m.Time = time.Time{}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.marked[m]; ok {
+		return true
+	}
+	if c.marked == nil || len(c.marked) >= maxMarked {
+		c.marked = make(map[store.FlowMark]struct{})
+	}
+	c.marked[m] = struct{}{}
+	return false
+}
+
+// forget drops ms from the marks remembered as written (their write
+// failed).
+func (c *gatesCache) forget(ms []store.FlowMark) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, m := range ms {
+		m.Time = time.Time{}
+		delete(c.marked, m)
+	}
+}
 
 // gatesFor returns the compiled gates of cfg (validated: its globs
 // compile), compiling them once per configuration.
@@ -449,8 +489,9 @@ func (h *Host) markFlow(ctx context.Context, t *registry.Tool, sc *config.Server
 	flow := flowOf(opts)
 	var ms []store.FlowMark
 	for _, l := range []string{approval.Private, approval.Untrusted} {
-		if set.Has(l) {
-			ms = append(ms, store.FlowMark{Flow: flow, Label: l, Tool: t.ID.String(), Time: h.now()})
+		m := store.FlowMark{Flow: flow, Label: l, Tool: t.ID.String(), Time: h.now()}
+		if set.Has(l) && !h.callGates.written(m) {
+			ms = append(ms, m)
 		}
 	}
 	if len(ms) == 0 {
@@ -459,6 +500,7 @@ func (h *Host) markFlow(ctx context.Context, t *registry.Tool, sc *config.Server
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flowTimeout)
 	defer cancel()
 	if err := h.store.MarkFlow(sctx, ms...); err != nil {
+		h.callGates.forget(ms)
 		h.storeReached(err)
 		h.log.Warn("flow labels not recorded", "tool", t.ID.String(), "err", err)
 	}

@@ -23,6 +23,7 @@ import (
 // clock and the call records kept.
 type gateRig struct {
 	h    *host.Host
+	cfg  *config.Config
 	st   store.Store
 	mark string // the server's record of the pull requests it opened
 	mu   sync.Mutex
@@ -53,7 +54,7 @@ func openGate(t *testing.T, policy map[string]any, approver host.Approver) *gate
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	r.st = st
+	r.st, r.cfg = st, cfg
 	r.h = openWith(t, cfg, &host.Options{Store: st, StopTimeout: 500 * time.Millisecond, Clock: r.clock, Approve: approver,
 		OnCall: func(c host.CallRecord) {
 			r.mu.Lock()
@@ -322,5 +323,42 @@ func TestFlowGuardApprove(t *testing.T) {
 	held, _ := r.h.HeldCalls(context.Background(), store.ApprovalPending)
 	if len(held) != 1 || held[0].Reason != "flow" || !strings.Contains(held[0].Detail, "github:get_issue") {
 		t.Errorf("held = %+v", held)
+	}
+}
+
+// TestHeldCallAcrossReplicas: two hosts sharing one store (replicas) see
+// the same held calls and the same flows: a call held on one is approved
+// through the other and made on either, once; a flow tainted on one is
+// refused on the other.
+func TestHeldCallAcrossReplicas(t *testing.T) {
+	a := openGate(t, map[string]any{"approve": map[string]any{"tools": []string{"github:create_*"}}, "flow": map[string]any{"mode": "refuse"}}, nil)
+	b := openWith(t, a.cfg, &host.Options{Store: a.st, StopTimeout: 500 * time.Millisecond, Clock: a.clock})
+	callB := func(session, name, args string) error {
+		_, err := b.View(host.Caller{Client: "claude", Session: session}).Call(context.Background(), name, json.RawMessage(args), nil)
+		return err
+	}
+	if _, err := a.callAs("s1", "github__create_pull_request", `{"title":"x"}`); fault.CodeOf(err) != fault.CodeApprovalRequired {
+		t.Fatalf("held on a: %v", err)
+	}
+	held, err := b.HeldCalls(context.Background(), store.ApprovalPending)
+	if err != nil || len(held) != 1 {
+		t.Fatalf("b's held calls = %v, %v", held, err)
+	}
+	if _, err := b.DecideCall(context.Background(), held[0].ID, true, "ui:operator"); err != nil {
+		t.Fatal(err)
+	}
+	if err := callB("s1", "github__create_pull_request", `{"title":"x"}`); err != nil {
+		t.Errorf("the approved call on b: %v", err)
+	}
+	if _, err := a.callAs("s1", "github__create_pull_request", `{"title":"x"}`); fault.CodeOf(err) != fault.CodeApprovalRequired {
+		t.Errorf("the same approval used again on a: %v", err)
+	}
+
+	a.callAs("s2", "github__get_issue", `{}`)
+	if err := callB("s2", "github__get_file_contents", `{}`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.callAs("s2", "github__create_pull_request", `{"title":"y"}`); fault.CodeOf(err) != fault.CodeFlowBlocked {
+		t.Errorf("a flow tainted across replicas: %v, want flow_blocked", err)
 	}
 }
