@@ -95,3 +95,34 @@ func TestApproveCallOnLiveGateway(t *testing.T) {
 		t.Errorf("no audit row says who approved:\n%s", sb("log", "--json").stdout)
 	}
 }
+
+// TestCallHeldAtTerminal: the CLI's own call puts a held call to the
+// person at its terminal; "y" approves it there and the call returns its
+// result, "n" denies it; the audit log records the terminal's decision.
+func TestCallHeldAtTerminal(t *testing.T) {
+	home := t.TempDir()
+	exe, _ := os.Executable()
+	data, _ := json.Marshal(map[string]any{
+		"mcpServers": map[string]any{"demo": map[string]any{"command": exe, "args": []string{"demo-server"}}},
+		"policy":     map[string]any{"approve": map[string]any{"tools": []string{"demo:echo"}}},
+	})
+	if err := os.WriteFile(filepath.Join(home, "config.json"), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tm := startTerm(t, home, "call", "demo__echo", "text=at the terminal")
+	tm.waitFor("Approve it? [y/N]")
+	tm.send("y\r")
+	if code := tm.exit(); code != 0 || !strings.HasSuffix(strings.TrimSpace(tm.plain()), "at the terminal") {
+		t.Fatalf("approved at the terminal: exit %d\n%s", code, tm.plain())
+	}
+	tm = startTerm(t, home, "call", "demo__echo", "text=refused")
+	tm.waitFor("Approve it? [y/N]")
+	tm.send("n\r")
+	if code := tm.exit(); code == 0 || !strings.Contains(tm.plain(), "approval_denied") {
+		t.Errorf("denied at the terminal: exit %d\n%s", code, tm.plain())
+	}
+	out := run(t, "log", "--json", "--home", home).stdout
+	if !strings.Contains(out, " by terminal:") {
+		t.Errorf("the audit log does not record the terminal's decision:\n%s", out)
+	}
+}
