@@ -111,6 +111,7 @@ type gates struct {
 	flow    config.Flow
 	rules   *approval.Rules
 	labels  *approval.Labeler
+	presets sync.Map // server name → its preset (presetOf), "" for none
 }
 
 // gatesCache holds the compiled gates of the configuration in force, and
@@ -219,9 +220,20 @@ type gateNote struct {
 
 // labelsOf returns the data-flow labels of t on sc.
 func (g *gates) labelsOf(t *registry.Tool, sc *config.Server) approval.Set {
-	set, _ := g.labels.Labels(approval.Tool{ID: t.ID.String(), Name: t.ID.Name, Preset: presetOf(sc),
+	set, _ := g.labels.Labels(approval.Tool{ID: t.ID.String(), Name: t.ID.Name, Preset: g.presetOf(sc),
 		Trust: policy.Trust(sc.Trust.Level()), Annotations: annotationsOf(t)})
 	return set
+}
+
+// presetOf is presetOf(sc), worked out once per server of the
+// configuration.
+func (g *gates) presetOf(sc *config.Server) string {
+	if p, ok := g.presets.Load(sc.Name); ok {
+		return p.(string)
+	}
+	p := presetOf(sc)
+	g.presets.Store(sc.Name, p)
+	return p
 }
 
 // presetOf names the well-known server sc is, "" for none.
@@ -271,10 +283,14 @@ func (h *Host) gate(ctx context.Context, t *registry.Tool, sc *config.Server, ar
 	op := fmt.Sprintf("call tool %q", t.ID.Name)
 	reasons, detail := g.rules.Need(approval.Call{ID: id, Trust: policy.Trust(sc.Trust.Level()), Annotations: annotationsOf(t)})
 	report := g.approve.Report
-	flow := flowOf(opts)
 	var note gateNote
-	if g.flow.Mode != config.FlowOff && h.store != nil && g.labelsOf(t, sc).Outward {
-		if taint := h.tainted(ctx, flow, g.labelsOf(t, sc)); taint != "" {
+	if g.flow.Mode != config.FlowOff && h.store != nil {
+		set := g.labelsOf(t, sc)
+		taint := ""
+		if set.Outward {
+			taint = h.tainted(ctx, flowOf(opts), set)
+		}
+		if taint != "" {
 			switch g.flow.Mode {
 			case config.FlowReport:
 				note = gateNote{GateWouldBlock, "would_block flow: " + taint}
@@ -301,7 +317,7 @@ func (h *Host) gate(ctx context.Context, t *registry.Tool, sc *config.Server, ar
 		return gateNote{GateHeld, "held (" + reasons + "): no store"}, fault.New(fault.CodeApprovalRequired, sc.Name, op,
 			fmt.Errorf("the call needs a person's approval (%s), and without a state store it cannot be held", detail))
 	}
-	return h.hold(ctx, g, t, sc, args, opts, flow, reasons, detail)
+	return h.hold(ctx, g, t, sc, args, opts, flowOf(opts), reasons, detail)
 }
 
 func joinNonEmpty(sep string, parts ...string) string {
@@ -486,6 +502,9 @@ func (h *Host) markFlow(ctx context.Context, t *registry.Tool, sc *config.Server
 		return
 	}
 	set := g.labelsOf(t, sc)
+	if !set.Private && !set.Untrusted {
+		return
+	}
 	flow := flowOf(opts)
 	var ms []store.FlowMark
 	for _, l := range []string{approval.Private, approval.Untrusted} {
