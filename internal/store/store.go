@@ -253,7 +253,9 @@ type Store interface {
 	// MoveApproval changes approval id's state from from to to,
 	// atomically across every process sharing the store, and returns it
 	// as it is then. A move to approved or denied records by and at as
-	// DecidedBy and DecidedAt, a move to used records at as UsedAt. It
+	// DecidedBy and DecidedAt and gives the decision as long from at as
+	// the hold had from its creation (ExpiresAt becomes at + ExpiresAt -
+	// CreatedAt); a move to used records at as UsedAt. It
 	// returns ErrNotFound when there is no such approval and ErrConflict
 	// when its state is not from: of two people deciding at once, or two
 	// calls using one approval, one wins.

@@ -139,8 +139,10 @@ func (db *DB) MoveApproval(ctx context.Context, id, from, to, by string, at time
 		stamp := db.stamp(at)
 		switch to {
 		case store.ApprovalApproved, store.ApprovalDenied:
-			_, err = tx.Exec(ctx, `UPDATE approvals SET state = $1, decided_by = $2, decided_at = $3 WHERE id = $4`, text(to), text(by), stamp, text(id))
-			a.DecidedBy, a.DecidedAt = by, fromNanos(stamp)
+			expires := stamp + a.ExpiresAt.UnixNano() - a.CreatedAt.UnixNano()
+			_, err = tx.Exec(ctx, `UPDATE approvals SET state = $1, decided_by = $2, decided_at = $3, expires_at = $4 WHERE id = $5`,
+				text(to), text(by), stamp, expires, text(id))
+			a.DecidedBy, a.DecidedAt, a.ExpiresAt = by, fromNanos(stamp), fromNanos(expires)
 		case store.ApprovalUsed:
 			_, err = tx.Exec(ctx, `UPDATE approvals SET state = $1, used_at = $2 WHERE id = $3`, text(to), stamp, text(id))
 			a.UsedAt = fromNanos(stamp)

@@ -136,8 +136,9 @@ func (db *DB) MoveApproval(ctx context.Context, id, from, to, by string, at time
 		stamp := db.stamp(at)
 		switch to {
 		case store.ApprovalApproved, store.ApprovalDenied:
-			_, err = tx.ExecContext(ctx, `UPDATE approvals SET state = ?, decided_by = ?, decided_at = ? WHERE id = ?`, to, by, stamp, id)
-			a.DecidedBy, a.DecidedAt = by, fromNanos(stamp)
+			expires := stamp + a.ExpiresAt.UnixNano() - a.CreatedAt.UnixNano()
+			_, err = tx.ExecContext(ctx, `UPDATE approvals SET state = ?, decided_by = ?, decided_at = ?, expires_at = ? WHERE id = ?`, to, by, stamp, expires, id)
+			a.DecidedBy, a.DecidedAt, a.ExpiresAt = by, fromNanos(stamp), fromNanos(expires)
 		case store.ApprovalUsed:
 			_, err = tx.ExecContext(ctx, `UPDATE approvals SET state = ?, used_at = ? WHERE id = ?`, to, stamp, id)
 			a.UsedAt = fromNanos(stamp)

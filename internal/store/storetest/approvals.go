@@ -56,8 +56,8 @@ func testApprovals(t *testing.T, open Opener) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if moved.State != store.ApprovalApproved || moved.DecidedBy != "ui:operator" || !moved.DecidedAt.Equal(at) {
-		t.Errorf("moved = %s by %q at %v", moved.State, moved.DecidedBy, moved.DecidedAt)
+	if moved.State != store.ApprovalApproved || moved.DecidedBy != "ui:operator" || !moved.DecidedAt.Equal(at) || !moved.ExpiresAt.Equal(at.Add(10*time.Minute)) {
+		t.Errorf("moved = %s by %q at %v, expiring %v", moved.State, moved.DecidedBy, moved.DecidedAt, moved.ExpiresAt)
 	}
 	if _, err := db.MoveApproval(ctx, "a1", store.ApprovalPending, store.ApprovalDenied, "cli:bob", at); !errors.Is(err, store.ErrConflict) {
 		t.Errorf("a second decision = %v, want ErrConflict", err)
@@ -70,7 +70,8 @@ func testApprovals(t *testing.T, open Opener) {
 		t.Fatalf("used = %+v, %v", used, err)
 	}
 	got, err = db.Approval(ctx, "a1")
-	if err != nil || got.State != store.ApprovalUsed || got.DecidedBy != "ui:operator" || !got.DecidedAt.Equal(at) || !got.UsedAt.Equal(at.Add(time.Second)) {
+	if err != nil || got.State != store.ApprovalUsed || got.DecidedBy != "ui:operator" || !got.DecidedAt.Equal(at) || !got.UsedAt.Equal(at.Add(time.Second)) ||
+		!got.ExpiresAt.Equal(at.Add(10*time.Minute)) {
 		t.Errorf("after use: %+v, %v", got, err)
 	}
 	pending, err := db.Approvals(ctx, store.ApprovalFilter{State: store.ApprovalPending})
