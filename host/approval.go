@@ -501,14 +501,19 @@ func (h *Host) markFlow(ctx context.Context, t *registry.Tool, sc *config.Server
 	if g.flow.Mode == config.FlowOff {
 		return
 	}
-	set := g.labelsOf(t, sc)
+	h.mark(ctx, t.ID.String(), g.labelsOf(t, sc), opts)
+}
+
+// mark records in the store the labels of set that a result of tool (a
+// canonical ID) carried into the call's flow.
+func (h *Host) mark(ctx context.Context, tool string, set approval.Set, opts *CallOptions) {
 	if !set.Private && !set.Untrusted {
 		return
 	}
 	flow := flowOf(opts)
 	var ms []store.FlowMark
 	for _, l := range []string{approval.Private, approval.Untrusted} {
-		m := store.FlowMark{Flow: flow, Label: l, Tool: t.ID.String(), Time: h.now()}
+		m := store.FlowMark{Flow: flow, Label: l, Tool: tool, Time: h.now()}
 		if set.Has(l) && !h.callGates.written(m) {
 			ms = append(ms, m)
 		}
@@ -521,8 +526,25 @@ func (h *Host) markFlow(ctx context.Context, t *registry.Tool, sc *config.Server
 	if err := h.store.MarkFlow(sctx, ms...); err != nil {
 		h.callGates.forget(ms)
 		h.storeReached(err)
-		h.log.Warn("flow labels not recorded", "tool", t.ID.String(), "err", err)
+		h.log.Warn("flow labels not recorded", "tool", tool, "err", err)
 	}
+}
+
+// markRead records in the store the labels that a built-in tool's read
+// of sc (method "resources/read" or "prompts/get") carried into the
+// call's flow: a resource can bring in private data or untrusted content
+// as a tool's result can.
+func (h *Host) markRead(ctx context.Context, sc *config.Server, method string, opts *CallOptions) {
+	if h.store == nil {
+		return
+	}
+	g := h.gatesFor(h.config())
+	if g.flow.Mode == config.FlowOff {
+		return
+	}
+	id := sc.Name + ":" + method
+	set, _ := g.labels.Labels(approval.Tool{ID: id, Name: method, Preset: g.presetOf(sc), Trust: policy.Trust(sc.Trust.Level()), Read: true})
+	h.mark(ctx, id, set, opts)
 }
 
 // HeldCalls returns the held calls in state ("" for any), newest first.

@@ -33,11 +33,21 @@ type gateRig struct {
 
 func openGate(t *testing.T, policy map[string]any, approver host.Approver) *gateRig {
 	t.Helper()
+	return openGateWith(t, nil, policy, approver)
+}
+
+// openGateWith is openGate with more servers beside "github".
+func openGateWith(t *testing.T, extra, policy map[string]any, approver host.Approver) *gateRig {
+	t.Helper()
 	r := &gateRig{mark: filepath.Join(t.TempDir(), "prs"), now: time.Date(2026, 12, 5, 1, 0, 0, 0, time.UTC)}
 	gh := child(t, testkit.ModeGitHub, nil)
 	gh["env"].(map[string]string)[testkit.MarkVar] = r.mark
 	gh["sandbox"] = testSandbox
-	doc := map[string]any{"mcpServers": map[string]any{"github": gh}}
+	servers := map[string]any{"github": gh}
+	for k, v := range extra {
+		servers[k] = v
+	}
+	doc := map[string]any{"mcpServers": servers}
 	if policy != nil {
 		doc["policy"] = policy
 	}
@@ -360,5 +370,25 @@ func TestHeldCallAcrossReplicas(t *testing.T) {
 	}
 	if _, err := a.callAs("s2", "github__create_pull_request", `{"title":"y"}`); fault.CodeOf(err) != fault.CodeFlowBlocked {
 		t.Errorf("a flow tainted across replicas: %v, want flow_blocked", err)
+	}
+}
+
+// TestFlowGuardResourceRead: a resource read through the built-in tool
+// carries its server's labels into the flow as a tool's result does: the
+// ticket read from a server that is not trusted is untrusted content.
+func TestFlowGuardResourceRead(t *testing.T) {
+	db := child(t, testkit.ModeSecrets, nil)
+	db["sandbox"] = testSandbox
+	r := openGateWith(t, map[string]any{"db": db}, map[string]any{"flow": map[string]any{
+		"mode": "refuse", "labels": map[string]any{"db:reveal": []string{"private"}}}}, nil)
+	if _, err := r.callAs("s1", host.ReadResourceTool, `{"id":"test://ticket"}`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.callAs("s1", "db__reveal", `{}`); err != nil {
+		t.Fatal(err)
+	}
+	_, err := r.callAs("s1", "github__create_pull_request", prArgs)
+	if fault.CodeOf(err) != fault.CodeFlowBlocked || !strings.Contains(err.Error(), "db:resources/read") || !strings.Contains(err.Error(), "db:reveal") {
+		t.Errorf("outward call after a resource read and a private read: %v, want flow_blocked naming both", err)
 	}
 }

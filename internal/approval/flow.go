@@ -109,6 +109,11 @@ type Tool struct {
 	Trust  policy.Trust
 	// Annotations as declared; nil if none.
 	Annotations *policy.Annotations
+	// Read marks a read through the protocol rather than a tool (a
+	// resource read, a prompt rendered by a built-in tool; ID is then
+	// "<server>:resources/read" or "<server>:prompts/get"): a preset
+	// gives it what the server's reads carry.
+	Read bool
 }
 
 // Label sources, for logs and docs.
@@ -126,7 +131,11 @@ func (l *Labeler) Labels(t Tool) (Set, string) {
 		}
 	}
 	if l.presets && t.Preset != "" {
-		if s, ok := presetLabels(t.Preset, t.Name); ok {
+		if t.Read {
+			if s, ok := presetReads(t.Preset); ok {
+				return s, SourcePreset
+			}
+		} else if s, ok := presetLabels(t.Preset, t.Name); ok {
 			return s, SourcePreset
 		}
 	}

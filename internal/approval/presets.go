@@ -87,6 +87,21 @@ func presetLabels(preset, name string) (Set, bool) {
 	return Set{}, false
 }
 
+// presetReads returns what the reads of preset carry: every label its
+// tools carry but outward (a resource or a prompt is read, never sent).
+func presetReads(preset string) (Set, bool) {
+	entries, ok := presets[preset]
+	if !ok {
+		return Set{}, false
+	}
+	var s Set
+	for _, e := range entries {
+		s.Private = s.Private || e.labels.Private
+		s.Untrusted = s.Untrusted || e.labels.Untrusted
+	}
+	return s, true
+}
+
 // presetWords recognise a well-known server in its configured name, its
 // command and arguments (a package name) or its URL, in this order of
 // precedence: the first preset any word of which occurs wins.
