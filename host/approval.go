@@ -80,8 +80,10 @@ type Approver func(ctx context.Context, c HeldCall) error
 // data-flow guard did with a call. A bounded set, fit for a metric label.
 const (
 	GateHeld        = "held"         // held for approval (approval_required)
-	GateApproved    = "approved"     // made on a person's approval
-	GateDenied      = "denied"       // a person denied it
+	GateApproved    = "approved"     // a person approved a held call (the decision, not the call)
+	GateDenied      = "denied"       // a person denied a held call (the decision, not the call)
+	GateUsed        = "used"         // made on a person's approval
+	GateRefused     = "refused"      // refused: a person denied it (approval_denied)
 	GateExpired     = "expired"      // no decision, or an approval unused, in time
 	GateFlowBlocked = "flow_blocked" // refused by the data-flow rule
 	GateWouldHold   = "would_hold"   // report-only: policy.approve would hold it
@@ -432,9 +434,9 @@ func (h *Host) settle(ctx context.Context, a *store.Approval, server, op string)
 			return gateNote{}, nil, false
 		}
 		h.log.Info("held call approved", "server", server, "tool", a.Tool, "approval", a.ID, "by", used.DecidedBy)
-		return gateNote{GateApproved, fmt.Sprintf("approved %s by %s at %s", a.ID, used.DecidedBy, used.DecidedAt.UTC().Format(time.RFC3339))}, nil, true
+		return gateNote{GateUsed, fmt.Sprintf("approved %s by %s at %s", a.ID, used.DecidedBy, used.DecidedAt.UTC().Format(time.RFC3339))}, nil, true
 	case a.State == store.ApprovalDenied && !expired:
-		return gateNote{GateDenied, fmt.Sprintf("denied %s by %s at %s", a.ID, a.DecidedBy, a.DecidedAt.UTC().Format(time.RFC3339))},
+		return gateNote{GateRefused, fmt.Sprintf("denied %s by %s at %s", a.ID, a.DecidedBy, a.DecidedAt.UTC().Format(time.RFC3339))},
 			fault.New(fault.CodeApprovalDenied, server, op, errors.New("a person denied this call")), true
 	case (a.State == store.ApprovalPending || a.State == store.ApprovalApproved) && expired:
 		if _, err := h.store.MoveApproval(ctx, a.ID, a.State, store.ApprovalExpired, "", now); err != nil && !errors.Is(err, store.ErrConflict) {

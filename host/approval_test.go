@@ -222,8 +222,8 @@ func TestHeldCallApproved(t *testing.T) {
 	if _, err := r.callAs("s1", "github__create_pull_request", `{"body":"`+testkit.PrivateFile+`","title":"Update README"}`); err != nil {
 		t.Fatalf("approved call: %v", err)
 	}
-	if g := r.lastGate(); g != host.GateApproved {
-		t.Errorf("record's gate = %q, want approved", g)
+	if g := r.lastGate(); g != host.GateUsed {
+		t.Errorf("record's gate = %q, want used", g)
 	}
 	if n := strings.Count(r.prs(), "pr "); n != 1 {
 		t.Errorf("pull requests opened: %d, want 1", n)

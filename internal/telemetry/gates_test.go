@@ -55,7 +55,7 @@ func TestGateMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	fams := scrape(t, m)
-	for decision, want := range map[string]float64{host.GateHeld: 1, host.GateApproved: 2} {
+	for decision, want := range map[string]float64{host.GateHeld: 1, host.GateApproved: 1, host.GateUsed: 1} {
 		if got := value(fams, "switchboard_call_gates_total", map[string]string{"server": "kit", "decision": decision}); got != want {
 			t.Errorf("switchboard_call_gates_total{decision=%q} = %v, want %v", decision, got, want)
 		}

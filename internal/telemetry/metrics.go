@@ -85,7 +85,7 @@ func NewMetrics(src Source) *Metrics {
 	}
 	m.gates = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "switchboard_call_gates_total",
-		Help: "Per-call approval and data-flow decisions, by server and decision (held, approved, denied, expired, flow_blocked; would_hold, would_block in report-only mode).",
+		Help: "Per-call approval and data-flow decisions, by server and decision: calls held, used (made on an approval), refused (denied), expired, flow_blocked; a person's decisions approved and denied; would_hold and would_block in report-only mode.",
 	}, []string{"server", "decision"})
 	m.reg.MustRegister(m.calls, m.callers, m.latency, m.events, m.launches, m.sandbox, m.refusals, m.secrets, m.gates, &gauges{src: src})
 	return m
