@@ -198,3 +198,37 @@ func (d *decoder) decodeFlow(n *node, p *jsonPath) Flow {
 	}
 	return f.WithDefaults()
 }
+
+// validateApprovals checks a hand-built Config's policy.approve and
+// policy.flow.
+func validateApprovals(pol Policy, pp *jsonPath, add func(*jsonPath, string)) {
+	ap := pp.k("approve")
+	for i, pat := range pol.Approve.Tools {
+		if msg := checkPattern(pat); msg != "" {
+			add(ap.k("tools").i(i), msg)
+		}
+	}
+	for i, t := range pol.Approve.Trust {
+		if t != TrustTrusted && t != TrustUntrusted && t != TrustSandboxed {
+			add(ap.k("trust").i(i), fmt.Sprintf("unknown trust level %s", quote(string(t))))
+		}
+	}
+	if pol.Approve.Expiry < 0 {
+		add(ap.k("expiryMs"), "must not be negative (0 means the default)")
+	}
+	fp := pp.k("flow")
+	if m := pol.Flow.Mode; m != "" && !slices.Contains(flowModes, m) {
+		add(fp.k("mode"), fmt.Sprintf("unknown value %s: want %s", quote(m), quoteList(flowModes)))
+	}
+	for _, l := range pol.Flow.Labels {
+		lp := fp.k("labels").k(l.Pattern)
+		if msg := checkPattern(l.Pattern); msg != "" {
+			add(lp, msg)
+		}
+		for i, v := range l.Labels {
+			if !slices.Contains(flowLabels, v) {
+				add(lp.i(i), fmt.Sprintf("unknown label %s: want %s", quote(v), quoteList(flowLabels)))
+			}
+		}
+	}
+}

@@ -71,3 +71,20 @@ func TestApprovalsParseErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestApprovalsValidate: a hand-built configuration's policy.approve and
+// policy.flow are checked as a parsed one's are.
+func TestApprovalsValidate(t *testing.T) {
+	cfg, err := Parse([]byte(`{"mcpServers": {}}`), testFile, fakeEnv{}.opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Policy.Approve = Approve{Tools: []string{"a:[x"}, Trust: []Trust{"full"}}
+	cfg.Policy.Flow = Flow{Mode: "block", Labels: []FlowLabels{{Pattern: "gh:*", Labels: []string{"secret"}}}}
+	err = cfg.Validate()
+	for _, want := range []string{"policy.approve.tools[0]", "policy.approve.trust[0]", "policy.flow.mode", `unknown label "secret"`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Validate = %v, want it to name %s", err, want)
+		}
+	}
+}

@@ -602,6 +602,7 @@ func (c *Config) validateSecurity(add func(p *jsonPath, msg string)) {
 	if q := c.Policy.Quota; q.Calls < 0 || q.Per < 0 || (q.Calls > 0) != (q.Per > 0) {
 		add(pp.k("quota"), "want both calls and a window, or neither")
 	}
+	validateApprovals(c.Policy, pp, add)
 }
 
 // validateTrust checks a hand-built server's trust fields.
