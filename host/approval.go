@@ -282,7 +282,7 @@ func (h *Host) gated(ctx context.Context, t *registry.Tool, sc *config.Server, a
 func (h *Host) gate(ctx context.Context, t *registry.Tool, sc *config.Server, args json.RawMessage, opts *CallOptions) (gateNote, error) {
 	g := h.gatesFor(h.config())
 	id := t.ID.String()
-	op := fmt.Sprintf("call tool %q", t.ID.Name)
+	op := func() string { return fmt.Sprintf("call tool %q", t.ID.Name) } // made only for an error
 	reasons, detail := g.rules.Need(approval.Call{ID: id, Trust: policy.Trust(sc.Trust.Level()), Annotations: annotationsOf(t)})
 	report := g.approve.Report
 	var note gateNote
@@ -299,7 +299,7 @@ func (h *Host) gate(ctx context.Context, t *registry.Tool, sc *config.Server, ar
 				h.log.Warn("data-flow rule would hold or refuse a call (report only)", "server", sc.Name, "tool", id, "why", taint)
 			case config.FlowRefuse:
 				h.log.Warn("data-flow rule refused a call", "server", sc.Name, "tool", id, "why", taint)
-				return gateNote{GateFlowBlocked, "flow: " + taint}, fault.New(fault.CodeFlowBlocked, sc.Name, op,
+				return gateNote{GateFlowBlocked, "flow: " + taint}, fault.New(fault.CodeFlowBlocked, sc.Name, op(),
 					fmt.Errorf("refused by the data-flow rule (policy.flow): %s", taint))
 			case config.FlowApprove:
 				reasons = joinNonEmpty(",", reasons, approval.ReasonFlow)
@@ -316,7 +316,7 @@ func (h *Host) gate(ctx context.Context, t *registry.Tool, sc *config.Server, ar
 		return gateNote{GateWouldHold, joinNonEmpty("; ", "would_hold ("+reasons+")", note.note)}, nil
 	}
 	if h.store == nil {
-		return gateNote{GateHeld, "held (" + reasons + "): no store"}, fault.New(fault.CodeApprovalRequired, sc.Name, op,
+		return gateNote{GateHeld, "held (" + reasons + "): no store"}, fault.New(fault.CodeApprovalRequired, sc.Name, op(),
 			fmt.Errorf("the call needs a person's approval (%s), and without a state store it cannot be held", detail))
 	}
 	return h.hold(ctx, g, t, sc, args, opts, flowOf(opts), reasons, detail)
