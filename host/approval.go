@@ -372,15 +372,28 @@ func (h *Host) hold(ctx context.Context, g *gates, t *registry.Tool, sc *config.
 		a = &store.Approval{ID: newApprovalID(), Key: key, Tool: id, Server: sc.Name, Caller: caller, Flow: flow,
 			ClientName: clientName, Profile: profile, ArgsHash: hash, Args: capArgs(args), Reason: reasons, Detail: detail,
 			State: store.ApprovalPending, CreatedAt: now, ExpiresAt: now.Add(g.approve.Expiry)}
+		made := a.ID
 		sctx, cancel := context.WithTimeout(ctx, flowTimeout)
 		err := h.store.SaveApproval(sctx, a)
+		if errors.Is(err, store.ErrConflict) {
+			// Another call (maybe in another process) held it first:
+			// this one waits on that hold.
+			var list []store.Approval
+			if list, err = h.store.Approvals(sctx, store.ApprovalFilter{Key: key, State: store.ApprovalPending, Limit: 1}); err == nil && len(list) == 1 {
+				a = &list[0]
+			} else if err == nil {
+				err = errors.New("the hold that came first is gone")
+			}
+		}
 		cancel()
 		if err != nil {
 			h.storeReached(err)
 			return gateNote{GateHeld, "held (" + reasons + "): store unreachable"}, fault.New(fault.CodeApprovalRequired, sc.Name, op,
 				fmt.Errorf("the call needs a person's approval (%s), and the state store is unreachable", detail))
 		}
-		h.log.Warn("call held for a person's approval", "server", sc.Name, "tool", id, "approval", a.ID, "why", detail)
+		if a.ID == made {
+			h.log.Warn("call held for a person's approval", "server", sc.Name, "tool", id, "approval", a.ID, "why", detail)
+		}
 	}
 	held := gateNote{GateHeld, fmt.Sprintf("held %s (%s)", a.ID, reasons)}
 	approver := h.approver

@@ -392,3 +392,21 @@ func TestFlowGuardResourceRead(t *testing.T) {
 		t.Errorf("outward call after a resource read and a private read: %v, want flow_blocked naming both", err)
 	}
 }
+
+// TestHeldCallConcurrent: the same call made at once by several callers
+// of one flow waits on one hold.
+func TestHeldCallConcurrent(t *testing.T) {
+	r := openGate(t, map[string]any{"approve": map[string]any{"tools": []string{"github:create_*"}}}, nil)
+	var wg sync.WaitGroup
+	for range 6 {
+		wg.Go(func() {
+			if _, err := r.callAs("s1", "github__create_pull_request", prArgs); fault.CodeOf(err) != fault.CodeApprovalRequired {
+				t.Errorf("call: %v, want approval_required", err)
+			}
+		})
+	}
+	wg.Wait()
+	if held, err := r.h.HeldCalls(context.Background(), store.ApprovalPending); err != nil || len(held) != 1 {
+		t.Errorf("held = %d, %v; want one hold", len(held), err)
+	}
+}

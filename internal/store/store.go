@@ -244,7 +244,9 @@ type Store interface {
 	// for every call after. A secret is never changed or deleted.
 	Secret(ctx context.Context, name string) ([]byte, error)
 
-	// SaveApproval inserts a held call's approval (its ID must be new).
+	// SaveApproval inserts a held call's approval (its ID must be new). A
+	// pending one whose Key has a pending approval already is ErrConflict:
+	// of two processes holding the same call at once, one holds it.
 	SaveApproval(ctx context.Context, a *Approval) error
 	// Approval returns the approval id, or ErrNotFound.
 	Approval(ctx context.Context, id string) (*Approval, error)

@@ -2,12 +2,14 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/switchboard-mcp/switchboard/internal/store"
 )
@@ -30,6 +32,9 @@ func (db *DB) SaveApproval(ctx context.Context, a *store.Approval) error {
 			db.stamp(a.CreatedAt), a.ExpiresAt.UnixNano(), text(a.DecidedBy), nanos(a.DecidedAt), nanos(a.UsedAt))
 		return err
 	})
+	if pe, ok := errors.AsType[*pgconn.PgError](err); ok && pe.Code == "23505" && pe.ConstraintName == "approvals_pending" {
+		return fmt.Errorf("postgres: save approval %q: %w: a call with this key is held already", a.ID, store.ErrConflict)
+	}
 	if err != nil {
 		return fmt.Errorf("postgres: save approval %q: %w", a.ID, err)
 	}

@@ -22,6 +22,15 @@ func (db *DB) SaveApproval(ctx context.Context, a *store.Approval) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM approvals WHERE expires_at < ?`, now.Add(-store.ApprovalRetention).UnixNano()); err != nil {
 			return err
 		}
+		if a.State == store.ApprovalPending {
+			var n int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM approvals WHERE key = ? AND state = ?`, a.Key, store.ApprovalPending).Scan(&n); err != nil {
+				return err
+			}
+			if n > 0 {
+				return fmt.Errorf("%w: a call with this key is held already", store.ErrConflict)
+			}
+		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO approvals (`+approvalColumns+`)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			a.ID, a.Key, a.Tool, a.Server, a.Caller, a.Flow, a.ClientName, a.Profile, a.ArgsHash, blob(a.Args), a.Reason, a.Detail, a.State,

@@ -38,8 +38,12 @@ func testApprovals(t *testing.T, open Opener) {
 	if _, err := db.Approval(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("Approval(nope) = %v, want ErrNotFound", err)
 	}
+	if err := db.SaveApproval(ctx, newApproval("dup", "k1")); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("a second pending approval of one key = %v, want ErrConflict", err)
+	}
 	b := newApproval("b2", "k1")
 	b.CreatedAt = When.Add(time.Second)
+	b.State = store.ApprovalDenied
 	c := newApproval("c3", "k2")
 	for _, x := range []*store.Approval{b, c} {
 		if err := db.SaveApproval(ctx, x); err != nil {
@@ -75,8 +79,12 @@ func testApprovals(t *testing.T, open Opener) {
 		t.Errorf("after use: %+v, %v", got, err)
 	}
 	pending, err := db.Approvals(ctx, store.ApprovalFilter{State: store.ApprovalPending})
-	if err != nil || len(pending) != 2 {
-		t.Errorf("pending = %v, %v; want b2, c3", ids(pending), err)
+	if err != nil || len(pending) != 1 || pending[0].ID != "c3" {
+		t.Errorf("pending = %v, %v; want c3", ids(pending), err)
+	}
+	// a1 is no longer pending: its key may be held again.
+	if err := db.SaveApproval(ctx, newApproval("again", "k1")); err != nil {
+		t.Errorf("a new hold of a key whose hold was used: %v", err)
 	}
 }
 

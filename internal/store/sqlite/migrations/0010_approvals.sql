@@ -22,6 +22,8 @@ CREATE TABLE approvals (
 	used_at     INTEGER NOT NULL DEFAULT 0
 ) STRICT;
 CREATE INDEX approvals_key ON approvals (key, created_at);
+-- One call waits on one hold, whichever process held it first.
+CREATE UNIQUE INDEX approvals_pending ON approvals (key) WHERE state = 'pending';
 CREATE INDEX approvals_state ON approvals (state, created_at);
 CREATE INDEX approvals_expires ON approvals (expires_at);
 
