@@ -46,6 +46,11 @@ type CallRecord struct {
 	// result and what happened to each (config: security.secrets); never
 	// their values.
 	Secrets []SecretDecision
+	// Gate is what per-call approval and the data-flow guard decided
+	// (GateHeld, GateApproved, ...), "" for nothing; Approval says it for
+	// the audit row: the held call's ID, who approved or denied it and
+	// when, the calls that tainted the flow.
+	Gate, Approval string
 }
 
 // The outcomes of a CallRecord.
