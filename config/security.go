@@ -197,6 +197,12 @@ type Policy struct {
 	OnConfirm string
 	// Quota limits calls per process (Go API, CLI) or per gateway client.
 	Quota Quota
+	// Approve names the calls a person must approve ("approve"); its
+	// defaults are Approve.WithDefaults'.
+	Approve Approve
+	// Flow is the data-flow guard ("flow"); its defaults are
+	// Flow.WithDefaults'.
+	Flow Flow
 }
 
 // Rule is one authorization rule.
@@ -329,7 +335,7 @@ func (d *decoder) decodePolicy(n *node, p *jsonPath) Policy {
 		d.wrongType(n, p, "", "object")
 		return pol.WithDefaults()
 	}
-	known := []string{"rules", "default", "confirm", "onConfirm", "quota"}
+	known := []string{"rules", "default", "confirm", "onConfirm", "quota", "approve", "flow"}
 	for _, m := range n.members {
 		fp := p.k(m.key)
 		switch m.key {
@@ -343,6 +349,10 @@ func (d *decoder) decodePolicy(n *node, p *jsonPath) Policy {
 			pol.OnConfirm = d.oneOf(m.val, fp, OnConfirmElicit, OnConfirmDeny)
 		case "quota":
 			pol.Quota = d.decodeQuota(m.val, fp)
+		case "approve":
+			pol.Approve = d.decodeApprove(m.val, fp)
+		case "flow":
+			pol.Flow = d.decodeFlow(m.val, fp)
 		default:
 			d.unknown(fp, m.key, known, nil, "")
 		}
@@ -592,6 +602,7 @@ func (c *Config) validateSecurity(add func(p *jsonPath, msg string)) {
 	if q := c.Policy.Quota; q.Calls < 0 || q.Per < 0 || (q.Calls > 0) != (q.Per > 0) {
 		add(pp.k("quota"), "want both calls and a window, or neither")
 	}
+	validateApprovals(c.Policy, pp, add)
 }
 
 // validateTrust checks a hand-built server's trust fields.

@@ -83,6 +83,21 @@ const (
 	// server's "runtime" requirement ({"node": ">=20"}), or its version
 	// could not be read.
 	CodeRuntimeTooOld Code = "runtime_too_old"
+	// CodeApprovalRequired: the call is held for a person's approval
+	// (policy.approve, or the data-flow rule under "approve"); it was not
+	// sent. Once a person approves it, the same call (same tool and
+	// arguments, same caller and flow) made again goes through, once.
+	CodeApprovalRequired Code = "approval_required"
+	// CodeApprovalDenied: a person denied this call; it was not sent.
+	CodeApprovalDenied Code = "approval_denied"
+	// CodeApprovalExpired: no person decided on the held call in time, or
+	// an approval given was not used in time; it was not sent. Made
+	// again, the call is held afresh.
+	CodeApprovalExpired Code = "approval_expired"
+	// CodeFlowBlocked: the data-flow rule refused the call: its flow has
+	// read private data and taken in untrusted content, and the tool talks
+	// to the outside. The message names the calls that caused it.
+	CodeFlowBlocked Code = "flow_blocked"
 )
 
 // Codes lists every code, for documentation and tests.
@@ -90,6 +105,7 @@ var Codes = []Code{
 	CodeTransient, CodeRateLimited, CodeInvalidInput, CodeAuthFailure, CodeServerError, CodeNotFound,
 	CodePolicyBlocked, CodeUnknownOutcome, CodeTooLarge, CodeTimeout, CodeUnavailable, CodeDefinitionChanged,
 	CodeHeldInjection, CodeRuntimeMissing, CodeRuntimeTooOld, CodeNeedsLogin, CodeLaunchChanged,
+	CodeApprovalRequired, CodeApprovalDenied, CodeApprovalExpired, CodeFlowBlocked,
 }
 
 // Retryable reports whether an identical request may reasonably be sent
@@ -98,7 +114,7 @@ var Codes = []Code{
 // already have happened.
 func (c Code) Retryable() bool {
 	switch c {
-	case CodeUnavailable, CodeTransient, CodeRateLimited:
+	case CodeUnavailable, CodeTransient, CodeRateLimited, CodeApprovalRequired:
 		return true
 	}
 	return false
@@ -123,6 +139,10 @@ var (
 	RuntimeMissing    = &Error{Code: CodeRuntimeMissing}
 	RuntimeTooOld     = &Error{Code: CodeRuntimeTooOld}
 	NeedsLogin        = &Error{Code: CodeNeedsLogin}
+	ApprovalRequired  = &Error{Code: CodeApprovalRequired}
+	ApprovalDenied    = &Error{Code: CodeApprovalDenied}
+	ApprovalExpired   = &Error{Code: CodeApprovalExpired}
+	FlowBlocked       = &Error{Code: CodeFlowBlocked}
 )
 
 // Error is a failure talking to, or finding something on, an upstream server.

@@ -292,6 +292,7 @@ func callRecord(server, tool string, catalogued bool, opts *CallOptions, args []
 	}
 	if opts != nil {
 		c.Client, c.Profile, c.ClientName = opts.Client, opts.Profile, opts.ClientName
+		c.Gate, c.Approval = opts.gate.decision, opts.gate.note
 	}
 	switch {
 	case err != nil:
@@ -315,7 +316,7 @@ func auditRow(c *CallRecord, args []byte) *store.Call {
 	return &store.Call{
 		Time: c.Start, Tool: c.Tool, Server: c.Server, Caller: c.Client, ClientName: c.ClientName, Profile: c.Profile,
 		ArgShape: argShape(args), Latency: c.Latency, BytesIn: c.BytesIn, BytesOut: c.BytesOut,
-		Outcome: c.Outcome, Code: c.Code, Secrets: secretsNote(c.Secrets), Run: c.Run,
+		Outcome: c.Outcome, Code: c.Code, Secrets: secretsNote(c.Secrets), Approval: c.Approval, Run: c.Run,
 	}
 }
 

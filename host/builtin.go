@@ -546,6 +546,7 @@ func (h *Host) serverRead(ctx context.Context, server, method string, args json.
 	raw, err := do(ctx)
 	var secrets []SecretDecision
 	if err == nil {
+		h.markRead(ctx, sc, method, opts)
 		raw, secrets = h.screenResult(sc, method, raw)
 		raw, err = h.guardAndSpill(sc, method, raw, true, false)
 	}

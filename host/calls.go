@@ -51,6 +51,8 @@ type CallOptions struct {
 	Caller, Profile string
 	// Confirm overrides Options.Confirm for this call.
 	Confirm Confirmer
+	// Approve overrides Options.Approve for this call.
+	Approve Approver
 	// RawOnly leaves Result.Text empty, for callers that forward Raw and
 	// never show the projection (the gateway): projecting a large result
 	// costs a full decode.
@@ -60,6 +62,8 @@ type CallOptions struct {
 	// rather than a model, like the CLI. Text blocks are still capped at
 	// security.resultTextMaxBytes.
 	KeepWhole bool
+
+	gate gateNote // what per-call approval and the data-flow guard decided (approval.go)
 }
 
 // Result is a tool's answer.
@@ -253,6 +257,9 @@ func (h *Host) call0(ctx context.Context, v *View, name string, args json.RawMes
 	if err == nil {
 		err = h.authorize(ctx, comp.pol, t, sc, args, opts)
 	}
+	if err == nil {
+		opts, err = h.gated(ctx, t, sc, args, opts)
+	}
 	if err != nil {
 		h.finishedWith(ctx, t.ID.Server, t.ID.String(), true, args, opts, time.Now(), nil, err, true, argSecrets)
 		return nil, err
@@ -261,6 +268,9 @@ func (h *Host) call0(ctx context.Context, v *View, name string, args json.RawMes
 	s.beginCall()
 	copts, ended := h.live.begin(t.ID.Server, t.ID.String(), opts)
 	out, err := h.call(ctx, s, sc, comp.pol, t, args, copts, !rediscovered)
+	if out != nil {
+		h.markFlow(ctx, t, sc, opts)
+	}
 	ended()
 	s.endCall()
 	h.finishedWith(ctx, t.ID.Server, t.ID.String(), true, args, opts, start, out, err, true, argSecrets)

@@ -297,11 +297,13 @@ func innerOptions(opts *CallOptions) *CallOptions {
 // sees it: a ToolError it may catch, or, for a decision about the caller
 // (policy, confirmation, quota, a held definition or launch, a login),
 // the error that stops the script, naming the call and those made
-// before it.
+// before it. A call held for a person's approval is such a decision: once
+// the person approved it, the same script run again makes it, once.
 func innerError(tool string, before []string, err error) error {
 	switch c := fault.CodeOf(err); c {
 	case fault.CodePolicyBlocked, fault.CodeRateLimited, fault.CodeDefinitionChanged,
-		fault.CodeHeldInjection, fault.CodeLaunchChanged, fault.CodeNeedsLogin:
+		fault.CodeHeldInjection, fault.CodeLaunchChanged, fault.CodeNeedsLogin,
+		fault.CodeApprovalRequired, fault.CodeApprovalDenied, fault.CodeApprovalExpired, fault.CodeFlowBlocked:
 		var fe *fault.Error
 		server := ""
 		if errors.As(err, &fe) {
@@ -311,7 +313,9 @@ func innerError(tool string, before []string, err error) error {
 		if len(before) > 0 {
 			done = fmt.Sprintf("the %d calls before it ran and stay done (%s)", len(before), strings.Join(before, ", "))
 		}
-		return fault.New(c, server, CodeTool, privateAs(err, fmt.Errorf("the script stopped at call %d, %s: %v; %s; "+
+		// Wrapped, so that what the call's error carries for the client
+		// (a URL where a person approves the held call) reaches it.
+		return fault.New(c, server, CodeTool, privateAs(err, fmt.Errorf("the script stopped at call %d, %s: %w; %s; "+
 			"a script run again makes its calls again", len(before)+1, tool, err, done)))
 	default:
 		return &codemode.ToolError{Tool: tool, Code: string(c), Message: capString(err.Error(), 4096)}

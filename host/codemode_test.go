@@ -304,3 +304,38 @@ func TestCodeRunHeldTool(t *testing.T) {
 		t.Fatalf("once approved: %v, %v", res, err)
 	}
 }
+
+// TestCodeRunHeldForApproval: a script's call that policy.approve holds
+// stops the script with approval_required, naming the call; once a person
+// approves that call, the same script run again makes it, once.
+func TestCodeRunHeldForApproval(t *testing.T) {
+	h := openWith(t, parseDoc(t, map[string]any{
+		"context":    map[string]any{"codeMode": map[string]any{"enabled": true, "cpuMs": 60000}},
+		"policy":     map[string]any{"approve": map[string]any{"tools": []string{"demo:add"}}},
+		"mcpServers": map[string]any{"demo": demoServer(t)},
+	}), &host.Options{StateDir: t.TempDir(), StopTimeout: 500 * time.Millisecond})
+	ctx := t.Context()
+	if err := h.Await(ctx, "demo"); err != nil {
+		t.Fatal(err)
+	}
+	v := h.View(host.Caller{})
+	script := `const e = await demo.echo({text: "first"}); return e + " " + (await demo.add({a: 1, b: 2})).sum`
+	_, err := codeRun(ctx, v, script)
+	if fault.CodeOf(err) != fault.CodeApprovalRequired || !strings.Contains(err.Error(), "stopped at call 2, demo__add") {
+		t.Fatalf("a held call in a script: %v, want approval_required naming the call", err)
+	}
+	held, err := h.HeldCalls(ctx, "pending")
+	if err != nil || len(held) != 1 || held[0].Tool != "demo:add" {
+		t.Fatalf("held calls = %+v, %v", held, err)
+	}
+	if _, err := h.DecideCall(ctx, held[0].ID, true, "test:person"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := codeRun(ctx, v, script)
+	if err != nil || res.Text != "first 3" {
+		t.Fatalf("once approved: %v, %v", res, err)
+	}
+	if _, err := codeRun(ctx, v, script); fault.CodeOf(err) != fault.CodeApprovalRequired {
+		t.Fatalf("the approval served one call; again: %v", err)
+	}
+}

@@ -153,6 +153,15 @@ type Options struct {
 	// policy.confirm selects (CallOptions.Confirm overrides it per call).
 	// Nil refuses them with policy_blocked.
 	Confirm Confirmer
+	// Approve puts the calls held for a person's approval
+	// (policy.approve, the data-flow rule) to a person while they wait
+	// (CallOptions.Approve overrides it per call). Nil: a held call ends
+	// approval_required at once, and a person approves it on the status
+	// page or with `switchboard approve-call`; made again, it goes
+	// through.
+	Approve Approver
+	// Clock is the time of held calls' expiry; nil means time.Now.
+	Clock func() time.Time
 	// StartupWait bounds how long Open waits for the servers it dials (the
 	// enabled servers without a saved catalogue): a server still starting
 	// when it has passed goes on starting in the background, shows as
@@ -249,6 +258,9 @@ type Host struct {
 	pinsEvery  time.Duration // Options.PinsRecheck, defaulted
 	stop       chan struct{}
 	confirm    Confirmer
+	approver   Approver          // Options.Approve; may be nil
+	clock      func() time.Time  // Options.Clock; nil: time.Now
+	callGates  gatesCache        // policy.approve and policy.flow compiled (approval.go); has its own atomic
 	store      store.Store       // nil when Ephemeral
 	ownStore   bool              // Open opened store: Close closes it
 	audit      *auditLog         // nil without a store
@@ -372,8 +384,10 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 		return nil, err
 	}
 	h := &Host{
-		log:     log,
-		confirm: opts.Confirm,
+		log:      log,
+		confirm:  opts.Confirm,
+		approver: opts.Approve,
+		clock:    opts.Clock,
 		opts: upstream.Options{
 			Logger:            log,
 			ClientInfo:        info,

@@ -46,6 +46,11 @@ type CallRecord struct {
 	// result and what happened to each (config: security.secrets); never
 	// their values.
 	Secrets []SecretDecision
+	// Gate is what per-call approval and the data-flow guard decided
+	// (GateHeld, GateApproved, ...), "" for nothing; Approval says it for
+	// the audit row: the held call's ID, who approved or denied it and
+	// when, the calls that tainted the flow.
+	Gate, Approval string
 	// Run is the ID of the script run (code mode) the call belongs to: the
 	// script's own call and each call it made; "" for a direct call.
 	Run string

@@ -68,7 +68,7 @@ func (f *callFlags) run(r *run) int {
 			fmt.Sprintf("'switchboard tools %s' shows the schema", tool.Name))
 	}
 	// A person reads the result: it is printed whole, never spilled.
-	opts := &host.CallOptions{Confirm: r.confirmer(f.yes), KeepWhole: true}
+	opts := &host.CallOptions{Confirm: r.confirmer(f.yes), Approve: r.approver(), KeepWhole: true}
 	start := time.Now()
 	if r.verbose {
 		opts.Progress = func(p host.Progress) {

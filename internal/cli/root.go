@@ -27,7 +27,7 @@ import (
 // lists them.
 var commandList = []func(r *run) *command{
 	serversCommand, toolsCommand, searchCommand, callCommand, resourcesCommand, templatesCommand,
-	readCommand, promptsCommand, promptCommand, approveCommand, diffCommand, lockCommand, verifyCommand, restartCommand,
+	readCommand, promptsCommand, promptCommand, approveCommand, approveCallCommand, denyCallCommand, diffCommand, lockCommand, verifyCommand, restartCommand,
 	logCommand, addCommand, editCommand, addJSONCommand, removeCommand, enableCommand,
 	disableCommand, loginCommand, logoutCommand, getCommand, listCommand, versionCommand,
 	trustProjectCommand, serveCommand, importCommand, connectCommand, disconnectCommand,

@@ -37,6 +37,11 @@ func (r *server) serveControl(front *frontdoor.Options, ln net.Listener, log *sl
 		log.Warn("the status page is off", "err", err)
 	} else {
 		front.UI = page
+		if g := r.gateway.Load(); g != nil {
+			// Where a client's URL elicitation sends the person who
+			// decides on a held call.
+			g.SetApprovalPage("http://" + dialable(ln.Addr()) + ui.Path + "/approvals/")
+		}
 		// The page's event streams end when the drain starts: they are
 		// not calls to wait for.
 		context.AfterFunc(r.ctx, page.Close)

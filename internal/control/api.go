@@ -35,8 +35,9 @@ type CallEntry struct {
 	LatencyMs float64   `json:"latencyMs"` // to the microsecond
 	BytesIn   int       `json:"bytesIn"`
 	BytesOut  int       `json:"bytesOut"`
-	Secrets   string    `json:"secrets,omitempty"` // credentials found and what was done: "results:github-token:redacted,…"; never values
-	Run       string    `json:"run,omitempty"`     // the script run (code mode) the call belongs to
+	Secrets   string    `json:"secrets,omitempty"`  // credentials found and what was done: "results:github-token:redacted,…"; never values
+	Approval  string    `json:"approval,omitempty"` // held, approved by whom and when, denied, expired, refused by the data-flow rule
+	Run       string    `json:"run,omitempty"`      // the script run (code mode) the call belongs to
 }
 
 // EntryOf is c as the API answers it.
@@ -44,7 +45,7 @@ func EntryOf(c store.Call) CallEntry {
 	return CallEntry{
 		ID: c.ID, Time: c.Time, Tool: c.Tool, Server: c.Server, Caller: c.Caller, Client: c.ClientName, Profile: c.Profile, ArgShape: c.ArgShape,
 		Outcome: c.Outcome, Code: c.Code, LatencyMs: float64(c.Latency.Microseconds()) / 1000,
-		BytesIn: c.BytesIn, BytesOut: c.BytesOut, Secrets: c.Secrets, Run: c.Run,
+		BytesIn: c.BytesIn, BytesOut: c.BytesOut, Secrets: c.Secrets, Approval: c.Approval, Run: c.Run,
 	}
 }
 
@@ -53,7 +54,7 @@ func (e CallEntry) Call() store.Call {
 	return store.Call{
 		ID: e.ID, Time: e.Time, Tool: e.Tool, Server: e.Server, Caller: e.Caller, ClientName: e.Client, Profile: e.Profile, ArgShape: e.ArgShape,
 		Outcome: e.Outcome, Code: e.Code, Latency: time.Duration(e.LatencyMs * float64(time.Millisecond)),
-		BytesIn: e.BytesIn, BytesOut: e.BytesOut, Secrets: e.Secrets, Run: e.Run,
+		BytesIn: e.BytesIn, BytesOut: e.BytesOut, Secrets: e.Secrets, Approval: e.Approval, Run: e.Run,
 	}
 }
 
@@ -84,6 +85,9 @@ type apiError struct {
 //	GET  /api/calls[?server=S&tool=T&caller=C&outcome=O&limit=N]  Calls, as CallEntry
 //	GET  /api/live                     Live
 //	GET  /api/findings                 Findings
+//	GET  /api/held-calls[?state=S]     HeldCalls (see heldcalls.go)
+//	POST /api/held-calls/{id}/approve  DecideCall(true), body {"by": name}
+//	POST /api/held-calls/{id}/deny     DecideCall(false), body {"by": name}
 //
 // A failure is {"error": {"code", "message"}} with the fault code's HTTP
 // status.
@@ -169,6 +173,7 @@ func (c *Control) Handler() http.Handler {
 	mux.HandleFunc("GET /api/findings", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, orEmpty(c.Findings()))
 	})
+	c.heldCallRoutes(mux)
 	mux.HandleFunc(APIPath, func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, fault.New(fault.CodeNotFound, "", "", errors.New("no such operation")))
 	})

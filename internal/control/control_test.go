@@ -77,6 +77,10 @@ func TestAPI(t *testing.T) {
 		{"POST", "/api/approve", "{}", 400, `"code":"invalid_input"`},
 		{"POST", "/api/approve", `{"target":"demo"}`, 404, `nothing to approve for demo`},
 		{"POST", "/api/reject", `{"target":"demo"}`, 400, `reject names one tool`},
+		{"GET", "/api/held-calls", "", 200, `[]`},
+		{"GET", "/api/held-calls?state=pending", "", 200, `[]`},
+		{"POST", "/api/held-calls/nope/approve", `{"by":"alice"}`, 404, `no held call \"nope\"`},
+		{"POST", "/api/held-calls/nope/deny", `not json`, 400, `"code":"invalid_input"`},
 		{"GET", "/api/other", "", 404, `no such operation`},
 		{"DELETE", "/api/servers", "", 404, `"message":"no such operation"`},
 	}

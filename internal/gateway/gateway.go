@@ -46,6 +46,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -101,6 +102,9 @@ type Gateway struct {
 	replica string
 	// onConfirm is Options.OnConfirm.
 	onConfirm string
+	// approvalPage is the status page's view of held calls (a string;
+	// approve.go), set once serve's page is up.
+	approvalPage atomic.Value
 
 	mu   sync.Mutex
 	subs map[string]*subscription // by URI: the upstream subscription shared by clients

@@ -76,6 +76,9 @@ func (g *Gateway) profileHandler(name string, limits *mcphttp.SessionLimits) *mc
 	opts := g.opts
 	opts.Profile = name
 	pg := newGateway(g.host, &opts, g.states)
+	if base, ok := g.approvalPage.Load().(string); ok {
+		pg.approvalPage.Store(base)
+	}
 	ps := &profileServer{g: pg, h: mcphttp.NewHandler(pg.server, &mcphttp.HandlerOptions{Logger: g.log, Sessions: limits})}
 	g.profiles[name] = ps
 	return ps.h

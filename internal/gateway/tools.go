@@ -108,7 +108,7 @@ func (g *Gateway) callTool(t host.Tool) mcp.ToolHandler {
 		// The quota is per client session; sessionless (2026-07-28 and
 		// stdio) clients share the gateway's.
 		v := g.callerView(req)
-		opts := &host.CallOptions{Peer: p, RawOnly: true, Confirm: g.confirmer(p)}
+		opts := &host.CallOptions{Peer: p, RawOnly: true, Confirm: g.confirmer(p), Approve: g.approver(p, req.Session)}
 		parked, err := g.retryInput(opts, t.ID, req.Params.InputResponses, req.Params.RequestState)
 		if err != nil {
 			return nil, err

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -212,13 +213,14 @@ func (b *bm25) search(query string, k int) []string {
 		s float64
 	}
 	var hits []hit
-	qs := map[string]bool{}
-	for _, w := range plainWords(query) {
-		qs[w] = true
-	}
+	// Each distinct word once, in a fixed order, so that equal scores
+	// add up alike run after run.
+	qs := plainWords(query)
+	sort.Strings(qs)
+	qs = slices.Compact(qs)
 	for i, tf := range b.tf {
 		s := 0.0
-		for w := range qs {
+		for _, w := range qs {
 			f := float64(tf[w])
 			if f == 0 {
 				continue

@@ -390,6 +390,12 @@ func (ix *Index) derive() *derived {
 			continue
 		}
 		for f := 0; f < nFields; f++ {
+			if ix.slots[s].lens[f] == 0 {
+				// An empty field matches nothing; its norm would be
+				// infinite where lenNorm is 1 (an empty description), and
+				// 0 × ∞ is NaN in the scoring loop's sum.
+				continue
+			}
 			b := 1.0
 			if avg[f] > 0 {
 				b = 1 - lenNorm[f] + lenNorm[f]*float64(ix.slots[s].lens[f])/avg[f]

@@ -446,3 +446,25 @@ func TestNamedInRequest(t *testing.T) {
 		t.Errorf("a request half answered: %v, want a coverage between 0 and 1", hits)
 	}
 }
+
+// TestEmptyDescription: a tool without a description (some servers give
+// none) is found by its name, and scores a finite number, lexically and
+// in the trigram fill.
+func TestEmptyDescription(t *testing.T) {
+	ix := New()
+	ix.Upsert(
+		Doc{ID: "shop__update-product", Name: "shop__update-product"},
+		Doc{ID: "shop__get-orders", Name: "shop__get-orders"},
+		Doc{ID: "gh__list_issues", Name: "gh__list_issues", Description: "List the issues of a repository, oldest first"},
+	)
+	if hits := ix.Search("update a product", 3); len(hits) == 0 || hits[0].ID != "shop__update-product" {
+		t.Errorf("Search(update a product) = %v, want shop__update-product first", hits)
+	}
+	for _, q := range []string{"update a product", "oldest orders", "produc"} {
+		for _, h := range ix.Search(q, 3) {
+			if math.IsNaN(h.Score) || h.Score <= 0 {
+				t.Errorf("Search(%q): %v", q, h)
+			}
+		}
+	}
+}

@@ -7,9 +7,10 @@
 // score, the open windows of the call quota, the start-up schedule of
 // a server that failed to start (so that the next run does not dial it
 // before its next attempt is due), the embedding vectors of tool
-// definitions (so that a restart does not compute them again), and named
+// definitions (so that a restart does not compute them again), named
 // secrets that every process sharing the store uses alike (the key that
-// signs the gateway's request states).
+// signs the gateway's request states), the tool calls held for a person's
+// approval, and the data-flow labels each flow of calls holds.
 //
 // The package defines the domain types, the [Store] interface and its
 // sentinel errors. store/sqlite implements it in one file, the embedded
@@ -107,6 +108,11 @@ type Call struct {
 	// comma-separated ("results:github-token:redacted"); never their
 	// values. "" when none.
 	Secrets string
+	// Approval notes a person-in-the-loop decision on the call: "held
+	// ID (reasons)", "approved ID by WHO at TIME", "denied ID by WHO at
+	// TIME", "expired ID", "flow: ..." (the calls that tainted its flow),
+	// "would_hold (reasons)" in report-only mode. "" when none.
+	Approval string
 	// Run ties a script's tool calls to the script (code mode): the run's
 	// ID, on the script's own row and on the row of each call it made; ""
 	// for a call made directly.
@@ -242,6 +248,30 @@ type Store interface {
 	// (concurrent first calls all get the one that was kept), and the same
 	// for every call after. A secret is never changed or deleted.
 	Secret(ctx context.Context, name string) ([]byte, error)
+
+	// SaveApproval inserts a held call's approval (its ID must be new). A
+	// pending one whose Key has a pending approval already is ErrConflict:
+	// of two processes holding the same call at once, one holds it.
+	SaveApproval(ctx context.Context, a *Approval) error
+	// Approval returns the approval id, or ErrNotFound.
+	Approval(ctx context.Context, id string) (*Approval, error)
+	// Approvals returns the approvals matching f, newest first.
+	Approvals(ctx context.Context, f ApprovalFilter) ([]Approval, error)
+	// MoveApproval changes approval id's state from from to to,
+	// atomically across every process sharing the store, and returns it
+	// as it is then. A move to approved or denied records by and at as
+	// DecidedBy and DecidedAt and gives the decision as long from at as
+	// the hold had from its creation (ExpiresAt becomes at + ExpiresAt -
+	// CreatedAt); a move to used records at as UsedAt. It
+	// returns ErrNotFound when there is no such approval and ErrConflict
+	// when its state is not from: of two people deciding at once, or two
+	// calls using one approval, one wins.
+	MoveApproval(ctx context.Context, id, from, to, by string, at time.Time) (*Approval, error)
+
+	// MarkFlow records ms (a mark already held is kept as it was).
+	MarkFlow(ctx context.Context, ms ...FlowMark) error
+	// FlowMarks returns the marks of flow, oldest first.
+	FlowMarks(ctx context.Context, flow string) ([]FlowMark, error)
 
 	// Close releases the store. Other methods must not be called after it.
 	Close() error

@@ -42,6 +42,7 @@ type Metrics struct {
 	sandbox  *prometheus.CounterVec   // server, mode, outcome
 	refusals *prometheus.CounterVec   // reason
 	secrets  *prometheus.CounterVec   // direction, rule, action
+	gates    *prometheus.CounterVec   // server, decision
 }
 
 // NewMetrics returns the metrics of the host src.
@@ -82,7 +83,11 @@ func NewMetrics(src Source) *Metrics {
 			Help: "Credentials found in tool calls, by direction (arguments, results), rule (github-token, jwt, ...) and action (redacted, flagged, blocked; would_redact, would_block in report-only mode); and servers' forms that asked for one (direction elicitation, rule password, token, card or code).",
 		}, []string{"direction", "rule", "action"}),
 	}
-	m.reg.MustRegister(m.calls, m.callers, m.latency, m.events, m.launches, m.sandbox, m.refusals, m.secrets, &gauges{src: src})
+	m.gates = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "switchboard_call_gates_total",
+		Help: "Per-call approval and data-flow decisions, by server and decision: calls held, used (made on an approval), refused (denied), expired, flow_blocked; a person's decisions approved and denied; would_hold and would_block in report-only mode.",
+	}, []string{"server", "decision"})
+	m.reg.MustRegister(m.calls, m.callers, m.latency, m.events, m.launches, m.sandbox, m.refusals, m.secrets, m.gates, &gauges{src: src})
 	return m
 }
 
@@ -96,6 +101,12 @@ func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
 // Call counts one finished call (host.Options.OnCall).
 func (m *Metrics) Call(rec host.CallRecord) {
+	if rec.Gate != "" {
+		m.gates.WithLabelValues(rec.Server, rec.Gate).Inc()
+	}
+	if rec.Outcome == host.OutcomeGuard {
+		return // a person's decision on a held call, not a call
+	}
 	tool := rec.Tool
 	if !rec.Catalogued {
 		tool = OtherTool

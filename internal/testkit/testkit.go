@@ -104,7 +104,7 @@ func MaybeRunChild() {
 func runChild(mode string) int {
 	ctx := context.Background()
 	switch mode {
-	case ModeServer, ModeBigFrameAfter, ModeModernOnly, ModeSurvey, ModeFlood, ModeSparse, ModeAnnotated, ModeSecrets:
+	case ModeServer, ModeBigFrameAfter, ModeModernOnly, ModeSurvey, ModeFlood, ModeSparse, ModeAnnotated, ModeSecrets, ModeGitHub:
 	case ModeChatty:
 		for _, line := range Chatter {
 			fmt.Fprintln(os.Stdout, line)
@@ -160,6 +160,8 @@ func runChild(mode string) int {
 		addSurvey(s)
 	case ModeSecrets:
 		addReveal(s)
+	case ModeGitHub:
+		addGitHub(s)
 	case ModeFlood:
 		addFlood(s)
 	case ModeSparse:

@@ -34,6 +34,7 @@ type pageData struct {
 	Tools                                []toolRow
 	ToolsError                           string
 	Held                                 []control.Held
+	HeldCalls                            []heldCallRow
 	Findings                             []findingGroup
 	Calls                                []callRow
 	CallsError                           string
@@ -132,6 +133,7 @@ func (h *Handler) fillLive(ctx context.Context, d *pageData) {
 	if err == nil {
 		d.Held = held
 	}
+	h.fillHeldCalls(ctx, d)
 	bySev := map[string][]host.Finding{}
 	for _, f := range h.ctl.Findings() {
 		bySev[string(f.Severity)] = append(bySev[string(f.Severity)], f)

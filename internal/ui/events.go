@@ -11,7 +11,7 @@ import (
 // liveSections are the page's sections that the event stream keeps
 // current, by template name; the page holds each in the element with ID
 // "sec-<name>".
-var liveSections = []string{"servers", "held", "findings", "calls", "live"}
+var liveSections = []string{"heldcalls", "servers", "held", "findings", "calls", "live"}
 
 // events streams the live sections as text/event-stream: an event
 // "sections" whose data is a JSON object of re-rendered sections (HTML

@@ -3,7 +3,7 @@
 // from embedded templates (html/template escapes every name, description,
 // diff and stderr line) and kept current by a small text/event-stream of
 // re-rendered sections. Every action (restart, enable, disable, approve,
-// reject) goes through internal/control.
+// reject, approve or deny a held call) goes through internal/control.
 //
 // It sits behind the front door, which checks Host and Origin and hands
 // over the token check (frontdoor.CheckToken): a person logs in by typing
@@ -106,6 +106,7 @@ func New(opts Options) (*Handler, error) {
 	mux.HandleFunc("POST "+Path+"/logout", h.logout)
 	mux.HandleFunc("POST "+Path+"/action", h.action)
 	mux.HandleFunc("GET "+Path+"/events", h.events)
+	mux.HandleFunc("GET "+Path+"/approvals/{id}", h.approval)
 	mux.HandleFunc("GET "+Path+"/static/", h.serveStatic)
 	h.mux = mux
 	return h, nil
@@ -250,6 +251,8 @@ func (h *Handler) action(w http.ResponseWriter, r *http.Request) {
 		done = "approved " + target
 	case "reject":
 		err, done = h.ctl.Reject(ctx, target), "rejected "+target+" (turned off in disabledTools)"
+	case "approve-call", "deny-call":
+		done, err = h.decideCall(ctx, target, r.PostFormValue("op") == "approve-call")
 	default:
 		http.Error(w, "unknown action", http.StatusBadRequest)
 		return

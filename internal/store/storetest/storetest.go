@@ -60,6 +60,10 @@ func Run(t *testing.T, open Opener) {
 		{"Embeddings", testEmbeddings},
 		{"EmbeddingsMany", testEmbeddingsMany},
 		{"Secret", testSecret},
+		{"Approvals", testApprovals},
+		{"ApprovalOnce", testApprovalOnce},
+		{"ApprovalRetention", testApprovalRetention},
+		{"FlowMarks", testFlowMarks},
 		{"Closed", testClosed},
 	} {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open) })
@@ -127,6 +131,7 @@ func NewCall(server, tool string, t time.Time) *store.Call {
 		BytesIn:    10,
 		BytesOut:   2000,
 		Secrets:    "arguments:github-token:flagged",
+		Approval:   "approved a1 by ui:operator at 2026-03-04T05:06:07Z",
 		Run:        "3f2a9c",
 	}
 }
