@@ -2,12 +2,22 @@ package gateway_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/gateway"
+	"github.com/switchboard-mcp/switchboard/internal/store/sqlite"
+	"github.com/switchboard-mcp/switchboard/internal/testkit"
 )
 
 // TestCodeRunThroughTheGateway: a client is listed code_run with its
@@ -48,5 +58,57 @@ func TestCodeRunThroughTheGateway(t *testing.T) {
 				t.Errorf("isError %v, code %q, text %q", res.IsError, errorCode(res), text(t, res))
 			}
 		})
+	}
+}
+
+// TestCodeRunHeldCallURLElicitationRequired: a script's call held for a
+// person's approval reaches a 2026-07-28 client as -32042 naming the
+// approval view, as a direct call's does; the script run again after the
+// person approved makes the call.
+func TestCodeRunHeldCallURLElicitationRequired(t *testing.T) {
+	exe, _ := os.Executable()
+	data, _ := json.Marshal(map[string]any{
+		"context":    map[string]any{"codeMode": map[string]any{"enabled": true, "cpuMs": 60000}},
+		"mcpServers": map[string]any{"s": map[string]any{"command": exe, "env": testkit.ChildEnv(testkit.ModeServer), "trust": "trusted"}},
+		"policy":     map[string]any{"approve": map[string]any{"tools": []string{"s:echo"}}},
+	})
+	cfg, err := config.Parse(data, "test.json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	h, syncs := openHost(t, cfg, host.Options{Store: st, StopTimeout: 500 * time.Millisecond, Forward: true})
+	g := gateway.New(h, &gateway.Options{Version: "test"})
+	syncs(g)
+	g.SetApprovalPage(approvalPage)
+	cs := inMemory(t, g, &mcp.ClientOptions{Capabilities: urlCaps}, "")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	params := func() *mcp.CallToolParams {
+		return &mcp.CallToolParams{Name: host.CodeTool, Arguments: map[string]any{"script": `return await s.echo({text: "ship it"})`}}
+	}
+	_, err = cs.CallTool(ctx, params())
+	var rpc *jsonrpc.Error
+	if !errors.As(err, &rpc) || rpc.Code != mcp.CodeURLElicitationRequired {
+		t.Fatalf("code_run: %v; want -32042", err)
+	}
+	var d struct{ Elicitations []*mcp.ElicitParams }
+	if err := json.Unmarshal(rpc.Data, &d); err != nil || len(d.Elicitations) != 1 {
+		t.Fatalf("error data %s: %v", rpc.Data, err)
+	}
+	id, ok := strings.CutPrefix(d.Elicitations[0].URL, approvalPage)
+	if !ok {
+		t.Fatalf("elicitation = %+v", d.Elicitations[0])
+	}
+	if _, err := h.DecideCall(ctx, id, true, "ui:operator"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(ctx, params())
+	if err != nil || res.IsError || text(t, res) != "ship it" {
+		t.Fatalf("code_run after the approval = %+v, %v", res, err)
 	}
 }
