@@ -174,15 +174,16 @@ func (s *Sandbox) Run(ctx context.Context, src string, tools []Tool, call Caller
 	if len(src) > lim.Source {
 		return nil, limitErr(fault.CodeTooLarge, ReasonSource, "the script is %d bytes, over the limit of %d", len(src), lim.Source)
 	}
+	ctx, cancel := context.WithTimeout(ctx, lim.Wall)
+	defer cancel()
+	r := &run{lim: lim, ctx: ctx, call: call, cpuLeft: lim.CPU}
 	select {
 	case s.slots <- struct{}{}:
 		defer func() { <-s.slots }()
 	case <-ctx.Done():
-		return nil, fault.New(fault.CodeTimeout, "", "run script", fmt.Errorf("%s: waiting for a free sandbox: %w", ReasonWall, ctx.Err()))
+		// Waiting for a free sandbox counts in the wall time.
+		return nil, r.ended()
 	}
-	ctx, cancel := context.WithTimeout(ctx, lim.Wall)
-	defer cancel()
-	r := &run{lim: lim, ctx: ctx, call: call, cpuLeft: lim.CPU}
 	return r.run(src, tools)
 }
 

@@ -235,3 +235,28 @@ func BenchmarkRun(b *testing.B) {
 		}
 	}
 }
+
+// TestRunWaitsWithinWallTime: a run waiting for a free sandbox waits
+// within its wall time.
+func TestRunWaitsWithinWallTime(t *testing.T) {
+	s := New(Limits{Wall: 100 * time.Millisecond}, 1)
+	started := make(chan struct{})
+	release := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Run(t.Context(), `await demo.echo({text: "x"})`, fakeTools, func(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
+			// Holds the only sandbox until the second run has given up.
+			close(started)
+			<-release
+			return json.RawMessage(`"x"`), nil
+		})
+		done <- err
+	}()
+	<-started
+	_, err := s.Run(t.Context(), `return 1`, fakeTools, (&fake{}).call)
+	close(release)
+	if fault.CodeOf(err) != fault.CodeTimeout || !strings.Contains(err.Error(), ReasonWall) {
+		t.Fatalf("a run that never got a sandbox: %v, want wall_limit", err)
+	}
+	<-done
+}
