@@ -107,6 +107,10 @@ type Call struct {
 	// comma-separated ("results:github-token:redacted"); never their
 	// values. "" when none.
 	Secrets string
+	// As is who the upstream saw the call made by: the subject of the
+	// caller's own grant for a server that uses each caller's grants
+	// (see [GrantKeeper]); "" when the call used the server's one grant.
+	As string
 }
 
 // CallFilter selects audit rows. A zero field does not filter.

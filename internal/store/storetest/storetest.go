@@ -60,6 +60,8 @@ func Run(t *testing.T, open Opener) {
 		{"Embeddings", testEmbeddings},
 		{"EmbeddingsMany", testEmbeddingsMany},
 		{"Secret", testSecret},
+		{"Grants", testGrants},
+		{"GrantLease", testGrantLease},
 		{"Closed", testClosed},
 	} {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open) })
@@ -127,5 +129,6 @@ func NewCall(server, tool string, t time.Time) *store.Call {
 		BytesIn:    10,
 		BytesOut:   2000,
 		Secrets:    "arguments:github-token:flagged",
+		As:         "octocat",
 	}
 }
