@@ -54,6 +54,13 @@ func TestOAuthBlock(t *testing.T) {
 		{name: "token file without issuer", oauth: `{"grant": "jwt_bearer", "assertionFile": "/t"}`, err: `oauth.assertionFile: a credential goes only`},
 		{name: "token env without issuer", oauth: `{"grant": "jwt_bearer", "assertionEnv": "GH_SECRET"}`, err: `oauth.assertionEnv: a credential goes only`},
 		{name: "unknown grant", oauth: `{"grant": "password"}`, err: `unknown grant "password"`},
+		{name: "per caller", oauth: `{"perCaller": true}`, want: OAuth{PerCaller: true, Grant: GrantAuthorizationCode}},
+		{name: "token exchange", oauth: `{"perCaller": true, "tokenExchange": true, "clientId": "gw", "clientSecretEnv": "GH_SECRET", "issuer": "https://auth.example.com"}`,
+			want: OAuth{PerCaller: true, TokenExchange: true, ClientID: "gw", ClientSecretEnv: "GH_SECRET", ClientSecret: "s3cret-value", Grant: GrantAuthorizationCode, Issuer: "https://auth.example.com"}},
+		{name: "per caller machine", oauth: `{"perCaller": true, "grant": "client_credentials", "clientId": "m", "clientSecretEnv": "GH_SECRET", "issuer": "https://auth.example.com"}`, err: `oauth.perCaller: each caller's own grant is a person's login`},
+		{name: "exchange alone", oauth: `{"tokenExchange": true, "clientId": "gw", "issuer": "https://auth.example.com"}`, err: `oauth.tokenExchange: token exchange makes a grant per caller`},
+		{name: "exchange without client", oauth: `{"perCaller": true, "tokenExchange": true, "issuer": "https://auth.example.com"}`, err: `set "clientId"`},
+		{name: "exchange without issuer", oauth: `{"perCaller": true, "tokenExchange": true, "clientId": "gw"}`, err: `oauth.tokenExchange: a credential goes only`},
 		{name: "stdio", oauth: `{"clientId": "a"}`, stdio: true, err: `"oauth" is only for Streamable HTTP servers`},
 		{name: "sse", oauth: `{"clientId": "a"}`, sse: true, err: `"oauth" is only for Streamable HTTP servers`},
 	}
