@@ -78,6 +78,7 @@ type Result struct {
 	Text string `json:"text"`
 
 	secrets []SecretDecision // credentials found in the result (screenResult)
+	as      string           // who the upstream saw the call made by (CallRecord.As)
 }
 
 // serverUnavailable explains why a configured server cannot take requests,
@@ -318,12 +319,38 @@ func (h *Host) call(ctx context.Context, s *server, sc *config.Server, pol *poli
 	if t, err = h.recheck(ctx, s, sc, pol, t, args, opts); err != nil {
 		return nil, err
 	}
+	// A server with "oauth.perCaller" is called through the caller's own
+	// connection (callers.go); the server's one connection above has
+	// checked the tool against its catalogue.
+	var own *callerConn
+	if who := perCaller(sc, identityOf(opts)); who != "" {
+		if own, err = h.callerConn(ctx, s, sc, who); err != nil {
+			return nil, err
+		}
+		defer func() {
+			if own != nil {
+				h.callers.release(own)
+			}
+		}()
+		conn = own.conn
+	}
 	if h.tracer != nil {
 		trace.SpanFromContext(ctx).SetAttributes(attribute.String(AttrEra, upstream.EraOf(conn.Info().ProtocolVersion)))
 	}
 	uopts, ctx := callOptions(ctx, opts)
 	res, err := conn.CallTool(ctx, t.ID.Name, args, uopts)
-	if fault.CodeOf(err) == fault.CodeUnavailable && ctx.Err() == nil {
+	if fault.CodeOf(err) == fault.CodeUnavailable && ctx.Err() == nil && own != nil {
+		// The caller's connection was already gone: the call redials it,
+		// once.
+		h.callers.release(own)
+		h.callers.forget(own)
+		if own, err = h.callerConn(ctx, s, sc, own.key.caller); err != nil {
+			own = nil
+			return nil, err
+		}
+		conn = own.conn
+		res, err = conn.CallTool(ctx, t.ID.Name, args, uopts)
+	} else if fault.CodeOf(err) == fault.CodeUnavailable && ctx.Err() == nil {
 		// The connection was already gone, so the request was never sent
 		// (a lost request is unknown_outcome, never this): this is the
 		// call that redials, once.
@@ -350,6 +377,9 @@ func (h *Host) call(ctx context.Context, s *server, sc *config.Server, pol *poli
 		return h.call(ctx, s, sc, pol, t, args, opts, false)
 	}
 	if err != nil {
+		if own != nil {
+			err = ownLogin(s.name, err)
+		}
 		return nil, fromUpstream(maskErr(sc, err))
 	}
 	// Credentials are redacted before the guard, so that no copy of the
@@ -364,6 +394,9 @@ func (h *Host) call(ctx context.Context, s *server, sc *config.Server, pol *poli
 		return nil, err
 	}
 	out := &Result{Tool: t.ID.String(), Server: t.ID.Server, Raw: raw, IsError: res.IsError, secrets: secrets}
+	if own != nil {
+		out.as = asWhom(own)
+	}
 	if opts == nil || !opts.RawOnly {
 		out.Text = content.ToolText(raw)
 	}

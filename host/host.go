@@ -292,6 +292,10 @@ type Host struct {
 	loginMu sync.Mutex
 	logins  map[string]*Login
 
+	grantKeys   *grantKeyring // OAuthOptions.GrantKey; nil without one; fixed at Open
+	grantHolder string        // names this process in the store's refresh leases (grants.go); fixed at Open
+	callers     callerPool    // callers' own connections (callers.go); has its own lock
+
 	// mu serialises rebuild (so that snapshots are made, and swapped in,
 	// one at a time), the swap of comp against Close, and guards index,
 	// indexed and found.
@@ -393,7 +397,15 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 
 		loginTimeout: opts.OAuth.loginTimeout(),
 		noStart:      opts.NoStart,
+		grantHolder:  newGrantHolder(),
 	}
+	if h.grantKeys, err = grantKeys(opts.OAuth); err != nil {
+		if owned {
+			st.Close()
+		}
+		return nil, err
+	}
+	h.callers.init(opts.OAuth, &h.watchers)
 	h.opts.OnListChanged = h.listChanged
 	if h.opts.SwitchboardHome == "" {
 		h.opts.SwitchboardHome, _ = config.Home(nil)
@@ -567,6 +579,7 @@ func (h *Host) Close() error {
 		servers = append(servers, s)
 	}
 	err := h.stopAll(servers)
+	h.callers.closeAll()
 	// A Reload past its swap finishes (it sees the host closed and stops
 	// what it started) before the watchers are waited for: it may start
 	// some.

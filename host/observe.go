@@ -46,6 +46,11 @@ type CallRecord struct {
 	// result and what happened to each (config: security.secrets); never
 	// their values.
 	Secrets []SecretDecision
+	// As is who the upstream saw the call made by, for a server that
+	// uses each caller's own grant ("oauth.perCaller"): the subject of
+	// the caller's grant, else the caller itself; "" when the call used
+	// the server's one grant.
+	As string
 }
 
 // The outcomes of a CallRecord.

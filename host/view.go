@@ -322,6 +322,11 @@ func (v *View) Subscribe(ctx context.Context, uri string) (server string, err er
 	if err != nil {
 		return "", err
 	}
+	if sc := v.h.config().Server(server); sc != nil && perCaller(sc, v.c.identity()) != "" {
+		// Updates arrive on the server's one connection, for every
+		// caller: a caller's own resources are read, never subscribed.
+		return "", fault.New(fault.CodeInvalidInput, server, "subscribe", errors.New(`a server with "oauth.perCaller" takes no subscriptions from its callers: read the resource again instead`))
+	}
 	conn, err := v.h.conn(ctx, server)
 	if err != nil {
 		return "", err

@@ -27,8 +27,11 @@ import (
 //     the URLElicitationRequired error (-32042) naming the URL; it calls
 //     again once the person has logged in.
 // A client that declines, or a login that fails, gets the isError result.
-// Only the operator is offered a login (operator): the grant it makes
-// serves every caller of the server.
+// The operator is offered the server's login (operator): the grant it
+// makes serves every caller of the server. Any other caller is offered a
+// login only to a server with "oauth.perCaller" (the result's _meta says
+// "login": "caller"), and that login is its own (host.View.Login): its
+// grant serves that caller alone.
 
 // offerLogin is receiving middleware for tools/call (see above).
 func (g *Gateway) offerLogin(next mcp.MethodHandler) mcp.MethodHandler {
@@ -38,14 +41,20 @@ func (g *Gateway) offerLogin(next mcp.MethodHandler) mcp.MethodHandler {
 			return res, err
 		}
 		call, ok := req.(*mcp.CallToolRequest)
-		if !ok || !urlElicitation(call.ClientCapabilities()) || !operator(call.GetExtra()) {
+		if !ok || !urlElicitation(call.ClientCapabilities()) {
 			return res, err
 		}
-		server := needsLoginOf(res)
-		if server == "" {
+		server, own := needsLoginOf(res)
+		if server == "" || (!own && !operator(call.GetExtra())) {
 			return res, err
 		}
-		l, lerr := g.host.Login(ctx, server)
+		var l *host.Login
+		var lerr error
+		if own {
+			l, lerr = g.callerView(call).Login(ctx, server)
+		} else {
+			l, lerr = g.host.Login(ctx, server)
+		}
 		if lerr != nil {
 			g.log.Warn("login not started", "server", server, "err", lerr)
 			return res, err
@@ -102,18 +111,18 @@ func urlElicitation(caps *mcp.ClientCapabilities) bool {
 }
 
 // needsLoginOf returns the server of a needs_login result made by
-// toClient, or "".
-func needsLoginOf(res mcp.Result) string {
+// toClient, or "", and whether the login is the caller's own.
+func needsLoginOf(res mcp.Result) (server string, own bool) {
 	r, ok := res.(*mcp.CallToolResult)
 	if !ok || r == nil || !r.IsError {
-		return ""
+		return "", false
 	}
 	m, _ := r.Meta[ErrorMetaKey].(map[string]any)
 	if m["code"] != string(fault.CodeNeedsLogin) {
-		return ""
+		return "", false
 	}
 	s, _ := m["server"].(string)
-	return s
+	return s, m["login"] == "caller"
 }
 
 // elicitationID is a fresh ID for a URL-mode elicitation.

@@ -96,3 +96,10 @@ func (h *Handler) Subject() string {
 	defer g.mu.Unlock()
 	return g.t.Subject
 }
+
+// GrantRefused is the error of a refresh that cannot be made because the
+// grant is gone (a Grants whose caller logged out): an invalid_grant, so
+// that the connection asks for a login as after a refused refresh.
+func GrantRefused(why string) error {
+	return &oauth2.RetrieveError{ErrorCode: "invalid_grant", ErrorDescription: why}
+}
