@@ -1,0 +1,201 @@
+package host_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard/fault"
+	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/testkit/oauthhost"
+	"github.com/switchboard-mcp/switchboard/internal/testkit/oauthtest"
+)
+
+// loginAs runs v's login to gh through the browser leg as user.
+func loginAs(t *testing.T, ctx context.Context, v *host.View, user string) {
+	t.Helper()
+	l, err := v.Login(ctx, "gh")
+	if err != nil || l.URL() == "" {
+		t.Fatalf("login of %+v: %v, %v", v.Caller(), l, err)
+	}
+	if err := oauthtest.BrowseAs(ctx, l.URL(), user); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-l.Done():
+	case <-ctx.Done():
+		t.Fatal("the login did not end")
+	}
+	if err := l.Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// whoami calls gh's whoami for v's caller, saying whom it is for.
+func whoami(ctx context.Context, v *host.View, forWhom string) (string, error) {
+	res, err := v.Call(ctx, "gh__whoami", json.RawMessage(fmt.Sprintf(`{"for":%q}`, forWhom)), &host.CallOptions{})
+	if err != nil {
+		return "", err
+	}
+	return res.Text, nil
+}
+
+// TestPerCallerGrants: with "oauth.perCaller", the operator's grant
+// discovers gh; a caller without a grant of its own fails closed with
+// needs_login marked as its own login, logs in as itself, and is then
+// seen upstream as itself; two callers calling at once never send each
+// other's tokens (every Authorization header the server saw is checked
+// against whom the call was for); the grants are sealed in the store; one
+// caller's grant revoked upstream, or its logout, leaves the other
+// working; the audit record says as whom the upstream saw each call.
+func TestPerCallerGrants(t *testing.T) {
+	as := oauthtest.Start(t, nil)
+	var mu sync.Mutex
+	var recs []host.CallRecord
+	rig := oauthhost.Open(t, as.MCP, &oauthhost.Options{PerCaller: true, OnCall: func(r host.CallRecord) {
+		mu.Lock()
+		recs = append(recs, r)
+		mu.Unlock()
+	}})
+	h := rig.Host
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+
+	op := h.View(host.Caller{})
+	loginAs(t, ctx, op, "operator")
+	if err := h.Await(ctx, "gh"); err != nil {
+		t.Fatal(err)
+	}
+	ann := h.View(host.Caller{Subject: "sub:ann", Session: "s1"})
+	bob := h.View(host.Caller{Client: "bob"})
+
+	_, err := whoami(ctx, ann, "ann")
+	if fault.CodeOf(err) != fault.CodeNeedsLogin || !errors.Is(err, host.ErrOwnLogin) {
+		t.Fatalf("ann without a grant: %v; want needs_login, her own", err)
+	}
+	if strings.Contains(err.Error(), "switchboard login") {
+		t.Errorf("a caller is told to run the operator's command: %v", err)
+	}
+	loginAs(t, ctx, ann, "ann-gh")
+	loginAs(t, ctx, bob, "bob-gh")
+
+	want := map[string]string{"ann": "ann-gh", "bob": "bob-gh", "op": "operator"}
+	views := map[string]*host.View{"ann": ann, "bob": bob, "op": op}
+	var wg sync.WaitGroup
+	errs := make(chan error, 90)
+	for i := range 30 {
+		for who, v := range views {
+			wg.Go(func() {
+				out, err := whoami(ctx, v, who)
+				if err != nil {
+					errs <- fmt.Errorf("%s, call %d: %w", who, i, err)
+				} else if !strings.Contains(out, "caller ok: "+want[who]+"\n") && !strings.HasSuffix(out, "caller ok: "+want[who]) {
+					errs <- fmt.Errorf("%s, call %d: the server saw %q", who, i, out)
+				}
+			})
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	calls := as.Calls()
+	if len(calls) != 90 {
+		t.Fatalf("the server saw %d calls; want 90", len(calls))
+	}
+	for i, c := range calls {
+		tok := strings.TrimPrefix(c.Authorization, "Bearer ")
+		if c.User != want[c.For] || as.UserOf(tok) != want[c.For] {
+			t.Fatalf("call %d for %s carried the token of %q (server saw %q)", i, c.For, as.UserOf(tok), c.User)
+		}
+	}
+	if n := h.CallerConns(); n != 2 {
+		t.Errorf("%d callers' connections; want 2 (ann's and bob's)", n)
+	}
+
+	// The store keeps the grants sealed: no token in the clear.
+	holders, err := rig.Store.GrantHolders(ctx, as.MCP)
+	if err != nil || len(holders) != 2 || holders[0].Caller != "bob" || holders[0].Subject != "bob-gh" || holders[1].Caller != "sub:ann" {
+		t.Fatalf("grant holders = %+v, %v", holders, err)
+	}
+	for _, who := range []string{"bob", "sub:ann"} {
+		gs, err := rig.Store.Grants(ctx, who, as.MCP)
+		if err != nil || len(gs) != 1 {
+			t.Fatalf("grants of %s: %+v, %v", who, gs, err)
+		}
+		for _, tok := range as.Issued() {
+			if bytes.Contains(gs[0].Sealed, []byte(tok)) {
+				t.Fatalf("the store holds a token of %s in the clear", who)
+			}
+		}
+	}
+
+	// Ann's grant revoked at the authorization server: she is asked to
+	// log in again; bob and the operator go on.
+	as.RevokeUser("ann-gh")
+	if _, err := whoami(ctx, ann, "ann"); fault.CodeOf(err) != fault.CodeNeedsLogin || !errors.Is(err, host.ErrOwnLogin) {
+		t.Fatalf("ann after her grant was revoked: %v; want her own needs_login", err)
+	}
+	for who, v := range map[string]*host.View{"bob": bob, "op": op} {
+		if out, err := whoami(ctx, v, who); err != nil || !strings.Contains(out, want[who]) {
+			t.Fatalf("%s after ann's grant was revoked: %q, %v", who, out, err)
+		}
+	}
+	// Bob logs out: ann, logged in again, goes on.
+	if n, err := h.LogoutAs(ctx, "bob", "gh"); err != nil || n != 1 {
+		t.Fatalf("LogoutAs(bob) = %d, %v", n, err)
+	}
+	if _, err := whoami(ctx, bob, "bob"); fault.CodeOf(err) != fault.CodeNeedsLogin {
+		t.Fatalf("bob after his logout: %v; want needs_login", err)
+	}
+	loginAs(t, ctx, ann, "ann-gh")
+	if out, err := whoami(ctx, ann, "ann"); err != nil || !strings.Contains(out, "ann-gh") {
+		t.Fatalf("ann logged in again: %q, %v", out, err)
+	}
+
+	mu.Lock()
+	defer mu.Unlock()
+	seen := map[string]string{}
+	for _, r := range recs {
+		if r.Outcome == host.OutcomeOK {
+			seen[r.Client] = r.As
+		}
+	}
+	if seen["sub:ann"] != "ann-gh" || seen["bob"] != "bob-gh" || seen[""] != "" {
+		t.Fatalf("the records' upstream identities: %v", seen)
+	}
+}
+
+// TestPerCallerNeedsKey: without the key that seals callers' grants, a
+// server with "oauth.perCaller" serves the operator and refuses every
+// other caller, closed.
+func TestPerCallerNeedsKey(t *testing.T) {
+	as := oauthtest.Start(t, nil)
+	rig := oauthhost.Open(t, as.MCP, &oauthhost.Options{PerCaller: true, NoGrantKey: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	op := rig.Host.View(host.Caller{})
+	loginAs(t, ctx, op, "operator")
+	if out, err := whoami(ctx, op, "op"); err != nil || !strings.Contains(out, "operator") {
+		t.Fatalf("the operator: %q, %v", out, err)
+	}
+	ann := rig.Host.View(host.Caller{Subject: "sub:ann"})
+	if _, err := whoami(ctx, ann, "ann"); fault.CodeOf(err) != fault.CodeNeedsLogin || !strings.Contains(err.Error(), "SWITCHBOARD_GRANT_KEY") {
+		t.Fatalf("a caller without the key: %v; want needs_login naming the key", err)
+	}
+	if _, err := ann.Login(ctx, "gh"); err == nil {
+		t.Fatal("a caller's login started without the key")
+	}
+	for _, c := range as.Calls() {
+		if c.For == "ann" {
+			t.Fatal("a call for ann reached the server")
+		}
+	}
+}
