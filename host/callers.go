@@ -60,6 +60,7 @@ type callerConn struct {
 
 	inflight atomic.Int64 // uses in progress, the dial's wait included
 	lastUse  atomic.Int64 // UnixNano of the last use's start or end
+	retired  bool         // guarded by callerPool.mu: out of the pool, closed when its last use ends
 }
 
 func (p *callerPool) init(o *OAuthOptions, wg *sync.WaitGroup) {
@@ -117,16 +118,14 @@ func (h *Host) callerConn(ctx context.Context, s *server, sc *config.Server, cal
 	if p.conns == nil {
 		p.conns = map[callerKey]*callerConn{}
 	}
-	for kk, c := range p.conns {
+	for _, c := range p.conns {
 		if c.inflight.Load() == 0 && (c.dead() || now.Sub(time.Unix(0, c.lastUse.Load())) > p.idle) {
-			delete(p.conns, kk)
-			stale = append(stale, c)
+			stale = p.retire(c, stale)
 		}
 	}
 	c := p.conns[k]
 	if c != nil && (c.cfg != sc || c.dead()) {
-		delete(p.conns, k)
-		stale = append(stale, c)
+		stale = p.retire(c, stale)
 		c = nil
 	}
 	if c == nil {
@@ -137,8 +136,7 @@ func (h *Host) callerConn(ctx context.Context, s *server, sc *config.Server, cal
 				p.closeConns(stale)
 				return nil, fault.New(fault.CodeUnavailable, s.name, "", fmt.Errorf("%d callers' connections are in use, the most this gateway holds (OAuthOptions.MaxCallerConns)", p.max))
 			}
-			delete(p.conns, lru.key)
-			stale = append(stale, lru)
+			stale = p.retire(lru, stale)
 		}
 		c = &callerConn{key: k, cfg: sc, ready: make(chan struct{})}
 		c.lastUse.Store(now.UnixNano())
@@ -215,10 +213,33 @@ func ownLogin(server string, err error) error {
 // callerLoginHint says how a caller without a grant logs in.
 const callerLoginHint = "a login of your own: a client that declares URL-mode elicitation is offered it"
 
-// release ends one use of c.
+// release ends one use of c, and closes c when it was retired and this
+// was its last use.
 func (p *callerPool) release(c *callerConn) {
 	c.lastUse.Store(time.Now().UnixNano())
-	c.inflight.Add(-1)
+	p.mu.Lock()
+	last := c.inflight.Add(-1) == 0 && c.retired
+	p.mu.Unlock()
+	if last {
+		p.closeConns([]*callerConn{c})
+	}
+}
+
+// retire takes c out of the pool: new uses dial afresh, and c is closed
+// once the uses in progress end (a call in flight is never cut short).
+// It returns gone with c added when c can be closed now. p.mu is held.
+func (p *callerPool) retire(c *callerConn, gone []*callerConn) []*callerConn {
+	if p.conns[c.key] == c {
+		delete(p.conns, c.key)
+	}
+	if c.retired {
+		return gone
+	}
+	c.retired = true
+	if c.inflight.Load() == 0 {
+		gone = append(gone, c)
+	}
+	return gone
 }
 
 // forget drops c from the pool when it is still there.
@@ -230,15 +251,14 @@ func (p *callerPool) forget(c *callerConn) {
 	p.mu.Unlock()
 }
 
-// drop closes caller's connections to server ("" for every server's),
+// drop retires caller's connections to server ("" for every server's),
 // after a login or a logout changed the grant.
 func (p *callerPool) drop(server, caller string) {
 	var gone []*callerConn
 	p.mu.Lock()
 	for k, c := range p.conns {
 		if k.caller == caller && (server == "" || k.server == server) {
-			delete(p.conns, k)
-			gone = append(gone, c)
+			gone = p.retire(c, gone)
 		}
 	}
 	p.mu.Unlock()
