@@ -35,8 +35,12 @@ const (
 	DefaultCallerIdle     = 10 * time.Minute
 )
 
-// callerKey names one caller's connection to one server.
-type callerKey struct{ server, caller string }
+// callerKey names one caller's connection to one server: with its own
+// grant, or with tokens exchanged for the caller's (exchange).
+type callerKey struct {
+	server, caller string
+	exchange       bool
+}
 
 // callerPool holds the callers' connections.
 type callerPool struct {
@@ -61,6 +65,9 @@ type callerConn struct {
 	inflight atomic.Int64 // uses in progress, the dial's wait included
 	lastUse  atomic.Int64 // UnixNano of the last use's start or end
 	retired  bool         // guarded by callerPool.mu: out of the pool, closed when its last use ends
+	// subject is the caller's latest access token, for a connection
+	// that exchanges it (callerKey.exchange).
+	subject atomic.Pointer[string]
 }
 
 func (p *callerPool) init(o *OAuthOptions, wg *sync.WaitGroup) {
@@ -102,11 +109,11 @@ func perCaller(sc *config.Server, identity string) string {
 
 // callerConn returns caller's connection to s, dialling it when there is
 // none. The caller must call release when done with it.
-func (h *Host) callerConn(ctx context.Context, s *server, sc *config.Server, caller string) (*callerConn, error) {
-	if h.grantKeys == nil || h.store == nil || h.opts.OAuth == nil {
+func (h *Host) callerConn(ctx context.Context, s *server, sc *config.Server, caller, subjectToken string) (*callerConn, error) {
+	k := callerKey{server: s.name, caller: caller, exchange: sc.OAuth.TokenExchange && subjectToken != ""}
+	if h.opts.OAuth == nil || (!k.exchange && (h.grantKeys == nil || h.store == nil)) {
 		return nil, fault.New(fault.CodeNeedsLogin, s.name, "", errPerCallerOff)
 	}
-	k := callerKey{s.name, caller}
 	p := &h.callers
 	now := time.Now()
 	var stale []*callerConn
@@ -140,10 +147,15 @@ func (h *Host) callerConn(ctx context.Context, s *server, sc *config.Server, cal
 		}
 		c = &callerConn{key: k, cfg: sc, ready: make(chan struct{})}
 		c.lastUse.Store(now.UnixNano())
+		c.subject.Store(&subjectToken)
 		p.conns[k] = c
 		h.watchers.Go(func() { h.dialCaller(c, s) })
 	}
 	c.inflight.Add(1)
+	if k.exchange {
+		// The caller's latest token is the one exchanged next.
+		c.subject.Store(&subjectToken)
+	}
 	p.mu.Unlock()
 	p.closeConns(stale)
 	select {
@@ -186,6 +198,10 @@ func (h *Host) dialCaller(c *callerConn, s *server) {
 	oc.TokensPath, oc.Authorize, oc.RedirectURL = "", nil, ""
 	oc.Grants = callerGrants{h: h, caller: c.key.caller}
 	oc.LoginHint = callerLoginHint
+	if c.key.exchange {
+		oc.Grants = nil
+		oc.SubjectToken = func() (string, error) { return *c.subject.Load(), nil }
+	}
 	o.OAuth = &oc
 	conn, err := upstream.Dial(ctx, c.cfg, &o)
 	if err != nil {
@@ -299,6 +315,14 @@ func (h *Host) CallerConns() int {
 	return len(h.callers.conns)
 }
 
+// subjectTokenOf is the caller's token a call's options carry.
+func subjectTokenOf(opts *CallOptions) string {
+	if opts == nil {
+		return ""
+	}
+	return opts.SubjectToken
+}
+
 // identityOf is the identity a call's options carry (CallOptions.Client).
 func identityOf(opts *CallOptions) string {
 	if opts == nil {
@@ -333,7 +357,7 @@ func (h *Host) viewConn(ctx context.Context, v *View, server string) (conn *upst
 	if who == "" {
 		return conn, func() {}, nil
 	}
-	c, err := h.callerConn(ctx, s, sc, who)
+	c, err := h.callerConn(ctx, s, sc, who, v.c.Token)
 	if err != nil {
 		return nil, nil, err
 	}

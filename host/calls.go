@@ -49,6 +49,10 @@ type CallOptions struct {
 	// rules limited to clients and profiles match on them, and the audit
 	// log keeps the profile.
 	Caller, Profile string
+	// SubjectToken is the caller's own access token (a JWT the gateway
+	// verified), exchanged for the call's token at a server with
+	// "oauth.tokenExchange" (RFC 8693); "" for none. Never recorded.
+	SubjectToken string
 	// Confirm overrides Options.Confirm for this call.
 	Confirm Confirmer
 	// RawOnly leaves Result.Text empty, for callers that forward Raw and
@@ -324,7 +328,7 @@ func (h *Host) call(ctx context.Context, s *server, sc *config.Server, pol *poli
 	// checked the tool against its catalogue.
 	var own *callerConn
 	if who := perCaller(sc, identityOf(opts)); who != "" {
-		if own, err = h.callerConn(ctx, s, sc, who); err != nil {
+		if own, err = h.callerConn(ctx, s, sc, who, subjectTokenOf(opts)); err != nil {
 			return nil, err
 		}
 		defer func() {
@@ -344,7 +348,7 @@ func (h *Host) call(ctx context.Context, s *server, sc *config.Server, pol *poli
 		// once.
 		h.callers.release(own)
 		h.callers.forget(own)
-		if own, err = h.callerConn(ctx, s, sc, own.key.caller); err != nil {
+		if own, err = h.callerConn(ctx, s, sc, own.key.caller, subjectTokenOf(opts)); err != nil {
 			own = nil
 			return nil, err
 		}

@@ -37,6 +37,11 @@ type Caller struct {
 	// as it declared it: recorded with its calls, cleaned and capped,
 	// never used as a key.
 	ClientName string
+	// Token is the access token (a JWT) the caller presented, which the
+	// gateway verified; "" for other callers. A server with
+	// "oauth.tokenExchange" is called with a token exchanged for it
+	// (CallOptions.SubjectToken). Never recorded.
+	Token string
 }
 
 // identity is the caller as it authenticated, for the quota and the
@@ -96,6 +101,9 @@ func (v *View) options(opts *CallOptions) *CallOptions {
 	}
 	if v.c.ClientName != "" {
 		o.ClientName = cleanClientName(v.c.ClientName)
+	}
+	if v.c.Token != "" {
+		o.SubjectToken = v.c.Token
 	}
 	return &o
 }

@@ -86,6 +86,9 @@ func jwtSubject(s string) string {
 // Subject is who the upstream knows the current grant's holder as (see
 // subjectOf); "" without a grant or when its tokens do not say.
 func (h *Handler) Subject() string {
+	if h.machine != nil {
+		return machineSubject(h.machine)
+	}
 	h.mu.Lock()
 	g := h.cur
 	h.mu.Unlock()

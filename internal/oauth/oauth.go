@@ -68,6 +68,11 @@ type Config struct {
 	// LoginHint, when set, says how to log in, in the needs_login
 	// failure, in place of LoginCommand.
 	LoginHint string
+	// SubjectToken, when set, is the caller's own access token (a JWT
+	// the gateway verified), read at each token request: a server with
+	// "oauth.tokenExchange" is then given a token the authorization
+	// server exchanged it for (exchange.go), and no login is asked.
+	SubjectToken func() (string, error)
 }
 
 // LoginCommand is what a person runs to log in to server.
@@ -123,6 +128,11 @@ type Handler struct {
 func New(s *config.Server, o *Config, base *http.Client, log *slog.Logger) (*Handler, error) {
 	h := &Handler{server: s.Name, resource: s.URL, o: o, log: log}
 	h.hc = &http.Client{Transport: issuerWatch{next: dpopAS{next: base.Transport, h: h}, h: h}, CheckRedirect: base.CheckRedirect}
+	if s.OAuth != nil && s.OAuth.TokenExchange && o.SubjectToken != nil {
+		h.clientID, h.configured = s.OAuth.ClientID, true
+		h.machine = exchangeHandler(s.OAuth, o.SubjectToken, &http.Client{Transport: base.Transport, CheckRedirect: base.CheckRedirect})
+		return h, nil
+	}
 	if s.OAuth != nil {
 		h.clientID, h.configured = s.OAuth.ClientID, true
 		if g := s.OAuth.Grant; g == config.GrantClientCredentials || g == config.GrantJWTBearer || g == config.GrantEnterprise {
