@@ -199,3 +199,51 @@ func TestPerCallerNeedsKey(t *testing.T) {
 		}
 	}
 }
+
+// TestPerCallerRefreshAcrossReplicas: two hosts sharing one store (as
+// replicas share PostgreSQL) refresh a caller's grant once between them:
+// the authorization server rotates refresh tokens, so a second refresh
+// with the same one would revoke the grant. Both calls succeed as the
+// caller, and the grant kept is the refreshed one.
+func TestPerCallerRefreshAcrossReplicas(t *testing.T) {
+	as := oauthtest.Start(t, nil)
+	a := oauthhost.Open(t, as.MCP, &oauthhost.Options{PerCaller: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	loginAs(t, ctx, a.Host.View(host.Caller{}), "operator")
+	b := oauthhost.Open(t, as.MCP, &oauthhost.Options{PerCaller: true, Store: a.Store, Creds: a.Creds})
+	for _, r := range []*oauthhost.Rig{a, b} {
+		if err := r.Host.Await(ctx, "gh"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	annA := a.Host.View(host.Caller{Subject: "sub:ann"})
+	annB := b.Host.View(host.Caller{Subject: "sub:ann"})
+	loginAs(t, ctx, annA, "ann-gh")
+	for _, v := range []*host.View{annA, annB} {
+		if out, err := whoami(ctx, v, "ann"); err != nil || !strings.Contains(out, "ann-gh") {
+			t.Fatalf("ann before the refresh: %q, %v", out, err)
+		}
+	}
+	before := as.Count("refresh")
+	as.RevokeAccess() // every access token refused; the refresh token still works
+	for range 3 {
+		var wg sync.WaitGroup
+		for i, v := range []*host.View{annA, annB, annA, annB} {
+			wg.Go(func() {
+				if out, err := whoami(ctx, v, "ann"); err != nil || !strings.Contains(out, "ann-gh") {
+					t.Errorf("ann on replica %d after her access token was refused: %q, %v", i%2, out, err)
+				}
+			})
+		}
+		wg.Wait()
+		if t.Failed() {
+			return
+		}
+		if n := as.Count("refresh") - before; n != 1 {
+			t.Fatalf("%d refreshes of ann's grant; want 1 between the replicas", n)
+		}
+		before = as.Count("refresh")
+		as.RevokeAccess()
+	}
+}

@@ -35,6 +35,9 @@ type Options struct {
 	// block, and Issuer; with PerCaller.
 	Exchange               bool
 	ExchangeClient, Issuer string
+	// Store is the store of a PerCaller host, shared with another rig as
+	// replicas share one; nil opens one of its own.
+	Store *sqlite.DB
 	// NoGrantKey leaves a PerCaller host without GrantKey.
 	NoGrantKey bool
 	// OnCall is host.Options.OnCall.
@@ -73,11 +76,14 @@ func Open(t testing.TB, mcpURL string, opts *Options) *Rig {
 			o["tokenExchange"], o["clientId"], o["issuer"] = true, opts.ExchangeClient, opts.Issuer
 		}
 		gh["oauth"] = o
-		db, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"), nil)
-		if err != nil {
-			t.Fatal(err)
+		db := opts.Store
+		if db == nil {
+			var err error
+			if db, err = sqlite.Open(filepath.Join(t.TempDir(), "state.db"), nil); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { db.Close() })
 		}
-		t.Cleanup(func() { db.Close() })
 		r.Store = db
 		hopts.Ephemeral, hopts.Store = false, db
 		if !opts.NoGrantKey {
