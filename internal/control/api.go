@@ -35,7 +35,8 @@ type CallEntry struct {
 	LatencyMs float64   `json:"latencyMs"` // to the microsecond
 	BytesIn   int       `json:"bytesIn"`
 	BytesOut  int       `json:"bytesOut"`
-	Secrets   string    `json:"secrets,omitempty"` // credentials found and what was done: "results:github-token:redacted,…"; never values
+	Secrets   string    `json:"secrets,omitempty"`    // credentials found and what was done: "results:github-token:redacted,…"; never values
+	As        string    `json:"upstreamAs,omitempty"` // whom the server saw the call made by, for a server with oauth.perCaller
 }
 
 // EntryOf is c as the API answers it.
@@ -43,7 +44,7 @@ func EntryOf(c store.Call) CallEntry {
 	return CallEntry{
 		ID: c.ID, Time: c.Time, Tool: c.Tool, Server: c.Server, Caller: c.Caller, Client: c.ClientName, Profile: c.Profile, ArgShape: c.ArgShape,
 		Outcome: c.Outcome, Code: c.Code, LatencyMs: float64(c.Latency.Microseconds()) / 1000,
-		BytesIn: c.BytesIn, BytesOut: c.BytesOut, Secrets: c.Secrets,
+		BytesIn: c.BytesIn, BytesOut: c.BytesOut, Secrets: c.Secrets, As: c.As,
 	}
 }
 
@@ -52,7 +53,7 @@ func (e CallEntry) Call() store.Call {
 	return store.Call{
 		ID: e.ID, Time: e.Time, Tool: e.Tool, Server: e.Server, Caller: e.Caller, ClientName: e.Client, Profile: e.Profile, ArgShape: e.ArgShape,
 		Outcome: e.Outcome, Code: e.Code, Latency: time.Duration(e.LatencyMs * float64(time.Millisecond)),
-		BytesIn: e.BytesIn, BytesOut: e.BytesOut, Secrets: e.Secrets,
+		BytesIn: e.BytesIn, BytesOut: e.BytesOut, Secrets: e.Secrets, As: e.As,
 	}
 }
 

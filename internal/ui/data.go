@@ -2,6 +2,7 @@ package ui
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -69,8 +70,10 @@ type findingGroup struct {
 }
 
 type callRow struct {
-	Time, Client, Tool, Outcome, Code, Latency, Args string
-	BytesIn, BytesOut                                int
+	// As is whom the server saw the call made by (a server with
+	// oauth.perCaller), "-" for the server's one grant.
+	Time, Client, As, Tool, Outcome, Code, Latency, Args string
+	BytesIn, BytesOut                                    int
 }
 
 type liveRow struct {
@@ -154,7 +157,7 @@ func (h *Handler) fillLive(ctx context.Context, d *pageData) {
 	}
 	for _, c := range calls {
 		d.Calls = append(d.Calls, callRow{
-			Time: c.Time.Local().Format(time.TimeOnly), Client: who(c.Caller, c.ClientName), Tool: c.Tool, Outcome: c.Outcome, Code: c.Code,
+			Time: c.Time.Local().Format(time.TimeOnly), Client: who(c.Caller, c.ClientName), As: cmp.Or(c.As, "-"), Tool: c.Tool, Outcome: c.Outcome, Code: c.Code,
 			Latency: c.Latency.Round(time.Millisecond).String(), Args: c.ArgShape, BytesIn: c.BytesIn, BytesOut: c.BytesOut,
 		})
 	}
