@@ -122,6 +122,9 @@ func TestTokenExchange(t *testing.T) {
 	if err != nil || !res.IsError {
 		t.Fatalf("eve, whose token the authorization server refuses: %+v, %v", res, err)
 	}
+	if m, _ := res.Meta[gateway.ErrorMetaKey].(map[string]any); m["code"] != "auth_failure" {
+		t.Errorf("eve's refusal: _meta %v, %s; want auth_failure", m, text(t, res))
+	}
 	if res, err := whoamiFor(ctx, sessions["ann"], "ann"); err != nil || res.IsError {
 		t.Fatalf("ann after eve's refusal: %+v, %v", res, err)
 	}
