@@ -35,6 +35,11 @@ const (
 	DefaultCallerIdle     = 10 * time.Minute
 )
 
+// grantRecheck is how often a caller's connection checks that its grant
+// is still kept: a logout on another replica, or by `switchboard logout
+// --caller`, retires it within that time.
+var grantRecheck = 30 * time.Second
+
 // callerKey names one caller's connection to one server: with its own
 // grant, or with tokens exchanged for the caller's (exchange).
 type callerKey struct {
@@ -65,6 +70,7 @@ type callerConn struct {
 	inflight atomic.Int64 // uses in progress, the dial's wait included
 	lastUse  atomic.Int64 // UnixNano of the last use's start or end
 	retired  bool         // guarded by callerPool.mu: out of the pool, closed when its last use ends
+	checked  atomic.Int64 // UnixNano of the last check that its grant is still kept
 	// subject is the caller's latest access token, for a connection
 	// that exchanges it (callerKey.exchange).
 	subject atomic.Pointer[string]
@@ -147,6 +153,7 @@ func (h *Host) callerConn(ctx context.Context, s *server, sc *config.Server, cal
 		}
 		c = &callerConn{key: k, cfg: sc, ready: make(chan struct{})}
 		c.lastUse.Store(now.UnixNano())
+		c.checked.Store(now.UnixNano())
 		c.subject.Store(&subjectToken)
 		p.conns[k] = c
 		h.watchers.Go(func() { h.dialCaller(c, s) })
@@ -168,6 +175,16 @@ func (h *Host) callerConn(ctx context.Context, s *server, sc *config.Server, cal
 		p.release(c)
 		p.forget(c)
 		return nil, c.err
+	}
+	if !k.exchange && now.Sub(time.Unix(0, c.checked.Load())) > grantRecheck {
+		c.checked.Store(now.UnixNano())
+		if gs, err := (callerGrants{h: h, caller: caller}).Load(ctx, sc.URL); err == nil && len(gs) == 0 {
+			// Logged out elsewhere: the connection's token in memory
+			// must not outlive the grant.
+			p.release(c)
+			p.drop(s.name, caller)
+			return h.callerConn(ctx, s, sc, caller, subjectToken)
+		}
 	}
 	return c, nil
 }

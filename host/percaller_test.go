@@ -247,3 +247,39 @@ func TestPerCallerRefreshAcrossReplicas(t *testing.T) {
 		as.RevokeAccess()
 	}
 }
+
+// TestPerCallerLogoutElsewhere: a caller logged out on one replica (or by
+// `switchboard logout --caller`, which deletes the grant from the store)
+// is refused on another whose connection still holds its token in
+// memory, once that connection checks its grant again; other callers go
+// on.
+func TestPerCallerLogoutElsewhere(t *testing.T) {
+	defer host.SetGrantRecheck(0)()
+	as := oauthtest.Start(t, nil)
+	a := oauthhost.Open(t, as.MCP, &oauthhost.Options{PerCaller: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	loginAs(t, ctx, a.Host.View(host.Caller{}), "operator")
+	b := oauthhost.Open(t, as.MCP, &oauthhost.Options{PerCaller: true, Store: a.Store, Creds: a.Creds})
+	if err := b.Host.Await(ctx, "gh"); err != nil {
+		t.Fatal(err)
+	}
+	loginAs(t, ctx, a.Host.View(host.Caller{Subject: "sub:ann"}), "ann-gh")
+	loginAs(t, ctx, a.Host.View(host.Caller{Subject: "sub:bob"}), "bob-gh")
+	annB := b.Host.View(host.Caller{Subject: "sub:ann"})
+	bobB := b.Host.View(host.Caller{Subject: "sub:bob"})
+	for _, v := range []*host.View{annB, bobB} {
+		if _, err := whoami(ctx, v, "x"); err != nil {
+			t.Fatalf("%s on replica b: %v", v.Caller().Subject, err)
+		}
+	}
+	if n, err := a.Host.LogoutAs(ctx, "sub:ann", "gh"); err != nil || n != 1 {
+		t.Fatalf("LogoutAs = %d, %v", n, err)
+	}
+	if _, err := whoami(ctx, annB, "ann"); fault.CodeOf(err) != fault.CodeNeedsLogin {
+		t.Fatalf("ann on replica b after her logout on a: %v; want needs_login", err)
+	}
+	if out, err := whoami(ctx, bobB, "bob"); err != nil || !strings.Contains(out, "bob-gh") {
+		t.Fatalf("bob on replica b: %q, %v", out, err)
+	}
+}
