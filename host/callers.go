@@ -240,6 +240,12 @@ func ownLogin(server string, err error) error {
 	if fault.CodeOf(err) != fault.CodeNeedsLogin || errors.Is(err, ErrOwnLogin) {
 		return err
 	}
+	return needsOwnLogin(server)
+}
+
+// needsOwnLogin is the needs_login failure of a caller without a grant of
+// its own for server.
+func needsOwnLogin(server string) error {
 	return fault.New(fault.CodeNeedsLogin, server, "", fmt.Errorf("%w (a client that declares URL-mode elicitation is offered it)", ErrOwnLogin))
 }
 

@@ -98,7 +98,7 @@ func (g *Gateway) toClient(ctx context.Context, r failed, err error) (*mcp.CallT
 	switch {
 	case code == fault.CodeNeedsLogin && errors.Is(err, host.ErrOwnLogin):
 		// The caller logs in as itself (login.go offers it the URL).
-		meta["login"] = "caller"
+		meta["login"], meta["server"] = "caller", serverOf(r, err)
 	case code == fault.CodeNeedsLogin:
 		// What a person runs where the gateway's configuration lives.
 		meta["command"] = "switchboard login " + serverOf(r, err)

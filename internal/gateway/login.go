@@ -33,6 +33,11 @@ import (
 // "login": "caller"), and that login is its own (host.View.Login): its
 // grant serves that caller alone.
 
+// maxLogins bounds the logins one call is offered: a call made again
+// after a login may need another (host.AccountsTool walks through every
+// server that acts as the caller), each server once.
+const maxLogins = 32
+
 // offerLogin is receiving middleware for tools/call (see above).
 func (g *Gateway) offerLogin(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -44,51 +49,65 @@ func (g *Gateway) offerLogin(next mcp.MethodHandler) mcp.MethodHandler {
 		if !ok || !urlElicitation(call.ClientCapabilities()) {
 			return res, err
 		}
-		server, own := needsLoginOf(res)
-		if server == "" || (!own && !operator(call.GetExtra())) {
-			return res, err
-		}
-		var l *host.Login
-		var lerr error
-		if own {
-			l, lerr = g.callerView(call).Login(ctx, server)
-		} else {
-			l, lerr = g.host.Login(ctx, server)
-		}
-		if lerr != nil {
-			g.log.Warn("login not started", "server", server, "err", lerr)
-			return res, err
-		}
-		url := l.URL()
-		if url == "" {
-			// Ended without a browser leg: a grant kept meanwhile serves.
-			if l.Err() != nil {
+		offered := map[string]bool{}
+		for range maxLogins {
+			server, own := needsLoginOf(res)
+			if server == "" || offered[server] || (!own && !operator(call.GetExtra())) {
 				return res, err
 			}
-			return next(ctx, method, req)
+			offered[server] = true
+			if res, err = g.offerOne(ctx, call, server, own, next, method, req, res); err != nil {
+				return res, err
+			}
 		}
-		params := &mcp.ElicitParams{
-			Mode:          "url",
-			Message:       fmt.Sprintf("Switchboard: MCP server %q needs you to log in. Open the URL to log in; the call goes on once you have.", server),
-			URL:           url,
-			ElicitationID: elicitationID(),
-		}
-		select {
-		case <-l.Back():
-			// The person has logged in (a client calling again after
-			// -32042): the call waits for the grant.
-			return g.afterLogin(ctx, l, next, method, req, res)
-		default:
-		}
-		if era.Modern(call.ProtocolVersion()) {
-			return nil, mcp.URLElicitationRequiredError([]*mcp.ElicitParams{params})
-		}
-		ans, eerr := call.Session.Elicit(ctx, params)
-		if eerr != nil || ans.Action != "accept" {
-			return res, err
-		}
-		return g.afterLogin(ctx, l, next, method, req, res)
+		return res, err
 	}
+}
+
+// offerOne offers call's client the login to server (its own when own)
+// and makes the call again once it is done; res, the needs_login result,
+// answers when the client declines or the login fails.
+func (g *Gateway) offerOne(ctx context.Context, call *mcp.CallToolRequest, server string, own bool, next mcp.MethodHandler, method string, req mcp.Request, res mcp.Result) (mcp.Result, error) {
+	var l *host.Login
+	var lerr error
+	if own {
+		l, lerr = g.callerView(call).Login(ctx, server)
+	} else {
+		l, lerr = g.host.Login(ctx, server)
+	}
+	if lerr != nil {
+		g.log.Warn("login not started", "server", server, "err", lerr)
+		return res, nil
+	}
+	url := l.URL()
+	if url == "" {
+		// Ended without a browser leg: a grant kept meanwhile serves.
+		if l.Err() != nil {
+			return res, nil
+		}
+		return next(ctx, method, req)
+	}
+	params := &mcp.ElicitParams{
+		Mode:          "url",
+		Message:       fmt.Sprintf("Switchboard: MCP server %q needs you to log in. Open the URL to log in; the call goes on once you have.", server),
+		URL:           url,
+		ElicitationID: elicitationID(),
+	}
+	select {
+	case <-l.Back():
+		// The person has logged in (a client calling again after
+		// -32042): the call waits for the grant.
+		return g.afterLogin(ctx, l, next, method, req, res)
+	default:
+	}
+	if era.Modern(call.ProtocolVersion()) {
+		return nil, mcp.URLElicitationRequiredError([]*mcp.ElicitParams{params})
+	}
+	ans, eerr := call.Session.Elicit(ctx, params)
+	if eerr != nil || ans.Action != "accept" {
+		return res, nil
+	}
+	return g.afterLogin(ctx, l, next, method, req, res)
 }
 
 // afterLogin waits for l within ctx and makes the call again; res, the
