@@ -42,7 +42,8 @@ func TestCallsOutcomeFilter(t *testing.T) {
 
 // TestCallsUpstreamAs: a recent call made with a caller's own grant shows
 // whom the server saw it made by beside who called; one made with the
-// server's one grant shows "-".
+// server's one grant shows "-"; a server with "oauth.perCaller" lists the
+// callers logged in as themselves, as whom.
 func TestCallsUpstreamAs(t *testing.T) {
 	st, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"), nil)
 	if err != nil {
@@ -54,14 +55,18 @@ func TestCallsUpstreamAs(t *testing.T) {
 		&store.Call{Tool: "gh:whoami", Server: "gh", Outcome: "ok", ArgShape: "{}"}); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := config.Parse([]byte(`{"mcpServers": {}}`), "test.json", nil)
+	if err := st.SaveGrant(context.Background(), store.Grant{GrantKey: store.GrantKey{Caller: "sub:ann", Issuer: "https://as", Resource: "http://127.0.0.1:9/mcp", ClientID: "c"},
+		Sealed: []byte("sealed"), Subject: "ann-gh"}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse([]byte(`{"mcpServers": {"gh": {"url": "http://127.0.0.1:9/mcp", "oauth": {"perCaller": true}, "enabled": false}}}`), "test.json", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := pageOn(t, cfg, &host.Options{Store: st, StopTimeout: 500 * time.Millisecond})
 	p.login(t)
 	_, body := p.get(t, "/ui")
-	for _, want := range []string{"<th>Upstream as</th>", "<td>sub:ann</td><td>ann-gh</td>", "<td>operator</td><td>-</td>"} {
+	for _, want := range []string{"<th>Upstream as</th>", "<td>sub:ann</td><td>ann-gh</td>", "<td>operator</td><td>-</td>", "logged in as themselves: sub:ann as ann-gh"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the page lacks %s:\n%s", want, body)
 		}

@@ -49,8 +49,9 @@ type serverRow struct {
 	PID, InFlight, Tools, TokenCost          int
 	ListedCost                               int
 	LastError, Stderr                        string
-	Auth                                     string // the OAuth login's state; "" for a server without one
-	Sandbox                                  string // the sandbox's summary; "" for a server that is not stdio
+	Auth                                     string   // the OAuth login's state; "" for a server without one
+	Callers                                  []string // the callers logged in as themselves ("oauth.perCaller"): "who as whom"
+	Sandbox                                  string   // the sandbox's summary; "" for a server that is not stdio
 	SandboxMissing                           []string
 	Held                                     int
 	Disabled                                 bool
@@ -112,6 +113,11 @@ func (h *Handler) fillLive(ctx context.Context, d *pageData) {
 		}
 		if s.LaunchHeld != "" {
 			row.Held++ // the launch
+		}
+		if gs, err := h.ctl.Host().CallerGrants(ctx, s.Name); err == nil {
+			for _, g := range gs {
+				row.Callers = append(row.Callers, g.Caller+" as "+cmp.Or(g.Subject, "?"))
+			}
 		}
 		if sb := s.Sandbox; sb != nil {
 			row.Sandbox = sb.Summary
