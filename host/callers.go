@@ -131,11 +131,7 @@ func (h *Host) callerConn(ctx context.Context, s *server, sc *config.Server, cal
 	if p.conns == nil {
 		p.conns = map[callerKey]*callerConn{}
 	}
-	for _, c := range p.conns {
-		if c.inflight.Load() == 0 && (c.dead() || now.Sub(time.Unix(0, c.lastUse.Load())) > p.idle) {
-			stale = p.retire(c, stale)
-		}
-	}
+	stale = p.idleLocked(now, stale)
 	c := p.conns[k]
 	if c != nil && (c.cfg != sc || c.dead()) {
 		stale = p.retire(c, stale)
@@ -187,6 +183,31 @@ func (h *Host) callerConn(ctx context.Context, s *server, sc *config.Server, cal
 		}
 	}
 	return c, nil
+}
+
+// idleLocked retires the connections unused for p.idle or whose dial
+// failed, and returns gone with those to close now. p.mu is held.
+func (p *callerPool) idleLocked(now time.Time, gone []*callerConn) []*callerConn {
+	for _, c := range p.conns {
+		if c.inflight.Load() == 0 && (c.dead() || now.Sub(time.Unix(0, c.lastUse.Load())) > p.idle) {
+			gone = p.retire(c, gone)
+		}
+	}
+	return gone
+}
+
+// sweep retires the idle connections, and those to servers that are no
+// longer configured (configured reports which are), once a second.
+func (p *callerPool) sweep(now time.Time, configured func(server string) bool) {
+	p.mu.Lock()
+	gone := p.idleLocked(now, nil)
+	for k, c := range p.conns {
+		if !configured(k.server) {
+			gone = p.retire(c, gone)
+		}
+	}
+	p.mu.Unlock()
+	p.closeConns(gone)
 }
 
 // lruIdle is the least recently used connection without uses in

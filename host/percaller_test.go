@@ -283,3 +283,29 @@ func TestPerCallerLogoutElsewhere(t *testing.T) {
 		t.Fatalf("bob on replica b: %q, %v", out, err)
 	}
 }
+
+// TestPerCallerIdle: a caller's connection unused for CallerIdle is
+// closed by the Host's once-a-second sweep, and the caller's next call
+// dials it again.
+func TestPerCallerIdle(t *testing.T) {
+	as := oauthtest.Start(t, nil)
+	rig := oauthhost.Open(t, as.MCP, &oauthhost.Options{PerCaller: true, CallerIdle: time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	loginAs(t, ctx, rig.Host.View(host.Caller{}), "operator")
+	ann := rig.Host.View(host.Caller{Subject: "sub:ann"})
+	loginAs(t, ctx, ann, "ann-gh")
+	if _, err := whoami(ctx, ann, "ann"); err != nil {
+		t.Fatal(err)
+	}
+	for rig.Host.CallerConns() != 0 {
+		select {
+		case <-ctx.Done():
+			t.Fatal("the idle connection was not closed")
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if out, err := whoami(ctx, ann, "ann"); err != nil || !strings.Contains(out, "ann-gh") {
+		t.Fatalf("ann after her idle connection closed: %q, %v", out, err)
+	}
+}

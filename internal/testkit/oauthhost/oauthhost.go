@@ -38,6 +38,8 @@ type Options struct {
 	// Store is the store of a PerCaller host, shared with another rig as
 	// replicas share one; nil opens one of its own.
 	Store *sqlite.DB
+	// CallerIdle is host.OAuthOptions.CallerIdle.
+	CallerIdle time.Duration
 	// NoGrantKey leaves a PerCaller host without GrantKey.
 	NoGrantKey bool
 	// OnCall is host.Options.OnCall.
@@ -69,7 +71,7 @@ func Open(t testing.TB, mcpURL string, opts *Options) *Rig {
 	gh := map[string]any{"url": mcpURL, "trust": "trusted"}
 	r.Doc = map[string]any{"mcpServers": map[string]any{"gh": gh}}
 	hopts := &host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond, OnCall: opts.OnCall,
-		OAuth: &host.OAuthOptions{TokensPath: r.Creds, LoginTimeout: opts.LoginTimeout}}
+		OAuth: &host.OAuthOptions{TokensPath: r.Creds, LoginTimeout: opts.LoginTimeout, CallerIdle: opts.CallerIdle}}
 	if opts.PerCaller {
 		o := map[string]any{"perCaller": true}
 		if opts.Exchange {
