@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
 	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/oauthhost"
@@ -282,6 +285,37 @@ func TestPerCallerLogoutElsewhere(t *testing.T) {
 	if out, err := whoami(ctx, bobB, "bob"); err != nil || !strings.Contains(out, "bob-gh") {
 		t.Fatalf("bob on replica b: %q, %v", out, err)
 	}
+}
+
+// TestPerCallerSpan: the span of a call made with a caller's own grant
+// says who called and as whom the server saw it.
+func TestPerCallerSpan(t *testing.T) {
+	as := oauthtest.Start(t, nil)
+	spans := tracetest.NewSpanRecorder()
+	rig := oauthhost.Open(t, as.MCP, &oauthhost.Options{PerCaller: true, Tune: func(o *host.Options) {
+		o.TracerProvider = sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+	}})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	loginAs(t, ctx, rig.Host.View(host.Caller{}), "operator")
+	ann := rig.Host.View(host.Caller{Subject: "sub:ann"})
+	loginAs(t, ctx, ann, "ann-gh")
+	if _, err := whoami(ctx, ann, "ann"); err != nil {
+		t.Fatal(err)
+	}
+	for _, sp := range spans.Ended() {
+		attrs := map[string]string{}
+		for _, a := range sp.Attributes() {
+			attrs[string(a.Key)] = a.Value.Emit()
+		}
+		if attrs[host.AttrCaller] == "sub:ann" && attrs[host.AttrOutcome] == "ok" {
+			if attrs[host.AttrAs] != "ann-gh" {
+				t.Fatalf("the call's span: %v; want %s ann-gh", attrs, host.AttrAs)
+			}
+			return
+		}
+	}
+	t.Fatal("no span of ann's call")
 }
 
 // TestPerCallerIdle: a caller's connection unused for CallerIdle is

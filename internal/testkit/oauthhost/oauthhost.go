@@ -44,6 +44,8 @@ type Options struct {
 	NoGrantKey bool
 	// OnCall is host.Options.OnCall.
 	OnCall func(host.CallRecord)
+	// Tune, when set, changes the host's options last.
+	Tune func(*host.Options)
 }
 
 // GrantKey is the key that seals callers' grants in a PerCaller rig.
@@ -91,6 +93,9 @@ func Open(t testing.TB, mcpURL string, opts *Options) *Rig {
 		if !opts.NoGrantKey {
 			hopts.OAuth.GrantKey = GrantKey
 		}
+	}
+	if opts.Tune != nil {
+		opts.Tune(hopts)
 	}
 	data, _ := json.Marshal(r.Doc)
 	cfg, err := config.Parse(data, "test.json", nil)
