@@ -287,14 +287,14 @@ type Host struct {
 	lock          Lock             // Options.Lock; nil without one; fixed at Open
 	launchesBegun atomic.Bool      // the store pins launches (launch.go); set at Open
 
+	grantKeys   *grantKeyring // OAuthOptions.GrantKey; nil without one; fixed at Open
+	grantHolder string        // names this process in the store's refresh leases (grants.go); fixed at Open
+	callers     callerPool    // callers' own connections (callers.go); has its own lock
+
 	// loginMu guards logins, the browser logins in progress by server
 	// (login.go). Nothing else is locked while it is held.
 	loginMu sync.Mutex
 	logins  map[string]*Login
-
-	grantKeys   *grantKeyring // OAuthOptions.GrantKey; nil without one; fixed at Open
-	grantHolder string        // names this process in the store's refresh leases (grants.go); fixed at Open
-	callers     callerPool    // callers' own connections (callers.go); has its own lock
 
 	// mu serialises rebuild (so that snapshots are made, and swapped in,
 	// one at a time), the swap of comp against Close, and guards index,
@@ -397,7 +397,6 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 
 		loginTimeout: opts.OAuth.loginTimeout(),
 		noStart:      opts.NoStart,
-		grantHolder:  newGrantHolder(),
 	}
 	if h.grantKeys, err = grantKeys(opts.OAuth); err != nil {
 		if owned {
@@ -417,6 +416,7 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 		h.opts.SandboxCacheDir = "" // a server's cache is no way into the home
 	}
 	h.opts.RanBefore = h.ranBefore
+	h.grantHolder = newGrantHolder()
 	h.audit = newAuditLog(st, log, h.storeReached)
 	if opts.TracerProvider != nil {
 		h.tracer = opts.TracerProvider.Tracer(TracerName)
