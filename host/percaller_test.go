@@ -18,6 +18,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/oauthhost"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/oauthtest"
+	"github.com/switchboard-mcp/switchboard/internal/testkit/pgtest"
 )
 
 // loginAs runs v's login to gh through the browser leg as user.
@@ -209,12 +210,25 @@ func TestPerCallerNeedsKey(t *testing.T) {
 // with the same one would revoke the grant. Both calls succeed as the
 // caller, and the grant kept is the refreshed one.
 func TestPerCallerRefreshAcrossReplicas(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) { testRefreshAcrossReplicas(t, nil, nil) })
+	t.Run("postgres", func(t *testing.T) {
+		url := pgtest.URL(t)
+		testRefreshAcrossReplicas(t, openPostgres(t, url), openPostgres(t, url))
+	})
+}
+
+// testRefreshAcrossReplicas runs the test on stores sa and sb (nil: one
+// SQLite store for both).
+func testRefreshAcrossReplicas(t *testing.T, sa, sb oauthhost.Store) {
 	as := oauthtest.Start(t, nil)
-	a := oauthhost.Open(t, as.MCP, &oauthhost.Options{PerCaller: true})
+	a := oauthhost.Open(t, as.MCP, &oauthhost.Options{PerCaller: true, Store: sa})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	loginAs(t, ctx, a.Host.View(host.Caller{}), "operator")
-	b := oauthhost.Open(t, as.MCP, &oauthhost.Options{PerCaller: true, Store: a.Store, Creds: a.Creds})
+	if sb == nil {
+		sb = a.Store
+	}
+	b := oauthhost.Open(t, as.MCP, &oauthhost.Options{PerCaller: true, Store: sb, Creds: a.Creds})
 	for _, r := range []*oauthhost.Rig{a, b} {
 		if err := r.Host.Await(ctx, "gh"); err != nil {
 			t.Fatal(err)

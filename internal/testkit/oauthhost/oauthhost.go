@@ -16,6 +16,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/store/sqlite"
 )
 
@@ -35,9 +36,9 @@ type Options struct {
 	// block, and Issuer; with PerCaller.
 	Exchange               bool
 	ExchangeClient, Issuer string
-	// Store is the store of a PerCaller host, shared with another rig as
-	// replicas share one; nil opens one of its own.
-	Store *sqlite.DB
+	// Store is the store of a PerCaller host (another rig's, as replicas
+	// share one, or a PostgreSQL one); nil opens a SQLite one of its own.
+	Store Store
 	// CallerIdle is host.OAuthOptions.CallerIdle.
 	CallerIdle time.Duration
 	// NoGrantKey leaves a PerCaller host without GrantKey.
@@ -56,7 +57,13 @@ type Rig struct {
 	Host  *host.Host
 	Creds string         // the host's creds.json
 	Doc   map[string]any // the host's configuration, to write for a CLI
-	Store *sqlite.DB     // the host's store, with PerCaller
+	Store Store          // the host's store, with PerCaller
+}
+
+// Store is a state store that keeps callers' grants.
+type Store interface {
+	store.Store
+	store.GrantKeeper
 }
 
 // Open opens a host (500ms stop timeout) on one trusted server, gh, at
@@ -82,11 +89,12 @@ func Open(t testing.TB, mcpURL string, opts *Options) *Rig {
 		gh["oauth"] = o
 		db := opts.Store
 		if db == nil {
-			var err error
-			if db, err = sqlite.Open(filepath.Join(t.TempDir(), "state.db"), nil); err != nil {
+			lite, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"), nil)
+			if err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() { db.Close() })
+			t.Cleanup(func() { lite.Close() })
+			db = lite
 		}
 		r.Store = db
 		hopts.Ephemeral, hopts.Store = false, db
