@@ -70,8 +70,15 @@ type OAuth struct {
 	// own grant to the server, kept per caller in the state store,
 	// encrypted: a caller without one is asked to log in, and never uses
 	// another's. The operator's grant (`switchboard login`) discovers the
-	// server's tools. Only with GrantAuthorizationCode.
+	// server's tools. Only with GrantAuthorizationCode. "perCaller":
+	// "report" sets PerCallerReport instead.
 	PerCaller bool
+	// PerCallerReport ("perCaller": "report") is PerCaller's report-only
+	// mode: every caller still uses the server's one grant, callers may
+	// already log in as themselves, and each call records whom the
+	// server would have seen, or that the caller would be asked to log
+	// in.
+	PerCallerReport bool
 	// TokenExchange ("tokenExchange"), with PerCaller, exchanges the
 	// access token a caller presented to the gateway (a JWT) at Issuer's
 	// token endpoint for one meant for the server (RFC 8693), as
@@ -157,7 +164,15 @@ func (d *decoder) decodeOAuth(n *node, p *jsonPath, server string) (*OAuth, bool
 		case "assertionEnv":
 			o.AssertionEnv, good = d.envName(m.val, fp, server)
 		case "perCaller":
-			o.PerCaller, good = d.boolean(m.val, fp, server)
+			if m.val.kind == kindString {
+				good = m.val.str == "report"
+				o.PerCallerReport = good
+				if !good {
+					d.add(fp, server, fmt.Sprintf(`want true, false or "report", not %s`, quote(m.val.str)), nil)
+				}
+			} else {
+				o.PerCaller, good = d.boolean(m.val, fp, server)
+			}
 		case "tokenExchange":
 			o.TokenExchange, good = d.boolean(m.val, fp, server)
 		default:
@@ -197,10 +212,10 @@ func (d *decoder) decodeOAuth(n *node, p *jsonPath, server string) (*OAuth, bool
 	case o.Grant == GrantEnterprise && (o.IdPTokenURL == "" || o.IdPClientID == "" || o.ClientID == ""):
 		d.add(p, server, `the enterprise grant needs "idpTokenUrl", "idpClientId" and "clientId"`, nil)
 		ok = false
-	case o.PerCaller && o.Grant != GrantAuthorizationCode:
+	case (o.PerCaller || o.PerCallerReport) && o.Grant != GrantAuthorizationCode:
 		d.add(p.k("perCaller"), server, fmt.Sprintf(`each caller's own grant is a person's login: the %s grant has one grant for every caller`, o.Grant), nil)
 		ok = false
-	case o.TokenExchange && !o.PerCaller:
+	case o.TokenExchange && !o.PerCaller && !o.PerCallerReport:
 		d.add(p.k("tokenExchange"), server, `token exchange makes a grant per caller: set "perCaller": true`, nil)
 		ok = false
 	case o.TokenExchange && o.ClientID == "":

@@ -55,6 +55,8 @@ func TestOAuthBlock(t *testing.T) {
 		{name: "token env without issuer", oauth: `{"grant": "jwt_bearer", "assertionEnv": "GH_SECRET"}`, err: `oauth.assertionEnv: a credential goes only`},
 		{name: "unknown grant", oauth: `{"grant": "password"}`, err: `unknown grant "password"`},
 		{name: "per caller", oauth: `{"perCaller": true}`, want: OAuth{PerCaller: true, Grant: GrantAuthorizationCode}},
+		{name: "per caller report", oauth: `{"perCaller": "report"}`, want: OAuth{PerCallerReport: true, Grant: GrantAuthorizationCode}},
+		{name: "per caller word", oauth: `{"perCaller": "yes"}`, err: `oauth.perCaller: want true, false or "report", not "yes"`},
 		{name: "token exchange", oauth: `{"perCaller": true, "tokenExchange": true, "clientId": "gw", "clientSecretEnv": "GH_SECRET", "issuer": "https://auth.example.com"}`,
 			want: OAuth{PerCaller: true, TokenExchange: true, ClientID: "gw", ClientSecretEnv: "GH_SECRET", ClientSecret: "s3cret-value", Grant: GrantAuthorizationCode, Issuer: "https://auth.example.com"}},
 		{name: "per caller machine", oauth: `{"perCaller": true, "grant": "client_credentials", "clientId": "m", "clientSecretEnv": "GH_SECRET", "issuer": "https://auth.example.com"}`, err: `oauth.perCaller: each caller's own grant is a person's login`},

@@ -41,7 +41,7 @@ func init() { builtins = append(builtins, accountsBuiltin) }
 // with "oauth.perCaller".
 func (h *Host) accountsOn(v *View) bool {
 	for _, name := range v.servers() {
-		if sc := h.config().Server(name); sc != nil && sc.Enabled && perCaller(sc, "caller") != "" {
+		if sc := h.config().Server(name); sc != nil && sc.Enabled && perCallerLogins(sc) {
 			return true
 		}
 	}
@@ -66,7 +66,7 @@ func (v *View) Accounts(ctx context.Context) ([]Account, error) {
 	var out []Account
 	for _, name := range v.servers() {
 		sc := v.h.config().Server(name)
-		if sc == nil || !sc.Enabled || perCaller(sc, "caller") == "" {
+		if sc == nil || !sc.Enabled || !perCallerLogins(sc) {
 			continue
 		}
 		a := Account{Server: name, State: "not connected"}

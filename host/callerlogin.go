@@ -65,7 +65,7 @@ func (h *Host) perCallerServer(server string) (*server, *config.Server, error) {
 	}
 	sc := s.cfg.Load()
 	switch {
-	case perCaller(sc, "x") == "":
+	case !perCallerLogins(sc):
 		return nil, nil, fault.New(fault.CodeInvalidInput, server, "login", errors.New(`the server's callers share its one grant: only the operator logs in ("oauth.perCaller" is not set)`))
 	case h.opts.OAuth == nil || h.grantKeys == nil || h.store == nil:
 		return nil, nil, fault.New(fault.CodeUnavailable, server, "login", errPerCallerOff)
@@ -146,7 +146,7 @@ type CallerGrant struct {
 func (h *Host) CallerGrants(ctx context.Context, server string) ([]CallerGrant, error) {
 	sc := h.config().Server(server)
 	k, _ := h.store.(store.GrantKeeper)
-	if sc == nil || k == nil || perCaller(sc, "x") == "" {
+	if sc == nil || k == nil || !perCallerLogins(sc) {
 		return nil, nil
 	}
 	gs, err := k.GrantHolders(ctx, sc.URL)
@@ -169,7 +169,7 @@ func (v *View) Login(ctx context.Context, server string) (*Login, error) {
 		return nil, v.unknownServer(server)
 	}
 	id := v.c.identity()
-	if sc := v.h.config().Server(server); sc != nil && perCaller(sc, id) != "" {
+	if sc := v.h.config().Server(server); sc != nil && id != "" && perCallerLogins(sc) {
 		return v.h.LoginAs(ctx, id, server)
 	}
 	if id != "" {

@@ -104,6 +104,29 @@ func (c *callerConn) dead() bool {
 	}
 }
 
+// perCallerLogins reports whether sc's callers log in as themselves:
+// "oauth.perCaller", or its report-only mode.
+func perCallerLogins(sc *config.Server) bool {
+	return sc.OAuth != nil && (sc.OAuth.PerCaller || sc.OAuth.PerCallerReport) && sc.Transport == config.TransportHTTP
+}
+
+// wouldUse is the report-only decision about a call of identity to sc
+// ("perCaller": "report"), made with the server's one grant: whether the
+// caller has a grant of its own (or a token to exchange), "" for other
+// servers and for the operator.
+func (h *Host) wouldUse(ctx context.Context, sc *config.Server, identity, subjectToken string) string {
+	if identity == "" || sc.OAuth == nil || !sc.OAuth.PerCallerReport || sc.Transport != config.TransportHTTP {
+		return ""
+	}
+	if sc.OAuth.TokenExchange && subjectToken != "" {
+		return GrantWouldOwn
+	}
+	if ts, err := (callerGrants{h: h, caller: identity}).Load(ctx, sc.URL); err == nil && len(ts) > 0 {
+		return GrantWouldOwn
+	}
+	return GrantWouldLogin
+}
+
 // perCaller returns the identity whose own grant a call to sc uses, ""
 // when the call uses the server's one connection.
 func perCaller(sc *config.Server, identity string) string {

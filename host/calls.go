@@ -83,6 +83,7 @@ type Result struct {
 
 	secrets []SecretDecision // credentials found in the result (screenResult)
 	as      string           // who the upstream saw the call made by (CallRecord.As)
+	grant   string           // the decision about the caller's own grant (CallRecord.Grant)
 }
 
 // serverUnavailable explains why a configured server cannot take requests,
@@ -398,8 +399,13 @@ func (h *Host) call(ctx context.Context, s *server, sc *config.Server, pol *poli
 		return nil, err
 	}
 	out := &Result{Tool: t.ID.String(), Server: t.ID.Server, Raw: raw, IsError: res.IsError, secrets: secrets}
-	if own != nil {
-		out.as = asWhom(own)
+	switch {
+	case own != nil && own.key.exchange:
+		out.as, out.grant = asWhom(own), GrantExchanged
+	case own != nil:
+		out.as, out.grant = asWhom(own), GrantOwn
+	default:
+		out.grant = h.wouldUse(ctx, sc, identityOf(opts), subjectTokenOf(opts))
 	}
 	if opts == nil || !opts.RawOnly {
 		out.Text = content.ToolText(raw)

@@ -167,13 +167,16 @@ func TestPerCallerGrants(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	seen := map[string]string{}
+	refused := 0
 	for _, r := range recs {
 		if r.Outcome == host.OutcomeOK {
-			seen[r.Client] = r.As
+			seen[r.Client] = r.As + "/" + r.Grant
+		} else if r.Grant == host.GrantNeedsLogin && r.Code == "needs_login" {
+			refused++
 		}
 	}
-	if seen["sub:ann"] != "ann-gh" || seen["bob"] != "bob-gh" || seen[""] != "" {
-		t.Fatalf("the records' upstream identities: %v", seen)
+	if seen["sub:ann"] != "ann-gh/own" || seen["bob"] != "bob-gh/own" || seen[""] != "/" || refused != 3 {
+		t.Fatalf("the records' upstream identities and decisions: %v, %d refused; want 3", seen, refused)
 	}
 }
 
@@ -355,5 +358,47 @@ func TestPerCallerIdle(t *testing.T) {
 	}
 	if out, err := whoami(ctx, ann, "ann"); err != nil || !strings.Contains(out, "ann-gh") {
 		t.Fatalf("ann after her idle connection closed: %q, %v", out, err)
+	}
+}
+
+// TestPerCallerReport: with "perCaller": "report" every caller still acts
+// as the operator upstream, callers may already log in as themselves, and
+// each call records what enforcing would do: would_login for a caller
+// without a grant of its own, would_own for one with; no caller's
+// connection is made.
+func TestPerCallerReport(t *testing.T) {
+	as := oauthtest.Start(t, nil)
+	var mu sync.Mutex
+	var recs []host.CallRecord
+	rig := oauthhost.Open(t, as.MCP, &oauthhost.Options{PerCaller: true, Report: true, OnCall: func(r host.CallRecord) {
+		mu.Lock()
+		recs = append(recs, r)
+		mu.Unlock()
+	}})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	loginAs(t, ctx, rig.Host.View(host.Caller{}), "operator")
+	ann := rig.Host.View(host.Caller{Subject: "sub:ann"})
+	if out, err := whoami(ctx, ann, "ann"); err != nil || !strings.Contains(out, "caller ok: operator") {
+		t.Fatalf("ann without a grant, report-only: %q, %v", out, err)
+	}
+	loginAs(t, ctx, ann, "ann-gh")
+	if out, err := whoami(ctx, ann, "ann"); err != nil || !strings.Contains(out, "caller ok: operator") {
+		t.Fatalf("ann with a grant, report-only: %q, %v", out, err)
+	}
+	if _, err := whoami(ctx, rig.Host.View(host.Caller{}), "op"); err != nil {
+		t.Fatal(err)
+	}
+	if n := rig.Host.CallerConns(); n != 0 {
+		t.Errorf("%d callers' connections in report-only mode", n)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var got []string
+	for _, r := range recs {
+		got = append(got, r.Client+"="+r.Grant+"/"+r.As)
+	}
+	if want := "sub:ann=would_login/,sub:ann=would_own/,=/"; strings.Join(got, ",") != want {
+		t.Fatalf("records: %s; want %s", strings.Join(got, ","), want)
 	}
 }

@@ -52,7 +52,8 @@ func TestCallsUpstreamAs(t *testing.T) {
 	t.Cleanup(func() { st.Close() })
 	if err := st.RecordCalls(context.Background(),
 		&store.Call{Tool: "gh:whoami", Server: "gh", Caller: "sub:ann", As: "ann-gh", Outcome: "ok", ArgShape: "{}"},
-		&store.Call{Tool: "gh:whoami", Server: "gh", Outcome: "ok", ArgShape: "{}"}); err != nil {
+		&store.Call{Tool: "gh:whoami", Server: "gh", Outcome: "ok", ArgShape: "{}"},
+		&store.Call{Tool: "gh:whoami", Server: "gh", Caller: "bob", Grant: "would_login", Outcome: "ok", ArgShape: "{}"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.SaveGrant(context.Background(), store.Grant{GrantKey: store.GrantKey{Caller: "sub:ann", Issuer: "https://as", Resource: "http://127.0.0.1:9/mcp", ClientID: "c"},
@@ -66,7 +67,7 @@ func TestCallsUpstreamAs(t *testing.T) {
 	p := pageOn(t, cfg, &host.Options{Store: st, StopTimeout: 500 * time.Millisecond})
 	p.login(t)
 	_, body := p.get(t, "/ui")
-	for _, want := range []string{"<th>Upstream as</th>", "<td>sub:ann</td><td>ann-gh</td>", "<td>operator</td><td>-</td>", "logged in as themselves: sub:ann as ann-gh"} {
+	for _, want := range []string{"<th>Upstream as</th>", "<td>sub:ann</td><td>ann-gh</td>", "<td>operator</td><td>-</td>", "logged in as themselves: sub:ann as ann-gh", "<td>bob</td><td>- (would_login)</td>"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the page lacks %s:\n%s", want, body)
 		}

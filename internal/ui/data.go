@@ -163,7 +163,7 @@ func (h *Handler) fillLive(ctx context.Context, d *pageData) {
 	}
 	for _, c := range calls {
 		d.Calls = append(d.Calls, callRow{
-			Time: c.Time.Local().Format(time.TimeOnly), Client: who(c.Caller, c.ClientName), As: cmp.Or(c.As, "-"), Tool: c.Tool, Outcome: c.Outcome, Code: c.Code,
+			Time: c.Time.Local().Format(time.TimeOnly), Client: who(c.Caller, c.ClientName), As: upstreamAs(c.As, c.Grant), Tool: c.Tool, Outcome: c.Outcome, Code: c.Code,
 			Latency: c.Latency.Round(time.Millisecond).String(), Args: c.ArgShape, BytesIn: c.BytesIn, BytesOut: c.BytesOut,
 		})
 	}
@@ -241,6 +241,19 @@ var funcs = template.FuncMap{
 // who names a call's caller for the page: as it authenticated and as its
 // client named itself ("ci (Claude Code)"); "operator" for a caller the
 // gateway does not tell apart from the operator.
+// upstreamAs is the recent calls' "Upstream as" cell: whom the server saw
+// the call made by ("-" for the server's one grant), with the decision
+// about the caller's own grant when it says more (needs_login, and the
+// report-only would_own and would_login).
+func upstreamAs(as, grant string) string {
+	as = cmp.Or(as, "-")
+	switch grant {
+	case "", "own", "exchanged":
+		return as
+	}
+	return as + " (" + grant + ")"
+}
+
 func who(caller, clientName string) string {
 	if caller == "" {
 		caller = "operator"

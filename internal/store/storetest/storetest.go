@@ -130,5 +130,6 @@ func NewCall(server, tool string, t time.Time) *store.Call {
 		BytesOut:   2000,
 		Secrets:    "arguments:github-token:flagged",
 		As:         "octocat",
+		Grant:      "own",
 	}
 }

@@ -32,6 +32,8 @@ type Options struct {
 	// SQLite store in a temporary directory and a key that seals each
 	// caller's grants (GrantKey).
 	PerCaller bool
+	// Report makes PerCaller's "perCaller" "report" (report-only).
+	Report bool
 	// Exchange adds "tokenExchange" with ExchangeClient to gh's "oauth"
 	// block, and Issuer; with PerCaller.
 	Exchange               bool
@@ -83,6 +85,9 @@ func Open(t testing.TB, mcpURL string, opts *Options) *Rig {
 		OAuth: &host.OAuthOptions{TokensPath: r.Creds, LoginTimeout: opts.LoginTimeout, CallerIdle: opts.CallerIdle}}
 	if opts.PerCaller {
 		o := map[string]any{"perCaller": true}
+		if opts.Report {
+			o["perCaller"] = "report"
+		}
 		if opts.Exchange {
 			o["tokenExchange"], o["clientId"], o["issuer"] = true, opts.ExchangeClient, opts.Issuer
 		}

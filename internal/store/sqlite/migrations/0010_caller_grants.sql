@@ -18,5 +18,7 @@ CREATE TABLE caller_grants (
 CREATE INDEX caller_grants_resource ON caller_grants (resource, caller);
 
 -- Who the upstream saw a call made by, for a server that uses each
--- caller's own grant; '' otherwise.
+-- caller's own grant, and the decision about that grant (own, exchanged,
+-- needs_login, would_own, would_login); '' otherwise.
 ALTER TABLE calls ADD COLUMN upstream_as TEXT NOT NULL DEFAULT '';
+ALTER TABLE calls ADD COLUMN caller_grant TEXT NOT NULL DEFAULT '';
