@@ -40,6 +40,13 @@ func testUpgrade(t *testing.T, dir string) {
 	if err := json.Unmarshal([]byte(cmd("log", "--json").stdout), &before); err != nil || len(before) != 2 {
 		t.Fatalf("the older home's audit rows: %v, %v; want 2", before, err)
 	}
+	for _, row := range before {
+		// Made before callers had grants of their own: no upstream
+		// identity and no decision about one.
+		if row["upstreamAs"] != nil || row["callerGrant"] != nil {
+			t.Errorf("an older audit row after the upgrade: %v", row)
+		}
+	}
 	for _, server := range []string{"demo", "keyed"} {
 		if got := strings.TrimSpace(cmd("call", server+"__echo", "text=after the upgrade").stdout); got != "after the upgrade" {
 			t.Errorf("%s__echo after the upgrade = %q", server, got)
