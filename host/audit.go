@@ -307,7 +307,7 @@ func callRecord(server, tool string, catalogued bool, opts *CallOptions, args []
 	if res != nil {
 		c.Secrets, c.As, c.Grant = res.secrets, res.as, res.grant
 	}
-	if errors.Is(err, ErrOwnLogin) {
+	if server != "" && errors.Is(err, ErrOwnLogin) {
 		c.Grant = GrantNeedsLogin
 	}
 	return c
