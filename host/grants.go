@@ -128,6 +128,14 @@ func (g callerGrants) Renew(ctx context.Context, t creds.Token, refresh func(con
 		if ok {
 			nt, err := refresh(ctx, cur)
 			if err != nil {
+				if oauth.Refused(err) {
+					// A dead grant is forgotten, so that the other
+					// processes waiting for this refresh ask for a login
+					// at once instead of waiting out the lease.
+					if _, derr := k.DeleteGrants(ctx, g.caller, key.Resource); derr != nil {
+						g.h.log.Warn("could not forget a caller's refused grant", "caller", g.caller, "err", derr)
+					}
+				}
 				return t, err
 			}
 			if err := g.Save(ctx, nt); err != nil {

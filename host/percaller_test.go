@@ -402,3 +402,43 @@ func TestPerCallerReport(t *testing.T) {
 		t.Fatalf("records: %s; want %s", strings.Join(got, ","), want)
 	}
 }
+
+// TestPerCallerRevokedAcrossReplicas: a caller's grant revoked at the
+// authorization server is refused at its one refresh, forgotten in the
+// store, and the caller's calls on both replicas fail with its own
+// needs_login at once (no replica waits out the other's refresh lease).
+func TestPerCallerRevokedAcrossReplicas(t *testing.T) {
+	as := oauthtest.Start(t, nil)
+	a := oauthhost.Open(t, as.MCP, &oauthhost.Options{PerCaller: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	loginAs(t, ctx, a.Host.View(host.Caller{}), "operator")
+	b := oauthhost.Open(t, as.MCP, &oauthhost.Options{PerCaller: true, Store: a.Store, Creds: a.Creds})
+	if err := b.Host.Await(ctx, "gh"); err != nil {
+		t.Fatal(err)
+	}
+	annA := a.Host.View(host.Caller{Subject: "sub:ann"})
+	annB := b.Host.View(host.Caller{Subject: "sub:ann"})
+	loginAs(t, ctx, annA, "ann-gh")
+	for _, v := range []*host.View{annA, annB} {
+		if _, err := whoami(ctx, v, "ann"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	as.RevokeUser("ann-gh")
+	// Well inside the 30 s lease: a replica waiting it out fails this.
+	short, cancelShort := context.WithTimeout(ctx, 10*time.Second)
+	defer cancelShort()
+	var wg sync.WaitGroup
+	for i, v := range []*host.View{annA, annB} {
+		wg.Go(func() {
+			if _, err := whoami(short, v, "ann"); fault.CodeOf(err) != fault.CodeNeedsLogin || !errors.Is(err, host.ErrOwnLogin) {
+				t.Errorf("ann on replica %d after her grant was revoked: %v; want her own needs_login", i, err)
+			}
+		})
+	}
+	wg.Wait()
+	if gs, err := a.Store.Grants(ctx, "sub:ann", as.MCP); err != nil || len(gs) != 0 {
+		t.Errorf("the refused grant is still kept: %d, %v", len(gs), err)
+	}
+}

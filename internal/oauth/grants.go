@@ -2,6 +2,7 @@ package oauth
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"github.com/go-jose/go-jose/v4"
@@ -105,4 +106,12 @@ func (h *Handler) Subject() string {
 // that the connection asks for a login as after a refused refresh.
 func GrantRefused(why string) error {
 	return &oauth2.RetrieveError{ErrorCode: "invalid_grant", ErrorDescription: why}
+}
+
+// Refused reports whether err is the authorization server's refusal of a
+// grant (invalid_grant): the grant is dead, unlike a server that could
+// not be reached.
+func Refused(err error) bool {
+	var re *oauth2.RetrieveError
+	return errors.As(err, &re) && re.ErrorCode == "invalid_grant"
 }
