@@ -121,7 +121,7 @@ func (g callerGrants) Renew(ctx context.Context, t creds.Token, refresh func(con
 			return cur, nil // renewed by another process, or logged in again
 		}
 		now := time.Now()
-		ok, err := k.LeaseGrant(ctx, key, g.h.grantHolder, now, now.Add(grantLease))
+		ok, err := k.LeaseGrant(ctx, key, cur.Saved, g.h.grantHolder, now, now.Add(grantLease))
 		if err != nil {
 			return t, err
 		}

@@ -46,7 +46,9 @@ type GrantKeeper interface {
 	GrantHolders(ctx context.Context, resource string) ([]Grant, error)
 	// LeaseGrant claims the one refresh of the grant k for holder until
 	// until, atomically across every process sharing the store: it
-	// reports true when the grant exists and no other holder's lease runs
-	// at now. A lease ends at until, or when the grant is saved.
-	LeaseGrant(ctx context.Context, k GrantKey, holder string, now, until time.Time) (bool, error)
+	// reports true when the grant exists, is still the one saved at saved
+	// (no other process renewed it since the caller read it), and no
+	// other holder's lease runs at now. A lease ends at until, or when
+	// the grant is saved.
+	LeaseGrant(ctx context.Context, k GrantKey, saved time.Time, holder string, now, until time.Time) (bool, error)
 }

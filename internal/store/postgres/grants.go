@@ -79,11 +79,11 @@ func (db *DB) DeleteGrants(ctx context.Context, caller, resource string) (int, e
 // LeaseGrant implements store.GrantKeeper. The UPDATE takes the row's
 // lock: of two concurrent leases, the second re-reads the row the first
 // wrote, and finds it taken.
-func (db *DB) LeaseGrant(ctx context.Context, k store.GrantKey, holder string, now, until time.Time) (bool, error) {
+func (db *DB) LeaseGrant(ctx context.Context, k store.GrantKey, saved time.Time, holder string, now, until time.Time) (bool, error) {
 	tag, err := db.pool.Exec(ctx, `UPDATE caller_grants SET lease_holder = $1, lease_until = $2
-		WHERE caller = $3 AND issuer = $4 AND resource = $5 AND client_id = $6
+		WHERE caller = $3 AND issuer = $4 AND resource = $5 AND client_id = $6 AND saved_at = $8
 			AND (lease_holder = '' OR lease_holder = $1 OR lease_until <= $7)`,
-		text(holder), until.UnixNano(), text(k.Caller), text(k.Issuer), text(k.Resource), text(k.ClientID), now.UnixNano())
+		text(holder), until.UnixNano(), text(k.Caller), text(k.Issuer), text(k.Resource), text(k.ClientID), now.UnixNano(), saved.UnixNano())
 	if err != nil {
 		return false, fmt.Errorf("postgres: lease grant: %w", err)
 	}

@@ -78,11 +78,11 @@ func (db *DB) DeleteGrants(ctx context.Context, caller, resource string) (int, e
 
 // LeaseGrant implements store.GrantKeeper. It runs on the single writer,
 // so two leases cannot both see the grant free.
-func (db *DB) LeaseGrant(ctx context.Context, k store.GrantKey, holder string, now, until time.Time) (bool, error) {
+func (db *DB) LeaseGrant(ctx context.Context, k store.GrantKey, saved time.Time, holder string, now, until time.Time) (bool, error) {
 	res, err := db.write.ExecContext(ctx, `UPDATE caller_grants SET lease_holder = ?, lease_until = ?
-		WHERE caller = ? AND issuer = ? AND resource = ? AND client_id = ?
+		WHERE caller = ? AND issuer = ? AND resource = ? AND client_id = ? AND saved_at = ?
 			AND (lease_holder = '' OR lease_holder = ? OR lease_until <= ?)`,
-		holder, until.UnixNano(), k.Caller, k.Issuer, k.Resource, k.ClientID, holder, now.UnixNano())
+		holder, until.UnixNano(), k.Caller, k.Issuer, k.Resource, k.ClientID, saved.UnixNano(), holder, now.UnixNano())
 	if err != nil {
 		return false, fmt.Errorf("sqlite: lease grant: %w", err)
 	}

@@ -79,13 +79,14 @@ func testGrants(t *testing.T, open Opener) {
 
 // testGrantLease: one holder at a time leases a grant's refresh, among
 // concurrent claims too; the lease ends at its time or when the grant is
-// saved; a grant that does not exist cannot be leased.
+// saved; a grant that does not exist, or was saved again since it was
+// read, cannot be leased.
 func testGrantLease(t *testing.T, open Opener) {
 	db := open(t, Options{})
 	k := grantKeeper(t, db)
 	ctx := t.Context()
 	g := store.Grant{GrantKey: store.GrantKey{Caller: "ann", Issuer: "https://as", Resource: "https://mcp/", ClientID: "c"}, Sealed: []byte("x"), SavedAt: When}
-	if ok, err := k.LeaseGrant(ctx, g.GrantKey, "p1", When, When.Add(time.Minute)); err != nil || ok {
+	if ok, err := k.LeaseGrant(ctx, g.GrantKey, When, "p1", When, When.Add(time.Minute)); err != nil || ok {
 		t.Fatalf("lease of a missing grant = %v, %v; want false", ok, err)
 	}
 	if err := k.SaveGrant(ctx, g); err != nil {
@@ -96,7 +97,7 @@ func testGrantLease(t *testing.T, open Opener) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			ok, err := k.LeaseGrant(ctx, g.GrantKey, string(rune('a'+i)), When, When.Add(time.Minute))
+			ok, err := k.LeaseGrant(ctx, g.GrantKey, When, string(rune('a'+i)), When, When.Add(time.Minute))
 			if err != nil {
 				t.Error(err)
 			}
@@ -113,16 +114,20 @@ func testGrantLease(t *testing.T, open Opener) {
 	if won != 1 {
 		t.Fatalf("%d of %d concurrent leases won; want 1", won, n)
 	}
-	if ok, _ := k.LeaseGrant(ctx, g.GrantKey, "late", When.Add(30*time.Second), When.Add(2*time.Minute)); ok {
+	if ok, _ := k.LeaseGrant(ctx, g.GrantKey, When, "late", When.Add(30*time.Second), When.Add(2*time.Minute)); ok {
 		t.Fatal("a lease was taken while another ran")
 	}
-	if ok, _ := k.LeaseGrant(ctx, g.GrantKey, "late", When.Add(time.Minute), When.Add(2*time.Minute)); !ok {
+	if ok, _ := k.LeaseGrant(ctx, g.GrantKey, When, "late", When.Add(time.Minute), When.Add(2*time.Minute)); !ok {
 		t.Fatal("a lease could not be taken once the last one ended")
 	}
+	g.SavedAt = When.Add(time.Second) // renewed by the lease's holder
 	if err := k.SaveGrant(ctx, g); err != nil {
 		t.Fatal(err)
 	}
-	if ok, _ := k.LeaseGrant(ctx, g.GrantKey, "p2", When.Add(time.Minute), When.Add(2*time.Minute)); !ok {
+	if ok, _ := k.LeaseGrant(ctx, g.GrantKey, When, "p2", When.Add(time.Minute), When.Add(2*time.Minute)); ok {
+		t.Fatal("a lease was taken on the grant as it was before it was renewed")
+	}
+	if ok, _ := k.LeaseGrant(ctx, g.GrantKey, g.SavedAt, "p2", When.Add(time.Minute), When.Add(2*time.Minute)); !ok {
 		t.Fatal("saving the grant did not end its lease")
 	}
 }
