@@ -66,6 +66,25 @@ type OAuth struct {
 	// client registered there.
 	IdPTokenURL string
 	IdPClientID string
+	// PerCaller ("perCaller") makes each caller of the gateway use its
+	// own grant to the server, kept per caller in the state store,
+	// encrypted: a caller without one is asked to log in, and never uses
+	// another's. The operator's grant (`switchboard login`) discovers the
+	// server's tools. Only with GrantAuthorizationCode. "perCaller":
+	// "report" sets PerCallerReport instead.
+	PerCaller bool
+	// PerCallerReport ("perCaller": "report") is PerCaller's report-only
+	// mode: every caller still uses the server's one grant, callers may
+	// already log in as themselves, and each call records whom the
+	// server would have seen, or that the caller would be asked to log
+	// in.
+	PerCallerReport bool
+	// TokenExchange ("tokenExchange"), with PerCaller, exchanges the
+	// access token a caller presented to the gateway (a JWT) at Issuer's
+	// token endpoint for one meant for the server (RFC 8693), as
+	// ClientID, instead of asking the caller to log in. Needs Issuer and
+	// ClientID.
+	TokenExchange bool
 }
 
 // The grants of the "oauth" block.
@@ -82,7 +101,7 @@ const (
 	GrantEnterprise = "enterprise"
 )
 
-var oauthFields = []string{"clientId", "clientSecretEnv", "scopes", "clientMetadataUrl", "issuer", "grant", "privateKeyEnv", "assertionFile", "assertionEnv", "idpTokenUrl", "idpClientId"}
+var oauthFields = []string{"clientId", "clientSecretEnv", "scopes", "clientMetadataUrl", "issuer", "grant", "privateKeyEnv", "assertionFile", "assertionEnv", "idpTokenUrl", "idpClientId", "perCaller", "tokenExchange"}
 
 var oauthHints = map[string]string{
 	"clientSecret":  `a secret is never written in the configuration: put it in an environment variable and name it in "clientSecretEnv"`,
@@ -144,6 +163,18 @@ func (d *decoder) decodeOAuth(n *node, p *jsonPath, server string) (*OAuth, bool
 			o.IdPClientID, good = d.nonEmpty(m.val, fp, server, "client ID")
 		case "assertionEnv":
 			o.AssertionEnv, good = d.envName(m.val, fp, server)
+		case "perCaller":
+			if m.val.kind == kindString {
+				good = m.val.str == "report"
+				o.PerCallerReport = good
+				if !good {
+					d.add(fp, server, fmt.Sprintf(`want true, false or "report", not %s`, quote(m.val.str)), nil)
+				}
+			} else {
+				o.PerCaller, good = d.boolean(m.val, fp, server)
+			}
+		case "tokenExchange":
+			o.TokenExchange, good = d.boolean(m.val, fp, server)
 		default:
 			d.unknown(fp, m.key, oauthFields, oauthHints, server)
 		}
@@ -181,6 +212,15 @@ func (d *decoder) decodeOAuth(n *node, p *jsonPath, server string) (*OAuth, bool
 	case o.Grant == GrantEnterprise && (o.IdPTokenURL == "" || o.IdPClientID == "" || o.ClientID == ""):
 		d.add(p, server, `the enterprise grant needs "idpTokenUrl", "idpClientId" and "clientId"`, nil)
 		ok = false
+	case (o.PerCaller || o.PerCallerReport) && o.Grant != GrantAuthorizationCode:
+		d.add(p.k("perCaller"), server, fmt.Sprintf(`each caller's own grant is a person's login: the %s grant has one grant for every caller`, o.Grant), nil)
+		ok = false
+	case o.TokenExchange && !o.PerCaller && !o.PerCallerReport:
+		d.add(p.k("tokenExchange"), server, `token exchange makes a grant per caller: set "perCaller": true`, nil)
+		ok = false
+	case o.TokenExchange && o.ClientID == "":
+		d.add(p.k("tokenExchange"), server, `token exchange needs the client that asks for it: set "clientId"`, nil)
+		ok = false
 	}
 	if ok && o.Issuer == "" {
 		if f := credentialField(o); f != "" {
@@ -204,6 +244,8 @@ func credentialField(o *OAuth) string {
 		return "assertionFile"
 	case o.AssertionEnv != "":
 		return "assertionEnv"
+	case o.TokenExchange:
+		return "tokenExchange"
 	case o.Grant != GrantAuthorizationCode:
 		return "grant"
 	}

@@ -306,7 +306,10 @@ func callRecord(server, tool string, catalogued bool, opts *CallOptions, args []
 		c.Outcome, c.BytesOut = outcomeOK, len(res.Raw)
 	}
 	if res != nil {
-		c.Secrets = res.secrets
+		c.Secrets, c.As, c.Grant = res.secrets, res.as, res.grant
+	}
+	if server != "" && errors.Is(err, ErrOwnLogin) {
+		c.Grant = GrantNeedsLogin
 	}
 	return c
 }
@@ -316,7 +319,7 @@ func auditRow(c *CallRecord, args []byte) *store.Call {
 	return &store.Call{
 		Time: c.Start, Tool: c.Tool, Server: c.Server, Caller: c.Client, ClientName: c.ClientName, Profile: c.Profile,
 		ArgShape: argShape(args), Latency: c.Latency, BytesIn: c.BytesIn, BytesOut: c.BytesOut,
-		Outcome: c.Outcome, Code: c.Code, Secrets: secretsNote(c.Secrets), Approval: c.Approval, Run: c.Run,
+		Outcome: c.Outcome, Code: c.Code, Secrets: secretsNote(c.Secrets), Approval: c.Approval, Run: c.Run, As: c.As, Grant: c.Grant,
 	}
 }
 

@@ -202,6 +202,10 @@ func (h *Host) activeBuiltins(v *View) []*builtin {
 			if !resources && !spilled {
 				continue
 			}
+		case AccountsTool:
+			if !h.accountsOn(v) {
+				continue
+			}
 		default:
 			if !resources {
 				continue

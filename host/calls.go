@@ -49,6 +49,10 @@ type CallOptions struct {
 	// rules limited to clients and profiles match on them, and the audit
 	// log keeps the profile.
 	Caller, Profile string
+	// SubjectToken is the caller's own access token (a JWT the gateway
+	// verified), exchanged for the call's token at a server with
+	// "oauth.tokenExchange" (RFC 8693); "" for none. Never recorded.
+	SubjectToken string
 	// Confirm overrides Options.Confirm for this call.
 	Confirm Confirmer
 	// Approve overrides Options.Approve for this call.
@@ -82,6 +86,8 @@ type Result struct {
 	Text string `json:"text"`
 
 	secrets []SecretDecision // credentials found in the result (screenResult)
+	as      string           // who the upstream saw the call made by (CallRecord.As)
+	grant   string           // the decision about the caller's own grant (CallRecord.Grant)
 }
 
 // serverUnavailable explains why a configured server cannot take requests,
@@ -334,12 +340,38 @@ func (h *Host) call(ctx context.Context, s *server, sc *config.Server, pol *poli
 	if t, err = h.recheck(ctx, s, sc, pol, t, args, opts); err != nil {
 		return nil, err
 	}
+	// A server with "oauth.perCaller" is called through the caller's own
+	// connection (callers.go); the server's one connection above has
+	// checked the tool against its catalogue.
+	var own *callerConn
+	if who := perCaller(sc, identityOf(opts)); who != "" {
+		if own, err = h.callerConn(ctx, s, sc, who, subjectTokenOf(opts)); err != nil {
+			return nil, err
+		}
+		defer func() {
+			if own != nil {
+				h.callers.release(own)
+			}
+		}()
+		conn = own.conn
+	}
 	if h.tracer != nil {
 		trace.SpanFromContext(ctx).SetAttributes(attribute.String(AttrEra, upstream.EraOf(conn.Info().ProtocolVersion)))
 	}
 	uopts, ctx := callOptions(ctx, opts)
 	res, err := conn.CallTool(ctx, t.ID.Name, args, uopts)
-	if fault.CodeOf(err) == fault.CodeUnavailable && ctx.Err() == nil {
+	if fault.CodeOf(err) == fault.CodeUnavailable && ctx.Err() == nil && own != nil {
+		// The caller's connection was already gone: the call redials it,
+		// once.
+		h.callers.release(own)
+		h.callers.forget(own)
+		if own, err = h.callerConn(ctx, s, sc, own.key.caller, subjectTokenOf(opts)); err != nil {
+			own = nil
+			return nil, err
+		}
+		conn = own.conn
+		res, err = conn.CallTool(ctx, t.ID.Name, args, uopts)
+	} else if fault.CodeOf(err) == fault.CodeUnavailable && ctx.Err() == nil {
 		// The connection was already gone, so the request was never sent
 		// (a lost request is unknown_outcome, never this): this is the
 		// call that redials, once.
@@ -366,6 +398,9 @@ func (h *Host) call(ctx context.Context, s *server, sc *config.Server, pol *poli
 		return h.call(ctx, s, sc, pol, t, args, opts, false)
 	}
 	if err != nil {
+		if own != nil {
+			err = ownLogin(s.name, err)
+		}
 		return nil, fromUpstream(maskErr(sc, err))
 	}
 	// Credentials are redacted before the guard, so that no copy of the
@@ -380,6 +415,14 @@ func (h *Host) call(ctx context.Context, s *server, sc *config.Server, pol *poli
 		return nil, err
 	}
 	out := &Result{Tool: t.ID.String(), Server: t.ID.Server, Raw: raw, IsError: res.IsError, secrets: secrets}
+	switch {
+	case own != nil && own.key.exchange:
+		out.as, out.grant = asWhom(own), GrantExchanged
+	case own != nil:
+		out.as, out.grant = asWhom(own), GrantOwn
+	default:
+		out.grant = h.wouldUse(ctx, sc, identityOf(opts), subjectTokenOf(opts))
+	}
 	if opts == nil || !opts.RawOnly {
 		out.Text = content.ToolText(raw)
 	}

@@ -300,6 +300,10 @@ type Host struct {
 	lock          Lock             // Options.Lock; nil without one; fixed at Open
 	launchesBegun atomic.Bool      // the store pins launches (launch.go); set at Open
 
+	grantKeys   *grantKeyring // OAuthOptions.GrantKey; nil without one; fixed at Open
+	grantHolder string        // names this process in the store's refresh leases (grants.go); fixed at Open
+	callers     callerPool    // callers' own connections (callers.go); has its own lock
+
 	// loginMu guards logins, the browser logins in progress by server
 	// (login.go). Nothing else is locked while it is held.
 	loginMu sync.Mutex
@@ -415,6 +419,13 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 		loginTimeout: opts.OAuth.loginTimeout(),
 		noStart:      opts.NoStart,
 	}
+	if h.grantKeys, err = grantKeys(opts.OAuth); err != nil {
+		if owned {
+			st.Close()
+		}
+		return nil, err
+	}
+	h.callers.init(opts.OAuth, &h.watchers)
 	h.opts.OnListChanged = h.listChanged
 	h.opts.CheckElicit = h.checkElicit
 	if h.opts.SwitchboardHome == "" {
@@ -427,6 +438,7 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 		h.opts.SandboxCacheDir = "" // a server's cache is no way into the home
 	}
 	h.opts.RanBefore = h.ranBefore
+	h.grantHolder = newGrantHolder()
 	h.audit = newAuditLog(st, log, h.storeReached)
 	if opts.TracerProvider != nil {
 		h.tracer = opts.TracerProvider.Tracer(TracerName)
@@ -589,6 +601,7 @@ func (h *Host) Close() error {
 		servers = append(servers, s)
 	}
 	err := h.stopAll(servers)
+	h.callers.closeAll()
 	// A Reload past its swap finishes (it sees the host closed and stops
 	// what it started) before the watchers are waited for: it may start
 	// some.

@@ -104,14 +104,18 @@ func (h *Host) loadSchedule(ctx context.Context, s *server, sc *config.Server) {
 	h.log.Debug("start-up schedule restored", "server", sc.Name, "state", sch.State, "next", sch.Next)
 }
 
-// reapIdle stops stdio servers idle longer than their idleTimeoutMs.
+// reapIdle stops stdio servers idle longer than their idleTimeoutMs, and
+// closes callers' connections idle longer than OAuthOptions.CallerIdle
+// or to servers a reload removed (callers.go).
 func (h *Host) reapIdle() {
 	now := time.Now()
-	for _, s := range h.comp.Load().servers {
+	servers := h.comp.Load().servers
+	for _, s := range servers {
 		if c := s.idleConn(now); c != nil {
 			h.watchers.Go(func() { c.Close() })
 		}
 	}
+	h.callers.sweep(now, func(server string) bool { return servers[server] != nil })
 }
 
 // saveCatalog stores a server's raw catalogue under its fingerprint.

@@ -34,6 +34,21 @@ type OAuthOptions struct {
 	// long in the browser, then the login is abandoned and its redirect
 	// listener closed. Zero means DefaultLoginTimeout.
 	LoginTimeout time.Duration
+	// GrantKey is the keyring that seals each caller's own grants in the
+	// state store, for servers with "oauth.perCaller": base64 keys of 32
+	// bytes, separated by commas, the first sealing and every one
+	// opening (`serve` reads it from SWITCHBOARD_GRANT_KEY). "" keeps no
+	// caller's grant: such servers serve the operator alone, and refuse
+	// every other caller.
+	GrantKey string
+	// MaxCallerConns caps the connections held open for callers of
+	// servers with "oauth.perCaller", all servers together; past it the
+	// least recently used idle one is closed. Zero means
+	// DefaultMaxCallerConns.
+	MaxCallerConns int
+	// CallerIdle closes a caller's connection that has not been used for
+	// that long. Zero means DefaultCallerIdle.
+	CallerIdle time.Duration
 }
 
 // loginTimeout is o's LoginTimeout with its default.

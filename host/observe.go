@@ -54,7 +54,26 @@ type CallRecord struct {
 	// Run is the ID of the script run (code mode) the call belongs to: the
 	// script's own call and each call it made; "" for a direct call.
 	Run string
+	// As is who the upstream saw the call made by, for a server that
+	// uses each caller's own grant ("oauth.perCaller"): the subject of
+	// the caller's grant, else the caller itself; "" when the call used
+	// the server's one grant.
+	As string
+	// Grant is the decision about the caller's own grant for a server
+	// with "oauth.perCaller": GrantOwn, GrantExchanged, GrantNeedsLogin,
+	// or in its report-only mode GrantWouldOwn and GrantWouldLogin; ""
+	// for other calls.
+	Grant string
 }
+
+// The decisions of CallRecord.Grant.
+const (
+	GrantOwn        = "own"         // the caller's own grant was used
+	GrantExchanged  = "exchanged"   // a token exchanged for the caller's own
+	GrantNeedsLogin = "needs_login" // refused: the caller has no grant of its own
+	GrantWouldOwn   = "would_own"   // report-only: the caller has a grant of its own; the server's was used
+	GrantWouldLogin = "would_login" // report-only: the caller would be asked to log in; the server's grant was used
+)
 
 // The outcomes of a CallRecord.
 const (

@@ -61,10 +61,11 @@ func (h *Host) readResource(ctx context.Context, v *View, id string) (*ResourceR
 	if !ok {
 		return nil, v.unknownServer(id)
 	}
-	conn, err := h.conn(ctx, rid.Server)
+	conn, done, err := h.viewConn(ctx, v, rid.Server)
 	if err != nil {
 		return nil, err
 	}
+	defer done()
 	res, err := conn.ReadResource(ctx, rid.Name)
 	if err != nil {
 		return nil, err
@@ -141,10 +142,11 @@ func (h *Host) getPrompt(ctx context.Context, v *View, id string, args map[strin
 		}
 		return nil, fault.New(fault.CodeNotFound, "", "", errors.New(msg))
 	}
-	conn, err := h.conn(ctx, p.ID.Server)
+	conn, done, err := h.viewConn(ctx, v, p.ID.Server)
 	if err != nil {
 		return nil, err
 	}
+	defer done()
 	uopts, ctx := callOptions(ctx, opts)
 	res, err := conn.GetPrompt(ctx, p.ID.Name, args, uopts)
 	if err != nil {
@@ -190,10 +192,11 @@ func (h *Host) complete(ctx context.Context, v *View, params *mcp.CompleteParams
 	default:
 		return nil, fault.New(fault.CodeInvalidInput, "", "complete", fmt.Errorf("unknown reference type %q", ref.Type))
 	}
-	conn, err := h.conn(ctx, server)
+	conn, done, err := h.viewConn(ctx, v, server)
 	if err != nil {
 		return nil, err
 	}
+	defer done()
 	p := *params
 	p.Ref = &ref
 	return conn.Complete(ctx, &p)

@@ -26,6 +26,9 @@ const (
 	AttrCaller     = "switchboard.caller"
 	AttrProfile    = "switchboard.profile"
 	AttrClientName = "switchboard.client_name"
+	// AttrAs is who the upstream saw the call made by: the subject of
+	// the caller's own grant, for a server with "oauth.perCaller".
+	AttrAs = "switchboard.upstream_as"
 )
 
 // TracerName names Switchboard's tracer (its instrumentation scope).
@@ -33,8 +36,8 @@ const TracerName = upstream.TracerName
 
 // endSpan puts a call's outcome on its span.
 func endSpan(span trace.Span, rec *CallRecord, err error) {
-	attrs := make([]attribute.KeyValue, 0, 7)
-	for _, a := range [...]struct{ key, val string }{{AttrCaller, rec.Client}, {AttrProfile, rec.Profile}, {AttrClientName, rec.ClientName}} {
+	attrs := make([]attribute.KeyValue, 0, 8)
+	for _, a := range [...]struct{ key, val string }{{AttrCaller, rec.Client}, {AttrProfile, rec.Profile}, {AttrClientName, rec.ClientName}, {AttrAs, rec.As}} {
 		if a.val != "" {
 			attrs = append(attrs, attribute.String(a.key, a.val))
 		}

@@ -37,6 +37,11 @@ type Caller struct {
 	// as it declared it: recorded with its calls, cleaned and capped,
 	// never used as a key.
 	ClientName string
+	// Token is the access token (a JWT) the caller presented, which the
+	// gateway verified; "" for other callers. A server with
+	// "oauth.tokenExchange" is called with a token exchanged for it
+	// (CallOptions.SubjectToken). Never recorded.
+	Token string
 }
 
 // identity is the caller as it authenticated, for the quota and the
@@ -96,6 +101,9 @@ func (v *View) options(opts *CallOptions) *CallOptions {
 	}
 	if v.c.ClientName != "" {
 		o.ClientName = cleanClientName(v.c.ClientName)
+	}
+	if v.c.Token != "" {
+		o.SubjectToken = v.c.Token
 	}
 	return &o
 }
@@ -322,6 +330,11 @@ func (v *View) Subscribe(ctx context.Context, uri string) (server string, err er
 	server, err = v.resourceServer(uri)
 	if err != nil {
 		return "", err
+	}
+	if sc := v.h.config().Server(server); sc != nil && perCaller(sc, v.c.identity()) != "" {
+		// Updates arrive on the server's one connection, for every
+		// caller: a caller's own resources are read, never subscribed.
+		return "", fault.New(fault.CodeInvalidInput, server, "subscribe", errors.New(`a server with "oauth.perCaller" takes no subscriptions from its callers: read the resource again instead`))
 	}
 	conn, err := v.h.conn(ctx, server)
 	if err != nil {

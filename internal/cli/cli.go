@@ -463,6 +463,10 @@ func (r *run) open() int {
 		opts.StartupWait = startupWait
 	} else {
 		opts.StartupWait = -1 // it listens at once; late servers join with list_changed
+		if key, ok := r.env.LookupEnv(GrantKeyEnv); ok && opts.OAuth != nil {
+			// Seals each caller's own grants in the store (docs/OAUTH.md).
+			opts.OAuth.GrantKey = key
+		}
 	}
 	undo := func() {}
 	if use.prepare != nil {

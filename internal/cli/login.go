@@ -26,6 +26,11 @@ func loginCommand(*run) *command {
 	}
 }
 
+// GrantKeyEnv names the environment variable that holds the keyring
+// sealing each caller's own grants (host.OAuthOptions.GrantKey), read by
+// `serve`.
+const GrantKeyEnv = "SWITCHBOARD_GRANT_KEY"
+
 // oauthOptions are the OAuth options of every command that opens a host:
 // grants from creds.json, no browser leg (a server that needs a login
 // fails with needs_login, naming `switchboard login`). Nil without a home.

@@ -44,6 +44,11 @@ func testUpgrade(t *testing.T, dir string) {
 		if _, ok := row["run"]; ok {
 			t.Errorf("an older row belongs to a script run: %v", row)
 		}
+		// Made before callers had grants of their own: no upstream
+		// identity and no decision about one.
+		if row["upstreamAs"] != nil || row["callerGrant"] != nil {
+			t.Errorf("an older audit row after the upgrade: %v", row)
+		}
 	}
 	for _, server := range []string{"demo", "keyed"} {
 		if got := strings.TrimSpace(cmd("call", server+"__echo", "text=after the upgrade").stdout); got != "after the upgrade" {

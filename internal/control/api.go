@@ -35,9 +35,11 @@ type CallEntry struct {
 	LatencyMs float64   `json:"latencyMs"` // to the microsecond
 	BytesIn   int       `json:"bytesIn"`
 	BytesOut  int       `json:"bytesOut"`
-	Secrets   string    `json:"secrets,omitempty"`  // credentials found and what was done: "results:github-token:redacted,…"; never values
-	Approval  string    `json:"approval,omitempty"` // held, approved by whom and when, denied, expired, refused by the data-flow rule
-	Run       string    `json:"run,omitempty"`      // the script run (code mode) the call belongs to
+	Secrets   string    `json:"secrets,omitempty"`     // credentials found and what was done: "results:github-token:redacted,…"; never values
+	Approval  string    `json:"approval,omitempty"`    // held, approved by whom and when, denied, expired, refused by the data-flow rule
+	Run       string    `json:"run,omitempty"`         // the script run (code mode) the call belongs to
+	As        string    `json:"upstreamAs,omitempty"`  // whom the server saw the call made by, for a server with oauth.perCaller
+	Grant     string    `json:"callerGrant,omitempty"` // the decision about the caller's own grant: own, exchanged, needs_login, would_own, would_login
 }
 
 // EntryOf is c as the API answers it.
@@ -45,7 +47,7 @@ func EntryOf(c store.Call) CallEntry {
 	return CallEntry{
 		ID: c.ID, Time: c.Time, Tool: c.Tool, Server: c.Server, Caller: c.Caller, Client: c.ClientName, Profile: c.Profile, ArgShape: c.ArgShape,
 		Outcome: c.Outcome, Code: c.Code, LatencyMs: float64(c.Latency.Microseconds()) / 1000,
-		BytesIn: c.BytesIn, BytesOut: c.BytesOut, Secrets: c.Secrets, Approval: c.Approval, Run: c.Run,
+		BytesIn: c.BytesIn, BytesOut: c.BytesOut, Secrets: c.Secrets, Approval: c.Approval, Run: c.Run, As: c.As, Grant: c.Grant,
 	}
 }
 
@@ -54,7 +56,7 @@ func (e CallEntry) Call() store.Call {
 	return store.Call{
 		ID: e.ID, Time: e.Time, Tool: e.Tool, Server: e.Server, Caller: e.Caller, ClientName: e.Client, Profile: e.Profile, ArgShape: e.ArgShape,
 		Outcome: e.Outcome, Code: e.Code, Latency: time.Duration(e.LatencyMs * float64(time.Millisecond)),
-		BytesIn: e.BytesIn, BytesOut: e.BytesOut, Secrets: e.Secrets, Approval: e.Approval, Run: e.Run,
+		BytesIn: e.BytesIn, BytesOut: e.BytesOut, Secrets: e.Secrets, Approval: e.Approval, Run: e.Run, As: e.As, Grant: e.Grant,
 	}
 }
 

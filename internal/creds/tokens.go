@@ -29,7 +29,11 @@ type Token struct {
 	Expiry       time.Time `json:"expiry,omitzero"`
 	Scopes       []string  `json:"scopes,omitempty"`
 	// DPoPKey is the key a DPoP-bound grant is bound to (PKCS#8 PEM).
-	DPoPKey string    `json:"dpopKey,omitempty"`
+	DPoPKey string `json:"dpopKey,omitempty"`
+	// Subject is who the upstream knows the grant's holder as (its
+	// subject claim), "" when the tokens do not say; shown, never
+	// checked.
+	Subject string    `json:"subject,omitempty"`
 	Saved   time.Time `json:"saved"`
 }
 

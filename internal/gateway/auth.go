@@ -53,6 +53,20 @@ type AuthOptions struct {
 // tokenInfoClient is the TokenInfo.Extra key of a named client's name.
 const tokenInfoClient = "io.switchboard/client"
 
+// tokenInfoJWT is the TokenInfo.Extra key of the JWT a caller presented,
+// handed to the host for token exchange (host.Caller.Token); it lives as
+// long as the request.
+const tokenInfoJWT = "io.switchboard/jwt"
+
+// callerToken is the JWT a request's caller presented, "" when none.
+func callerToken(ti *auth.TokenInfo) string {
+	if ti == nil {
+		return ""
+	}
+	tok, _ := ti.Extra[tokenInfoJWT].(string)
+	return tok
+}
+
 // clientName returns the configured client a token belongs to, or "".
 func clientName(ti *auth.TokenInfo) string {
 	if ti == nil {
@@ -109,10 +123,11 @@ func (g *Gateway) verifier(opts *AuthOptions) auth.TokenVerifier {
 			g.log.Debug("bearer token refused", "reason", err.Error())
 			return nil, fmt.Errorf("%w: %s", auth.ErrInvalidToken, strings.TrimPrefix(err.Error(), jwtauth.ErrInvalid.Error()+": "))
 		}
-		ti := &auth.TokenInfo{UserID: "sub:" + claims.Subject, Scopes: claims.Scopes, Expiration: claims.Expiry}
+		ti := &auth.TokenInfo{UserID: "sub:" + claims.Subject, Scopes: claims.Scopes, Expiration: claims.Expiry,
+			Extra: map[string]any{tokenInfoJWT: token}}
 		for _, c := range g.host.Clients() {
 			if c.MatchesClaims(claims.Subject, claims.Raw) {
-				ti.UserID, ti.Extra = "client:"+c.Name, map[string]any{tokenInfoClient: c.Name}
+				ti.UserID, ti.Extra[tokenInfoClient] = "client:"+c.Name, c.Name
 				break
 			}
 		}

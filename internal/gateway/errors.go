@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/fault"
+	"github.com/switchboard-mcp/switchboard/host"
 )
 
 // errCancelled answers a request the client cancelled.
@@ -94,7 +95,11 @@ func (g *Gateway) toClient(ctx context.Context, r failed, err error) (*mcp.CallT
 	}
 	g.log.Warn("upstream call failed", "tool", r.id, "code", code, "err", err)
 	meta := map[string]any{"code": string(code), "server": r.server, "retryable": code.Retryable()}
-	if code == fault.CodeNeedsLogin {
+	switch {
+	case code == fault.CodeNeedsLogin && errors.Is(err, host.ErrOwnLogin):
+		// The caller logs in as itself (login.go offers it the URL).
+		meta["login"], meta["server"] = "caller", serverOf(r, err)
+	case code == fault.CodeNeedsLogin:
 		// What a person runs where the gateway's configuration lives.
 		meta["command"] = "switchboard login " + serverOf(r, err)
 	}

@@ -27,8 +27,16 @@ import (
 //     the URLElicitationRequired error (-32042) naming the URL; it calls
 //     again once the person has logged in.
 // A client that declines, or a login that fails, gets the isError result.
-// Only the operator is offered a login (operator): the grant it makes
-// serves every caller of the server.
+// The operator is offered the server's login (operator): the grant it
+// makes serves every caller of the server. Any other caller is offered a
+// login only to a server with "oauth.perCaller" (the result's _meta says
+// "login": "caller"), and that login is its own (host.View.Login): its
+// grant serves that caller alone.
+
+// maxLogins bounds the logins one call is offered: a call made again
+// after a login may need another (host.AccountsTool walks through every
+// server that acts as the caller), each server once.
+const maxLogins = 32
 
 // offerLogin is receiving middleware for tools/call (see above).
 func (g *Gateway) offerLogin(next mcp.MethodHandler) mcp.MethodHandler {
@@ -38,48 +46,68 @@ func (g *Gateway) offerLogin(next mcp.MethodHandler) mcp.MethodHandler {
 			return res, err
 		}
 		call, ok := req.(*mcp.CallToolRequest)
-		if !ok || !urlElicitation(call.ClientCapabilities()) || !operator(call.GetExtra()) {
+		if !ok || !urlElicitation(call.ClientCapabilities()) {
 			return res, err
 		}
-		server := needsLoginOf(res)
-		if server == "" {
-			return res, err
-		}
-		l, lerr := g.host.Login(ctx, server)
-		if lerr != nil {
-			g.log.Warn("login not started", "server", server, "err", lerr)
-			return res, err
-		}
-		url := l.URL()
-		if url == "" {
-			// Ended without a browser leg: a grant kept meanwhile serves.
-			if l.Err() != nil {
+		offered := map[string]bool{}
+		for range maxLogins {
+			server, own := needsLoginOf(res)
+			if server == "" || offered[server] || (!own && !operator(call.GetExtra())) {
 				return res, err
 			}
-			return next(ctx, method, req)
+			offered[server] = true
+			if res, err = g.offerOne(ctx, call, server, own, next, method, req, res); err != nil {
+				return res, err
+			}
 		}
-		params := &mcp.ElicitParams{
-			Mode:          "url",
-			Message:       fmt.Sprintf("Switchboard: MCP server %q needs you to log in. Open the URL to log in; the call goes on once you have.", server),
-			URL:           url,
-			ElicitationID: elicitationID(),
-		}
-		select {
-		case <-l.Back():
-			// The person has logged in (a client calling again after
-			// -32042): the call waits for the grant.
-			return g.afterLogin(ctx, l, next, method, req, res)
-		default:
-		}
-		if era.Modern(call.ProtocolVersion()) {
-			return nil, mcp.URLElicitationRequiredError([]*mcp.ElicitParams{params})
-		}
-		ans, eerr := call.Session.Elicit(ctx, params)
-		if eerr != nil || ans.Action != "accept" {
-			return res, err
-		}
-		return g.afterLogin(ctx, l, next, method, req, res)
+		return res, err
 	}
+}
+
+// offerOne offers call's client the login to server (its own when own)
+// and makes the call again once it is done; res, the needs_login result,
+// answers when the client declines or the login fails.
+func (g *Gateway) offerOne(ctx context.Context, call *mcp.CallToolRequest, server string, own bool, next mcp.MethodHandler, method string, req mcp.Request, res mcp.Result) (mcp.Result, error) {
+	var l *host.Login
+	var lerr error
+	if own {
+		l, lerr = g.callerView(call).Login(ctx, server)
+	} else {
+		l, lerr = g.host.Login(ctx, server)
+	}
+	if lerr != nil {
+		g.log.Warn("login not started", "server", server, "err", lerr)
+		return res, nil
+	}
+	url := l.URL()
+	if url == "" {
+		// Ended without a browser leg: a grant kept meanwhile serves.
+		if l.Err() != nil {
+			return res, nil
+		}
+		return next(ctx, method, req)
+	}
+	params := &mcp.ElicitParams{
+		Mode:          "url",
+		Message:       fmt.Sprintf("Switchboard: MCP server %q needs you to log in. Open the URL to log in; the call goes on once you have.", server),
+		URL:           url,
+		ElicitationID: elicitationID(),
+	}
+	select {
+	case <-l.Back():
+		// The person has logged in (a client calling again after
+		// -32042): the call waits for the grant.
+		return g.afterLogin(ctx, l, next, method, req, res)
+	default:
+	}
+	if era.Modern(call.ProtocolVersion()) {
+		return nil, mcp.URLElicitationRequiredError([]*mcp.ElicitParams{params})
+	}
+	ans, eerr := call.Session.Elicit(ctx, params)
+	if eerr != nil || ans.Action != "accept" {
+		return res, nil
+	}
+	return g.afterLogin(ctx, l, next, method, req, res)
 }
 
 // afterLogin waits for l within ctx and makes the call again; res, the
@@ -102,18 +130,18 @@ func urlElicitation(caps *mcp.ClientCapabilities) bool {
 }
 
 // needsLoginOf returns the server of a needs_login result made by
-// toClient, or "".
-func needsLoginOf(res mcp.Result) string {
+// toClient, or "", and whether the login is the caller's own.
+func needsLoginOf(res mcp.Result) (server string, own bool) {
 	r, ok := res.(*mcp.CallToolResult)
 	if !ok || r == nil || !r.IsError {
-		return ""
+		return "", false
 	}
 	m, _ := r.Meta[ErrorMetaKey].(map[string]any)
 	if m["code"] != string(fault.CodeNeedsLogin) {
-		return ""
+		return "", false
 	}
 	s, _ := m["server"].(string)
-	return s
+	return s, m["login"] == "caller"
 }
 
 // elicitationID is a fresh ID for a URL-mode elicitation.

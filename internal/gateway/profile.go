@@ -44,6 +44,7 @@ func (g *Gateway) callerView(req callerRequest) *host.View {
 		if c.Client == "" {
 			c.Subject = extra.TokenInfo.UserID
 		}
+		c.Token = callerToken(extra.TokenInfo)
 	}
 	return g.host.View(c)
 }

@@ -138,6 +138,11 @@ type jwtClientHandler struct {
 	idpTokenURL, idpClientID string
 	secret                   string
 
+	// Token exchange (RFC 8693, exchange.go): the caller's own access
+	// token, exchanged at the server's authorization server for one meant
+	// for the server, as clientID with its secret.
+	subject func() (string, error)
+
 	mu sync.Mutex
 	ts oauth2.TokenSource // guarded by mu; nil before Authorize
 }
@@ -243,6 +248,9 @@ func (s *assertionSource) Token() (*oauth2.Token, error) {
 // token makes a token request bounded by ctx and refreshTimeout.
 func (s *assertionSource) token(ctx context.Context) (*oauth2.Token, error) {
 	params := url.Values{}
+	if s.h.subject != nil {
+		return s.exchange(ctx)
+	}
 	if s.h.idToken != nil {
 		jag, err := s.idJAG(ctx)
 		if err != nil {

@@ -61,6 +61,18 @@ type Config struct {
 	// ClientMetadataURL is Switchboard's client ID metadata document, for
 	// servers whose "oauth" block names none. "" means none.
 	ClientMetadataURL string
+	// Grants, when set, keeps the connection's grants in place of
+	// TokensPath: one caller's own grants, kept in the store (see
+	// Grants). TokensPath then keeps nothing of this connection.
+	Grants Grants
+	// LoginHint, when set, says how to log in, in the needs_login
+	// failure, in place of LoginCommand.
+	LoginHint string
+	// SubjectToken, when set, is the caller's own access token (a JWT
+	// the gateway verified), read at each token request: a server with
+	// "oauth.tokenExchange" is then given a token the authorization
+	// server exchanged it for (exchange.go), and no login is asked.
+	SubjectToken func() (string, error)
 }
 
 // LoginCommand is what a person runs to log in to server.
@@ -68,8 +80,11 @@ func LoginCommand(server string) string { return "switchboard login " + server }
 
 // needsLogin is the failure of a server that needs a login nobody can do
 // here.
-func needsLogin(server string) error {
-	return fault.New(fault.CodeNeedsLogin, server, "", errors.New(NeedsLoginState(server)))
+func (h *Handler) needsLogin() error {
+	if h.o.LoginHint != "" {
+		return fault.New(fault.CodeNeedsLogin, h.server, "", fmt.Errorf("needs login (%s)", h.o.LoginHint))
+	}
+	return fault.New(fault.CodeNeedsLogin, h.server, "", errors.New(NeedsLoginState(h.server)))
 }
 
 // Handler is the auth.OAuthHandler of one connection. The token source in
@@ -113,6 +128,11 @@ type Handler struct {
 func New(s *config.Server, o *Config, base *http.Client, log *slog.Logger) (*Handler, error) {
 	h := &Handler{server: s.Name, resource: s.URL, o: o, log: log}
 	h.hc = &http.Client{Transport: issuerWatch{next: dpopAS{next: base.Transport, h: h}, h: h}, CheckRedirect: base.CheckRedirect}
+	if s.OAuth != nil && s.OAuth.TokenExchange && o.SubjectToken != nil {
+		h.clientID, h.configured = s.OAuth.ClientID, true
+		h.machine = exchangeHandler(s.OAuth, o.SubjectToken, &http.Client{Transport: base.Transport, CheckRedirect: base.CheckRedirect})
+		return h, nil
+	}
 	if s.OAuth != nil {
 		h.clientID, h.configured = s.OAuth.ClientID, true
 		if g := s.OAuth.Grant; g == config.GrantClientCredentials || g == config.GrantJWTBearer || g == config.GrantEnterprise {
@@ -128,8 +148,8 @@ func New(s *config.Server, o *Config, base *http.Client, log *slog.Logger) (*Han
 			return h, nil
 		}
 	}
-	if o.TokensPath != "" {
-		ts, err := creds.LoadTokens(o.TokensPath, h.resource)
+	if o.TokensPath != "" || o.Grants != nil {
+		ts, err := h.loadGrants(context.Background())
 		if err != nil {
 			return nil, err
 		}
@@ -248,7 +268,7 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 		if h.adoptKept(cur) {
 			return nil // go-sdk sends the request again, with the kept grant
 		}
-		return needsLogin(h.server)
+		return h.needsLogin()
 	}
 	return scrubTokenError(h.login(ctx, req, resp))
 }
@@ -278,10 +298,10 @@ func scrubTokenError(err error) error {
 // `switchboard login` in another process, or by Login here) serves the
 // connection without a new dial. It reports whether it did.
 func (h *Handler) adoptKept(cur *grantSource) bool {
-	if h.o.TokensPath == "" {
+	if h.o.TokensPath == "" && h.o.Grants == nil {
 		return false
 	}
-	ts, err := creds.LoadTokens(h.o.TokensPath, h.resource)
+	ts, err := h.loadGrants(context.Background())
 	if err != nil {
 		return false
 	}
@@ -375,6 +395,7 @@ func (h *Handler) newTokenSource(_ context.Context, cfg *oauth2.Config, tok *oau
 		TokenURL: cfg.Endpoint.TokenURL, AuthStyle: int(cfg.Endpoint.AuthStyle), Scopes: cfg.Scopes,
 	}
 	setToken(&t, tok)
+	t.Subject = subjectOf(tok)
 	if k := h.dpopKey(); k != nil && strings.EqualFold(tok.Type(), "DPoP") {
 		t.DPoPKey = k.pem()
 	}
@@ -453,22 +474,46 @@ func (g *grantSource) refreshLocked(ctx context.Context) error {
 	if g.t.RefreshToken == "" {
 		return &oauth2.RetrieveError{ErrorCode: "invalid_grant", ErrorDescription: "the access token expired and there is no refresh token"}
 	}
+	if gs := g.h.o.Grants; gs != nil {
+		// One refresh among every process sharing the grants: a provider
+		// that rotates refresh tokens revokes a grant refreshed twice.
+		t, err := gs.Renew(ctx, g.t, g.exchangeRefresh)
+		if err != nil {
+			return err
+		}
+		g.t = t
+		return nil
+	}
+	t, err := g.exchangeRefresh(ctx, g.t)
+	if err != nil {
+		return err
+	}
+	g.t = t
+	g.saveLocked()
+	return nil
+}
+
+// exchangeRefresh trades t's refresh token for a new access token at the
+// authorization server, and returns t renewed.
+func (g *grantSource) exchangeRefresh(ctx context.Context, t creds.Token) (creds.Token, error) {
+	if t.RefreshToken == "" {
+		return t, &oauth2.RetrieveError{ErrorCode: "invalid_grant", ErrorDescription: "the access token expired and there is no refresh token"}
+	}
 	ctx = context.WithValue(ctx, oauth2.HTTPClient, g.h.hc)
-	tok, err := g.cfg.TokenSource(ctx, &oauth2.Token{RefreshToken: g.t.RefreshToken}).Token()
+	tok, err := g.cfg.TokenSource(ctx, &oauth2.Token{RefreshToken: t.RefreshToken}).Token()
 	if err != nil {
 		var re *oauth2.RetrieveError
 		if errors.As(err, &re) {
 			if clientRefused(re) {
-				g.h.clientRefused(g.t.ClientID)
+				g.h.clientRefused(t.ClientID)
 			}
 			// Never the response body: it may echo a token.
-			return &oauth2.RetrieveError{ErrorCode: "invalid_grant", ErrorDescription: "the authorization server refused the refresh token"}
+			return t, &oauth2.RetrieveError{ErrorCode: "invalid_grant", ErrorDescription: "the authorization server refused the refresh token"}
 		}
-		return errors.New("refreshing the access token failed: the authorization server could not be reached")
+		return t, errors.New("refreshing the access token failed: the authorization server could not be reached")
 	}
-	setToken(&g.t, tok)
-	g.saveLocked()
-	return nil
+	setToken(&t, tok)
+	return t, nil
 }
 
 func (g *grantSource) save() {
@@ -478,8 +523,8 @@ func (g *grantSource) save() {
 }
 
 func (g *grantSource) saveLocked() {
-	if p := g.h.o.TokensPath; p != "" {
-		if err := creds.SaveToken(p, g.t); err != nil {
+	if g.h.o.TokensPath != "" || g.h.o.Grants != nil {
+		if err := g.h.saveGrant(g.t); err != nil {
 			// The grant still serves this connection; the next process
 			// asks for a login again. The error names the file only.
 			g.h.log.Warn("could not keep the OAuth grant", "err", err)

@@ -117,6 +117,15 @@ type Call struct {
 	// ID, on the script's own row and on the row of each call it made; ""
 	// for a call made directly.
 	Run string
+	// As is who the upstream saw the call made by: the subject of the
+	// caller's own grant for a server that uses each caller's grants
+	// (see [GrantKeeper]); "" when the call used the server's one grant.
+	As string
+	// Grant is the decision about the caller's own grant, for a server
+	// that uses each caller's grants: "own", "exchanged", "needs_login"
+	// (refused: the caller has none), or in report-only mode "would_own"
+	// and "would_login" (the server's one grant was used); "" otherwise.
+	Grant string
 }
 
 // CallFilter selects audit rows. A zero field does not filter.

@@ -43,6 +43,7 @@ type Metrics struct {
 	refusals *prometheus.CounterVec   // reason
 	secrets  *prometheus.CounterVec   // direction, rule, action
 	gates    *prometheus.CounterVec   // server, decision
+	grants   *prometheus.CounterVec   // server, decision
 }
 
 // NewMetrics returns the metrics of the host src.
@@ -82,12 +83,16 @@ func NewMetrics(src Source) *Metrics {
 			Name: "switchboard_secret_decisions_total",
 			Help: "Credentials found in tool calls, by direction (arguments, results), rule (github-token, jwt, ...) and action (redacted, flagged, blocked; would_redact, would_block in report-only mode); and servers' forms that asked for one (direction elicitation, rule password, token, card or code).",
 		}, []string{"direction", "rule", "action"}),
+		grants: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "switchboard_caller_grant_decisions_total",
+			Help: "Calls to servers with oauth.perCaller by server and decision: own (the caller's own grant), exchanged (a token exchanged for the caller's), needs_login (refused: the caller has none); would_own, would_login in report-only mode (the server's one grant was used).",
+		}, []string{"server", "decision"}),
 	}
 	m.gates = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "switchboard_call_gates_total",
 		Help: "Per-call approval and data-flow decisions, by server and decision: calls held, used (made on an approval), refused (denied), expired, flow_blocked; a person's decisions approved and denied; would_hold and would_block in report-only mode.",
 	}, []string{"server", "decision"})
-	m.reg.MustRegister(m.calls, m.callers, m.latency, m.events, m.launches, m.sandbox, m.refusals, m.secrets, m.gates, &gauges{src: src})
+	m.reg.MustRegister(m.calls, m.callers, m.latency, m.events, m.launches, m.sandbox, m.refusals, m.secrets, m.gates, m.grants, &gauges{src: src})
 	return m
 }
 
@@ -116,6 +121,9 @@ func (m *Metrics) Call(rec host.CallRecord) {
 	m.latency.WithLabelValues(rec.Server).Observe(rec.Latency.Seconds())
 	for _, d := range rec.Secrets {
 		m.secrets.WithLabelValues(d.Direction, d.Rule, d.Action).Inc()
+	}
+	if rec.Grant != "" {
+		m.grants.WithLabelValues(rec.Server, rec.Grant).Inc()
 	}
 }
 

@@ -345,3 +345,29 @@ func TestElicitationSecretMetric(t *testing.T) {
 		}
 	}
 }
+
+// TestCallerGrantMetric: the decisions about callers' own grants are
+// counted by server and decision; calls without one are not.
+func TestCallerGrantMetric(t *testing.T) {
+	cfg, err := config.Parse([]byte(`{"mcpServers": {}}`), "test.json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := host.Open(context.Background(), cfg, &host.Options{Ephemeral: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	src := &later{}
+	src.h.Store(h)
+	m := telemetry.NewMetrics(src)
+	for _, g := range []string{host.GrantOwn, host.GrantOwn, host.GrantNeedsLogin, host.GrantWouldLogin, ""} {
+		m.Call(host.CallRecord{Server: "gh", Tool: "gh:whoami", Catalogued: true, Outcome: host.OutcomeOK, Grant: g})
+	}
+	fams := scrape(t, m)
+	for decision, want := range map[string]float64{"own": 2, "needs_login": 1, "would_login": 1, "exchanged": -1} {
+		if got := value(fams, "switchboard_caller_grant_decisions_total", map[string]string{"server": "gh", "decision": decision}); got != want {
+			t.Errorf("decisions %s = %v, want %v", decision, got, want)
+		}
+	}
+}

@@ -3,9 +3,15 @@ package ui_test
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/store"
+	"github.com/switchboard-mcp/switchboard/internal/store/sqlite"
 )
 
 // TestCallsOutcomeFilter: the recent calls' outcome filter finds a failed
@@ -31,5 +37,39 @@ func TestCallsOutcomeFilter(t *testing.T) {
 			t.Fatalf("the failed call is not among the recent calls filtered by outcome:\n%s", body)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestCallsUpstreamAs: a recent call made with a caller's own grant shows
+// whom the server saw it made by beside who called; one made with the
+// server's one grant shows "-"; a server with "oauth.perCaller" lists the
+// callers logged in as themselves, as whom.
+func TestCallsUpstreamAs(t *testing.T) {
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if err := st.RecordCalls(context.Background(),
+		&store.Call{Tool: "gh:whoami", Server: "gh", Caller: "sub:ann", As: "ann-gh", Outcome: "ok", ArgShape: "{}"},
+		&store.Call{Tool: "gh:whoami", Server: "gh", Outcome: "ok", ArgShape: "{}"},
+		&store.Call{Tool: "gh:whoami", Server: "gh", Caller: "bob", Grant: "would_login", Outcome: "ok", ArgShape: "{}"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SaveGrant(context.Background(), store.Grant{GrantKey: store.GrantKey{Caller: "sub:ann", Issuer: "https://as", Resource: "http://127.0.0.1:9/mcp", ClientID: "c"},
+		Sealed: []byte("sealed"), Subject: "ann-gh"}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse([]byte(`{"mcpServers": {"gh": {"url": "http://127.0.0.1:9/mcp", "oauth": {"perCaller": true}, "enabled": false}}}`), "test.json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pageOn(t, cfg, &host.Options{Store: st, StopTimeout: 500 * time.Millisecond})
+	p.login(t)
+	_, body := p.get(t, "/ui")
+	for _, want := range []string{"<th>Upstream as</th>", "<td>sub:ann</td><td>ann-gh</td>", "<td>operator</td><td>-</td>", "logged in as themselves: sub:ann as ann-gh", "<td>bob</td><td>- (would_login)</td>"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the page lacks %s:\n%s", want, body)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -49,8 +50,9 @@ type serverRow struct {
 	PID, InFlight, Tools, TokenCost          int
 	ListedCost                               int
 	LastError, Stderr                        string
-	Auth                                     string // the OAuth login's state; "" for a server without one
-	Sandbox                                  string // the sandbox's summary; "" for a server that is not stdio
+	Auth                                     string   // the OAuth login's state; "" for a server without one
+	Callers                                  []string // the callers logged in as themselves ("oauth.perCaller"): "who as whom"
+	Sandbox                                  string   // the sandbox's summary; "" for a server that is not stdio
 	SandboxMissing                           []string
 	Held                                     int
 	Disabled                                 bool
@@ -70,8 +72,10 @@ type findingGroup struct {
 }
 
 type callRow struct {
-	Time, Client, Tool, Outcome, Code, Latency, Args string
-	BytesIn, BytesOut                                int
+	// As is whom the server saw the call made by (a server with
+	// oauth.perCaller), "-" for the server's one grant.
+	Time, Client, As, Tool, Outcome, Code, Latency, Args string
+	BytesIn, BytesOut                                    int
 }
 
 type liveRow struct {
@@ -110,6 +114,11 @@ func (h *Handler) fillLive(ctx context.Context, d *pageData) {
 		}
 		if s.LaunchHeld != "" {
 			row.Held++ // the launch
+		}
+		if gs, err := h.ctl.Host().CallerGrants(ctx, s.Name); err == nil {
+			for _, g := range gs {
+				row.Callers = append(row.Callers, g.Caller+" as "+cmp.Or(g.Subject, "?"))
+			}
 		}
 		if sb := s.Sandbox; sb != nil {
 			row.Sandbox = sb.Summary
@@ -156,7 +165,7 @@ func (h *Handler) fillLive(ctx context.Context, d *pageData) {
 	}
 	for _, c := range calls {
 		d.Calls = append(d.Calls, callRow{
-			Time: c.Time.Local().Format(time.TimeOnly), Client: who(c.Caller, c.ClientName), Tool: c.Tool, Outcome: c.Outcome, Code: c.Code,
+			Time: c.Time.Local().Format(time.TimeOnly), Client: who(c.Caller, c.ClientName), As: upstreamAs(c.As, c.Grant), Tool: c.Tool, Outcome: c.Outcome, Code: c.Code,
 			Latency: c.Latency.Round(time.Millisecond).String(), Args: c.ArgShape, BytesIn: c.BytesIn, BytesOut: c.BytesOut,
 		})
 	}
@@ -234,6 +243,19 @@ var funcs = template.FuncMap{
 // who names a call's caller for the page: as it authenticated and as its
 // client named itself ("ci (Claude Code)"); "operator" for a caller the
 // gateway does not tell apart from the operator.
+// upstreamAs is the recent calls' "Upstream as" cell: whom the server saw
+// the call made by ("-" for the server's one grant), with the decision
+// about the caller's own grant when it says more (needs_login, and the
+// report-only would_own and would_login).
+func upstreamAs(as, grant string) string {
+	as = cmp.Or(as, "-")
+	switch grant {
+	case "", "own", "exchanged":
+		return as
+	}
+	return as + " (" + grant + ")"
+}
+
 func who(caller, clientName string) string {
 	if caller == "" {
 		caller = "operator"

@@ -68,3 +68,13 @@ func Login(ctx context.Context, sc *config.Server, opts *Options, show func(auth
 		return conn.Close()
 	})
 }
+
+// AuthSubject is who the server knows the connection's OAuth grant's
+// holder as (oauth.Handler.Subject): "" without a grant or when its
+// tokens do not say.
+func (c *Conn) AuthSubject() string {
+	if c.oauth == nil {
+		return ""
+	}
+	return c.oauth.Subject()
+}

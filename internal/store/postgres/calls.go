@@ -35,10 +35,10 @@ func (db *DB) RecordCalls(ctx context.Context, cs ...*store.Call) error {
 		b := &pgx.Batch{}
 		for _, c := range cs {
 			b.Queue(`INSERT INTO calls
-				(time, tool, server, caller, client_name, profile, arg_shape, outcome, code, latency, bytes_in, bytes_out, secrets, approval, run)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING id`,
+				(time, tool, server, caller, client_name, profile, arg_shape, outcome, code, latency, bytes_in, bytes_out, secrets, approval, run, upstream_as, caller_grant)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) RETURNING id`,
 				callTime(c, now).UnixNano(), text(c.Tool), text(c.Server), text(c.Caller), text(c.ClientName), text(c.Profile), text(c.ArgShape),
-				text(c.Outcome), text(c.Code), int64(c.Latency), c.BytesIn, c.BytesOut, text(c.Secrets), text(c.Approval), text(c.Run))
+				text(c.Outcome), text(c.Code), int64(c.Latency), c.BytesIn, c.BytesOut, text(c.Secrets), text(c.Approval), text(c.Run), text(c.As), text(c.Grant))
 		}
 		if db.maxCallAge > 0 {
 			b.Queue(`DELETE FROM calls WHERE time < $1`, now.Add(-db.maxCallAge).UnixNano())
@@ -118,7 +118,7 @@ func (db *DB) Calls(ctx context.Context, f store.CallFilter) ([]store.Call, erro
 	if limit <= 0 {
 		limit = store.DefaultCallLimit
 	}
-	q := `SELECT id, time, tool, server, caller, client_name, profile, arg_shape, outcome, code, latency, bytes_in, bytes_out, secrets, approval, run FROM calls`
+	q := `SELECT id, time, tool, server, caller, client_name, profile, arg_shape, outcome, code, latency, bytes_in, bytes_out, secrets, approval, run, upstream_as, caller_grant FROM calls`
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -131,7 +131,7 @@ func (db *DB) Calls(ctx context.Context, f store.CallFilter) ([]store.Call, erro
 		var c store.Call
 		var t, latency int64
 		err := row.Scan(&c.ID, &t, &c.Tool, &c.Server, &c.Caller, &c.ClientName, &c.Profile, &c.ArgShape,
-			&c.Outcome, &c.Code, &latency, &c.BytesIn, &c.BytesOut, &c.Secrets, &c.Approval, &c.Run)
+			&c.Outcome, &c.Code, &latency, &c.BytesIn, &c.BytesOut, &c.Secrets, &c.Approval, &c.Run, &c.As, &c.Grant)
 		c.Time, c.Latency = fromNanos(t), time.Duration(latency)
 		return c, err
 	})

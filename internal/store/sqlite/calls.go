@@ -30,15 +30,15 @@ func (db *DB) RecordCalls(ctx context.Context, cs ...*store.Call) error {
 	ids := make([]int64, len(cs))
 	err := inTx(ctx, db.write, func(tx *sql.Tx) error {
 		ins, err := tx.PrepareContext(ctx, `INSERT INTO calls
-			(time, tool, server, caller, client_name, profile, arg_shape, outcome, code, latency, bytes_in, bytes_out, secrets, approval, run)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+			(time, tool, server, caller, client_name, profile, arg_shape, outcome, code, latency, bytes_in, bytes_out, secrets, approval, run, upstream_as, caller_grant)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return err
 		}
 		defer ins.Close()
 		for i, c := range cs {
 			res, err := ins.ExecContext(ctx, callTime(c, now).UnixNano(), c.Tool, c.Server, c.Caller, c.ClientName, c.Profile, c.ArgShape,
-				c.Outcome, c.Code, int64(c.Latency), c.BytesIn, c.BytesOut, c.Secrets, c.Approval, c.Run)
+				c.Outcome, c.Code, int64(c.Latency), c.BytesIn, c.BytesOut, c.Secrets, c.Approval, c.Run, c.As, c.Grant)
 			if err != nil {
 				return err
 			}
@@ -109,7 +109,7 @@ func (db *DB) Calls(ctx context.Context, f store.CallFilter) ([]store.Call, erro
 	if limit <= 0 {
 		limit = store.DefaultCallLimit
 	}
-	q := `SELECT id, time, tool, server, caller, client_name, profile, arg_shape, outcome, code, latency, bytes_in, bytes_out, secrets, approval, run FROM calls`
+	q := `SELECT id, time, tool, server, caller, client_name, profile, arg_shape, outcome, code, latency, bytes_in, bytes_out, secrets, approval, run, upstream_as, caller_grant FROM calls`
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -128,7 +128,7 @@ func (db *DB) Calls(ctx context.Context, f store.CallFilter) ([]store.Call, erro
 		var c store.Call
 		var t, latency int64
 		if err := rows.Scan(&c.ID, &t, &c.Tool, &c.Server, &c.Caller, &c.ClientName, &c.Profile, &c.ArgShape,
-			&c.Outcome, &c.Code, &latency, &c.BytesIn, &c.BytesOut, &c.Secrets, &c.Approval, &c.Run); err != nil {
+			&c.Outcome, &c.Code, &latency, &c.BytesIn, &c.BytesOut, &c.Secrets, &c.Approval, &c.Run, &c.As, &c.Grant); err != nil {
 			return nil, fmt.Errorf("sqlite: calls: %w", err)
 		}
 		c.Time, c.Latency = fromNanos(t), time.Duration(latency)

@@ -64,6 +64,8 @@ func Run(t *testing.T, open Opener) {
 		{"ApprovalOnce", testApprovalOnce},
 		{"ApprovalRetention", testApprovalRetention},
 		{"FlowMarks", testFlowMarks},
+		{"Grants", testGrants},
+		{"GrantLease", testGrantLease},
 		{"Closed", testClosed},
 	} {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open) })
@@ -133,5 +135,7 @@ func NewCall(server, tool string, t time.Time) *store.Call {
 		Secrets:    "arguments:github-token:flagged",
 		Approval:   "approved a1 by ui:operator at 2026-03-04T05:06:07Z",
 		Run:        "3f2a9c",
+		As:         "octocat",
+		Grant:      "own",
 	}
 }

@@ -5,15 +5,22 @@
 // go-sdk's handler), /authorize that redirects at once (PKCE S256 and
 // the resource indicator required, iss in the redirect), /token (code and
 // refresh grants; the client must be one it knows, named in the form or
-// by HTTP Basic authentication), /register (dynamic registration). Its
-// tokens are opaque; the test can expire, revoke and count them, and
-// count, add and revoke clients.
+// by HTTP Basic authentication; with Options.TokenExchange, the RFC 8693
+// token-exchange grant too), /register (dynamic registration). A login
+// is a user's (BrowseAs; "user" by default), and its access tokens are
+// JWTs whose subject is that user (signed with a key of the server's, for
+// clients that read who they are; the MCP server looks them up); the
+// whoami tool answers the user and records each call (Calls). The test
+// can expire, revoke and count tokens, a user's alone too, and count, add
+// and revoke clients.
 //
 // It imports go-sdk and the standard library.
 package oauthtest
 
 import (
+	"cmp"
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -46,6 +53,26 @@ type Options struct {
 	// do, against RFC 8252 section 7.3). A client added by AddClient
 	// registered none, and may use any.
 	ExactRedirect bool
+	// TokenExchange, when set, takes the token-exchange grant (RFC 8693)
+	// from a known client: it says whose subject_token it is (the user
+	// the token issued for it acts as), or false to refuse it.
+	TokenExchange func(subjectToken string) (user string, ok bool)
+}
+
+// DefaultUser is who logs in when a browser leg names nobody.
+const DefaultUser = "user"
+
+// userHeader names the user of a browser leg (BrowseAs).
+const userHeader = "X-Oauthtest-User"
+
+// A Call is one call of the whoami tool as the MCP server saw it.
+type Call struct {
+	// For is the argument "for": whom the test made the call for.
+	For string
+	// User is the user whose token the request carried.
+	User string
+	// Authorization is the request's Authorization header.
+	Authorization string
 }
 
 // Server is the authorization server and the MCP server it protects.
@@ -64,6 +91,10 @@ type Server struct {
 	codes    map[string]codeGrant // code → grant
 	access   map[string]time.Time // access token → expiry
 	refresh  map[string]string    // live refresh token → its client
+	users    map[string]string    // access or refresh token → its user
+	calls    []Call               // the whoami calls, in order
+	exchange []string             // the subject tokens of token exchanges, in order
+	key      []byte               // signs the access tokens
 	seen     []string             // the client of every authorization request, in order
 	counts   map[string]int       // requests by endpoint, "refresh" for refresh grants
 	issued   []string             // every access and refresh token issued
@@ -71,14 +102,14 @@ type Server struct {
 }
 
 type codeGrant struct {
-	client, challenge, redirect, resource, scope string
+	client, challenge, redirect, resource, scope, user string
 }
 
 // Start starts both servers on 127.0.0.1:0; they stop with the test.
 func Start(t testing.TB, opts *Options) *Server {
 	t.Helper()
 	s := &Server{clients: map[string]bool{}, redirect: map[string][]string{}, noToken: map[string]bool{}, codes: map[string]codeGrant{}, access: map[string]time.Time{},
-		refresh: map[string]string{}, counts: map[string]int{}, resource: map[string]string{}}
+		refresh: map[string]string{}, counts: map[string]int{}, resource: map[string]string{}, users: map[string]string{}, key: []byte(rand.Text())}
 	if opts != nil {
 		s.opts = *opts
 	}
@@ -90,9 +121,22 @@ func Start(t testing.TB, opts *Options) *Server {
 	s.Issuer = s.as.URL
 
 	srv := mcp.NewServer(&mcp.Implementation{Name: "protected", Version: "1"}, nil)
+	type whoamiIn struct {
+		For string `json:"for,omitempty"`
+	}
 	mcp.AddTool(srv, &mcp.Tool{Name: "whoami", Description: "Says who called."},
-		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "caller ok"}}}, nil, nil
+		func(ctx context.Context, req *mcp.CallToolRequest, in whoamiIn) (*mcp.CallToolResult, any, error) {
+			c := Call{For: in.For}
+			if e := req.GetExtra(); e != nil {
+				if e.TokenInfo != nil {
+					c.User = e.TokenInfo.UserID
+				}
+				c.Authorization = e.Header.Get("Authorization")
+			}
+			s.mu.Lock()
+			s.calls = append(s.calls, c)
+			s.mu.Unlock()
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "caller ok: " + c.User}}}, nil, nil
 		})
 	mux := http.NewServeMux()
 	s.rs = httptest.NewServer(mux)
@@ -115,7 +159,41 @@ func (s *Server) verify(_ context.Context, token string, _ *http.Request) (*auth
 	if !ok || !time.Now().Before(exp) || s.resource[token] != s.MCP {
 		return nil, auth.ErrInvalidToken
 	}
-	return &auth.TokenInfo{Scopes: s.opts.Scopes, Expiration: exp}, nil
+	return &auth.TokenInfo{Scopes: s.opts.Scopes, Expiration: exp, UserID: s.users[token]}, nil
+}
+
+// Calls returns the whoami calls so far, in order.
+func (s *Server) Calls() []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.calls)
+}
+
+// Exchanged returns the subject tokens of the token exchanges so far.
+func (s *Server) Exchanged() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.exchange)
+}
+
+// RevokeUser forgets every access and refresh token of user, as when
+// that person revokes the app in their account; other users' stay.
+func (s *Server) RevokeUser(user string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for t, u := range s.users {
+		if u == user {
+			delete(s.access, t)
+			delete(s.refresh, t)
+		}
+	}
+}
+
+// UserOf returns the user a token was issued to, "" when none.
+func (s *Server) UserOf(token string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.users[token]
 }
 
 // Count returns how many requests an endpoint had ("authorize", "token",
@@ -260,8 +338,9 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	code := rand.Text()
+	user := cmp.Or(r.Header.Get(userHeader), DefaultUser)
 	s.mu.Lock()
-	s.codes[code] = codeGrant{client: q.Get("client_id"), challenge: q.Get("code_challenge"), redirect: q.Get("redirect_uri"), resource: q.Get("resource"), scope: q.Get("scope")}
+	s.codes[code] = codeGrant{client: q.Get("client_id"), challenge: q.Get("code_challenge"), redirect: q.Get("redirect_uri"), resource: q.Get("resource"), scope: q.Get("scope"), user: user}
 	s.mu.Unlock()
 	v := redirect.Query()
 	v.Set("code", code)
@@ -288,7 +367,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusUnauthorized, map[string]any{"error": "invalid_client"})
 		return
 	}
-	var resource string
+	var resource, user string
 	switch r.PostForm.Get("grant_type") {
 	case "authorization_code":
 		g, ok := s.codes[r.PostForm.Get("code")]
@@ -299,7 +378,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid_grant"})
 			return
 		}
-		resource = g.resource
+		resource, user = g.resource, g.user
 	case "refresh_token":
 		rt := r.PostForm.Get("refresh_token")
 		if c, ok := s.refresh[rt]; !ok || c != client {
@@ -308,22 +387,40 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		}
 		s.counts["refresh"]++
 		delete(s.refresh, rt) // rotated
+		resource, user = s.MCP, s.users[rt]
+	case "urn:ietf:params:oauth:grant-type:token-exchange":
+		st := r.PostForm.Get("subject_token")
+		s.exchange = append(s.exchange, st)
+		var ok bool
+		if s.opts.TokenExchange != nil {
+			user, ok = s.opts.TokenExchange(st)
+		}
+		if !ok || r.PostForm.Get("resource") != s.MCP {
+			writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid_grant"})
+			return
+		}
 		resource = s.MCP
 	default:
 		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "unsupported_grant_type"})
 		return
 	}
-	at := "at-" + rand.Text()
-	s.access[at] = time.Now().Add(s.opts.TTL)
+	exp := time.Now().Add(s.opts.TTL)
+	at := s.mint(user, exp)
+	s.access[at] = exp
 	s.resource[at] = resource
+	s.users[at] = user
 	s.issued = append(s.issued, at)
 	out := map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": int(s.opts.TTL.Seconds())}
+	if r.PostForm.Get("grant_type") == "urn:ietf:params:oauth:grant-type:token-exchange" {
+		out["issued_token_type"] = "urn:ietf:params:oauth:token-type:access_token"
+	}
 	if len(s.opts.Scopes) > 0 {
 		out["scope"] = strings.Join(s.opts.Scopes, " ")
 	}
 	if !s.opts.NoRefresh {
 		rt := "rt-" + rand.Text()
 		s.refresh[rt] = client
+		s.users[rt] = user
 		s.issued = append(s.issued, rt)
 		out["refresh_token"] = rt
 	}
@@ -345,12 +442,33 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	}
 }
 
+// mint makes an access token for user: a JWT (HS256, under s.key) with
+// its subject, a unique ID and its expiry. s.mu is held.
+func (s *Server) mint(user string, exp time.Time) string {
+	enc := base64.RawURLEncoding
+	head := enc.EncodeToString([]byte(`{"alg":"HS256","typ":"at+jwt"}`))
+	body, _ := json.Marshal(map[string]any{"iss": s.Issuer, "sub": user, "jti": rand.Text(), "exp": exp.Unix()})
+	signing := head + "." + enc.EncodeToString(body)
+	mac := hmac.New(sha256.New, s.key)
+	mac.Write([]byte(signing))
+	return signing + "." + enc.EncodeToString(mac.Sum(nil))
+}
+
 // Browse is the browser leg driven over HTTP: it GETs authURL and follows
-// the redirects, to the loopback redirect listener in the end.
+// the redirects, to the loopback redirect listener in the end. The user
+// logging in is DefaultUser.
 func Browse(ctx context.Context, authURL string) error {
+	return BrowseAs(ctx, authURL, "")
+}
+
+// BrowseAs is Browse with user logging in ("" is DefaultUser).
+func BrowseAs(ctx context.Context, authURL, user string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
 	if err != nil {
 		return err
+	}
+	if user != "" {
+		req.Header.Set(userHeader, user)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
