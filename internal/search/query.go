@@ -130,7 +130,6 @@ func (ix *Index) Search(query string, k int) []Hit {
 	}
 	named := false  // some query word is a server's prefix
 	queryIDF := 0.0 // the idf of all groups, for Hit.Coverage
-	answered := map[string]bool{}
 	for _, g := range groups {
 		// The alternatives of a group share the idf of the most common
 		// one, as if they were one term (Lucene's SynonymQuery does the
@@ -154,9 +153,6 @@ func (ix *Index) Search(query string, k int) []Hit {
 			}
 		}
 		queryIDF += cidf
-		if g.word != "" {
-			answered[g.word] = true
-		}
 		for _, a := range g.alts {
 			if a.phrase == nil {
 				ps := ix.post[a.term]
@@ -206,11 +202,12 @@ func (ix *Index) Search(query string, k int) []Hit {
 	// A word of the request that no tool has, nor anything like it,
 	// counts against every tool's coverage as the rarest word would:
 	// "order a pizza" is not answered by a tool that orders.
-	for _, t := range toks {
-		if !t.joined && !answered[t.term] && len(ix.post[t.term]) == 0 {
-			answered[t.term] = true
-			queryIDF += idf(nil)
+	for i, t := range toks {
+		if t.joined || len(ix.post[t.term]) > 0 || slices.ContainsFunc(toks[:i], func(u token) bool { return u.term == t.term }) ||
+			slices.ContainsFunc(groups, func(g group) bool { return g.word == t.term }) {
+			continue
 		}
+		queryIDF += idf(nil)
 	}
 
 	// Coordination (as in classic Lucene): a document that answers more of
@@ -313,7 +310,7 @@ func (ix *Index) named(query string) []int32 {
 		}
 	}
 	add(strings.ToLower(strings.TrimSpace(query)))
-	for _, w := range strings.Fields(query) {
+	for w := range strings.FieldsSeq(query) {
 		w = strings.Trim(w, "`'\"()[]{}<>,;:!?.")
 		if w == "" {
 			continue
