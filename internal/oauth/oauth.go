@@ -58,6 +58,11 @@ type Config struct {
 	// RedirectURL is the loopback URL Authorize listens on. Required with
 	// Authorize.
 	RedirectURL string
+	// Callback, when set, receives the redirect of every login Login runs
+	// (its URL is the redirect URL registered), through the HTTP server
+	// that serves it, and Login binds no loopback listener. Nil: each
+	// login binds its own.
+	Callback *Callback
 	// ClientMetadataURL is Switchboard's client ID metadata document, for
 	// servers whose "oauth" block names none. "" means none.
 	ClientMetadataURL string
