@@ -12,7 +12,8 @@
 // refresh before expiry (by the wall clock, so a grant survives sleep) and
 // on a 401, a connection without a browser that fails with needs_login
 // instead of starting a flow nobody can finish, the one login flow with
-// its loopback redirect listener (login.go, redirect.go), DPoP (dpop.go)
+// its redirect listener, loopback or routed through the gateway's own
+// callback path (login.go, redirect.go, callback.go), DPoP (dpop.go)
 // and machine clients (machine.go).
 //
 // A connection uses it through a Handler (New): the auth.OAuthHandler of
