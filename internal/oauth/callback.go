@@ -51,8 +51,10 @@ func (c *Callback) forget(r *Redirect) {
 // Every pending login's state is compared in constant time, so that the
 // time taken says nothing of any.
 func (c *Callback) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	if req.Method != http.MethodGet && req.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
+	if req.Method != http.MethodGet {
+		// A redirect is a GET; a HEAD (a link checker's) must not take
+		// the login the browser then comes to.
+		w.Header().Set("Allow", "GET")
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}

@@ -11,7 +11,7 @@ import (
 // TestCallbackRoutes: a Callback hands each redirect to the login whose
 // state it carries, with two logins pending at once; a redirect with no
 // or an unknown state is refused with 400, a second one for a login with
-// 410, and a login closed takes none.
+// 410, and a login closed takes none; only a GET is taken.
 func TestCallbackRoutes(t *testing.T) {
 	cb := NewCallback("https://gw.example/oauth/callback")
 	a, b := cb.redirect(), cb.redirect()
@@ -51,9 +51,17 @@ func TestCallbackRoutes(t *testing.T) {
 	if got, _ := get("code=after&state=SB"); got != http.StatusBadRequest {
 		t.Errorf("a redirect for a closed login: %d; want 400", got)
 	}
-	w := httptest.NewRecorder()
-	cb.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/oauth/callback?state=SA", nil))
-	if w.Code != http.StatusMethodNotAllowed {
-		t.Errorf("POST: %d; want 405", w.Code)
+	c := cb.redirect()
+	defer c.Close()
+	c.Expect("https://as.example/authorize?state=SC")
+	for _, m := range []string{http.MethodPost, http.MethodHead} {
+		w := httptest.NewRecorder()
+		cb.ServeHTTP(w, httptest.NewRequest(m, "/oauth/callback?code=cc&state=SC", nil))
+		if w.Code != http.StatusMethodNotAllowed {
+			t.Errorf("%s: %d; want 405", m, w.Code)
+		}
+	}
+	if got, _ := get("code=cc&state=SC"); got != http.StatusOK {
+		t.Errorf("the GET after them: %d; want 200", got)
 	}
 }
