@@ -29,12 +29,12 @@ type OAuthOptions struct {
 	// RedirectURL is the loopback URL that Authorize listens on.
 	RedirectURL string
 	// CallbackURL, when set, is the URL at which the gateway itself
-	// receives logins' redirects (its public URL followed by
-	// /oauth/callback, where its front door serves it): every login Host.Login and Host.LoginAs start
-	// registers it and comes back there, through the handler
-	// Host.OAuthCallback returns, served by the gateway's HTTP front
-	// door; no loopback listener is bound. "" binds a loopback listener
-	// per login, so the browser must run on the host's machine.
+	// receives logins' redirects: its public URL followed by
+	// /oauth/callback, where its front door serves Host.OAuthCallback.
+	// Every login Host.Login and Host.LoginAs start registers it and
+	// comes back there; no loopback listener is bound. "" binds a
+	// loopback listener per login, so the browser must run on the
+	// host's machine.
 	CallbackURL string
 	// ClientMetadataURL is Switchboard's client ID metadata document (an
 	// https URL with a path), for servers whose "oauth" block names none.
