@@ -12,7 +12,8 @@ import (
 )
 
 // A caller of a server with "oauth.perCaller" logs in as itself: the same
-// browser login as Host.Login (a loopback redirect listener, go-sdk's
+// browser login as Host.Login (a loopback redirect listener, or the
+// gateway's callback path with OAuthOptions.CallbackURL; go-sdk's
 // authorization-code flow), whose grant is kept in the store, sealed, for
 // that caller alone (grants.go), one login per caller and server at a
 // time. Logging out forgets the caller's grants and closes its

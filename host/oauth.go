@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"net/http"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -27,6 +28,14 @@ type OAuthOptions struct {
 	Authorize func(ctx context.Context, server, authURL string) (*auth.AuthorizationResult, error)
 	// RedirectURL is the loopback URL that Authorize listens on.
 	RedirectURL string
+	// CallbackURL, when set, is the URL at which the gateway itself
+	// receives logins' redirects: its public URL followed by
+	// /oauth/callback, where its front door serves Host.OAuthCallback.
+	// Every login Host.Login and Host.LoginAs start registers it and
+	// comes back there; no loopback listener is bound. "" binds a
+	// loopback listener per login, so the browser must run on the
+	// host's machine.
+	CallbackURL string
 	// ClientMetadataURL is Switchboard's client ID metadata document (an
 	// https URL with a path), for servers whose "oauth" block names none.
 	ClientMetadataURL string
@@ -63,7 +72,23 @@ func (o *OAuthOptions) upstream() *oauth.Config {
 	if o == nil {
 		return nil
 	}
-	return &oauth.Config{TokensPath: o.TokensPath, Authorize: o.Authorize, RedirectURL: o.RedirectURL, ClientMetadataURL: o.ClientMetadataURL}
+	c := &oauth.Config{TokensPath: o.TokensPath, Authorize: o.Authorize, RedirectURL: o.RedirectURL, ClientMetadataURL: o.ClientMetadataURL}
+	if o.CallbackURL != "" {
+		c.Callback = oauth.NewCallback(o.CallbackURL)
+	}
+	return c
+}
+
+// OAuthCallback is the handler that takes logins' redirects at
+// OAuthOptions.CallbackURL, nil when it is not set. It answers without a
+// bearer token (an authorization server's redirect carries none): it
+// hands the code to the login whose state the redirect carries, and
+// answers 400 to any other.
+func (h *Host) OAuthCallback() http.Handler {
+	if h.opts.OAuth == nil || h.opts.OAuth.Callback == nil {
+		return nil
+	}
+	return h.opts.OAuth.Callback
 }
 
 // NeedsLoginState is ServerStatus.Auth of a server that needs a login.

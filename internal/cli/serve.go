@@ -69,6 +69,9 @@ type server struct {
 // happen. undo closes the log when the host does not open.
 func (r *server) prepare(opts *host.Options) (undo func(), err error) {
 	opts.Lock = r.serve.locked
+	if r.serve.callback != "" && opts.OAuth != nil {
+		opts.OAuth.CallbackURL = r.serve.callback
+	}
 	opts.OnResourceUpdated = func(server, uri string) {
 		if g := r.gateway.Load(); g != nil {
 			g.ResourceUpdated(server, uri)
@@ -109,6 +112,8 @@ type serveFlags struct {
 	drainDelay  time.Duration // drain.go
 	auth        serveAuth     // serve_auth.go
 	lock, pub   string        // --lock FILE --pub KEY: serve only what the lockfile pins
+	publicURL   string        // --public-url URL
+	callback    string        // logins' redirect URL on the gateway, from publicURL (serve_public.go)
 	locked      host.Lock     // the lockfile, verified by checkServe
 
 	// Connections: see gateway.HTTPOptions.
@@ -145,6 +150,7 @@ func (f *serveFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.maxSessions, "max-sessions", gateway.DefaultMaxSessions, "legacy sessions open at once, at most; past it a new one is refused (503, Retry-After)")
 	fs.IntVar(&f.maxPerClient, "max-sessions-per-client", gateway.DefaultMaxSessionsPerClient, "legacy sessions of one client (a named client, a JWT subject or the token), at most; past it the client's idlest session is closed")
 	fs.StringVar(&f.pprof, "pprof", "", "serve Go's runtime profiles (net/http/pprof) on this loopback `address`, e.g. 127.0.0.1:6060")
+	fs.StringVar(&f.publicURL, "public-url", "", "the `URL` clients and browsers reach the gateway at (e.g. https://gw.example.com): OAuth logins the gateway starts come back to URL/oauth/callback instead of a loopback listener on this machine")
 	fs.StringVar(&f.lock, "lock", "", "serve only what the lockfile `file` pins (written by 'switchboard lock'; see docs/PINS.md)")
 	fs.StringVar(&f.pub, "pub", "", "the public key `file` that verifies --lock's signature")
 	f.auth.register(fs)
@@ -163,6 +169,19 @@ func (r *server) checkServe() error {
 			return fmt.Errorf("serve: --lock: %w; not serving", err)
 		}
 		r.serve.locked = hostLock(l)
+	}
+	if f.publicURL != "" {
+		if f.stdio {
+			return errors.New("serve: --public-url names where the gateway serves HTTP; it has no use with --stdio")
+		}
+		cb, warning, err := publicCallback(f.publicURL, f.allowHosts)
+		if err != nil {
+			return err
+		}
+		if warning != "" {
+			fmt.Fprintln(r.env.Stderr, warning)
+		}
+		r.serve.callback = cb
 	}
 	if f.pprof != "" && !loopback(f.pprof) {
 		return fmt.Errorf("serve: --pprof %s: profiles are served on a loopback address only", f.pprof)

@@ -44,7 +44,9 @@
 // 401 or 403 itself; the front door reports its refusals by reason and adds
 // the RFC 6750 error code to its challenge (authn.go). Options.WellKnown
 // answers /.well-known/... after step 3 without a token (the OAuth protected
-// resource metadata), and Options.SubPaths admits Path/NAME as well (the
+// resource metadata), Options.OAuthCallback answers OAuthCallbackPath
+// likewise (an authorization server's redirect carries no token; the
+// handler refuses any redirect no login awaits), and Options.SubPaths admits Path/NAME as well (the
 // gateway's profiles).
 //
 // A request that passes reaches the inner handler without its Authorization

@@ -112,6 +112,13 @@ type Options struct {
 	// Default: nil, such paths are 404.
 	WellKnown http.Handler
 
+	// OAuthCallback, when set, answers OAuthCallbackPath after the Host
+	// and Origin checks and without a token: the redirect that ends an
+	// OAuth login the gateway runs (an authorization server's redirect
+	// carries no bearer token). It must itself refuse a redirect that is
+	// not one it awaits. Default: nil, the path is 404.
+	OAuthCallback http.Handler
+
 	// SubPaths admits Path/NAME (one more segment of letters, digits, '_'
 	// and '-') as the MCP path too: the gateway's profiles.
 	// Default: false.
@@ -120,6 +127,9 @@ type Options struct {
 
 // MetricsPath is where Options.Metrics is served.
 const MetricsPath = "/metrics"
+
+// OAuthCallbackPath is where Options.OAuthCallback is served.
+const OAuthCallbackPath = "/oauth/callback"
 
 // The reasons given to Options.OnRefuse.
 const (
@@ -150,6 +160,7 @@ type handler struct {
 	onRefuse  func(reason string) // may be nil
 	authn     func(http.Handler) http.Handler
 	known     http.Handler // nil: /.well-known/ is 404
+	callback  http.Handler // nil: OAuthCallbackPath is 404
 	subPaths  bool
 	api, ui   http.Handler // nil: their paths are 404 (pages.go)
 	// pageLogin: tokenSum is set, and the page's login checks it; without
@@ -176,6 +187,7 @@ func New(inner http.Handler, opts Options) (http.Handler, error) {
 		onRefuse: opts.OnRefuse,
 		authn:    opts.Authenticate,
 		known:    opts.WellKnown,
+		callback: opts.OAuthCallback,
 		subPaths: opts.SubPaths,
 		api:      opts.API,
 		ui:       opts.UI,
@@ -241,6 +253,8 @@ func validatePath(p string) error {
 		return fmt.Errorf("frontdoor: Path %q is reserved for the health checks", p)
 	case p == MetricsPath:
 		return fmt.Errorf("frontdoor: Path %q is reserved for the metrics", p)
+	case p == OAuthCallbackPath:
+		return fmt.Errorf("frontdoor: Path %q is reserved for OAuth logins' redirects", p)
 	}
 	return nil
 }
@@ -259,7 +273,8 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	metrics := r.URL.Path == MetricsPath && h.metrics != nil
 	known := h.known != nil && strings.HasPrefix(r.URL.Path, wellKnownPrefix)
-	if r.URL.Path != h.path && !metrics && !known && !h.isSubPath(r.URL.Path) && !h.isAPI(r.URL.Path) {
+	callback := h.callback != nil && r.URL.Path == OAuthCallbackPath
+	if r.URL.Path != h.path && !metrics && !known && !callback && !h.isSubPath(r.URL.Path) && !h.isAPI(r.URL.Path) {
 		h.reject(w, r, http.StatusNotFound, RefusedPath, "unknown path")
 		return
 	}
@@ -269,6 +284,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if known {
 		h.known.ServeHTTP(w, r)
+		return
+	}
+	if callback {
+		h.callback.ServeHTTP(w, r)
 		return
 	}
 	if h.authn != nil {

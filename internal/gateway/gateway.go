@@ -347,6 +347,13 @@ type HTTPOptions struct {
 func (g *Gateway) ServeHTTP(ctx context.Context, ln net.Listener, opts HTTPOptions) error {
 	// Profiles are served at Path/NAME.
 	opts.Front.SubPaths = true
+	if opts.Front.OAuthCallback == nil {
+		// Logins' redirects come back here when the host was given
+		// its public URL (host.OAuthOptions.CallbackURL).
+		if cb := g.host.OAuthCallback(); cb != nil {
+			opts.Front.OAuthCallback = cb
+		}
+	}
 	if opts.Auth != nil {
 		if err := g.authFront(&opts.Front, opts.Auth, ln.Addr()); err != nil {
 			ln.Close()

@@ -16,7 +16,8 @@ import (
 // A call to a server that needs an OAuth login is an isError result with
 // needs_login and the command to run (toClient). A client that declared
 // URL-mode elicitation is offered the login URL instead (offerLogin): the
-// host starts the login (host.Login: the loopback redirect listener, one
+// host starts the login (host.Login: the loopback redirect listener, or
+// the host's OAuthCallback served at the front door's callback path, one
 // login per server shared by concurrent calls, abandoned after
 // host.OAuthOptions.LoginTimeout), and
 //   - a 2025 client, which the gateway can ask during the call, is sent

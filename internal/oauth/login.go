@@ -16,8 +16,9 @@ import (
 
 // Login runs the browser login to an HTTP server that asks for OAuth, the
 // one flow behind `switchboard login` and the gateway's offer of the login
-// URL: a loopback redirect listener is bound first (its URL is the
-// redirect URL the client registers), then connect is called to connect
+// URL: a loopback redirect listener is bound first, or a routed redirect
+// taken from o.Callback (its URL is the redirect URL the client
+// registers), then connect is called to connect
 // to the server alone with o's settings and a browser leg (and to close
 // that connection again), and when the server asks for a login show is
 // given the authorization URL; Login then waits for the redirect (bounded
@@ -31,8 +32,11 @@ func Login(ctx context.Context, sc *config.Server, o *Config, show func(authURL 
 	if o == nil || sc.Transport != config.TransportHTTP {
 		return fault.New(fault.CodeInvalidInput, sc.Name, "login", errors.New("only Streamable HTTP servers log in with OAuth"))
 	}
-	red, err := listenKeptRedirect(o.TokensPath, sc.URL)
-	if err != nil {
+	var red *Redirect
+	var err error
+	if o.Callback != nil {
+		red = o.Callback.redirect()
+	} else if red, err = listenKeptRedirect(o.TokensPath, sc.URL); err != nil {
 		return fault.New(fault.CodeUnavailable, sc.Name, "login", err)
 	}
 	defer red.Close()

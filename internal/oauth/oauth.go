@@ -12,7 +12,8 @@
 // refresh before expiry (by the wall clock, so a grant survives sleep) and
 // on a 401, a connection without a browser that fails with needs_login
 // instead of starting a flow nobody can finish, the one login flow with
-// its loopback redirect listener (login.go, redirect.go), DPoP (dpop.go)
+// its redirect listener, loopback or routed through the gateway's own
+// callback path (login.go, redirect.go, callback.go), DPoP (dpop.go)
 // and machine clients (machine.go).
 //
 // A connection uses it through a Handler (New): the auth.OAuthHandler of
@@ -58,6 +59,11 @@ type Config struct {
 	// RedirectURL is the loopback URL Authorize listens on. Required with
 	// Authorize.
 	RedirectURL string
+	// Callback, when set, receives the redirect of every login Login runs
+	// (its URL is the redirect URL registered), through the HTTP server
+	// that serves it, and Login binds no loopback listener. Nil: each
+	// login binds its own.
+	Callback *Callback
 	// ClientMetadataURL is Switchboard's client ID metadata document, for
 	// servers whose "oauth" block names none. "" means none.
 	ClientMetadataURL string

@@ -14,17 +14,19 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 )
 
-// Redirect is the loopback listener that receives an authorization
-// server's redirect at the end of a login (RFC 8252 section 7.3): bound to
-// 127.0.0.1 on a port of the system's choice before the flow starts, so
-// the redirect URL is known when the client registers. It takes the first
-// redirect only.
+// Redirect receives an authorization server's redirect at the end of a
+// login. It takes the first redirect only. Most are a loopback listener
+// (RFC 8252 section 7.3): bound to 127.0.0.1 on a port of the system's
+// choice before the flow starts, so the redirect URL is known when the
+// client registers. A routed one is fed by a Callback's handler instead.
 type Redirect struct {
-	// URL is the redirect URL: http://127.0.0.1:PORT/callback.
+	// URL is the redirect URL: http://127.0.0.1:PORT/callback, or a
+	// Callback's URL.
 	URL string
 
-	srv *http.Server
-	got chan redirectResult // one result, buffered
+	srv    *http.Server        // nil when routed
+	routes *Callback           // the Callback that feeds it when routed, else nil
+	got    chan redirectResult // one result, buffered
 
 	mu      sync.Mutex
 	state   string // guarded by mu; the state the redirect must carry, "" before Expect
@@ -135,8 +137,13 @@ func (r *Redirect) Wait(ctx context.Context) (*auth.AuthorizationResult, error) 
 	}
 }
 
-// Close stops the listener and waits for it.
+// Close stops the listener and waits for it; a routed Redirect takes no
+// redirect from then on.
 func (r *Redirect) Close() error {
+	if r.routes != nil {
+		r.routes.forget(r)
+		return nil
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	err := r.srv.Shutdown(ctx)
