@@ -187,6 +187,10 @@ func (s *Sandbox) Run(ctx context.Context, src string, tools []Tool, call Caller
 	return r.run(src, tools)
 }
 
+// interruptEvery is how often a run whose context has ended is
+// interrupted again until it is over.
+const interruptEvery = 10 * time.Millisecond
+
 // run is one run's state. Everything but the pending calls' goroutines
 // runs on the goroutine that called Run, the VM's.
 type run struct {
@@ -222,7 +226,37 @@ func (r *run) run(src string, tools []Tool) (res *Result, err error) {
 	r.vm = vm
 	defer vm.Close()
 	vm.SetMemoryLimit(uintptr(r.lim.Memory))
-	stopWatch := context.AfterFunc(r.ctx, vm.Interrupt)
+	// The engine drops an interrupt that comes before a call from Go
+	// enters JavaScript, so once the context ends the VM is interrupted
+	// again and again until the run is over; vmMu keeps that off a
+	// closed VM.
+	var vmMu sync.Mutex
+	over := make(chan struct{})
+	defer func() {
+		vmMu.Lock()
+		close(over)
+		vmMu.Unlock()
+	}()
+	stopWatch := context.AfterFunc(r.ctx, func() {
+		t := time.NewTicker(interruptEvery)
+		defer t.Stop()
+		for {
+			vmMu.Lock()
+			select {
+			case <-over:
+				vmMu.Unlock()
+				return
+			default:
+			}
+			vm.Interrupt()
+			vmMu.Unlock()
+			select {
+			case <-over:
+				return
+			case <-t.C:
+			}
+		}
+	})
 	defer stopWatch()
 	defer func() {
 		// The VM's pending calls hold promise capabilities: free them
@@ -329,6 +363,9 @@ func (r *run) postFailed(err error) {
 // js runs f, which enters JavaScript, within what is left of the CPU
 // budget, and charges the time it took.
 func (r *run) js(f func() error) error {
+	if err := r.ended(); err != nil {
+		return err
+	}
 	if r.cpuLeft <= 0 {
 		return limitErr(fault.CodeTimeout, ReasonCPU, "the script ran JavaScript for over %s", r.lim.CPU)
 	}

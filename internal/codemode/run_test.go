@@ -260,3 +260,19 @@ func TestRunWaitsWithinWallTime(t *testing.T) {
 	}
 	<-done
 }
+
+// TestRunCancelledBeforeJavaScript: a run whose context ends before its
+// script has entered JavaScript stops with the cancellation, not at the
+// CPU limit: the engine drops an interrupt that comes before a call from
+// Go enters JavaScript.
+func TestRunCancelledBeforeJavaScript(t *testing.T) {
+	for range 20 {
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		s := New(Limits{Wall: time.Hour, CPU: 20 * time.Second}, 1)
+		_, err := s.Run(ctx, `while (true) {}`, fakeTools, (&fake{}).call)
+		if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), ReasonStopped) {
+			t.Fatalf("a cancelled run: %v, want the cancellation", err)
+		}
+	}
+}
