@@ -203,12 +203,12 @@ func (h *Host) CallsInFlight() map[string]int {
 	return out
 }
 
-// Refused records a tool call that the view's caller refused without
-// calling Call (the gateway: a name the view does not have, a held
-// definition) for OnCall, as Call records its own refusals: with the
-// tool's canonical ID when name is one of the catalogue's (held or not),
-// else as not catalogued. It writes no audit row.
-func (v *View) Refused(ctx context.Context, name string, args json.RawMessage, err error) {
+// refused records a tool call that the view refused before any call was
+// made (Resolve: a name the view does not have, a held definition) for
+// OnCall, as Call records its own refusals: with the tool's canonical ID
+// when name is one of the catalogue's (held or not), else as not
+// catalogued. It writes no audit row.
+func (v *View) refused(ctx context.Context, name string, args json.RawMessage, err error) {
 	h := v.h
 	if !h.observing() && h.tracer == nil {
 		return

@@ -44,13 +44,13 @@ func (g *Gateway) heldBack(next mcp.MethodHandler) mcp.MethodHandler {
 		// called now (the change notification registers it for the
 		// calls after); a held one is refused like any other, and one
 		// of a server that needs a login, or that failed to start, says
-		// so (its tools are unknown until then).
-		t, herr := v.Resolve(ctx, call.Params.Name)
+		// so (its tools are unknown until then). The view records its
+		// refusal; the gateway only answers it.
+		t, herr := v.Resolve(ctx, call.Params.Name, call.Params.Arguments)
 		if herr == nil {
 			g.Sync() // OnChange may not have run yet
 			return g.callTool(t)(ctx, call)
 		}
-		v.Refused(ctx, call.Params.Name, call.Params.Arguments, herr)
 		var fe *fault.Error
 		if !errors.As(herr, &fe) || fe.Server == "" || fe.Code == fault.CodeNotFound {
 			return res, err
