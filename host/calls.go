@@ -110,10 +110,8 @@ func (h *Host) serverUnavailable(name string) error {
 		return v.err // launch_changed
 	case v.catalog != nil:
 		return nil // its tools are known; a call dials it
-	case s.retryAfterLogin():
-		return fault.New(fault.CodeUnavailable, name, "", errors.New("the server is still starting"))
-	case v.state == StateStarting:
-		return fault.New(fault.CodeUnavailable, name, "", errors.New("the server is still starting"))
+	case s.retryAfterLogin(), v.state == StateStarting:
+		return fault.New(fault.CodeUnavailable, name, "", ErrStarting)
 	case v.err == nil:
 		return fault.New(fault.CodeUnavailable, name, "", errors.New("the server has not started yet"))
 	}
@@ -174,15 +172,16 @@ func (h *Host) Await(ctx context.Context, server string) error {
 	return h.serverUnavailable(server)
 }
 
-// Starting returns the name of the server that a lookup failed on because
-// it is still starting (see Await), or "".
-func (h *Host) Starting(err error) string {
+// ErrStarting marks the unavailable failure of a request whose server is
+// still starting (errors.Is); the *fault.Error it is in names the
+// server, which Await waits for.
+var ErrStarting = errors.New("the server is still starting")
+
+// starting returns the name of the server that a request failed on
+// because it is still starting (ErrStarting), or "".
+func starting(err error) string {
 	var fe *fault.Error
-	if fault.CodeOf(err) != fault.CodeUnavailable || !errors.As(err, &fe) || fe.Server == "" {
-		return ""
-	}
-	s := h.comp.Load().servers[fe.Server]
-	if s == nil || s.currentState() != StateStarting {
+	if !errors.Is(err, ErrStarting) || !errors.As(err, &fe) {
 		return ""
 	}
 	return fe.Server

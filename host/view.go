@@ -216,7 +216,7 @@ func (v *View) lookup(ctx context.Context, name string, wait bool) (*registry.To
 		}
 	}
 	t, rediscovered, err := h.lookupFresh(ctx, name)
-	if server := h.Starting(err); wait && server != "" {
+	if server := starting(err); wait && server != "" {
 		// Its server is still starting: wait for that one, then look again.
 		if err = h.Await(ctx, server); err == nil {
 			t, rediscovered, err = h.lookupFresh(ctx, name)
