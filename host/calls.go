@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/attribute"
@@ -111,10 +110,8 @@ func (h *Host) serverUnavailable(name string) error {
 		return v.err // launch_changed
 	case v.catalog != nil:
 		return nil // its tools are known; a call dials it
-	case s.retryAfterLogin():
-		return fault.New(fault.CodeUnavailable, name, "", errors.New("the server is still starting"))
-	case v.state == StateStarting:
-		return fault.New(fault.CodeUnavailable, name, "", errors.New("the server is still starting"))
+	case s.retryAfterLogin(), v.state == StateStarting:
+		return fault.New(fault.CodeUnavailable, name, "", ErrStarting)
 	case v.err == nil:
 		return fault.New(fault.CodeUnavailable, name, "", errors.New("the server has not started yet"))
 	}
@@ -175,15 +172,16 @@ func (h *Host) Await(ctx context.Context, server string) error {
 	return h.serverUnavailable(server)
 }
 
-// Starting returns the name of the server that a lookup failed on because
-// it is still starting (see Await), or "".
-func (h *Host) Starting(err error) string {
+// ErrStarting marks the unavailable failure of a request whose server is
+// still starting (errors.Is); the *fault.Error it is in names the
+// server, which Await waits for.
+var ErrStarting = errors.New("the server is still starting")
+
+// starting returns the name of the server that a request failed on
+// because it is still starting (ErrStarting), or "".
+func starting(err error) string {
 	var fe *fault.Error
-	if fault.CodeOf(err) != fault.CodeUnavailable || !errors.As(err, &fe) || fe.Server == "" {
-		return ""
-	}
-	s := h.comp.Load().servers[fe.Server]
-	if s == nil || s.currentState() != StateStarting {
+	if !errors.Is(err, ErrStarting) || !errors.As(err, &fe) {
 		return ""
 	}
 	return fe.Server
@@ -216,70 +214,68 @@ func (h *Host) Call(ctx context.Context, name string, args json.RawMessage, opts
 	return h.call0(ctx, h.viewOf(opts), name, args, opts)
 }
 
-// call0 is Call within a view.
-func (h *Host) call0(ctx context.Context, v *View, name string, args json.RawMessage, opts *CallOptions) (*Result, error) {
+// call0 is Call within a view. Its record starts with the call and ends
+// with it, refused or not.
+func (h *Host) call0(ctx context.Context, v *View, name string, args json.RawMessage, opts *CallOptions) (out *Result, err error) {
 	if h.tracer != nil {
 		var span trace.Span
 		ctx, span = h.tracer.Start(ctx, "tools/call "+name, trace.WithAttributes(attribute.String(AttrTool, name)))
 		defer span.End()
 	}
+	rec := h.startCall(ctx, name, args, opts)
+	defer func() { rec.end(out, err) }()
 	if b := h.lookupBuiltin(v, name); b != nil {
-		start := time.Now()
-		script := isScriptTool(b.tool.Name)
-		if script {
+		rec.of("", name)
+		rec.sent()
+		if isScriptTool(b.tool.Name) {
 			// A script's row, and each of its calls', carry its run's ID.
 			ctx = withRun(ctx)
+			rec.ctx, rec.audited = ctx, true
 		}
-		out, err := h.callBuiltin(ctx, v, b, args, opts)
-		h.finished(ctx, "", name, true, args, opts, start, out, err, script)
-		return out, err
+		return h.callBuiltin(ctx, v, b, args, opts)
 	}
 	t, rediscovered, err := v.lookup(ctx, name, true)
 	if err != nil {
 		if c := fault.CodeOf(err); c == fault.CodeDefinitionChanged || c == fault.CodeHeldInjection {
 			if id, held := h.heldID(name); held {
-				h.finished(ctx, id.Server, id.String(), true, args, opts, time.Now(), nil, err, true)
-				return nil, err
+				rec.of(id.Server, id.String())
+				rec.audited = true
 			}
 		}
-		h.finished(ctx, "", name, false, args, opts, time.Now(), nil, err, false)
 		return nil, err
 	}
+	rec.of(t.ID.Server, t.ID.String())
 	if len(args) > 0 && !isObject(args) {
-		err := fault.New(fault.CodeInvalidInput, t.ID.Server, fmt.Sprintf("call tool %q", t.ID.Name), errors.New("arguments must be a JSON object"))
-		h.finished(ctx, t.ID.Server, t.ID.String(), true, args, opts, time.Now(), nil, err, false)
-		return nil, err
+		return nil, fault.New(fault.CodeInvalidInput, t.ID.Server, fmt.Sprintf("call tool %q", t.ID.Name), errors.New("arguments must be a JSON object"))
 	}
 	comp := h.comp.Load()
 	s := comp.servers[t.ID.Server]
 	if s == nil {
 		// A reload removed the server after the tool was looked up.
-		err := fault.New(fault.CodeNotFound, t.ID.Server, fmt.Sprintf("call tool %q", t.ID.Name), errors.New("the server is no longer configured"))
-		h.finished(ctx, t.ID.Server, t.ID.String(), true, args, opts, time.Now(), nil, err, false)
-		return nil, err
+		return nil, fault.New(fault.CodeNotFound, t.ID.Server, fmt.Sprintf("call tool %q", t.ID.Name), errors.New("the server is no longer configured"))
 	}
+	rec.audited = true
 	sc := s.cfg.Load() // this call's settings, whatever a reload swaps in meanwhile
-	argSecrets, err := h.screenArgs(sc, t.ID.Name, args)
+	rec.argSecrets, err = h.screenArgs(sc, t.ID.Name, args)
 	if err == nil {
 		err = h.authorize(ctx, comp.pol, t, sc, args, opts)
 	}
 	if err == nil {
 		opts, err = h.gated(ctx, t, sc, args, opts)
+		rec.opts = opts // with what the gate decided
 	}
 	if err != nil {
-		h.finishedWith(ctx, t.ID.Server, t.ID.String(), true, args, opts, time.Now(), nil, err, true, argSecrets)
 		return nil, err
 	}
-	start := time.Now()
+	rec.sent()
 	s.beginCall()
 	copts, ended := h.live.begin(t.ID.Server, t.ID.String(), opts)
-	out, err := h.call(ctx, s, sc, comp.pol, t, args, copts, !rediscovered)
+	out, err = h.call(ctx, s, sc, comp.pol, t, args, copts, !rediscovered)
 	if out != nil {
 		h.markFlow(ctx, t, sc, opts)
 	}
 	ended()
 	s.endCall()
-	h.finishedWith(ctx, t.ID.Server, t.ID.String(), true, args, opts, start, out, err, true, argSecrets)
 	switch fault.CodeOf(err) {
 	case fault.CodeInvalidInput, fault.CodeNotFound, fault.CodeDefinitionChanged, fault.CodeHeldInjection:
 		// The call did not fit the server's tools: says nothing of how
@@ -295,35 +291,6 @@ func (h *Host) call0(ctx context.Context, v *View, name string, args json.RawMes
 		}
 	}
 	return out, err
-}
-
-// finished records a call that ended (or was refused before it went out:
-// by policy, confirmation, quota or a held definition): a row in the audit
-// log when audited (the audit log shows what was asked as well as what
-// ran: refusals, not malformed requests), a record for OnCall, and the
-// outcome on the call's span.
-func (h *Host) finished(ctx context.Context, server, tool string, catalogued bool, args json.RawMessage, opts *CallOptions, start time.Time, res *Result, err error, audited bool) {
-	h.finishedWith(ctx, server, tool, catalogued, args, opts, start, res, err, audited, nil)
-}
-
-// finishedWith is finished for a call whose arguments were screened for
-// credentials (argSecrets, see screenArgs).
-func (h *Host) finishedWith(ctx context.Context, server, tool string, catalogued bool, args json.RawMessage, opts *CallOptions, start time.Time, res *Result, err error, audited bool, argSecrets []SecretDecision) {
-	if !h.observing() && h.tracer == nil {
-		return
-	}
-	rec := callRecord(server, tool, catalogued, opts, args, start, res, err)
-	rec.Run = runOf(ctx)
-	if len(argSecrets) > 0 {
-		rec.Secrets = append(argSecrets[:len(argSecrets):len(argSecrets)], rec.Secrets...)
-	}
-	if audited && h.audit.on() {
-		h.audit.record(auditRow(&rec, args))
-	}
-	h.observe(&rec)
-	if h.tracer != nil {
-		endSpan(trace.SpanFromContext(ctx), &rec, err)
-	}
 }
 
 // call makes an authorized call: it dials the server if need be, checks

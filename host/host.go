@@ -64,6 +64,8 @@
 // errors.Is against [ErrTimeout], [ErrUnavailable], [ErrProtocol],
 // [ErrNotFound], [ErrInvalidParams] and [ErrUnknownOutcome], or against
 // package fault's sentinel of any other code, or read [fault.CodeOf]. A
+// request that finds its server still starting is [ErrUnavailable] and
+// [ErrStarting], naming the server, which [Host.Await] waits for. A
 // tool that returns isError is a successful Call whose [Result] has
 // IsError set.
 //

@@ -203,23 +203,21 @@ func (h *Host) CallsInFlight() map[string]int {
 	return out
 }
 
-// Refused records a tool call that the view's caller refused without
-// calling Call (the gateway: a name the view does not have, a held
-// definition) for OnCall, as Call records its own refusals: with the
-// tool's canonical ID when name is one of the catalogue's (held or not),
-// else as not catalogued. It writes no audit row.
-func (v *View) Refused(ctx context.Context, name string, args json.RawMessage, err error) {
-	h, opts := v.h, v.options(nil)
+// refused records a tool call that the view refused before any call was
+// made (Resolve: a name the view does not have, a held definition) for
+// OnCall, as Call records its own refusals: with the tool's canonical ID
+// when name is one of the catalogue's (held or not), else as not
+// catalogued. It writes no audit row.
+func (v *View) refused(ctx context.Context, name string, args json.RawMessage, err error) {
+	h := v.h
 	if !h.observing() && h.tracer == nil {
 		return
 	}
+	rec := h.startCall(ctx, name, args, v.options(nil))
 	if id, held := h.heldID(name); held {
-		h.finished(ctx, id.Server, id.String(), true, args, opts, time.Now(), nil, err, false)
-		return
+		rec.of(id.Server, id.String())
+	} else if t, ok := h.snapshot().Tool(name); ok {
+		rec.of(t.ID.Server, t.ID.String())
 	}
-	if t, ok := h.snapshot().Tool(name); ok {
-		h.finished(ctx, t.ID.Server, t.ID.String(), true, args, opts, time.Now(), nil, err, false)
-		return
-	}
-	h.finished(ctx, "", name, false, args, opts, time.Now(), nil, err, false)
+	rec.end(nil, err)
 }

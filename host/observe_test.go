@@ -50,7 +50,7 @@ func (r *recorder) kinds() []host.EventKind {
 }
 
 // TestOnCall: every call, finished or refused (by Call, or by its caller
-// through Refused), reaches OnCall once with
+// through Resolve), reaches OnCall once with
 // its outcome and code; a name that matched no tool is not catalogued
 // (and has no server), whatever it says; no argument data is in it.
 func TestOnCall(t *testing.T) {
@@ -66,9 +66,16 @@ func TestOnCall(t *testing.T) {
 	refusal := fault.New(fault.CodeNotFound, "", "", errors.New("not given to the model"))
 	// A caller known by its session alone is recorded without it, as
 	// the name its client gave itself; a verified one by its identity.
-	h.View(host.Caller{Session: "s2", ClientName: "Claude\u0007 Code"}).Refused(ctx, "kit__echo", nil, refusal)
-	h.View(host.Caller{Session: "s3", Subject: "sub:ann", ClientName: "cursor"}).Refused(ctx, "kit__echo", nil, refusal)
-	h.View(host.Caller{}).Refused(ctx, "kit__invented_too", nil, refusal)
+	host.Refused(ctx, h.View(host.Caller{Session: "s2", ClientName: "Claude\u0007 Code"}), "kit__echo", nil, refusal)
+	host.Refused(ctx, h.View(host.Caller{Session: "s3", Subject: "sub:ann", ClientName: "cursor"}), "kit__echo", nil, refusal)
+	host.Refused(ctx, h.View(host.Caller{}), "kit__invented_too", nil, refusal)
+	// Resolve records what it refuses, and nothing of what it finds.
+	if _, err := h.View(host.Caller{}).Resolve(ctx, "kit__echo", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.View(host.Caller{Client: "ci"}).Resolve(ctx, "kit__invented_three", json.RawMessage(`{}`)); fault.CodeOf(err) != fault.CodeNotFound {
+		t.Fatalf("Resolve of a name nothing has: %v, want not_found", err)
+	}
 	want := []host.CallRecord{
 		{Client: "c1", Server: "kit", Tool: "kit:echo", Catalogued: true, Outcome: host.OutcomeOK, BytesIn: 17},
 		{Server: "kit", Tool: "kit:fail", Catalogued: true, Outcome: host.OutcomeToolError},
@@ -78,6 +85,7 @@ func TestOnCall(t *testing.T) {
 		{ClientName: "Claude Code", Server: "kit", Tool: "kit:echo", Catalogued: true, Outcome: host.OutcomeError, Code: "not_found"},
 		{Client: "sub:ann", ClientName: "cursor", Server: "kit", Tool: "kit:echo", Catalogued: true, Outcome: host.OutcomeError, Code: "not_found"},
 		{Tool: "kit__invented_too", Outcome: host.OutcomeError, Code: "not_found"},
+		{Client: "ci", Tool: "kit__invented_three", Outcome: host.OutcomeError, Code: "not_found", BytesIn: 2},
 	}
 	ignore := cmpopts.IgnoreFields(host.CallRecord{}, "Start", "Latency", "BytesOut")
 	if diff := cmp.Diff(want, rec.calls, ignore); diff != "" {

@@ -280,10 +280,3 @@ func (h *Host) Refresh(ctx context.Context, servers ...string) error {
 	wg.Wait()
 	return errors.Join(append(errs, found...)...)
 }
-
-// Find is Tool for a caller about to call the tool: a name that misses
-// while the catalogue of its server may be stale discovers that server
-// again first, as Call does. It is the operator's view's Find (see View).
-func (h *Host) Find(ctx context.Context, name string) (Tool, error) {
-	return h.View(Caller{}).Find(ctx, name)
-}

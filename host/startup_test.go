@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/testkit"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/proc"
@@ -52,6 +53,12 @@ func TestOpenDoesNotWaitForAHungServer(t *testing.T) {
 	}
 	if st := status(h, "hang"); st.State != host.StateStarting {
 		t.Errorf("hang after the good server's call: state %s, want %s: the call waited for the hung server", st.State, host.StateStarting)
+	}
+	// A lookup of its tool does not wait: it says the server is still
+	// starting, and names it.
+	var fe *fault.Error
+	if _, err := h.Tool("hang__anything"); !errors.Is(err, host.ErrStarting) || !errors.As(err, &fe) || fe.Server != "hang" {
+		t.Errorf("lookup of a tool of the starting server: %v; want ErrStarting naming it", err)
 	}
 	// A call to the hung server's tool waits for that server only, bounded
 	// by the caller's context, and says it is still starting.

@@ -180,16 +180,21 @@ func (v *View) Find(ctx context.Context, name string) (Tool, error) {
 	return toolOf(t), nil
 }
 
-// Resolve is Find for a call about to be made: a tool of a server of the
-// view that is still starting waits for that server (bounded by ctx and
-// its start-up timeout), and is looked up again. A server that fails to
-// start answers with why.
-func (v *View) Resolve(ctx context.Context, name string) (Tool, error) {
+// Resolve is Find for a call about to be made with args: a tool of a
+// server of the view that is still starting waits for that server
+// (bounded by ctx and its start-up timeout), and is looked up again. A
+// server that fails to start answers with why. A name the view refuses
+// (one it does not have, a held definition, a server that cannot take
+// the call) is recorded for OnCall as Call records its own refusals,
+// without an audit row, and the error says why: fault.CodeNotFound, or an
+// error naming no server, is a tool that is not there.
+func (v *View) Resolve(ctx context.Context, name string, args json.RawMessage) (Tool, error) {
 	if b := v.h.lookupBuiltin(v, name); b != nil {
 		return b.tool, nil
 	}
 	t, _, err := v.lookup(ctx, name, true)
 	if err != nil {
+		v.refused(ctx, name, args, err)
 		return Tool{}, err
 	}
 	return toolOf(t), nil
@@ -211,7 +216,7 @@ func (v *View) lookup(ctx context.Context, name string, wait bool) (*registry.To
 		}
 	}
 	t, rediscovered, err := h.lookupFresh(ctx, name)
-	if server := h.Starting(err); wait && server != "" {
+	if server := starting(err); wait && server != "" {
 		// Its server is still starting: wait for that one, then look again.
 		if err = h.Await(ctx, server); err == nil {
 			t, rediscovered, err = h.lookupFresh(ctx, name)

@@ -103,10 +103,11 @@ func (f *callFlags) run(r *run) int {
 func (r *run) tool(name string) (host.Tool, error) {
 	// Find, not Tool: a name missing from a saved catalogue that may be
 	// stale has its server discovered again, as Call would.
-	t, err := r.host.Find(r.ctx, name)
-	if server := r.host.Starting(err); server != "" {
+	v := r.host.View(host.Caller{})
+	t, err := v.Find(r.ctx, name)
+	if server := startingServer(err); server != "" {
 		if err = r.await(server); err == nil {
-			t, err = r.host.Find(r.ctx, name)
+			t, err = v.Find(r.ctx, name)
 		}
 	}
 	return t, err

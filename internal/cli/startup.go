@@ -2,11 +2,13 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"sync"
 	"time"
 
+	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
 )
@@ -78,6 +80,16 @@ func (r *run) await(server string) error {
 			shown = true
 		}
 	}
+}
+
+// startingServer returns the server a request failed on because it is
+// still starting (host.ErrStarting), or "".
+func startingServer(err error) string {
+	var fe *fault.Error
+	if errors.Is(err, host.ErrStarting) && errors.As(err, &fe) {
+		return fe.Server
+	}
+	return ""
 }
 
 // seconds formats d in whole seconds, e.g. "4s".

@@ -62,7 +62,7 @@ func (f *toolsFlags) run(r *run) int {
 			return r.usagef("tools --raw needs a NAME (a model-facing name or <server>:<tool>)")
 		}
 		raw, err := r.host.RawTool(r.args[0])
-		if server := r.host.Starting(err); server != "" {
+		if server := startingServer(err); server != "" {
 			if err = r.await(server); err == nil {
 				raw, err = r.host.RawTool(r.args[0])
 			}

@@ -15,15 +15,15 @@ import (
 
 // heldBack is receiving middleware for the calls of tools that are not
 // registered, which go-sdk answers "unknown tool"; the caller's view
-// knows better (host.View.Find). A deferred tool of the view is called by
-// its exact name. A tool of a server of the view still starting waits for
+// decides (host.View.Resolve), and records what it refuses. A deferred
+// tool of the view is called by its exact name. A tool of a server of the view still starting waits for
 // that server, and is called once it is known; a server that fails to
 // start is an isError result saying why. A tool that a re-discovery of a
 // stale catalogue finds is called. A tool held back because its
 // definition changed since it was approved, or because its metadata
 // matches an injection pattern and its server is not trusted, answers
-// definition_changed or held_injection: an isError result naming the tool
-// and the command that approves it. Anything outside the view is go-sdk's
+// definition_changed or held_injection: an isError result saying the
+// tool is held for review (toClient). Anything outside the view is go-sdk's
 // "unknown tool", as a name nothing has.
 func (g *Gateway) heldBack(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -44,13 +44,13 @@ func (g *Gateway) heldBack(next mcp.MethodHandler) mcp.MethodHandler {
 		// called now (the change notification registers it for the
 		// calls after); a held one is refused like any other, and one
 		// of a server that needs a login, or that failed to start, says
-		// so (its tools are unknown until then).
-		t, herr := v.Resolve(ctx, call.Params.Name)
+		// so (its tools are unknown until then). The view records its
+		// refusal; the gateway only answers it.
+		t, herr := v.Resolve(ctx, call.Params.Name, call.Params.Arguments)
 		if herr == nil {
 			g.Sync() // OnChange may not have run yet
 			return g.callTool(t)(ctx, call)
 		}
-		v.Refused(ctx, call.Params.Name, call.Params.Arguments, herr)
 		var fe *fault.Error
 		if !errors.As(herr, &fe) || fe.Server == "" || fe.Code == fault.CodeNotFound {
 			return res, err
