@@ -16,6 +16,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/store/sqlite"
 	"github.com/switchboard-mcp/switchboard/internal/testkit"
+	"github.com/switchboard-mcp/switchboard/internal/testkit/proc"
 )
 
 // gateRig is a host over ModeGitHub's server, configured as "github" (so
@@ -109,10 +110,12 @@ func (r *gateRig) callAs(session, name, args string) (*host.Result, error) {
 func (r *gateRig) auditRows(t *testing.T, n int) []store.Call {
 	t.Helper()
 	var rows []store.Call
-	for range 200 {
-		all, err := r.st.Calls(context.Background(), store.CallFilter{})
-		if err != nil {
-			t.Fatal(err)
+	var err error
+	// The audit log writes on its own goroutine.
+	if !proc.Eventually(30*time.Second, func() bool {
+		var all []store.Call
+		if all, err = r.st.Calls(context.Background(), store.CallFilter{}); err != nil {
+			return true
 		}
 		rows = rows[:0]
 		for _, c := range all {
@@ -120,13 +123,14 @@ func (r *gateRig) auditRows(t *testing.T, n int) []store.Call {
 				rows = append(rows, c)
 			}
 		}
-		if len(rows) >= n {
-			return rows
-		}
-		time.Sleep(20 * time.Millisecond) // the audit log writes on its own goroutine
+		return len(rows) >= n
+	}) {
+		t.Fatalf("audit rows with an approval note: %d, want %d", len(rows), n)
 	}
-	t.Fatalf("audit rows with an approval note: %d, want %d", len(rows), n)
-	return nil
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
 }
 
 const prArgs = `{"title":"Update README","body":"` + testkit.PrivateFile + `"}`
