@@ -294,18 +294,7 @@ func TestSecretMetrics(t *testing.T) {
 // TestLaunchDecisionMetric: a decision about a server's launch is counted
 // by server and decision, not as a server event.
 func TestLaunchDecisionMetric(t *testing.T) {
-	cfg, err := config.Parse([]byte(`{"mcpServers": {}}`), "test.json", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := host.Open(context.Background(), cfg, &host.Options{Ephemeral: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	src := &later{}
-	src.h.Store(h)
-	m := telemetry.NewMetrics(src)
+	m := emptyMetrics(t)
 	m.Event(host.ServerEvent{Server: "kit", Kind: host.EventLaunch, Decision: host.LaunchHeld})
 	m.Event(host.ServerEvent{Server: "kit", Kind: host.EventLaunch, Decision: host.LaunchHeld})
 	m.Event(host.ServerEvent{Server: "kit", Kind: host.EventLaunch, Decision: host.LaunchApproved})
@@ -324,18 +313,7 @@ func TestLaunchDecisionMetric(t *testing.T) {
 // credential is counted among the secret decisions, direction
 // elicitation, by what it asked for and what was done.
 func TestElicitationSecretMetric(t *testing.T) {
-	cfg, err := config.Parse([]byte(`{"mcpServers": {}}`), "test.json", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := host.Open(context.Background(), cfg, &host.Options{Ephemeral: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	src := &later{}
-	src.h.Store(h)
-	m := telemetry.NewMetrics(src)
+	m := emptyMetrics(t)
 	m.Event(host.ServerEvent{Server: "x", Kind: host.EventElicitation, Decision: host.SecretBlocked, Rule: "token"})
 	m.Event(host.ServerEvent{Server: "x", Kind: host.EventElicitation, Decision: host.SecretFlagged, Rule: "password"})
 	fams := scrape(t, m)
@@ -349,18 +327,7 @@ func TestElicitationSecretMetric(t *testing.T) {
 // TestCallerGrantMetric: the decisions about callers' own grants are
 // counted by server and decision; calls without one are not.
 func TestCallerGrantMetric(t *testing.T) {
-	cfg, err := config.Parse([]byte(`{"mcpServers": {}}`), "test.json", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := host.Open(context.Background(), cfg, &host.Options{Ephemeral: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	src := &later{}
-	src.h.Store(h)
-	m := telemetry.NewMetrics(src)
+	m := emptyMetrics(t)
 	for _, g := range []string{host.GrantOwn, host.GrantOwn, host.GrantNeedsLogin, host.GrantWouldLogin, ""} {
 		m.Call(host.CallRecord{Server: "gh", Tool: "gh:whoami", Catalogued: true, Outcome: host.OutcomeOK, Grant: g})
 	}
@@ -370,4 +337,22 @@ func TestCallerGrantMetric(t *testing.T) {
 			t.Errorf("decisions %s = %v, want %v", decision, got, want)
 		}
 	}
+}
+
+// emptyMetrics returns the metrics of a host with no servers, closed when
+// the test ends.
+func emptyMetrics(t *testing.T) *telemetry.Metrics {
+	t.Helper()
+	cfg, err := config.Parse([]byte(`{"mcpServers": {}}`), "test.json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := host.Open(context.Background(), cfg, &host.Options{Ephemeral: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	src := &later{}
+	src.h.Store(h)
+	return telemetry.NewMetrics(src)
 }
