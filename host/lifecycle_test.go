@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -422,5 +423,35 @@ func TestQuotaSharedThroughStore(t *testing.T) {
 	}
 	if _, err := a.Call(context.Background(), "s__echo", json.RawMessage(`{"text":"5"}`), nil); fault.CodeOf(err) != fault.CodeRateLimited {
 		t.Errorf("call after a reload: %v, want still rate_limited", err)
+	}
+}
+
+// TestCallsRightAfterCrashRedial: calls made the moment a crashed call
+// returns, before or while the exit is recorded, redial the server; none
+// meets a half-recorded drop (no connection, yet a supervisor that still
+// counts the server as connected and so refuses the dial).
+func TestCallsRightAfterCrashRedial(t *testing.T) {
+	ctx := context.Background()
+	var fails atomic.Int32
+	const rounds, callers = 10, 6
+	for i := range rounds {
+		h := open(t, parse(t, map[string]any{"s": child(t, testkit.ModeServer, nil)}, nil))
+		if _, err := h.Call(ctx, "s__crash", nil, nil); !errors.Is(err, host.ErrUnknownOutcome) {
+			t.Fatalf("crash: %v, want unknown outcome", err)
+		}
+		var wg sync.WaitGroup
+		for range callers {
+			wg.Go(func() {
+				if _, err := h.Call(ctx, "s__echo", json.RawMessage(`{"text":"b"}`), nil); err != nil {
+					fails.Add(1)
+					t.Logf("round %d: call after the crash: %v", i, err)
+				}
+			})
+		}
+		wg.Wait()
+		h.Close()
+	}
+	if n := fails.Load(); n > 0 {
+		t.Errorf("%d of %d calls right after a crash failed", n, rounds*callers)
 	}
 }

@@ -63,7 +63,8 @@ type server struct {
 	// mu guards state, since, err, loginAsked, conn, attempt, caps, dialing,
 	// idling, stopped (the connection and its lifecycle), raw, catalog, vetted, cached,
 	// flags (the lists), pins and held (drift), injHeld (injection holds),
-	// launchHeld (launch.go).
+	// launchHeld (launch.go). It is taken before the supervisor's own
+	// lock: Acquire, Dropped and Reset are called under it.
 	mu    sync.Mutex
 	state State     // changed only by setState
 	since time.Time // when state last changed
@@ -334,11 +335,14 @@ func (s *server) dropped(conn *upstream.Conn, a supervise.Attempt, cause error) 
 		// its watcher (and Close) are not left waiting.
 		h.watchers.Go(func() { conn.Close() })
 	}
+	// The supervisor learns of the drop in the same critical section that
+	// clears conn: a call that finds no connection then finds a
+	// supervisor that allows the redial, never one still Ready.
 	if s.idling {
 		s.idling = false
 		s.setState(StateIdle)
-		s.mu.Unlock()
 		s.sup.Reset() // not a failure: the next call starts it afresh
+		s.mu.Unlock()
 		h.log.Debug("idle server stopped", "server", s.name)
 		return
 	}
@@ -348,9 +352,7 @@ func (s *server) dropped(conn *upstream.Conn, a supervise.Attempt, cause error) 
 	}
 	err = maskErr(s.cfg.Load(), err)
 	s.err = err
-	s.mu.Unlock()
 	a.Dropped(err)
-	s.mu.Lock()
 	if !s.stopped {
 		s.setState(stateOf(s.sup))
 	}
