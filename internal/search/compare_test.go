@@ -268,7 +268,7 @@ func TestCompareRankings(t *testing.T) {
 		{"bm25", base.search},
 		{"ranking", lexical},
 	}
-	parts := []string{"tuning", "heldout", "heldout2", "heldout3", "heldout4", "heldout5"}
+	parts := []string{"tuning", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6"}
 	if only := os.Getenv("DEVSET_PARTS"); only != "" {
 		parts = strings.Split(only, ",")
 	}
