@@ -475,7 +475,7 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 		if !runnable(sc) || h.noStart || s.state == StateHeld {
 			continue
 		}
-		if s.cached {
+		if s.cat.isCached() {
 			if sc.Transport != config.TransportStdio || sc.Lifecycle.Eager {
 				later = append(later, s)
 			}
@@ -532,9 +532,7 @@ func (h *Host) rebuild() {
 	comp := h.comp.Load()
 	cats := make(map[string]*catalog.Catalog, len(comp.servers))
 	for name, s := range comp.servers {
-		s.mu.Lock()
-		cats[name] = s.catalog
-		s.mu.Unlock()
+		cats[name] = s.cat.current()
 	}
 	var all []string
 	var sources []registry.Source

@@ -54,9 +54,8 @@ func (h *Host) newServer(ctx context.Context, cfg *config.Config, sc *config.Ser
 		return s // held: neither advertised nor started until approved
 	}
 	if cat := h.loadCatalog(ctx, sc); cat != nil {
-		s.raw, s.cached, s.state = cat, true, StateIdle
-		s.vetted = h.vetUnder(cfg.Security, sc, cat)
-		s.catalog = s.vetted.Catalog
+		s.cat.load(cat, h.vetUnder(cfg.Security, sc, cat))
+		s.state = StateIdle
 	}
 	h.loadSchedule(ctx, s, sc)
 	if h.noStart && s.state == StateStarting {

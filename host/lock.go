@@ -52,8 +52,9 @@ func (h *Host) ServerPins() []ServerPins {
 			continue
 		}
 		s := comp.servers[sc.Name]
+		cat := s.cat.current()
 		s.mu.Lock()
-		def, cat, state := s.launchCur, s.catalog, s.state
+		def, state := s.launchCur, s.state
 		s.mu.Unlock()
 		if def == nil {
 			def = sc.Launch().Definition()

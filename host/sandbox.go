@@ -204,10 +204,7 @@ func underHome(dir, home string) bool {
 func (h *Host) ranBefore(name string) bool {
 	if comp := h.comp.Load(); comp != nil {
 		if s := comp.servers[name]; s != nil {
-			s.mu.Lock()
-			known := s.raw != nil
-			s.mu.Unlock()
-			if known {
+			if s.cat.rawLists() != nil {
 				return true
 			}
 		}

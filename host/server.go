@@ -61,9 +61,8 @@ type server struct {
 	scheduled bool // the store may hold a schedule of this server
 
 	// mu guards state, since, err, loginAsked, conn, attempt, caps, dialing,
-	// idling, stopped (the connection and its lifecycle), raw, catalog, vetted, cached,
-	// flags (the lists), pins and held (drift), injHeld (injection holds),
-	// launchHeld (launch.go).
+	// idling, stopped (the connection and its lifecycle), pins and held
+	// (drift), injHeld (injection holds), launchHeld (launch.go).
 	mu    sync.Mutex
 	state State     // changed only by setState
 	since time.Time // when state last changed
@@ -78,11 +77,6 @@ type server struct {
 	dialing    chan struct{}           // closed when the dial in progress ends; nil when none
 	idling     bool                    // conn is being closed for idleness
 	stopped    bool                    // removed by Reload or closed with the Host: no connection is kept
-	raw        *catalog.Catalog        // as discovered (or saved), before vetting
-	catalog    *catalog.Catalog        // vetted: what the registry is built from
-	vetted     *ingest.Result          // the vetting that produced catalog
-	cached     bool                    // catalog came from the store and no live discovery confirmed it yet
-	flags      []Finding               // injection-pattern findings of the last rebuild; replaced whole
 	pins       map[string]string       // approved definition hashes by tool ("" = instructions)
 	held       map[string]string       // tools held back because their definition changed: tool → hash seen
 	injHeld    map[string]string       // tools held back because their metadata matches an injection pattern: tool → hash seen (vet.go)
@@ -95,6 +89,8 @@ type server struct {
 	sandbox    sandbox.Status          // the sandbox of the last start (sandbox.go)
 	sandboxSet bool                    // sandbox is known: the server started, or was refused, in this process
 	limits     sandbox.Events          // what the limits did to the last process
+
+	cat catalogue // the lists; has its own lock
 }
 
 // setState is the one way a server's state changes. Called with s.mu held.
@@ -281,8 +277,8 @@ func (s *server) dial(ctx context.Context, a supervise.Attempt) error {
 		conn.Close()
 		return fault.New(fault.CodeUnavailable, s.name, "", errors.New("the host is closed"))
 	}
-	changed := s.raw == nil || !sameCatalog(s.raw, cat)
-	s.conn, s.attempt, s.raw, s.catalog, s.vetted, s.cached = conn, a, cat, vetted.Catalog, vetted, false
+	changed := s.cat.swap(cat, vetted)
+	s.conn, s.attempt = conn, a
 	s.caps = conn.Info().Capabilities
 	restarted := s.err != nil // the last connection ended, or the last attempt failed
 	s.err, s.loginAsked = nil, time.Time{}
@@ -479,18 +475,11 @@ func (s *server) stop() *upstream.Conn {
 // security settings in force (Reload changed them), unless they were
 // replaced meanwhile.
 func (s *server) revet() {
-	s.mu.Lock()
-	raw := s.raw
-	s.mu.Unlock()
+	raw := s.cat.rawLists()
 	if raw == nil {
 		return
 	}
-	vetted := s.h.vet(s.cfg.Load(), raw)
-	s.mu.Lock()
-	if s.raw == raw {
-		s.vetted, s.catalog = vetted, vetted.Catalog
-	}
-	s.mu.Unlock()
+	s.cat.replace(raw, raw, s.h.vet(s.cfg.Load(), raw))
 }
 
 // serverView is a copy of a server's state at one moment, for readers that
@@ -517,11 +506,12 @@ type serverView struct {
 
 // view returns the server's status snapshot.
 func (s *server) view() serverView {
+	cv := s.cat.view()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	v := serverView{
 		cfg: s.cfg.Load(), state: s.state, since: s.since, err: s.err, conn: s.conn, caps: s.caps,
-		catalog: s.catalog, vetted: s.vetted, flags: s.flags, launch: s.launchHeld, warned: s.launchWarn,
+		catalog: cv.catalog, vetted: cv.vetted, flags: cv.flags, launch: s.launchHeld, warned: s.launchWarn,
 		sandbox: s.sandbox, sandboxSet: s.sandboxSet, limits: s.limits,
 	}
 	for tool := range s.held {

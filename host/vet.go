@@ -164,10 +164,8 @@ func (h *Host) flagAndHold(comp *composition, cats map[string]*catalog.Catalog) 
 			held[sc.Name] = hold
 		}
 		slices.SortFunc(findings, func(a, b Finding) int { return strings.Compare(a.String(), b.String()) })
-		s.mu.Lock()
-		live := !s.cached // a catalogue read back from the store was charged when it was discovered
-		s.mu.Unlock()
-		fresh := s.setFlags(findings)
+		live := !s.cat.isCached() // a catalogue read back from the store was charged when it was discovered
+		fresh := s.cat.setFlags(findings)
 		h.logVetted(sc.Name, fresh)
 		for _, f := range fresh {
 			if live && f.Kind == ingest.KindFlagged && f.Severity.AtLeast(ingest.SeverityWarn) {
@@ -297,24 +295,6 @@ func (h *Host) logFinding(f Finding) {
 		level = slog.LevelInfo
 	}
 	h.log.Log(context.Background(), level, "server metadata: "+f.Kind, "server", f.Server, "item", f.Item, "detail", f.Detail, "severity", f.Severity)
-}
-
-// setFlags records the injection-pattern findings of a rebuild and returns
-// the ones that are new.
-func (s *server) setFlags(findings []Finding) []Finding {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if slices.Equal(findings, s.flags) {
-		return nil
-	}
-	var fresh []Finding
-	for _, f := range findings {
-		if !slices.Contains(s.flags, f) {
-			fresh = append(fresh, f)
-		}
-	}
-	s.flags = findings
-	return fresh
 }
 
 // Findings returns what Switchboard changed, refused or noticed in the
