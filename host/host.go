@@ -547,9 +547,7 @@ func (h *Host) rebuild() {
 		if h.lock != nil {
 			cat = h.lockedLists(sc, cat)
 		}
-		s.mu.Lock()
-		drifted, w := h.checkDriftLocked(s, sc, cat)
-		s.mu.Unlock()
+		drifted, w := s.holds.checkDrift(h, sc, cat)
 		writes = append(writes, w...)
 		for tool := range drifted {
 			if held[sc.Name] == nil {

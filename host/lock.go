@@ -53,8 +53,9 @@ func (h *Host) ServerPins() []ServerPins {
 		}
 		s := comp.servers[sc.Name]
 		cat := s.cat.current()
+		def, _ := s.holds.launch()
 		s.mu.Lock()
-		def, state := s.launchCur, s.state
+		state := s.state
 		s.mu.Unlock()
 		if def == nil {
 			def = sc.Launch().Definition()
@@ -110,11 +111,12 @@ func (h *Host) checkLocked(ctx context.Context, s *server, sc *config.Server) bo
 		h.resolvePackage(ctx, s, sc, l)
 	}
 	def := l.Definition()
-	s.launchCur, s.launchHash = def, drift.Hash(def)
+	hash := drift.Hash(def)
+	s.holds.setLaunch(def, hash)
 	switch {
 	case !ok:
 		s.launchHeld = "unlocked"
-	case want.Launch != s.launchHash:
+	case want.Launch != hash:
 		s.launchHeld = "lockfile"
 	default:
 		return false

@@ -61,8 +61,8 @@ type server struct {
 	scheduled bool // the store may hold a schedule of this server
 
 	// mu guards state, since, err, loginAsked, conn, attempt, caps, dialing,
-	// idling, stopped (the connection and its lifecycle), pins and held
-	// (drift), injHeld (injection holds), launchHeld (launch.go).
+	// idling, stopped (the connection and its lifecycle), launchHeld
+	// (launch.go).
 	mu    sync.Mutex
 	state State     // changed only by setState
 	since time.Time // when state last changed
@@ -77,20 +77,13 @@ type server struct {
 	dialing    chan struct{}           // closed when the dial in progress ends; nil when none
 	idling     bool                    // conn is being closed for idleness
 	stopped    bool                    // removed by Reload or closed with the Host: no connection is kept
-	pins       map[string]string       // approved definition hashes by tool ("" = instructions)
-	held       map[string]string       // tools held back because their definition changed: tool → hash seen
-	injHeld    map[string]string       // tools held back because their metadata matches an injection pattern: tool → hash seen (vet.go)
-	pinsRead   bool                    // pins were read from the store (loadState)
-	launchDef  []byte                  // the pinned launch's definition (loadState); nil when none
-	launchCur  []byte                  // the launch's definition as configured, package resolved (launch.go); nil when not checked
-	launchHash string                  // the hash of the server's launch as configured (launch.go); "" when not checked
 	launchHeld string                  // "new" or "changed" while the server is held for its launch (launch.go); "" otherwise
-	launchWarn bool                    // its launch would be held, and started under onLaunchChange "warn" (launch.go)
 	sandbox    sandbox.Status          // the sandbox of the last start (sandbox.go)
 	sandboxSet bool                    // sandbox is known: the server started, or was refused, in this process
 	limits     sandbox.Events          // what the limits did to the last process
 
-	cat catalogue // the lists; has its own lock
+	cat   catalogue // the lists; has its own lock
+	holds holds     // approvals and held tools; has its own lock
 }
 
 // setState is the one way a server's state changes. Called with s.mu held.
@@ -496,7 +489,7 @@ type serverView struct {
 	flags   []Finding
 	launch  string   // launchHeld: "new" or "changed" while the server is held for its launch
 	warned  bool     // launchWarn
-	held    []string // tools held back (see isHeldLocked), sorted; "" is the instructions
+	held    []string // tools held back (see holds.isHeldLocked), sorted; "" is the instructions
 	injHeld []string // tools held back for an injection pattern until approved, sorted
 
 	sandbox    sandbox.Status
@@ -507,23 +500,15 @@ type serverView struct {
 // view returns the server's status snapshot.
 func (s *server) view() serverView {
 	cv := s.cat.view()
+	hv := s.holds.view(s.h.lock != nil, s.cfg.Load().Lifecycle.OnDrift)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	v := serverView{
 		cfg: s.cfg.Load(), state: s.state, since: s.since, err: s.err, conn: s.conn, caps: s.caps,
-		catalog: cv.catalog, vetted: cv.vetted, flags: cv.flags, launch: s.launchHeld, warned: s.launchWarn,
+		catalog: cv.catalog, vetted: cv.vetted, flags: cv.flags, launch: s.launchHeld, warned: hv.warned,
+		held: hv.held, injHeld: hv.injHeld,
 		sandbox: s.sandbox, sandboxSet: s.sandboxSet, limits: s.limits,
 	}
-	for tool := range s.held {
-		if s.isHeldLocked(tool) {
-			v.held = append(v.held, tool)
-		}
-	}
-	slices.Sort(v.held)
-	for tool := range s.injHeld {
-		v.injHeld = append(v.injHeld, tool)
-	}
-	slices.Sort(v.injHeld)
 	return v
 }
 
