@@ -13,7 +13,9 @@ import (
 // until a person does: the approved definition hashes (pins), the tools
 // held for a changed definition (drift, pin.go) or for an injection
 // pattern (vet.go), and its launch's pin (launch.go). It is one part of a
-// server (see server); code outside it calls its methods.
+// server (see server); code outside it calls its methods. Two of them sit
+// beside the rules they apply: the drift decision (checkDrift) in pin.go,
+// the injection decision (holdInjections) in vet.go.
 //
 // mu guards every field. It is never held while calling the store or
 // another part of the server: a decision made under it returns the store

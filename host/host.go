@@ -472,7 +472,7 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 	var later []*server // advertised from the store, connected in the background
 	for _, sc := range cfg.Servers {
 		s := comp.servers[sc.Name]
-		if !runnable(sc) || h.noStart || s.state == StateHeld {
+		if !runnable(sc) || h.noStart || s.currentState() == StateHeld {
 			continue
 		}
 		if s.cat.isCached() {

@@ -134,11 +134,11 @@ func (h *Host) checkLaunch(ctx context.Context, cfg *config.Config, s *server, s
 		s.holds.warnLaunch()
 		h.log.Warn("server launch "+what+"; started all the same (security.onLaunchChange: warn): switchboard diff "+sc.Name, "server", sc.Name)
 	case LaunchHeld:
-		s.launchHeld = "changed"
+		why := "changed"
 		if !ok {
-			s.launchHeld = "new"
+			why = "new"
 		}
-		s.state, s.err = StateHeld, launchHeldError(sc.Name, s.launchHeld)
+		s.life.holdLaunch(why)
 		h.writeDrift([]driftWrite{{drift: &store.Drift{Server: sc.Name, Tool: drift.LaunchKey, Hash: hash, Definition: def}}})
 		h.log.Warn("server held: its launch was "+what+"; not started until approved: switchboard approve "+sc.Name, "server", sc.Name)
 	}
@@ -200,17 +200,7 @@ func (s *server) releaseLaunch() bool {
 	if s.h.lock != nil || !s.holds.launchApproved() {
 		return false
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.launchHeld == "" {
-		return false
-	}
-	s.launchHeld, s.err = "", nil
-	s.setState(StateStarting)
-	if s.h.noStart {
-		s.setState(StateIdle)
-	}
-	return true
+	return s.life.releaseLaunch(s.h.noStart)
 }
 
 // startReleased starts a server released by an approval.

@@ -54,9 +54,7 @@ func (h *Host) ServerPins() []ServerPins {
 		s := comp.servers[sc.Name]
 		cat := s.cat.current()
 		def, _ := s.holds.launch()
-		s.mu.Lock()
-		state := s.state
-		s.mu.Unlock()
+		state := s.currentState()
 		if def == nil {
 			def = sc.Launch().Definition()
 		}
@@ -113,16 +111,17 @@ func (h *Host) checkLocked(ctx context.Context, s *server, sc *config.Server) bo
 	def := l.Definition()
 	hash := drift.Hash(def)
 	s.holds.setLaunch(def, hash)
+	var why string
 	switch {
 	case !ok:
-		s.launchHeld = "unlocked"
+		why = "unlocked"
 	case want.Launch != hash:
-		s.launchHeld = "lockfile"
+		why = "lockfile"
 	default:
 		return false
 	}
-	s.state, s.err = StateHeld, launchHeldError(sc.Name, s.launchHeld)
-	h.log.Warn("server held: "+s.err.Error(), "server", sc.Name)
+	err := s.life.holdLaunch(why)
+	h.log.Warn("server held: "+err.Error(), "server", sc.Name)
 	h.event(ServerEvent{Server: sc.Name, Kind: EventLaunch, Decision: LaunchHeld})
 	return true
 }

@@ -157,10 +157,7 @@ func (h *Host) refreshPins() bool {
 	defer h.pinsMu.Unlock()
 	changed := false
 	for _, s := range h.comp.Load().servers {
-		s.mu.Lock()
-		launchHeld := s.launchHeld != ""
-		s.mu.Unlock()
-		if !s.holds.holding() && !launchHeld {
+		if !s.holds.holding() && !s.life.heldForLaunch() {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(h.life, readyTimeout)

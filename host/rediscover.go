@@ -90,9 +90,7 @@ func (s *server) rediscovering() bool {
 // discoverAgain is one re-discovery (see rediscover).
 func (s *server) discoverAgain(ctx context.Context) error {
 	h := s.h
-	s.mu.Lock()
-	before := s.conn
-	s.mu.Unlock()
+	before := s.life.current()
 	conn, err := s.ensure(ctx)
 	if err != nil {
 		return err
@@ -116,10 +114,7 @@ func (s *server) mayBeStale() bool {
 	if s.sup == nil || s.cat.current() == nil {
 		return false
 	}
-	cached := s.cat.isCached()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return !s.stopped && (cached || s.conn == nil)
+	return !s.life.isStopped() && (s.cat.isCached() || s.life.current() == nil)
 }
 
 // lists reports whether the server's catalogue in force holds def, the

@@ -169,9 +169,7 @@ func (h *Host) relistDue(paces map[*server]*relistPace) bool {
 // changed.
 func (s *server) relist() bool {
 	h, sc := s.h, s.cfg.Load()
-	s.mu.Lock()
-	conn := s.conn
-	s.mu.Unlock()
+	conn := s.life.current()
 	if conn == nil {
 		return false
 	}
@@ -194,10 +192,7 @@ func (s *server) relist() bool {
 	vetted := h.vet(sc, cat)
 	// Refused when the connection changed, or a dial replaced the lists
 	// meanwhile: what it discovered is newer.
-	s.mu.Lock()
-	current := s.conn == conn
-	s.mu.Unlock()
-	if !current || !s.cat.replace(prev, cat, vetted) {
+	if s.life.current() != conn || !s.cat.replace(prev, cat, vetted) {
 		return false
 	}
 	h.saveCatalog(sc, cat)
