@@ -342,10 +342,7 @@ func (h *Host) call(ctx context.Context, s *server, sc *config.Server, pol *poli
 		// The connection was already gone, so the request was never sent
 		// (a lost request is unknown_outcome, never this): this is the
 		// call that redials, once.
-		s.mu.Lock()
-		a := s.attempt
-		s.mu.Unlock()
-		s.dropped(conn, a, err)
+		s.dropped(conn, s.life.currentAttempt(), err)
 		if conn, err = s.ensure(ctx); err != nil {
 			return nil, err
 		}

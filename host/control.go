@@ -31,28 +31,10 @@ func (h *Host) Restart(ctx context.Context, name string) error {
 		_, err := s.ensure(ctx) // says why: disabled, misconfigured, closed
 		return err
 	}
-	s.mu.Lock()
-	for s.dialing != nil {
-		ch := s.dialing
-		s.mu.Unlock()
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return fault.New(fault.CodeTimeout, name, "restart", ctx.Err())
-		}
-		s.mu.Lock()
+	c, err := s.life.takeForRestart(ctx, s.sup)
+	if err != nil {
+		return fault.New(fault.CodeTimeout, name, "restart", err)
 	}
-	// The connection is taken out and the supervisor reset under s.mu, so
-	// that no call is handed the old connection and no dial is granted
-	// before the reset; the connection's own watcher, and calls that see
-	// it end, then find it is no longer the server's and record nothing.
-	// s.err is cleared too: the dial below is this restart, reported once
-	// below, not a recovery from the last failure.
-	c := s.conn
-	s.conn, s.idling, s.err = nil, false, nil
-	s.sup.Reset()
-	s.setState(StateIdle)
-	s.mu.Unlock()
 	if c != nil {
 		c.Close() //nolint:errcheck // the stop is bounded; the dial below says whether the server works
 		h.log.Debug("server stopped for a restart", "server", name, "status", c.ExitStatus())

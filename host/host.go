@@ -472,10 +472,10 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 	var later []*server // advertised from the store, connected in the background
 	for _, sc := range cfg.Servers {
 		s := comp.servers[sc.Name]
-		if !runnable(sc) || h.noStart || s.state == StateHeld {
+		if !runnable(sc) || h.noStart || s.currentState() == StateHeld {
 			continue
 		}
-		if s.cached {
+		if s.cat.isCached() {
 			if sc.Transport != config.TransportStdio || sc.Lifecycle.Eager {
 				later = append(later, s)
 			}
@@ -532,9 +532,7 @@ func (h *Host) rebuild() {
 	comp := h.comp.Load()
 	cats := make(map[string]*catalog.Catalog, len(comp.servers))
 	for name, s := range comp.servers {
-		s.mu.Lock()
-		cats[name] = s.catalog
-		s.mu.Unlock()
+		cats[name] = s.cat.current()
 	}
 	var all []string
 	var sources []registry.Source
@@ -549,9 +547,7 @@ func (h *Host) rebuild() {
 		if h.lock != nil {
 			cat = h.lockedLists(sc, cat)
 		}
-		s.mu.Lock()
-		drifted, w := h.checkDriftLocked(s, sc, cat)
-		s.mu.Unlock()
+		drifted, w := s.holds.checkDrift(h, sc, cat)
 		writes = append(writes, w...)
 		for tool := range drifted {
 			if held[sc.Name] == nil {

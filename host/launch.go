@@ -94,15 +94,15 @@ func (h *Host) checkLaunch(ctx context.Context, cfg *config.Config, s *server, s
 	if h.lock != nil {
 		return h.checkLocked(ctx, s, sc)
 	}
-	if h.store == nil || !s.pinsRead || cfg.Security.OnLaunchChange == config.LaunchOff {
+	if h.store == nil || !s.holds.pinsWereRead() || cfg.Security.OnLaunchChange == config.LaunchOff {
 		return false
 	}
 	l := sc.Launch()
 	h.resolvePackage(ctx, s, sc, l)
 	def := l.Definition()
 	hash := drift.Hash(def)
-	s.launchHash, s.launchCur = hash, def
-	pinned, ok := s.pins[drift.LaunchKey]
+	s.holds.setLaunch(def, hash)
+	pinned, ok := s.holds.pin(drift.LaunchKey)
 	var decision string
 	switch {
 	case ok && pinned == hash:
@@ -127,18 +127,18 @@ func (h *Host) checkLaunch(ctx context.Context, cfg *config.Config, s *server, s
 	}
 	switch decision {
 	case LaunchPinned, LaunchApproved:
-		s.pins[drift.LaunchKey] = hash
+		s.holds.setPin(drift.LaunchKey, hash)
 		h.writeDrift([]driftWrite{{pin: &store.Pin{Server: sc.Name, Tool: drift.LaunchKey, Hash: hash, Definition: def}}})
 		h.log.Debug("server launch pinned", "server", sc.Name, "decision", decision)
 	case LaunchWarned:
-		s.launchWarn = true
+		s.holds.warnLaunch()
 		h.log.Warn("server launch "+what+"; started all the same (security.onLaunchChange: warn): switchboard diff "+sc.Name, "server", sc.Name)
 	case LaunchHeld:
-		s.launchHeld = "changed"
+		why := "changed"
 		if !ok {
-			s.launchHeld = "new"
+			why = "new"
 		}
-		s.state, s.err = StateHeld, launchHeldError(sc.Name, s.launchHeld)
+		s.life.holdLaunch(why)
 		h.writeDrift([]driftWrite{{drift: &store.Drift{Server: sc.Name, Tool: drift.LaunchKey, Hash: hash, Definition: def}}})
 		h.log.Warn("server held: its launch was "+what+"; not started until approved: switchboard approve "+sc.Name, "server", sc.Name)
 	}
@@ -170,10 +170,8 @@ func (h *Host) forgetLaunchDrift(ctx context.Context, server string) {
 // the store before launches were pinned: it has tool pins or a saved
 // catalogue.
 func (h *Host) hasHistory(ctx context.Context, s *server) bool {
-	for key := range s.pins {
-		if key != drift.LaunchKey {
-			return true
-		}
+	if s.holds.hasToolPins() {
+		return true
 	}
 	_, err := h.store.Catalog(ctx, s.name)
 	return err == nil
@@ -195,19 +193,14 @@ func launchHeldError(server, why string) error {
 	return fault.New(fault.CodeLaunchChanged, server, "", &HeldError{ID: server, Reason: reason, release: release})
 }
 
-// releaseLaunchLocked releases a held server whose launch pin now
-// matches (an approval made through the store), and reports whether it
-// did; the caller starts it. Called with s.mu held.
-func (s *server) releaseLaunchLocked() bool {
-	if s.h.lock != nil || s.launchHeld == "" || s.pins[drift.LaunchKey] != s.launchHash {
+// releaseLaunch releases a held server whose launch pin now matches (an
+// approval made through the store), and reports whether it did; the
+// caller starts it.
+func (s *server) releaseLaunch() bool {
+	if s.h.lock != nil || !s.holds.launchApproved() {
 		return false
 	}
-	s.launchHeld, s.err = "", nil
-	s.setState(StateStarting)
-	if s.h.noStart {
-		s.setState(StateIdle)
-	}
-	return true
+	return s.life.releaseLaunch(s.h.noStart)
 }
 
 // startReleased starts a server released by an approval.
@@ -336,7 +329,7 @@ func (h *Host) resolvePackage(ctx context.Context, s *server, sc *config.Server,
 	if err == nil {
 		h.log.Debug("package resolved", "server", sc.Name, "package", pin.Name, "version", pin.Version, "took", time.Since(start))
 		l.Package = &config.LaunchPackage{Registry: pin.Registry, Name: pin.Name, Version: pin.Version, Integrity: pin.Integrity}
-	} else if p := pinnedPackage(s.launchDef); p != nil && p.Registry == spec.Registry && p.Name == spec.Name {
+	} else if p := pinnedPackage(s.holds.pinnedLaunch()); p != nil && p.Registry == spec.Registry && p.Name == spec.Name {
 		h.log.Warn("package registry not reached; launching the approved version", "server", sc.Name, "package", p.Name, "version", p.Version, "err", err)
 		l.Package = p
 	} else {

@@ -37,30 +37,30 @@ func runnable(sc *config.Server) bool { return sc.Enabled && sc.Unusable == nil 
 // idle) without being dialled, its lists vetted under cfg (the
 // configuration sc belongs to). Nothing else sees it until it is returned.
 func (h *Host) newServer(ctx context.Context, cfg *config.Config, sc *config.Server) *server {
-	s := &server{name: sc.Name, h: h, trust: newTrustScore(), state: StateDisabled, since: time.Now()}
+	s := &server{name: sc.Name, h: h, trust: newTrustScore(), life: life{h: h, name: sc.Name}}
+	s.life.setUnseen(StateDisabled, nil)
 	s.cfg.Store(sc)
 	if !sc.Enabled {
 		return s
 	}
 	if sc.Unusable != nil {
-		s.state, s.err = StateMisconfigured, sc.Unusable
+		s.life.setUnseen(StateMisconfigured, sc.Unusable)
 		h.log.Warn("server misconfigured; not started, the others are unaffected", "server", sc.Name, "err", sc.Unusable)
 		return s
 	}
 	s.sup = newSupervisor(sc)
-	s.state = StateStarting
+	s.life.setUnseen(StateStarting, nil)
 	h.loadState(ctx, s)
 	if h.checkLaunch(ctx, cfg, s, sc) {
 		return s // held: neither advertised nor started until approved
 	}
 	if cat := h.loadCatalog(ctx, sc); cat != nil {
-		s.raw, s.cached, s.state = cat, true, StateIdle
-		s.vetted = h.vetUnder(cfg.Security, sc, cat)
-		s.catalog = s.vetted.Catalog
+		s.cat.load(cat, h.vetUnder(cfg.Security, sc, cat))
+		s.life.setUnseen(StateIdle, nil)
 	}
 	h.loadSchedule(ctx, s, sc)
-	if h.noStart && s.state == StateStarting {
-		s.state = StateIdle // not dialled by Open: it starts on first use
+	if h.noStart && s.currentState() == StateStarting {
+		s.life.setUnseen(StateIdle, nil) // not dialled by Open: it starts on first use
 	}
 	return s
 }
@@ -99,8 +99,7 @@ func (h *Host) loadSchedule(ctx context.Context, s *server, sc *config.Server) {
 	if msg == "" {
 		msg = sch.Reason
 	}
-	s.err = &fault.Private{Err: errors.New(msg)}
-	s.state = stateOf(s.sup)
+	s.life.setUnseen(stateOf(s.sup), &fault.Private{Err: errors.New(msg)})
 	h.log.Debug("start-up schedule restored", "server", sc.Name, "state", sch.State, "next", sch.Next)
 }
 

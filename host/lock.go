@@ -52,9 +52,9 @@ func (h *Host) ServerPins() []ServerPins {
 			continue
 		}
 		s := comp.servers[sc.Name]
-		s.mu.Lock()
-		def, cat, state := s.launchCur, s.catalog, s.state
-		s.mu.Unlock()
+		cat := s.cat.current()
+		def, _ := s.holds.launch()
+		state := s.currentState()
 		if def == nil {
 			def = sc.Launch().Definition()
 		}
@@ -109,17 +109,19 @@ func (h *Host) checkLocked(ctx context.Context, s *server, sc *config.Server) bo
 		h.resolvePackage(ctx, s, sc, l)
 	}
 	def := l.Definition()
-	s.launchCur, s.launchHash = def, drift.Hash(def)
+	hash := drift.Hash(def)
+	s.holds.setLaunch(def, hash)
+	var why string
 	switch {
 	case !ok:
-		s.launchHeld = "unlocked"
-	case want.Launch != s.launchHash:
-		s.launchHeld = "lockfile"
+		why = "unlocked"
+	case want.Launch != hash:
+		why = "lockfile"
 	default:
 		return false
 	}
-	s.state, s.err = StateHeld, launchHeldError(sc.Name, s.launchHeld)
-	h.log.Warn("server held: "+s.err.Error(), "server", sc.Name)
+	err := s.life.holdLaunch(why)
+	h.log.Warn("server held: "+err.Error(), "server", sc.Name)
 	h.event(ServerEvent{Server: sc.Name, Kind: EventLaunch, Decision: LaunchHeld})
 	return true
 }

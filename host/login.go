@@ -128,20 +128,13 @@ func (h *Host) runLogin(s *server, sc *config.Server, l *Login) {
 // `switchboard login` in another process): the next lookup finds it
 // starting and the next call dials it. It reports whether it did.
 func (s *server) retryAfterLogin() bool {
-	s.mu.Lock()
-	asked := s.loginAsked
-	s.mu.Unlock()
+	asked := s.life.loginAskedAt()
 	if asked.IsZero() || !oauth.GrantSaved(s.h.opts.OAuth, s.cfg.Load()).After(asked) {
 		return false
 	}
-	s.mu.Lock()
-	if s.loginAsked != asked || s.conn != nil || s.dialing != nil {
-		s.mu.Unlock()
+	if !s.life.startAfterLogin(asked) {
 		return true // another caller got there first
 	}
-	s.loginAsked = time.Time{}
-	s.setState(StateStarting)
-	s.mu.Unlock()
 	s.sup.Reset()
 	return true
 }
@@ -151,24 +144,16 @@ func (s *server) retryAfterLogin() bool {
 // adoptKept). A dial in progress is waited for first: it may have started
 // before the grant was kept.
 func (s *server) afterLogin() {
-	s.mu.Lock()
-	ch := s.dialing
-	s.mu.Unlock()
-	if ch != nil {
+	if ch := s.life.dialInProgress(); ch != nil {
 		select {
 		case <-ch:
 		case <-s.h.life.Done():
 			return
 		}
 	}
-	s.mu.Lock()
-	if s.conn != nil {
-		s.mu.Unlock()
+	if !s.life.startUnlessConnected() {
 		return
 	}
-	s.loginAsked = time.Time{}
-	s.setState(StateStarting)
-	s.mu.Unlock()
 	s.sup.Reset()
 	s.ensure(s.h.life) //nolint:errcheck // recorded in s
 }

@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 
 	"github.com/switchboard-mcp/switchboard/config"
@@ -29,7 +28,7 @@ func (h *Host) loadState(ctx context.Context, s *server) {
 	if h.lock != nil {
 		// The lock's hashes are the pins; the store's approvals do not
 		// apply (lock.go).
-		s.pins, s.pinsRead = h.lockPins(s.name), true
+		s.holds.load(h.lockPins(s.name), true, nil)
 	}
 	if h.store == nil {
 		return
@@ -44,28 +43,30 @@ func (h *Host) loadState(ctx context.Context, s *server) {
 	if err != nil {
 		h.log.Warn("pins unreadable; every definition counts as new, the launch is not checked", "server", s.name, "err", err)
 	}
-	s.pinsRead = err == nil
-	s.pins = make(map[string]string, len(pins))
+	m := make(map[string]string, len(pins))
+	var launchDef []byte
 	for _, p := range pins {
-		s.pins[p.Tool] = p.Hash
+		m[p.Tool] = p.Hash
 		if p.Tool == drift.LaunchKey {
-			s.launchDef = p.Definition
+			launchDef = p.Definition
 		}
 	}
+	s.holds.load(m, err == nil, launchDef)
 }
 
-// driftWrite is a store write decided under server.mu and made after it.
+// driftWrite is a store write decided under holds.mu and made after it.
 type driftWrite struct {
 	pin   *store.Pin
 	drift *store.Drift
 }
 
-// checkDriftLocked compares the definitions in a server's catalogue cat
-// with its pins and returns the tools to hold back and the writes to make.
-// Called with s.mu held.
-func (h *Host) checkDriftLocked(s *server, sc *config.Server, cat *catalog.Catalog) (map[string]bool, []driftWrite) {
+// checkDrift compares the definitions in a server's catalogue cat with
+// its pins and returns the tools to hold back and the writes to make.
+func (p *holds) checkDrift(h *Host, sc *config.Server, cat *catalog.Catalog) (map[string]bool, []driftWrite) {
 	locked := h.lock != nil // the lock's hashes are the pins, and nothing releases a hold
-	if (h.store == nil && !locked) || cat == nil || s.pins == nil {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if (h.store == nil && !locked) || cat == nil || p.pins == nil {
 		return nil, nil
 	}
 	current := map[string][]byte{}
@@ -91,7 +92,7 @@ func (h *Host) checkDriftLocked(s *server, sc *config.Server, cat *catalog.Catal
 	var writes []driftWrite
 	for tool, def := range current {
 		hash := drift.Hash(def)
-		pinned, ok := s.pins[tool]
+		pinned, ok := p.pins[tool]
 		switch {
 		case ok && pinned == hash:
 			continue
@@ -99,11 +100,11 @@ func (h *Host) checkDriftLocked(s *server, sc *config.Server, cat *catalog.Catal
 			if ok {
 				h.log.Warn("tool definition changed; accepted (onDrift: accept)", "server", sc.Name, "tool", tool)
 			}
-			s.pins[tool] = hash
+			p.pins[tool] = hash
 			writes = append(writes, driftWrite{pin: &store.Pin{Server: sc.Name, Tool: tool, Hash: hash, Definition: def}})
 			continue
 		case !locked && ok && sc.Lifecycle.OnDrift == config.DriftWarn:
-			if s.held[tool] != hash {
+			if p.held[tool] != hash {
 				h.log.Warn("tool definition changed since it was approved; kept (onDrift: warn)", "server", sc.Name, "tool", tool)
 			}
 			heldNow[tool] = hash // remembered only to warn once
@@ -112,14 +113,14 @@ func (h *Host) checkDriftLocked(s *server, sc *config.Server, cat *catalog.Catal
 		// New under manual approval, or changed under hold.
 		held[tool] = true
 		heldNow[tool] = hash
-		if s.held[tool] != hash && locked {
+		if p.held[tool] != hash && locked {
 			h.log.Warn("tool held back: its definition differs from the lockfile", "server", sc.Name, "tool", tool, "new", !ok)
-		} else if s.held[tool] != hash {
+		} else if p.held[tool] != hash {
 			h.log.Warn("tool held back until approved: switchboard approve "+sc.Name+":"+tool, "server", sc.Name, "tool", tool, "new", !ok)
 			writes = append(writes, driftWrite{drift: &store.Drift{Server: sc.Name, Tool: tool, Hash: hash, Definition: def}})
 		}
 	}
-	s.held = heldNow
+	p.held = heldNow
 	return held, writes
 }
 
@@ -156,10 +157,7 @@ func (h *Host) refreshPins() bool {
 	defer h.pinsMu.Unlock()
 	changed := false
 	for _, s := range h.comp.Load().servers {
-		s.mu.Lock()
-		holds := len(s.held) > 0 || len(s.injHeld) > 0 || s.launchHeld != ""
-		s.mu.Unlock()
-		if !holds {
+		if !s.holds.holding() && !s.life.heldForLaunch() {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(h.life, readyTimeout)
@@ -174,13 +172,10 @@ func (h *Host) refreshPins() bool {
 		for _, p := range pins {
 			fresh[p.Tool] = p.Hash
 		}
-		s.mu.Lock()
-		if !maps.Equal(fresh, s.pins) {
-			s.pins, changed = fresh, true
+		if s.holds.replacePins(fresh) {
+			changed = true
 		}
-		released := s.releaseLaunchLocked()
-		s.mu.Unlock()
-		if released {
+		if s.releaseLaunch() {
 			h.startReleased(s)
 		}
 	}
@@ -260,11 +255,4 @@ func (h *Host) heldID(name string) (names.ID, bool) {
 		}
 	}
 	return names.ID{}, false
-}
-
-// isHeldLocked reports whether a tool is held back (not merely warned
-// about). Called with s.mu held.
-func (s *server) isHeldLocked(tool string) bool {
-	_, pinned := s.pins[tool]
-	return s.held[tool] != "" && (!pinned || s.h.lock != nil || s.cfg.Load().Lifecycle.OnDrift == config.DriftHold)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 
@@ -91,9 +90,7 @@ func (s *server) rediscovering() bool {
 // discoverAgain is one re-discovery (see rediscover).
 func (s *server) discoverAgain(ctx context.Context) error {
 	h := s.h
-	s.mu.Lock()
-	before := s.conn
-	s.mu.Unlock()
+	before := s.life.current()
 	conn, err := s.ensure(ctx)
 	if err != nil {
 		return err
@@ -114,9 +111,10 @@ func (s *server) discoverAgain(ctx context.Context) error {
 // the server offers: it came from the store, or from an earlier
 // connection.
 func (s *server) mayBeStale() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.sup != nil && !s.stopped && s.catalog != nil && (s.cached || s.conn == nil)
+	if s.sup == nil || s.cat.current() == nil {
+		return false
+	}
+	return !s.life.isStopped() && (s.cat.isCached() || s.life.current() == nil)
 }
 
 // lists reports whether the server's catalogue in force holds def, the
@@ -124,9 +122,7 @@ func (s *server) mayBeStale() bool {
 // discovery and every vetting makes new definitions, so a snapshot built
 // before the server's catalogue was last replaced holds none of them.
 func (s *server) lists(def *mcp.Tool) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.catalog != nil && slices.Contains(s.catalog.Tools, def)
+	return s.cat.has(def)
 }
 
 // serverOfName returns the configured server a tool name would belong to,
@@ -185,17 +181,7 @@ func (h *Host) lookupFresh(ctx context.Context, name string) (*registry.Tool, bo
 // aheadOf reports whether the server's catalogue in force holds a tool
 // that snap registered from an earlier catalogue.
 func (s *server) aheadOf(snap *registry.Snapshot) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.catalog == nil {
-		return false
-	}
-	for _, def := range s.catalog.Tools {
-		if t, ok := snap.Tool(names.ID{Server: s.name, Name: def.Name}.String()); ok && t.Tool != def {
-			return true
-		}
-	}
-	return false
+	return s.cat.aheadOf(s.name, snap)
 }
 
 // recheck returns the tool t as the aggregate in force defines it, once

@@ -169,9 +169,7 @@ func (h *Host) relistDue(paces map[*server]*relistPace) bool {
 // changed.
 func (s *server) relist() bool {
 	h, sc := s.h, s.cfg.Load()
-	s.mu.Lock()
-	conn := s.conn
-	s.mu.Unlock()
+	conn := s.life.current()
 	if conn == nil {
 		return false
 	}
@@ -187,20 +185,16 @@ func (s *server) relist() bool {
 		h.log.Warn("server changed its lists, refused (lockToolList)", "server", s.name)
 		return false
 	}
-	s.mu.Lock()
-	same := s.raw != nil && sameCatalog(s.raw, cat)
-	s.mu.Unlock()
-	if same {
+	prev := s.cat.rawLists()
+	if prev != nil && sameCatalog(prev, cat) {
 		return false
 	}
 	vetted := h.vet(sc, cat)
-	s.mu.Lock()
-	if s.conn != conn {
-		s.mu.Unlock()
+	// Refused when the connection changed, or a dial replaced the lists
+	// meanwhile: what it discovered is newer.
+	if s.life.current() != conn || !s.cat.replace(prev, cat, vetted) {
 		return false
 	}
-	s.raw, s.catalog, s.vetted = cat, vetted.Catalog, vetted
-	s.mu.Unlock()
 	h.saveCatalog(sc, cat)
 	h.log.Debug("re-listed after list_changed", "server", s.name, "tools", len(cat.Tools))
 	return true

@@ -47,7 +47,7 @@ func (h *Host) Reload(ctx context.Context, cfg *config.Config) error {
 		}
 		s := h.newServer(ctx, cfg, sc)
 		next.servers[sc.Name] = s
-		if runnable(sc) && !s.cached && s.state != StateHeld {
+		if runnable(sc) && !s.cat.isCached() && s.currentState() != StateHeld {
 			fresh = append(fresh, s)
 		}
 	}

@@ -131,10 +131,7 @@ func (h *Host) Ready(ctx context.Context) error {
 		}
 		enabled++
 		s := comp.servers[sc.Name]
-		s.mu.Lock()
-		loaded := s.catalog != nil
-		s.mu.Unlock()
-		if loaded {
+		if s.cat.current() != nil {
 			return nil
 		}
 	}

@@ -103,9 +103,7 @@ func (s *server) sandboxStarted(sc *config.Server, conn *upstream.Conn, err erro
 			}
 		}
 	}
-	s.mu.Lock()
-	s.sandbox, s.sandboxSet, s.limits = st, true, sandbox.Events{}
-	s.mu.Unlock()
+	s.life.setSandbox(st)
 	for _, r := range st.Report {
 		s.h.log.Info("the server's sandbox would deny this; grant it in \"sandbox\" to enforce it", "server", s.name, "what", r)
 	}
@@ -118,11 +116,9 @@ func (s *server) sandboxEnded(conn *upstream.Conn) {
 	if ev.OOMKills == 0 && ev.PidsRefused == 0 {
 		return
 	}
-	s.mu.Lock()
-	s.limits = ev
-	s.mu.Unlock()
+	mode := s.life.setLimits(ev)
 	s.h.log.Warn("the server reached its sandbox's limits", "server", s.name, "oomKills", ev.OOMKills, "forksRefused", ev.PidsRefused)
-	s.h.event(ServerEvent{Server: s.name, Kind: EventSandboxLimit, Sandbox: string(s.sandbox.Mode)})
+	s.h.event(ServerEvent{Server: s.name, Kind: EventSandboxLimit, Sandbox: string(mode)})
 }
 
 // sandboxStatus is what Servers reports of a server's sandbox; nil for a
@@ -204,10 +200,7 @@ func underHome(dir, home string) bool {
 func (h *Host) ranBefore(name string) bool {
 	if comp := h.comp.Load(); comp != nil {
 		if s := comp.servers[name]; s != nil {
-			s.mu.Lock()
-			known := s.raw != nil
-			s.mu.Unlock()
-			if known {
+			if s.cat.rawLists() != nil {
 				return true
 			}
 		}

@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -22,15 +21,23 @@ import (
 )
 
 // server is one configured server and, when connected, its connection.
-// Each server owns its state: a call touches only its own server's lock
-// and atomics, never the Host's.
+// Each server owns its state: a call touches only its own server's locks
+// and atomics, never the Host's. Its mutable state is in parts, each with
+// its own lock over its own fields, that the rest of the package reaches
+// only through their methods: life (the connection and its lifecycle,
+// life.go), cat (the lists, catalogue.go) and holds (approvals and held
+// tools, holds.go).
 //
-// Lock order: Host.reloadMu, then Host.mu, then server.mu, then the
-// supervisor's and the trust score's own locks. At most one server.mu is
-// held at a time. server.schedMu is taken without server.mu, before the
-// supervisor's lock. server.mu is never held while calling upstream (dialling,
-// discovering, calling, closing a connection), the store, or back into the
-// Host (rebuild, changed, vet).
+// Lock order: Host.reloadMu, then Host.mu, then one part's lock, then the
+// supervisor's and the trust score's own locks. At most one part lock is
+// held at a time, of one server: an operation that needs two parts (a
+// dial puts in lists and a connection; a relist checks the connection and
+// replaces the lists; view copies all three) takes them one after the
+// other, never one inside the other. Only life.mu is held while taking the
+// supervisor's lock. schedMu and rd's lock are taken with no part lock
+// held, schedMu before the supervisor's. No part lock is held while
+// calling upstream (dialling, discovering, calling, closing a
+// connection), the store, or back into the Host (rebuild, changed, vet).
 type server struct {
 	// Fixed at creation.
 	name  string
@@ -60,59 +67,13 @@ type server struct {
 	schedMu   sync.Mutex
 	scheduled bool // the store may hold a schedule of this server
 
-	// mu guards state, since, err, loginAsked, conn, attempt, caps, dialing,
-	// idling, stopped (the connection and its lifecycle), raw, catalog, vetted, cached,
-	// flags (the lists), pins and held (drift), injHeld (injection holds),
-	// launchHeld (launch.go). It is taken before the supervisor's own
-	// lock: Acquire, Dropped and Reset are called under it.
-	mu    sync.Mutex
-	state State     // changed only by setState
-	since time.Time // when state last changed
-	err   error     // why the last dial or connection failed; nil after a dial succeeds
-	// loginAsked is when the dial that failed for want of an OAuth login
-	// started; zero otherwise. A grant kept after it (login.go) starts
-	// the server afresh.
-	loginAsked time.Time
-	conn       *upstream.Conn
-	attempt    supervise.Attempt       // the Attempt that made conn
-	caps       *mcp.ServerCapabilities // declared at the last handshake; kept when the connection ends
-	dialing    chan struct{}           // closed when the dial in progress ends; nil when none
-	idling     bool                    // conn is being closed for idleness
-	stopped    bool                    // removed by Reload or closed with the Host: no connection is kept
-	raw        *catalog.Catalog        // as discovered (or saved), before vetting
-	catalog    *catalog.Catalog        // vetted: what the registry is built from
-	vetted     *ingest.Result          // the vetting that produced catalog
-	cached     bool                    // catalog came from the store and no live discovery confirmed it yet
-	flags      []Finding               // injection-pattern findings of the last rebuild; replaced whole
-	pins       map[string]string       // approved definition hashes by tool ("" = instructions)
-	held       map[string]string       // tools held back because their definition changed: tool → hash seen
-	injHeld    map[string]string       // tools held back because their metadata matches an injection pattern: tool → hash seen (vet.go)
-	pinsRead   bool                    // pins were read from the store (loadState)
-	launchDef  []byte                  // the pinned launch's definition (loadState); nil when none
-	launchCur  []byte                  // the launch's definition as configured, package resolved (launch.go); nil when not checked
-	launchHash string                  // the hash of the server's launch as configured (launch.go); "" when not checked
-	launchHeld string                  // "new" or "changed" while the server is held for its launch (launch.go); "" otherwise
-	launchWarn bool                    // its launch would be held, and started under onLaunchChange "warn" (launch.go)
-	sandbox    sandbox.Status          // the sandbox of the last start (sandbox.go)
-	sandboxSet bool                    // sandbox is known: the server started, or was refused, in this process
-	limits     sandbox.Events          // what the limits did to the last process
-}
-
-// setState is the one way a server's state changes. Called with s.mu held.
-func (s *server) setState(to State) {
-	if s.state == to {
-		return
-	}
-	s.h.log.Debug("server state", "server", s.name, "from", s.state, "to", to)
-	s.state, s.since = to, time.Now()
+	life  life      // the connection and its lifecycle; has its own lock
+	cat   catalogue // the lists; has its own lock
+	holds holds     // approvals and held tools; has its own lock
 }
 
 // currentState returns the server's state.
-func (s *server) currentState() State {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.state
-}
+func (s *server) currentState() State { return s.life.currentState() }
 
 // beginCall and endCall count the server's requests in progress, for the
 // idle timeout; they take no lock.
@@ -143,87 +104,50 @@ func (s *server) ensure(ctx context.Context) (*upstream.Conn, error) {
 		case sc.Unusable != nil:
 			return nil, fault.New(fault.CodeUnavailable, s.name, "", sc.Unusable)
 		}
-		s.mu.Lock()
-		if s.launchHeld != "" {
-			err := s.err
-			s.mu.Unlock()
-			return nil, err
-		}
-		switch {
-		case s.conn != nil && s.idling:
+		c := s.life.claim(s.sup)
+		switch c.kind {
+		case claimRefused:
+			return nil, c.err
+		case claimClosing:
 			// Being closed for idleness: a call must not start on it.
 			// Wait for the close, then dial afresh.
-			c, a := s.conn, s.attempt
-			s.mu.Unlock()
 			select {
-			case <-c.Done():
-				s.dropped(c, a, nil)
+			case <-c.conn.Done():
+				s.dropped(c.conn, c.attempt, nil)
 				continue
 			case <-ctx.Done():
 				return nil, fault.New(fault.CodeTimeout, s.name, "connect", ctx.Err())
 			}
-		case s.conn != nil:
-			c, a := s.conn, s.attempt
-			s.mu.Unlock()
+		case claimLive:
 			s.touch()
 			select {
-			case <-c.Done():
+			case <-c.conn.Done():
 				// Ended, and watch has not noticed yet: record the drop
 				// here, so this call redials instead of failing.
-				s.dropped(c, a, nil)
+				s.dropped(c.conn, c.attempt, nil)
 				continue
 			default:
 			}
-			return c, nil
-		case s.dialing != nil:
-			ch := s.dialing
-			s.mu.Unlock()
+			return c.conn, nil
+		case claimWait:
 			select {
-			case <-ch:
+			case <-c.wait:
 				continue
 			case <-ctx.Done():
 				return nil, fault.New(fault.CodeTimeout, s.name, "connect", ctx.Err())
 			}
-		}
-		a, wait, ok := s.sup.Acquire()
-		if !ok && !s.loginAsked.IsZero() {
-			s.mu.Unlock()
+		case claimLogin:
 			if s.retryAfterLogin() {
 				continue
 			}
-			s.mu.Lock()
+			return nil, s.life.leftOut(c.after)
 		}
-		if !ok {
-			err := s.leftOutLocked(wait)
-			s.mu.Unlock()
-			return nil, err
-		}
-		ch := make(chan struct{})
-		s.dialing = ch
-		s.setState(StateStarting)
-		s.mu.Unlock()
-		err := s.dial(ctx, a)
-		s.mu.Lock()
-		s.dialing = nil
-		close(ch)
-		s.mu.Unlock()
+		err := s.dial(ctx, c.attempt)
+		s.life.dialed(c.dialing)
 		if err != nil {
 			return nil, err
 		}
 	}
-}
-
-// leftOutLocked explains why the server cannot be dialled now. Called
-// with s.mu held.
-func (s *server) leftOutLocked(wait time.Duration) error {
-	msg := "the server is not connected"
-	if s.err != nil {
-		msg = fmt.Sprintf("the server failed: %s", withoutServer(s.err, s.name))
-	}
-	if wait > 0 {
-		msg += fmt.Sprintf("; next attempt in %v", wait.Round(time.Second))
-	}
-	return fault.New(fault.CodeUnavailable, s.name, "", privateAs(s.err, errors.New(msg)))
 }
 
 // dial connects and discovers the server under an Attempt, and records the
@@ -253,14 +177,7 @@ func (s *server) dial(ctx context.Context, a supervise.Attempt) error {
 	if err != nil {
 		err = maskErr(sc, err)
 		a.Failed(err, retryable(err))
-		s.mu.Lock()
-		s.err = err
-		s.loginAsked = time.Time{}
-		if fault.CodeOf(err) == fault.CodeNeedsLogin {
-			s.loginAsked = start
-		}
-		s.setState(stateOf(s.sup))
-		s.mu.Unlock()
+		s.life.failed(err, start, s.sup)
 		s.keepSchedule()
 		s.trust.add(outcomeError)
 		if h.opened.Load() {
@@ -276,22 +193,14 @@ func (s *server) dial(ctx context.Context, a supervise.Attempt) error {
 	}
 	vetted := h.vet(sc, cat)
 	s.touch() // before conn is set: the idle reaper reads both
-	s.mu.Lock()
-	if h.closed.Load() || s.stopped {
-		s.mu.Unlock()
+	// The lists go in before the connection, so that whoever sees the
+	// connection (life before catalogue, as view reads them) sees its lists.
+	changed := s.cat.swap(cat, vetted)
+	ok, restarted := s.life.connected(conn, a, func() { s.watch(conn, a) })
+	if !ok {
 		conn.Close()
 		return fault.New(fault.CodeUnavailable, s.name, "", errors.New("the host is closed"))
 	}
-	changed := s.raw == nil || !sameCatalog(s.raw, cat)
-	s.conn, s.attempt, s.raw, s.catalog, s.vetted, s.cached = conn, a, cat, vetted.Catalog, vetted, false
-	s.caps = conn.Info().Capabilities
-	restarted := s.err != nil // the last connection ended, or the last attempt failed
-	s.err, s.loginAsked = nil, time.Time{}
-	s.setState(StateReady)
-	// Started under s.mu, after the closed check: Close, which sets closed
-	// before it takes each s.mu, waits for it.
-	h.watchers.Go(func() { s.watch(conn, a) })
-	s.mu.Unlock()
 	a.Succeeded()
 	s.keepSchedule()
 	if restarted {
@@ -322,41 +231,19 @@ func (s *server) watch(conn *upstream.Conn, a supervise.Attempt) {
 // see it); cause nil means the connection's own error.
 func (s *server) dropped(conn *upstream.Conn, a supervise.Attempt, cause error) {
 	h := s.h
-	s.mu.Lock()
-	if s.conn != conn || h.closed.Load() {
-		s.mu.Unlock()
-		return
-	}
-	s.conn = nil
-	select {
-	case <-conn.Done():
-	default:
-		// Seen broken by a call before it ended by itself: close it, so
-		// its watcher (and Close) are not left waiting.
-		h.watchers.Go(func() { conn.Close() })
-	}
-	// The supervisor learns of the drop in the same critical section that
-	// clears conn: a call that finds no connection then finds a
-	// supervisor that allows the redial, never one still Ready.
-	if s.idling {
-		s.idling = false
-		s.setState(StateIdle)
-		s.sup.Reset() // not a failure: the next call starts it afresh
-		s.mu.Unlock()
-		h.log.Debug("idle server stopped", "server", s.name)
-		return
-	}
 	err := cause
 	if err == nil {
 		err = conn.Err()
 	}
 	err = maskErr(s.cfg.Load(), err)
-	s.err = err
-	a.Dropped(err)
-	if !s.stopped {
-		s.setState(stateOf(s.sup))
+	ok, idle := s.life.drop(conn, a, s.sup, err)
+	if !ok {
+		return
 	}
-	s.mu.Unlock()
+	if idle {
+		h.log.Debug("idle server stopped", "server", s.name)
+		return
+	}
 	s.keepSchedule() // a crash loop is kept; a drop leaves nothing to keep
 	h.changed()      // the capability tools' gates may have closed
 	s.sandboxEnded(conn)
@@ -415,10 +302,7 @@ func (s *server) keepSchedule() {
 func (s *server) retryStartup() {
 	h := s.h
 	for {
-		s.mu.Lock()
-		done := s.conn != nil || s.stopped
-		s.mu.Unlock()
-		if done || h.closed.Load() {
+		if s.life.settled() || h.closed.Load() {
 			return
 		}
 		if st, _ := s.sup.State(); st == supervise.Failed || st == supervise.Stopped {
@@ -441,8 +325,8 @@ func (s *server) retryStartup() {
 // server has had no request in progress for its idleTimeoutMs.
 //
 // A call counts itself in flight before it asks ensure for the connection,
-// and ensure, under s.mu, never hands out a connection marked idling; so
-// checking again under s.mu leaves no call on a connection being closed.
+// and ensure (life.claim) never hands out a connection marked idling; so
+// checking again under life.mu leaves no call on a connection being closed.
 func (s *server) idleConn(now time.Time) *upstream.Conn {
 	idle := func() bool {
 		it := s.cfg.Load().Lifecycle.IdleTimeout
@@ -451,13 +335,7 @@ func (s *server) idleConn(now time.Time) *upstream.Conn {
 	if !idle() {
 		return nil
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.conn == nil || s.idling || !idle() {
-		return nil
-	}
-	s.idling = true
-	return s.conn
+	return s.life.markIdle(idle)
 }
 
 // stop stops the server for good (Reload removed it, or the Host closes)
@@ -466,33 +344,18 @@ func (s *server) stop() *upstream.Conn {
 	if s.sup != nil {
 		s.sup.Stop()
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.stopped = true
-	c := s.conn
-	s.conn = nil
-	if s.state != StateDisabled {
-		s.setState(StateClosed)
-	}
-	return c
+	return s.life.stop()
 }
 
 // revet vets the server's lists again, under its settings and the
 // security settings in force (Reload changed them), unless they were
 // replaced meanwhile.
 func (s *server) revet() {
-	s.mu.Lock()
-	raw := s.raw
-	s.mu.Unlock()
+	raw := s.cat.rawLists()
 	if raw == nil {
 		return
 	}
-	vetted := s.h.vet(s.cfg.Load(), raw)
-	s.mu.Lock()
-	if s.raw == raw {
-		s.vetted, s.catalog = vetted, vetted.Catalog
-	}
-	s.mu.Unlock()
+	s.cat.replace(raw, raw, s.h.vet(s.cfg.Load(), raw))
 }
 
 // serverView is a copy of a server's state at one moment, for readers that
@@ -509,7 +372,7 @@ type serverView struct {
 	flags   []Finding
 	launch  string   // launchHeld: "new" or "changed" while the server is held for its launch
 	warned  bool     // launchWarn
-	held    []string // tools held back (see isHeldLocked), sorted; "" is the instructions
+	held    []string // tools held back (see holds.isHeldLocked), sorted; "" is the instructions
 	injHeld []string // tools held back for an injection pattern until approved, sorted
 
 	sandbox    sandbox.Status
@@ -519,24 +382,17 @@ type serverView struct {
 
 // view returns the server's status snapshot.
 func (s *server) view() serverView {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	v := serverView{
-		cfg: s.cfg.Load(), state: s.state, since: s.since, err: s.err, conn: s.conn, caps: s.caps,
-		catalog: s.catalog, vetted: s.vetted, flags: s.flags, launch: s.launchHeld, warned: s.launchWarn,
-		sandbox: s.sandbox, sandboxSet: s.sandboxSet, limits: s.limits,
+	// The life before the catalogue: dial puts the lists in before the
+	// connection, so a connection seen here comes with its lists.
+	lv := s.life.view()
+	cv := s.cat.view()
+	hv := s.holds.view(s.h.lock != nil, s.cfg.Load().Lifecycle.OnDrift)
+	return serverView{
+		cfg: s.cfg.Load(), state: lv.state, since: lv.since, err: lv.err, conn: lv.conn, caps: lv.caps,
+		catalog: cv.catalog, vetted: cv.vetted, flags: cv.flags, launch: lv.launch, warned: hv.warned,
+		held: hv.held, injHeld: hv.injHeld,
+		sandbox: lv.sandbox, sandboxSet: lv.sandboxSet, limits: lv.limits,
 	}
-	for tool := range s.held {
-		if s.isHeldLocked(tool) {
-			v.held = append(v.held, tool)
-		}
-	}
-	slices.Sort(v.held)
-	for tool := range s.injHeld {
-		v.injHeld = append(v.injHeld, tool)
-	}
-	slices.Sort(v.injHeld)
-	return v
 }
 
 // isHeld reports whether tool ("" for the instructions) is held back.

@@ -14,7 +14,7 @@ import (
 
 // TestCallTakesNoHostLock: a tool call reads the Host's snapshots and
 // touches only its own server, so it completes while Host.mu is held (as a
-// rebuild holds it) and while another server's lock is held.
+// rebuild holds it) and while another server's locks are held.
 func TestCallTakesNoHostLock(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -32,18 +32,20 @@ func TestCallTakesNoHostLock(t *testing.T) {
 		return done
 	}
 	b := h.comp.Load().servers["b"]
+	lockB := func() { b.life.mu.Lock(); b.cat.mu.Lock(); b.holds.mu.Lock() }
+	unlockB := func() { b.holds.mu.Unlock(); b.cat.mu.Unlock(); b.life.mu.Unlock() }
 	h.mu.Lock()
-	b.mu.Lock()
+	lockB()
 	done := call()
 	select {
 	case err := <-done:
-		b.mu.Unlock()
+		unlockB()
 		h.mu.Unlock()
 		if err != nil {
 			t.Fatal(err)
 		}
 	case <-time.After(10 * time.Second):
-		b.mu.Unlock()
+		unlockB()
 		h.mu.Unlock()
 		<-done
 		t.Fatal("the call waited for Host.mu or another server's lock")

@@ -42,7 +42,7 @@ const (
 
 // InjectionApprovalKey is the store key (a Pin's or a Drift's Tool) under
 // which a person's approval of a tool held for an injection pattern is
-// kept; InjectionApprovalTool reverses it. See holdInjectionsLocked.
+// kept; InjectionApprovalTool reverses it. See holdInjections.
 func InjectionApprovalKey(tool string) string { return ingest.ApprovalKey(tool) }
 
 // InjectionApprovalTool returns the tool an InjectionApprovalKey names,
@@ -99,7 +99,7 @@ func (h *Host) logVetted(server string, findings []Finding) {
 // definitions, for `switchboard diff` and `approve`). A flagged tool of a
 // server that is not trusted is held back in strict mode (no approval
 // releases it), and under security.onInjection "hold" until a person
-// approves its definition (see holdInjectionsLocked). New findings are
+// approves its definition (see holdInjections). New findings are
 // logged, and each newly flagged item of a freshly discovered catalogue
 // costs its server a trust score step; all are kept for Findings. cats are the servers' vetted
 // catalogues by name. Called with h.mu held (by rebuild).
@@ -142,32 +142,24 @@ func (h *Host) flagAndHold(comp *composition, cats map[string]*catalog.Catalog) 
 				findings = append(findings, ingest.NewFinding(sc.Name, ingest.KindWithheld, fmt.Sprintf("tool %q", tool),
 					"held back: its metadata matches an injection pattern and the server is not trusted (strict mode)"))
 			}
-			s.mu.Lock()
-			s.injHeld = nil
-			s.mu.Unlock()
+			s.holds.clearInjections()
 		case untrusted && onInjection == config.InjectionHold:
 			var w []driftWrite
-			s.mu.Lock()
-			hold, w = h.holdInjectionsLocked(s, sc, cat, byTool, findings)
-			s.mu.Unlock()
+			hold, w = s.holds.holdInjections(h, sc, cat, byTool, findings)
 			writes = append(writes, w...)
 			for tool := range hold {
 				findings = append(findings, ingest.NewFinding(sc.Name, ingest.KindHeld, fmt.Sprintf("tool %q", tool),
 					"held back: its metadata matches an injection pattern and the server is not trusted; "+h.releaseHint(names.ID{Server: sc.Name, Name: tool})))
 			}
 		default:
-			s.mu.Lock()
-			s.injHeld = nil
-			s.mu.Unlock()
+			s.holds.clearInjections()
 		}
 		if len(hold) > 0 {
 			held[sc.Name] = hold
 		}
 		slices.SortFunc(findings, func(a, b Finding) int { return strings.Compare(a.String(), b.String()) })
-		s.mu.Lock()
-		live := !s.cached // a catalogue read back from the store was charged when it was discovered
-		s.mu.Unlock()
-		fresh := s.setFlags(findings)
+		live := !s.cat.isCached() // a catalogue read back from the store was charged when it was discovered
+		fresh := s.cat.setFlags(findings)
 		h.logVetted(sc.Name, fresh)
 		for _, f := range fresh {
 			if live && f.Kind == ingest.KindFlagged && f.Severity.AtLeast(ingest.SeverityWarn) {
@@ -245,9 +237,10 @@ func scanServers(servers []*config.Server, cats map[string]*catalog.Catalog) (ma
 // it for drift automatically, approves nothing here. A held definition is
 // saved as a drift under the same key, which `switchboard diff` shows and
 // `switchboard approve server:tool` pins. The flagged findings of an
-// approved tool become SeverityInfo: a person has read them. Called with
-// s.mu held.
-func (h *Host) holdInjectionsLocked(s *server, sc *config.Server, cat *catalog.Catalog, byTool map[string][]sanitize.Flag, findings []Finding) (map[string]bool, []driftWrite) {
+// approved tool become SeverityInfo: a person has read them.
+func (p *holds) holdInjections(h *Host, sc *config.Server, cat *catalog.Catalog, byTool map[string][]sanitize.Flag, findings []Finding) (map[string]bool, []driftWrite) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	hold := map[string]bool{}
 	heldNow := map[string]string{}
 	var writes []driftWrite
@@ -261,7 +254,7 @@ func (h *Host) holdInjectionsLocked(s *server, sc *config.Server, cat *catalog.C
 		}
 		hash := drift.Hash(def)
 		key := ingest.ApprovalKey(t.Name)
-		if s.pins != nil && s.pins[key] == hash {
+		if p.pins != nil && p.pins[key] == hash {
 			item := fmt.Sprintf("tool %q", t.Name)
 			for i := range findings {
 				if findings[i].Item == item && findings[i].Kind == ingest.KindFlagged {
@@ -273,11 +266,11 @@ func (h *Host) holdInjectionsLocked(s *server, sc *config.Server, cat *catalog.C
 		}
 		hold[t.Name] = true
 		heldNow[t.Name] = hash
-		if s.injHeld[t.Name] != hash && h.store != nil {
+		if p.injHeld[t.Name] != hash && h.store != nil {
 			writes = append(writes, driftWrite{drift: &store.Drift{Server: sc.Name, Tool: key, Hash: hash, Definition: def}})
 		}
 	}
-	s.injHeld = heldNow
+	p.injHeld = heldNow
 	return hold, writes
 }
 
@@ -297,24 +290,6 @@ func (h *Host) logFinding(f Finding) {
 		level = slog.LevelInfo
 	}
 	h.log.Log(context.Background(), level, "server metadata: "+f.Kind, "server", f.Server, "item", f.Item, "detail", f.Detail, "severity", f.Severity)
-}
-
-// setFlags records the injection-pattern findings of a rebuild and returns
-// the ones that are new.
-func (s *server) setFlags(findings []Finding) []Finding {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if slices.Equal(findings, s.flags) {
-		return nil
-	}
-	var fresh []Finding
-	for _, f := range findings {
-		if !slices.Contains(s.flags, f) {
-			fresh = append(fresh, f)
-		}
-	}
-	s.flags = findings
-	return fresh
 }
 
 // Findings returns what Switchboard changed, refused or noticed in the
