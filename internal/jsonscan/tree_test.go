@@ -1,0 +1,46 @@
+package jsonscan
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestParseDuplicates(t *testing.T) {
+	tests := []struct {
+		in, want string
+	}{
+		{`{"a":1,"a":2}`, `jsonscan: duplicate key "a" at $.a (line 1, column 8)`},
+		{"{\"x\": [{\"b\": 1,\n \"\\u0062\": 2}]}", `jsonscan: duplicate key "b" at $.x[0].b (line 2, column 2)`},
+		{`{"a b":{"k":1,"k":1},"a b":0}`, `jsonscan: duplicate key "k" at $["a b"].k (line 1, column 15) and 1 more`},
+	}
+	for _, tt := range tests {
+		n, err := Parse([]byte(tt.in))
+		var de *DuplicateKeyError
+		if !errors.As(err, &de) || err.Error() != tt.want {
+			t.Errorf("Parse(%s): %v, want %s", tt.in, err, tt.want)
+			continue
+		}
+		if n == nil || n.Kind != KindObject {
+			t.Errorf("Parse(%s): no tree beside the duplicates", tt.in)
+		}
+	}
+	// The first member of a repeated key is the one kept.
+	n, _ := Parse([]byte(`{"a":1,"b":true,"a":2}`))
+	if len(n.Fields) != 2 || n.Get("a").Str != "1" || !n.Get("b").Bool {
+		t.Errorf("tree %+v", n.Fields)
+	}
+}
+
+func TestParseSyntax(t *testing.T) {
+	for _, in := range []string{``, ` `, `{`, `{"a":1,}`, `[1,]`, `{} {}`, `// c` + "\n{}", `{"a" 1}`, `nul`} {
+		n, err := Parse([]byte(in))
+		var se *SyntaxError
+		if !errors.As(err, &se) || n != nil {
+			t.Errorf("Parse(%q) = %v, %v; want a syntax error", in, n, err)
+		}
+	}
+	n, err := Parse([]byte(" {\"s\": \"\\u00e9\", \"n\": -1.5e3, \"l\": [null, false]}\n"))
+	if err != nil || n.Get("s").Str != "é" || n.Get("n").Str != "-1.5e3" || n.Get("l").Elems[0].Kind != KindNull || n.Get("l").Elems[1].Kind != KindBool {
+		t.Errorf("Parse: %+v, %v", n, err)
+	}
+}
