@@ -13,8 +13,7 @@ import (
 )
 
 // The decoder works in two passes. parseTree turns the bytes into a tree of
-// nodes with encoding/json's tokenizer, reporting syntax errors and duplicate
-// keys. The schema walk (decodeRoot, decodeServer, ...) then checks every
+// nodes with jsonscan.Parse, reporting syntax errors and duplicate keys. The schema walk (decodeRoot, decodeServer, ...) then checks every
 // member against the fields it knows, so that each unknown field and type
 // error is reported with its exact JSON path; encoding/json's
 // DisallowUnknownFields reports neither the path nor duplicates.

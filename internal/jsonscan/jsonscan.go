@@ -163,8 +163,11 @@ func skip(d []byte, i, room int) (end, depth int, err error) {
 // the member's value, the index just past the key's closing quote, and
 // what ScanString found in the key.
 func scanKey(d []byte, i int) (val, keyEnd int, key StringInfo, err error) {
-	if i >= len(d) || d[i] != '"' {
-		return i, i, key, errAt(i, "expected a string key")
+	if i >= len(d) {
+		return i, i, key, errAt(i, "unexpected end of JSON")
+	}
+	if d[i] != '"' {
+		return i, i, key, errAt(i, "invalid character %q looking for beginning of object key string", d[i])
 	}
 	keyEnd, key, err = ScanString(d, i)
 	if err != nil {
@@ -201,7 +204,7 @@ func ScanNumber(d []byte, i int) (int, error) {
 		i = digits(d, i)
 	default:
 		if i < len(d) {
-			return i, errAt(i, "invalid character %q looking for a value", d[i])
+			return i, errAt(i, "invalid character %q looking for beginning of value", d[i])
 		}
 		return i, errAt(start, "unexpected end of JSON")
 	}
