@@ -42,6 +42,7 @@ func (k Kind) String() string {
 type Node struct {
 	Kind   Kind
 	Offset int    // the index of the value's first byte in the document
+	End    int    // the index just past its last byte: d[Offset:End] is the value as written
 	Str    string // KindString: the decoded string; KindNumber: the literal as written
 	Bool   bool   // KindBool
 	Elems  []*Node
@@ -161,6 +162,12 @@ type parser struct {
 // value reads the value at d[i] (which sits at path) and returns it and
 // the index just past it.
 func (p *parser) value(i int, path Path) (*Node, int) {
+	n, end := p.scan(i, path)
+	n.End = end
+	return n, end
+}
+
+func (p *parser) scan(i int, path Path) (*Node, int) {
 	d := p.d
 	n := &Node{Offset: i}
 	switch d[i] {

@@ -44,3 +44,24 @@ func TestParseSyntax(t *testing.T) {
 		t.Errorf("Parse: %+v, %v", n, err)
 	}
 }
+
+func TestParseOffsets(t *testing.T) {
+	doc := []byte(" {\"s\": \"\\u00e9\", \"l\": [null, false]}\n")
+	n, err := Parse(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		n    *Node
+		want string
+	}{
+		{n, `{"s": "\u00e9", "l": [null, false]}`},
+		{n.Get("s"), `"\u00e9"`},
+		{n.Get("l"), `[null, false]`},
+		{n.Get("l").Elems[1], `false`},
+	} {
+		if got := string(doc[c.n.Offset:c.n.End]); got != c.want {
+			t.Errorf("value as written %q, want %q", got, c.want)
+		}
+	}
+}
