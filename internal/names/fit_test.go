@@ -34,3 +34,32 @@ func TestFitGolden(t *testing.T) {
 	}
 	namegold.Check(t, "testdata/fit.golden", lines)
 }
+
+func TestFit(t *testing.T) {
+	tests := []struct {
+		body        string
+		max         int
+		sep, suffix string
+		trim        bool
+		want        string
+	}{
+		{"short", 64, "__", "0123456789", false, "short__0123456789"},
+		{"abcdefgh", 12, "_", "123", false, "abcdefgh_123"}, // exactly max
+		{"abcdefghi", 12, "_", "123", false, "abcdefgh_123"},
+		{"abcdefg_ij", 12, "_", "123", false, "abcdefg__123"},
+		{"abcdefg_ij", 12, "_", "123", true, "abcdefg_123"}, // the cut's '_' dropped
+		{"abc_", 12, "_", "123", true, "abc__123"},          // no cut, nothing dropped
+		{"abc", 3, "_", "123", false, "_123"},               // no room at all
+	}
+	for _, tt := range tests {
+		if got := Fit(tt.body, tt.max, tt.sep, tt.suffix, tt.trim); got != tt.want {
+			t.Errorf("Fit(%q, %d, %q, %q, %v) = %q, want %q", tt.body, tt.max, tt.sep, tt.suffix, tt.trim, got, tt.want)
+		}
+	}
+	if h := Hash("abc", 8); h != "ba7816bf" {
+		t.Errorf("Hash(abc, 8) = %s", h)
+	}
+	if h := Hash("abc", 99); len(h) != 64 {
+		t.Errorf("Hash(abc, 99) has %d digits", len(h))
+	}
+}
