@@ -307,7 +307,7 @@ func TestTooManyErrors(t *testing.T) {
 func TestTooLarge(t *testing.T) {
 	data := make([]byte, MaxFileSize+1)
 	_, err := Parse(data, testFile, nil)
-	if want := testFile + ": file is larger than 4194304 bytes"; err == nil || err.Error() != want {
+	if want := testFile + ": file is larger than 4 MiB"; err == nil || err.Error() != want {
 		t.Errorf("err = %v, want %s", err, want)
 	}
 }

@@ -4,9 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
-	"os"
 	"regexp"
 	"slices"
 	"sort"
@@ -19,6 +17,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/jsonscan"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/bytesize"
 )
 
 // maxFile caps the size of a client file Read or Connect accepts: Claude
@@ -40,19 +39,11 @@ func Read(c *Client, path string) (*Result, error) {
 }
 
 func readFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
+	b, err := bytesize.ReadFile(path, maxFile)
+	if errors.Is(err, bytesize.ErrTooLarge) {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxFile+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > maxFile {
-		return nil, fmt.Errorf("%s: larger than %d bytes", path, maxFile)
-	}
-	return b, nil
+	return b, err
 }
 
 // Parse is Read on bytes already read; path names the file (its base name

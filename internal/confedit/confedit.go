@@ -19,13 +19,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"time"
 
+	"github.com/switchboard-mcp/switchboard/internal/bytesize"
 	"github.com/switchboard-mcp/switchboard/internal/jsonscan"
 )
 
@@ -168,14 +168,11 @@ func ReadFile(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
-	if err != nil {
-		return nil, err
+	data, err := bytesize.ReadAll(f, MaxFileSize)
+	if errors.Is(err, bytesize.ErrTooLarge) {
+		return nil, fmt.Errorf("%s is %w", path, err)
 	}
-	if len(data) > MaxFileSize {
-		return nil, fmt.Errorf("%s is larger than %d bytes", path, MaxFileSize)
-	}
-	return data, nil
+	return data, err
 }
 
 // Options says how Edit writes.
