@@ -12,8 +12,7 @@ import (
 // dev set's real servers and tools, as they are and stretched or
 // spoiled so that each takes the hashed form.
 func TestFitGolden(t *testing.T) {
-	lines := map[string][]string{}
-	for _, s := range namegold.Devset(t) {
+	namegold.Check(t, "testdata/fit.golden", func(s namegold.Server) (lines []string) {
 		p := Prefix(s.Name)
 		long := Prefix(s.Name + "-with-a-rather-long-deployment-name")
 		var entries []Entry
@@ -22,17 +21,17 @@ func TestFitGolden(t *testing.T) {
 				{p, tool}, {long, tool + "_and_a_longer_tail_than_fits"}, {p, tool + ".v2"},
 				{"", s.Name + ":" + tool}, {s.Name + "__x", tool},
 			} {
-				lines[s.Name] = append(lines[s.Name], fmt.Sprintf("ModelName(%q, %q) = %s", in[0], in[1], ModelName(in[0], in[1])))
+				lines = append(lines, fmt.Sprintf("ModelName(%q, %q) = %s", in[0], in[1], ModelName(in[0], in[1])))
 			}
 			// Two servers that derive the same prefix contest every name.
 			entries = append(entries, Entry{ID: ID{s.Name, tool}, Prefix: p}, Entry{ID: ID{s.Name + "!", tool}, Prefix: p})
 		}
 		got, _ := Assign(entries)
 		for _, e := range entries {
-			lines[s.Name] = append(lines[s.Name], fmt.Sprintf("Assign %s = %s", e.ID, got[e.ID]))
+			lines = append(lines, fmt.Sprintf("Assign %s = %s", e.ID, got[e.ID]))
 		}
-	}
-	namegold.Check(t, "testdata/fit.golden", lines)
+		return lines
+	})
 }
 
 func TestFit(t *testing.T) {

@@ -13,8 +13,7 @@ import (
 // testdata/fit.golden, over the dev set's real servers and tools, as they
 // are and spoiled or stretched so that each is fitted.
 func TestFitGolden(t *testing.T) {
-	lines := map[string][]string{}
-	for _, s := range namegold.Devset(t) {
+	namegold.Check(t, "testdata/fit.golden", func(s namegold.Server) (lines []string) {
 		var origs []string
 		for _, tool := range s.Tools {
 			origs = append(origs, s.Name+"."+tool, tool, tool+"-"+s.Name+"-with-a-rather-long-tail-that-does-not-fit", "9"+tool)
@@ -31,12 +30,12 @@ func TestFitGolden(t *testing.T) {
 			}
 			sort.Strings(keys)
 			for _, k := range keys {
-				lines[s.Name] = append(lines[s.Name], fmt.Sprintf("%s %q = %s", c.rule, k, got[k]))
+				lines = append(lines, fmt.Sprintf("%s %q = %s", c.rule, k, got[k]))
 			}
 		}
 		for _, n := range []string{s.Name, s.Name + " tools", s.Name + "-with-a-rather-long-tail-that-does-not-fit-at-all-anywhere"} {
-			lines[s.Name] = append(lines[s.Name], fmt.Sprintf("NamespaceName(%q) = %s", n, NamespaceName(n)))
+			lines = append(lines, fmt.Sprintf("NamespaceName(%q) = %s", n, NamespaceName(n)))
 		}
-	}
-	namegold.Check(t, "testdata/fit.golden", lines)
+		return lines
+	})
 }

@@ -27,8 +27,8 @@ type Server struct {
 	Tools []string
 }
 
-// Devset returns the dev set's servers, sorted by name.
-func Devset(t testing.TB) []Server {
+// devset returns the dev set's servers, sorted by name.
+func devset(t testing.TB) []Server {
 	t.Helper()
 	_, file, _, _ := runtime.Caller(0)
 	dir := filepath.Join(filepath.Dir(file), "..", "..", "search", "testdata", "devset", "tools")
@@ -59,17 +59,19 @@ func Devset(t testing.TB) []Server {
 	return out
 }
 
-// Check compares what each server's names came to (lines, keyed by the
-// server's name) with the digests in the golden file at path, or rewrites
-// the file when the test runs with -update-names. A difference names the
-// server and prints its lines.
-func Check(t testing.TB, path string, lines map[string][]string) {
+// Check gives each server of the dev set to fit, which returns what the
+// server's names come to, one line each, and compares that with the
+// digests in the golden file at path, or rewrites the file when the test
+// runs with -update-names. A difference names the server and prints its
+// lines.
+func Check(t testing.TB, path string, fit func(s Server) []string) {
 	t.Helper()
-	keys := make([]string, 0, len(lines))
-	for k := range lines {
-		keys = append(keys, k)
+	lines := map[string][]string{}
+	var keys []string
+	for _, s := range devset(t) {
+		lines[s.Name] = fit(s)
+		keys = append(keys, s.Name)
 	}
-	sort.Strings(keys)
 	var b strings.Builder
 	for _, k := range keys {
 		h := sha256.New()
