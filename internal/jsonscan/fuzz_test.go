@@ -273,6 +273,7 @@ func FuzzScanners(f *testing.F) {
 func FuzzParse(f *testing.F) {
 	seeds(f, false)
 	f.Add([]byte(`{"a":1,"b":{"c":2,"c":3},"a":4}`))
+	f.Add([]byte(`{"a":0,"b":1,"c":2,"d":3,"e":4,"f":5,"g":6,"h":7,"i":8,"j":9,"k":10,"l":11,"m":12,"n":13,"o":14,"p":15,"q":16,"c":17,"r":{"s":[],"s":{}}}`))
 	f.Fuzz(func(t *testing.T, d []byte) {
 		n, err := Parse(d)
 		if !json.Valid(d) {

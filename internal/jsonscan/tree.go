@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -145,7 +146,7 @@ func Parse(d []byte) (*Node, error) {
 		return nil, errAt(i, "unexpected data after the top-level value")
 	}
 	p := &parser{d: d}
-	n, _ := p.value(start, nil)
+	n, _ := p.value(start)
 	if len(p.dups) > 0 {
 		return n, &DuplicateKeyError{Dups: p.dups}
 	}
@@ -156,39 +157,40 @@ func Parse(d []byte) (*Node, error) {
 // scan below fails and the recursion is at most MaxDepth deep.
 type parser struct {
 	d    []byte
+	path Path // of the value being read; copied only for a duplicate
 	dups []Duplicate
 }
 
-// value reads the value at d[i] (which sits at path) and returns it and
+// value reads the value at d[i] (which sits at p.path) and returns it and
 // the index just past it.
-func (p *parser) value(i int, path Path) (*Node, int) {
-	n, end := p.scan(i, path)
+func (p *parser) value(i int) (*Node, int) {
+	n, end := p.scan(i)
 	n.End = end
 	return n, end
 }
 
-func (p *parser) scan(i int, path Path) (*Node, int) {
+func (p *parser) scan(i int) (*Node, int) {
 	d := p.d
 	n := &Node{Offset: i}
 	switch d[i] {
 	case '{':
 		n.Kind = KindObject
 		n.Fields = []Field{}
-		var seen map[string]bool
+		var seen map[string]bool // once the object is too large to search
 		end, _ := Object(d, i, func(m Member) (int, error) {
 			key := string(m.Key)
-			kp := append(path[:len(path):len(path)], Step{Key: key})
-			v, end := p.value(m.Value, kp)
-			if seen == nil {
-				seen = map[string]bool{}
-			}
-			if seen[key] {
+			p.path = append(p.path, Step{Key: key})
+			v, end := p.value(m.Value)
+			if n.has(key, &seen) {
 				line, col := LineCol(d, m.KeyStart)
-				p.dups = append(p.dups, Duplicate{Path: kp, Offset: m.KeyStart, Line: line, Column: col})
-				return end, nil
+				p.dups = append(p.dups, Duplicate{Path: slices.Clone(p.path), Offset: m.KeyStart, Line: line, Column: col})
+			} else {
+				n.Fields = append(n.Fields, Field{Key: key, Offset: m.KeyStart, Value: v})
+				if seen != nil {
+					seen[key] = true
+				}
 			}
-			seen[key] = true
-			n.Fields = append(n.Fields, Field{Key: key, Offset: m.KeyStart, Value: v})
+			p.path = p.path[:len(p.path)-1]
 			return end, nil
 		})
 		return n, end
@@ -196,7 +198,9 @@ func (p *parser) scan(i int, path Path) (*Node, int) {
 		n.Kind = KindArray
 		n.Elems = []*Node{}
 		end, _ := Array(d, i, func(k, start int) (int, error) {
-			v, end := p.value(start, append(path[:len(path):len(path)], Step{Index: k, IsIndex: true}))
+			p.path = append(p.path, Step{Index: k, IsIndex: true})
+			v, end := p.value(start)
+			p.path = p.path[:len(p.path)-1]
 			n.Elems = append(n.Elems, v)
 			return end, nil
 		})
@@ -224,6 +228,21 @@ func (p *parser) scan(i int, path Path) (*Node, int) {
 	end, _ := ScanNumber(d, i)
 	n.Kind, n.Str = KindNumber, string(d[i:end])
 	return n, end
+}
+
+// has reports whether object n has a field named key: a search of its
+// fields while they are few, then a set that *seen holds.
+func (n *Node) has(key string, seen *map[string]bool) bool {
+	if *seen == nil {
+		if len(n.Fields) < 16 {
+			return n.Get(key) != nil
+		}
+		*seen = make(map[string]bool, 2*len(n.Fields))
+		for _, f := range n.Fields {
+			(*seen)[f.Key] = true
+		}
+	}
+	return (*seen)[key]
 }
 
 // Get returns the value of the object member named key, or nil.

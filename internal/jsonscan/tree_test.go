@@ -2,6 +2,7 @@ package jsonscan
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 )
 
@@ -63,5 +64,29 @@ func TestParseOffsets(t *testing.T) {
 		if got := string(doc[c.n.Offset:c.n.End]); got != c.want {
 			t.Errorf("value as written %q, want %q", got, c.want)
 		}
+	}
+}
+
+// A large object finds its duplicates as a small one does.
+func TestParseDuplicatesLargeObject(t *testing.T) {
+	var b []byte
+	b = append(b, '{')
+	for i := range 40 {
+		b = fmt.Appendf(b, `"k%d":%d,`, i%30, i)
+	}
+	b = append(b, `"end":[{"x":1,"x":2}]}`...)
+	n, err := Parse(b)
+	var de *DuplicateKeyError
+	if !errors.As(err, &de) || len(de.Dups) != 11 || len(n.Fields) != 31 {
+		t.Fatalf("Parse: %v (%d fields)", err, len(n.Fields))
+	}
+	if got := de.Dups[0].Path.String(); got != "$.k0" {
+		t.Errorf("first duplicate at %s", got)
+	}
+	if got := de.Dups[10].Path.String(); got != "$.end[0].x" {
+		t.Errorf("last duplicate at %s", got)
+	}
+	if n.Get("k3").Str != "3" {
+		t.Errorf("k3 = %s, want the first value", n.Get("k3").Str)
 	}
 }
