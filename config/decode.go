@@ -9,12 +9,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchboard-mcp/switchboard/internal/bytesize"
 	"github.com/switchboard-mcp/switchboard/internal/suggest"
 )
 
 // The decoder works in two passes. parseTree turns the bytes into a tree of
-// nodes with encoding/json's tokenizer, reporting syntax errors and duplicate
-// keys. The schema walk (decodeRoot, decodeServer, ...) then checks every
+// nodes with jsonscan.Parse, reporting syntax errors and duplicate keys. The schema walk (decodeRoot, decodeServer, ...) then checks every
 // member against the fields it knows, so that each unknown field and type
 // error is reported with its exact JSON path; encoding/json's
 // DisallowUnknownFields reports neither the path nor duplicates.
@@ -75,7 +75,7 @@ func parse(data []byte, source string, lookup func(string) (string, bool)) (*Con
 // parseAs implements Parse, and LoadProject when project is set.
 func parseAs(data []byte, source string, lookup func(string) (string, bool), project bool) (*Config, error) {
 	if len(data) > MaxFileSize {
-		return nil, &Error{File: source, Msg: fmt.Sprintf("file is larger than %d bytes", MaxFileSize)}
+		return nil, &Error{File: source, Msg: "file is " + (&bytesize.TooLargeError{Limit: MaxFileSize}).Error()}
 	}
 	d := &decoder{file: source, lookup: lookup, prefixes: map[string]string{}, project: project}
 	// Editors on Windows like to start UTF-8 files with a byte order mark.

@@ -33,7 +33,7 @@ func TestParseErrors(t *testing.T) {
 		{"not an object", `[]`, []string{F + "$: want object, got array"}},
 		{"trailing comma", "{\"mcpServers\": {},\n}", []string{F + "invalid JSON at line 2, column 1: invalid character '}' looking for beginning of object key string (trailing commas are not allowed in JSON)"}},
 		{"trailing comma in array", srv(`"command": "x", "args": ["a",]`), []string{F + "invalid JSON at line 1, column 52: invalid character ']' looking for beginning of value (trailing commas are not allowed in JSON)"}},
-		{"comment", "{\n  // servers\n  \"mcpServers\": {}\n}", []string{F + "invalid JSON at line 2, column 3: invalid character '/' (comments are not allowed in JSON)"}},
+		{"comment", "{\n  // servers\n  \"mcpServers\": {}\n}", []string{F + "invalid JSON at line 2, column 3: invalid character '/' looking for beginning of object key string (comments are not allowed in JSON)"}},
 		{"trailing data", `{"mcpServers": {}} {}`, []string{F + "invalid JSON at line 1, column 20: unexpected data after the top-level value"}},
 		{"truncated", `{"mcpServers": {"a": {"command": "x"}}`, []string{F + "invalid JSON at line 1, column 39: unexpected end of input"}},
 		{"missing servers", `{}`, []string{F + `$: missing "mcpServers" (or VS Code's "servers")`}},
@@ -307,7 +307,7 @@ func TestTooManyErrors(t *testing.T) {
 func TestTooLarge(t *testing.T) {
 	data := make([]byte, MaxFileSize+1)
 	_, err := Parse(data, testFile, nil)
-	if want := testFile + ": file is larger than 4194304 bytes"; err == nil || err.Error() != want {
+	if want := testFile + ": file is larger than 4 MiB"; err == nil || err.Error() != want {
 		t.Errorf("err = %v, want %s", err, want)
 	}
 }

@@ -4,12 +4,13 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
+
+	"github.com/switchboard-mcp/switchboard/internal/bytesize"
 )
 
 // LoadOptions configures Load and Parse. A nil *LoadOptions means the
@@ -39,7 +40,7 @@ func Load(path string, opts *LoadOptions) (*Config, error) {
 		return nil, readError(path, err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	data, err := bytesize.ReadAll(f, MaxFileSize)
 	if err != nil {
 		return nil, readError(path, err)
 	}
@@ -48,6 +49,9 @@ func Load(path string, opts *LoadOptions) (*Config, error) {
 
 // readError reports an unreadable file without repeating its path.
 func readError(path string, err error) error {
+	if errors.Is(err, bytesize.ErrTooLarge) {
+		return &Error{File: path, Msg: "file is " + err.Error(), Err: err}
+	}
 	msg := err.Error()
 	var pe *fs.PathError
 	if errors.As(err, &pe) {

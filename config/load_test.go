@@ -95,7 +95,7 @@ func TestLoad(t *testing.T) {
 
 	big := write("big.json", `{"mcpServers": {}}`+strings.Repeat(" ", MaxFileSize))
 	_, err = Load(big, nil)
-	if want := big + ": file is larger than 4194304 bytes"; err == nil || err.Error() != want {
+	if want := big + ": file is larger than 4 MiB"; err == nil || err.Error() != want {
 		t.Errorf("Load(big) = %v, want %s", err, want)
 	}
 

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/switchboard-mcp/switchboard/internal/bytesize"
 	"github.com/switchboard-mcp/switchboard/internal/confedit"
 )
 
@@ -77,7 +77,7 @@ func LoadProject(dir string, opts *LoadOptions) (*Project, error) {
 	if fi, err := f.Stat(); err == nil && fi.IsDir() {
 		return nil, &Error{File: path, Msg: "is a directory, not a file"}
 	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	data, err := bytesize.ReadAll(f, MaxFileSize)
 	if err != nil {
 		return nil, readError(path, err)
 	}

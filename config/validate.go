@@ -1,8 +1,6 @@
 package config
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"maps"
 	"net/url"
@@ -11,6 +9,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/switchboard-mcp/switchboard/internal/names"
 )
 
 // Validate checks c's invariants: valid and unique (ignoring case) server
@@ -246,17 +246,10 @@ func derivePrefix(name string) string {
 
 // hashedPrefix is derivePrefix(name) cut short and followed by '_' and n
 // (at most 24) hex digits of a SHA-256 over name.
+// derivePrefix never gives "" nor a name starting with '_', so that a cut
+// leaves at least MaxPrefixLen-25 bytes of it.
 func hashedPrefix(name string, n int) string {
-	sum := sha256.Sum256([]byte(name))
-	h := hex.EncodeToString(sum[:])[:n]
-	base := derivePrefix(name)
-	if room := MaxPrefixLen - 1 - n; len(base) > room {
-		base = strings.TrimRight(base[:room], "_")
-	}
-	if base == "" {
-		return h
-	}
-	return base + "_" + h
+	return names.Fit(derivePrefix(name), MaxPrefixLen, "_", names.Hash(name, n), true)
 }
 
 // checkGlob returns what is wrong with a tool glob, or "".

@@ -386,7 +386,7 @@ func TestLegacyFallback(t *testing.T) {
 	}
 	// Its 8-byte "image" is not a PNG: the result guard replaces it
 	// with a placeholder and keeps the rest.
-	want := "before\n[unsupported content type \"hologram\", 30 B of JSON]\n[switchboard: image rejected from server novel: bad_header: no complete header in the first 8 bytes]"
+	want := "before\n[unsupported content type \"hologram\", 30 bytes of JSON]\n[switchboard: image rejected from server novel: bad_header: no complete header in the first 8 bytes]"
 	if res.Text != want {
 		t.Errorf("text = %q, want %q", res.Text, want)
 	}

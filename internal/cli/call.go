@@ -11,6 +11,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/bytesize"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
 )
 
@@ -124,7 +125,7 @@ func callArgs(args []string, schema json.RawMessage, stdin io.Reader) (json.RawM
 		data := []byte(args[0])
 		if args[0] == "-" {
 			var err error
-			if data, err = io.ReadAll(io.LimitReader(stdin, 64<<20)); err != nil {
+			if data, err = bytesize.ReadAll(stdin, 64<<20); err != nil {
 				return nil, fmt.Errorf("reading arguments from stdin: %v", err)
 			}
 		}

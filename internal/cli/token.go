@@ -3,11 +3,11 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"strings"
 
+	"github.com/switchboard-mcp/switchboard/internal/bytesize"
 	"github.com/switchboard-mcp/switchboard/internal/confedit"
 	"github.com/switchboard-mcp/switchboard/internal/frontdoor"
 )
@@ -53,7 +53,7 @@ func readToken(path string) (string, error) {
 	if err := confedit.CheckPrivate(path, fi, "the gateway's token"); err != nil {
 		return "", fmt.Errorf("%w; removing the file has a new token generated", err)
 	}
-	b, err := io.ReadAll(io.LimitReader(f, 1<<10))
+	b, err := bytesize.ReadAll(f, 1<<10)
 	if err != nil {
 		return "", err
 	}

@@ -48,7 +48,7 @@ func newJSONEditor(c *Client, path string, data []byte) (*jsonEditor, error) {
 		return nil, err
 	}
 	d := &jsonEditor{c: c, l: l, path: c.serversPath(path), standard: l.Root.IsStandard()}
-	if _, err := objectAt(d.top(), d.path); err != nil {
+	if _, err := confedit.ObjectAt(d.top(), d.path); err != nil {
 		return nil, err
 	}
 	// A name given twice is ambiguous to edit: refuse rather than guess.
@@ -60,7 +60,7 @@ func newJSONEditor(c *Client, path string, data []byte) (*jsonEditor, error) {
 		if i == len(d.path) {
 			break
 		}
-		obj, _ = objectAt(obj, d.path[i:i+1])
+		obj, _ = confedit.ObjectAt(obj, d.path[i:i+1])
 	}
 	return d, nil
 }
@@ -69,7 +69,7 @@ func (d *jsonEditor) top() *hujson.Object { return d.l.Top() }
 
 // servers returns the servers object, or nil.
 func (d *jsonEditor) servers() *hujson.Object {
-	o, _ := objectAt(d.top(), d.path)
+	o, _ := confedit.ObjectAt(d.top(), d.path)
 	return o
 }
 
@@ -90,7 +90,7 @@ func (d *jsonEditor) value(name string) (any, bool) {
 	if o == nil {
 		return nil, false
 	}
-	v := member(o, name)
+	v := confedit.ValueOf(o, name)
 	if v == nil {
 		return nil, false
 	}
@@ -156,7 +156,7 @@ func (d *jsonEditor) copyFrom(from editor, name string) error {
 	if o == nil {
 		return fmt.Errorf("no server %q to copy", name)
 	}
-	v := member(o, name)
+	v := confedit.ValueOf(o, name)
 	if v == nil {
 		return fmt.Errorf("no server %q to copy", name)
 	}
@@ -172,7 +172,7 @@ func (d *jsonEditor) put(name string, v any, raw *hujson.Value) error {
 	obj := d.top()
 	indent := ""
 	for i, k := range d.path {
-		next := member(obj, k)
+		next := confedit.ValueOf(obj, k)
 		if next == nil || isNull(next) {
 			// Create the rest of the path with the entry inside.
 			var val any = ordered{{name, v}}

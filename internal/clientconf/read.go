@@ -4,9 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
-	"os"
 	"regexp"
 	"slices"
 	"sort"
@@ -16,9 +14,10 @@ import (
 	"github.com/BurntSushi/toml"
 	"github.com/tailscale/hujson"
 
-	"github.com/switchboard-mcp/switchboard/internal/confedit"
+	"github.com/switchboard-mcp/switchboard/internal/jsonscan"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/bytesize"
 )
 
 // maxFile caps the size of a client file Read or Connect accepts: Claude
@@ -40,19 +39,11 @@ func Read(c *Client, path string) (*Result, error) {
 }
 
 func readFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
+	b, err := bytesize.ReadFile(path, maxFile)
+	if errors.Is(err, bytesize.ErrTooLarge) {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxFile+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > maxFile {
-		return nil, fmt.Errorf("%s: larger than %d bytes", path, maxFile)
-	}
-	return b, nil
+	return b, err
 }
 
 // Parse is Read on bytes already read; path names the file (its base name
@@ -71,50 +62,42 @@ type rawServer struct {
 }
 
 func parseJSON(c *Client, path string, data []byte) (*Result, error) {
-	root, err := hujson.Parse(data)
+	root, data, err := readJSONC(data)
 	if err != nil {
 		return nil, err
 	}
-	root.Standardize()
-	obj, ok := root.Value.(*hujson.Object)
-	if !ok {
+	if root.Kind != jsonscan.KindObject {
 		return nil, errors.New("not a JSON object")
 	}
-	r := newReader(c)
+	r := newReader(c, data)
 	sp := c.serversPath(path)
 	if c.dedicated && len(sp) == 1 {
-		for _, m := range obj.Members {
-			k := m.Name.Value.(hujson.Literal).String()
+		for _, m := range root.Fields {
+			k := m.Key
 			if k == sp[0] || (c.ID == "vscode" && k == "inputs") || k == "$schema" {
 				continue
 			}
 			r.note("", k, fmt.Sprintf("a %s setting, not a server", c.Name))
 		}
 	}
-	servers, err := objectAt(obj, sp)
+	servers, err := objectAt(root, sp)
 	if err != nil {
 		return nil, err
 	}
 	if c.ID == "vscode" {
-		if in, _ := objectParent(obj, sp); in != nil {
-			r.readInputs(member(in, "inputs"))
+		if in, _ := objectAt(root, sp[:len(sp)-1]); in != nil {
+			r.readInputs(in.Get("inputs"))
 		}
 	}
 	r.readServers(servers, "")
 	if c.ID == "claude-code" {
-		if projects := member(obj, "projects"); projects != nil {
-			if po, ok := projects.Value.(*hujson.Object); ok {
-				for _, pm := range po.Members {
-					dir := pm.Name.Value.(hujson.Literal).String()
-					p, ok := pm.Value.Value.(*hujson.Object)
-					if !ok {
-						continue
-					}
-					if s := member(p, "mcpServers"); s != nil {
-						if so, ok := s.Value.(*hujson.Object); ok {
-							r.readServers(so, dir)
-						}
-					}
+		if projects := root.Get("projects"); projects != nil && projects.Kind == jsonscan.KindObject {
+			for _, pm := range projects.Fields {
+				if pm.Value.Kind != jsonscan.KindObject {
+					continue
+				}
+				if s := pm.Value.Get("mcpServers"); s != nil && s.Kind == jsonscan.KindObject {
+					r.readServers(s, pm.Key)
 				}
 			}
 		}
@@ -122,50 +105,60 @@ func parseJSON(c *Client, path string, data []byte) (*Result, error) {
 	return r.finish(), nil
 }
 
-// member returns the value of obj's member named k, or nil. Of duplicate
-// names the last counts, as in the JavaScript clients.
-func member(obj *hujson.Object, k string) *hujson.Value { return confedit.ValueOf(obj, k) }
-
-// objectAt walks path from obj (confedit.ObjectAt).
-func objectAt(obj *hujson.Object, path []string) (*hujson.Object, error) {
-	return confedit.ObjectAt(obj, path)
-}
-
-func objectParent(obj *hujson.Object, path []string) (*hujson.Object, error) {
-	if len(path) == 1 {
-		return obj, nil
+// readJSONC reads a JSON or JSONC (JWCC) document: comments and trailing
+// commas blanked by hujson.Standardize, which keeps every byte's offset,
+// then jsonscan.Parse, so that a key repeated in one object is an error
+// naming its path and line, as everywhere else in Switchboard. It returns
+// the standardized bytes the tree's offsets index.
+func readJSONC(data []byte) (*jsonscan.Node, []byte, error) {
+	std, err := hujson.Standardize(data)
+	if err != nil {
+		return nil, nil, err
 	}
-	return objectAt(obj, path[:len(path)-1])
+	root, err := jsonscan.Parse(std)
+	if err != nil {
+		return nil, nil, err
+	}
+	return root, std, nil
 }
 
-func (r *reader) readServers(servers *hujson.Object, project string) {
+// objectAt walks path from obj; a missing or null member gives nil, a
+// member that is not an object an error.
+func objectAt(obj *jsonscan.Node, path []string) (*jsonscan.Node, error) {
+	for i, k := range path {
+		v := obj.Get(k)
+		if v == nil || v.Kind == jsonscan.KindNull {
+			return nil, nil
+		}
+		if v.Kind != jsonscan.KindObject {
+			return nil, fmt.Errorf("%s is not an object", strings.Join(path[:i+1], "."))
+		}
+		obj = v
+	}
+	return obj, nil
+}
+
+// raw is the value n as written.
+func (r *reader) raw(n *jsonscan.Node) []byte { return r.data[n.Offset:n.End] }
+
+func (r *reader) readServers(servers *jsonscan.Node, project string) {
 	if servers == nil {
 		return
 	}
-	last := map[string]int{}
-	for i, m := range servers.Members {
-		last[m.Name.Value.(hujson.Literal).String()] = i
-	}
-	for i, m := range servers.Members {
-		name := m.Name.Value.(hujson.Literal).String()
-		if last[name] != i {
-			r.note(name, "", "skipped: defined again further down, which counts")
-			continue
-		}
-		v := m.Value.Clone()
-		v.BeforeExtra, v.AfterExtra = nil, nil
+	for _, m := range servers.Fields {
 		var keys map[string]json.RawMessage
-		if err := json.Unmarshal(v.Pack(), &keys); err != nil || keys == nil {
-			r.note(name, "", "not an object")
+		if err := json.Unmarshal(r.raw(m.Value), &keys); err != nil || keys == nil {
+			r.note(m.Key, "", "not an object")
 			continue
 		}
-		r.server(rawServer{name, keys}, project)
+		r.server(rawServer{m.Key, keys}, project)
 	}
 }
 
 // reader builds one Result.
 type reader struct {
 	c          *Client
+	data       []byte // the standardized document, for parseJSON
 	res        Result
 	inputs     map[string]input
 	inputNames map[string]string // input ID → its credential's name
@@ -177,8 +170,8 @@ type input struct {
 	password    bool
 }
 
-func newReader(c *Client) *reader {
-	return &reader{c: c, secrets: map[string]string{}, inputNames: map[string]string{}}
+func newReader(c *Client, data []byte) *reader {
+	return &reader{c: c, data: data, secrets: map[string]string{}, inputNames: map[string]string{}}
 }
 
 func (r *reader) finish() *Result {
@@ -189,19 +182,17 @@ func (r *reader) note(server, key, reason string) {
 	r.res.Notes = append(r.res.Notes, Note{Server: server, Key: key, Reason: reason})
 }
 
-func (r *reader) readInputs(v *hujson.Value) {
+func (r *reader) readInputs(v *jsonscan.Node) {
 	if v == nil {
 		return
 	}
-	c := v.Clone()
-	c.BeforeExtra, c.AfterExtra = nil, nil
 	var ins []struct {
 		Type        string `json:"type"`
 		ID          string `json:"id"`
 		Description string `json:"description"`
 		Password    bool   `json:"password"`
 	}
-	if err := json.Unmarshal(c.Pack(), &ins); err != nil {
+	if err := json.Unmarshal(r.raw(v), &ins); err != nil {
 		r.note("", "inputs", "not a list of inputs")
 		return
 	}
@@ -675,17 +666,16 @@ func envName(s string) string { return config.CredName(s) }
 
 // topKeys returns the top-level keys of a JSON (or JSONC) object.
 func topKeys(data []byte) (map[string]bool, error) {
-	v, err := hujson.Parse(data)
+	root, _, err := readJSONC(data)
 	if err != nil {
 		return nil, err
 	}
-	obj, ok := v.Value.(*hujson.Object)
-	if !ok {
+	if root.Kind != jsonscan.KindObject {
 		return nil, errors.New("not an object")
 	}
 	m := map[string]bool{}
-	for _, mem := range obj.Members {
-		m[mem.Name.Value.(hujson.Literal).String()] = true
+	for _, f := range root.Fields {
+		m[f.Key] = true
 	}
 	return m, nil
 }
@@ -696,7 +686,7 @@ func parseTOML(c *Client, data []byte) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := newReader(c)
+	r := newReader(c, nil)
 	raw, ok := doc["mcp_servers"]
 	if !ok {
 		return r.finish(), nil

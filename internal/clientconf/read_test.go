@@ -258,18 +258,6 @@ func TestReadRules(t *testing.T) {
 			}},
 		},
 		{
-			name: "a name given twice: the last counts", client: "cursor", file: "mcp.json",
-			data: `{"mcpServers":{"a":{"command":"first"},"b":{"command":"y"},"a":{"command":"last"}}}`,
-			checks: []check{
-				func(t *testing.T, r *Result) {
-					if len(r.Servers) != 2 || r.Servers[0].Name != "b" || server(t, r, "a").Command != "last" {
-						t.Errorf("servers = %+v", r.Servers)
-					}
-				},
-				noted("a", ""),
-			},
-		},
-		{
 			name: "null servers", client: "cursor", file: "mcp.json",
 			data: `{"mcpServers": null}`,
 			checks: []check{func(t *testing.T, r *Result) {
@@ -299,6 +287,10 @@ func TestReadErrors(t *testing.T) {
 		{"cursor", `[]`, "not a JSON object"},
 		{"cursor", `{"mcpServers": []}`, "mcpServers is not an object"},
 		{"cursor", `{"mcpServers": {`, "unexpected EOF"},
+		// A name given twice: clients disagree about which counts, and
+		// connect refuses to edit such a file, so the import names it.
+		{"cursor", `{"mcpServers":{"a":{"command":"first"},"b":{"command":"y"},"a":{"command":"last"}}}`, `duplicate key "a" at $.mcpServers.a (line 1, column 60)`},
+		{"vscode", "{\n  // c\n  \"servers\": {},\n  \"servers\": {},\n}", `duplicate key "servers" at $.servers (line 4, column 3)`},
 		{"vscode", `{"servers": 1}`, "servers is not an object"},
 		{"codex", "mcp_servers = 3\n", "mcp_servers is not a table"},
 		{"codex", "[mcp_servers.a\n", "expected"},

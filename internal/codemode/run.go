@@ -14,6 +14,7 @@ import (
 	"modernc.org/quickjs"
 
 	"github.com/switchboard-mcp/switchboard/fault"
+	"github.com/switchboard-mcp/switchboard/internal/bytesize"
 )
 
 // Limits bound one run. A zero field means its default.
@@ -393,7 +394,7 @@ func (r *run) failed(err error) error {
 		}
 		return limitErr(fault.CodeTimeout, ReasonCPU, "the script ran JavaScript for over %s", r.lim.CPU)
 	case strings.Contains(msg, "out of memory"), strings.Contains(msg, "string too long"), strings.Contains(msg, "OOM"):
-		return limitErr(fault.CodeTooLarge, ReasonMemory, "the script used over %d MiB of memory (%s)", r.lim.Memory>>20, firstLine(msg))
+		return limitErr(fault.CodeTooLarge, ReasonMemory, "the script used over %s of memory (%s)", bytesize.Format(r.lim.Memory), firstLine(msg))
 	case strings.Contains(msg, "stack overflow"):
 		return limitErr(fault.CodeTooLarge, ReasonStack, "the script recursed too deep (%s)", firstLine(msg))
 	}
@@ -420,7 +421,7 @@ func (r *run) hostCall(tool, args string) quickjs.Value {
 	if err != nil {
 		// Out of memory: a panic would go on through the engine into the
 		// host, so the script is stopped instead.
-		r.stopWith(limitErr(fault.CodeTooLarge, ReasonMemory, "the script used over %d MiB of memory (%v)", r.lim.Memory>>20, err))
+		r.stopWith(limitErr(fault.CodeTooLarge, ReasonMemory, "the script used over %s of memory (%v)", bytesize.Format(r.lim.Memory), err))
 		return quickjs.UndefinedValue
 	}
 	switch {

@@ -19,12 +19,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/bytesize"
+	"github.com/switchboard-mcp/switchboard/internal/jsonscan"
 )
 
 // MaxFileSize caps a file read for editing.
@@ -43,38 +45,23 @@ type Object struct {
 }
 
 // ParseObject reads data, which must be one JSON object, keeping the
-// order of its members. Empty or blank data is the empty object.
+// order of its members. Empty or blank data is the empty object. It reads
+// through jsonscan.Parse: a key repeated in any object of data is an
+// error naming its path and line.
 func ParseObject(data []byte) (*Object, error) {
 	o := &Object{}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return o, nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	tok, err := dec.Token()
+	t, err := jsonscan.Parse(data)
 	if err != nil {
 		return nil, err
 	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
+	if t.Kind != jsonscan.KindObject {
 		return nil, errors.New("not a JSON object")
 	}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		key, _ := tok.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, err
-		}
-		o.Set(key, v)
-	}
-	if _, err := dec.Token(); err != nil {
-		return nil, err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("data after the JSON object")
+	for _, f := range t.Fields {
+		o.Members = append(o.Members, Member{f.Key, bytes.Clone(data[f.Value.Offset:f.Value.End])})
 	}
 	return o, nil
 }
@@ -181,14 +168,11 @@ func ReadFile(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
-	if err != nil {
-		return nil, err
+	data, err := bytesize.ReadAll(f, MaxFileSize)
+	if errors.Is(err, bytesize.ErrTooLarge) {
+		return nil, fmt.Errorf("%s is %w", path, err)
 	}
-	if len(data) > MaxFileSize {
-		return nil, fmt.Errorf("%s is larger than %d bytes", path, MaxFileSize)
-	}
-	return data, nil
+	return data, err
 }
 
 // Options says how Edit writes.

@@ -269,3 +269,20 @@ func FuzzParseObject(f *testing.F) {
 		}
 	})
 }
+
+// A key repeated in any object is an error naming its path and line:
+// which of the two an editor kept would be a guess.
+func TestParseObjectDuplicates(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"a": 1, "a": 2}`: `duplicate key "a" at $.a (line 1, column 10)`,
+		"{\"mcpServers\": {\n  \"x\": {}, \"x\": {}}}": `duplicate key "x" at $.mcpServers.x (line 2, column 12)`,
+	} {
+		if _, err := confedit.ParseObject([]byte(in)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseObject(%s): %v, want %s", in, err, want)
+		}
+	}
+	o, err := confedit.ParseObject([]byte(`{"b": [1, 2], "a": {"k": "v"}}`))
+	if err != nil || len(o.Members) != 2 || o.Members[0].Key != "b" || string(o.Members[1].Value) != `{"k": "v"}` {
+		t.Errorf("ParseObject: %+v, %v", o, err)
+	}
+}

@@ -19,6 +19,8 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/bytesize"
 )
 
 // block is a content block with every field this package reads.
@@ -227,13 +229,5 @@ func orUnknown(mime string) string {
 	return mime
 }
 
-// size formats a byte count for people.
-func size(n int) string {
-	switch {
-	case n < 1024:
-		return fmt.Sprintf("%d B", n)
-	case n < 1<<20:
-		return fmt.Sprintf("%.1f KiB", float64(n)/1024)
-	}
-	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-}
+// size formats a byte count for people and models: bytesize.Format.
+func size(n int) string { return bytesize.Format(int64(n)) }

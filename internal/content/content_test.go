@@ -12,14 +12,14 @@ func TestToolText(t *testing.T) {
 		name, raw, want string
 	}{
 		{"text", `{"content":[{"type":"text","text":"hi"},{"type":"text","text":"there"}]}`, "hi\nthere"},
-		{"image", `{"content":[{"type":"image","data":"iVBORw0KGgo=","mimeType":"image/png"}]}`, "[image image/png, 8 B]"},
-		{"audio without mime", `{"content":[{"type":"audio","data":"AAAA"}]}`, "[audio of unknown type, 3 B]"},
+		{"image", `{"content":[{"type":"image","data":"iVBORw0KGgo=","mimeType":"image/png"}]}`, "[image image/png, 8 bytes]"},
+		{"audio without mime", `{"content":[{"type":"audio","data":"AAAA"}]}`, "[audio of unknown type, 3 bytes]"},
 		{"link", `{"content":[{"type":"resource_link","uri":"file:///a","name":"a"}]}`, "[resource link: file:///a (a)]"},
 		{"link same name", `{"content":[{"type":"resource_link","uri":"x://y","name":"x://y"}]}`, "[resource link: x://y]"},
 		{"embedded text", `{"content":[{"type":"resource","resource":{"uri":"x://y","text":"body"}}]}`, "body"},
-		{"embedded blob", `{"content":[{"type":"resource","resource":{"uri":"x://y","mimeType":"application/pdf","blob":"AAAA"}}]}`, "[resource x://y application/pdf, 3 B]"},
-		{"unknown type", `{"content":[{"type":"hologram","frames":3}]}`, `[unsupported content type "hologram", 30 B of JSON]`},
-		{"no type", `{"content":[{"text":"x"}]}`, "[content block without a type, 12 B of JSON]"},
+		{"embedded blob", `{"content":[{"type":"resource","resource":{"uri":"x://y","mimeType":"application/pdf","blob":"AAAA"}}]}`, "[resource x://y application/pdf, 3 bytes]"},
+		{"unknown type", `{"content":[{"type":"hologram","frames":3}]}`, `[unsupported content type "hologram", 30 bytes of JSON]`},
+		{"no type", `{"content":[{"text":"x"}]}`, "[content block without a type, 12 bytes of JSON]"},
 		{"structured only", `{"content":[],"structuredContent":{"a": 1}}`, `structured content: {"a":1}`},
 		{"structured carried", `{"content":[{"type":"text","text":"{\"a\":1}"}],"structuredContent":{"a":1}}`, `{"a":1}`},
 		{"structured as prose", `{"content":[{"type":"text","text":"hello from disk"}],"structuredContent":{"content":"hello from disk"}}`, "hello from disk"},
@@ -45,14 +45,14 @@ func TestResourceAndPromptText(t *testing.T) {
 		{URI: "a://b", MIMEType: "image/png", Blob: make([]byte, 2048)},
 		nil,
 	}}
-	if got, want := ResourceText(r), "hello\n[resource a://b image/png, 2.0 KiB]"; got != want {
+	if got, want := ResourceText(r), "hello\n[resource a://b image/png, 2 KiB]"; got != want {
 		t.Errorf("ResourceText = %q, want %q", got, want)
 	}
 	p := &mcp.GetPromptResult{Description: "Review", Messages: []*mcp.PromptMessage{
 		{Role: "user", Content: &mcp.TextContent{Text: "look"}},
 		{Role: "assistant", Content: &mcp.ImageContent{Data: []byte{1, 2, 3}, MIMEType: "image/png"}},
 	}}
-	if got, want := PromptText(p), "# Review\nuser: look\nassistant: [image image/png, 3 B]"; got != want {
+	if got, want := PromptText(p), "# Review\nuser: look\nassistant: [image image/png, 3 bytes]"; got != want {
 		t.Errorf("PromptText = %q, want %q", got, want)
 	}
 }

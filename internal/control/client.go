@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/fault"
+	"github.com/switchboard-mcp/switchboard/internal/bytesize"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 )
 
@@ -60,7 +61,7 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 		return fmt.Errorf("the gateway at %s: %w", c.base, err)
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	data, err := bytesize.ReadAll(resp.Body, 64<<20)
 	if err != nil {
 		return fmt.Errorf("the gateway at %s: %w", c.base, err)
 	}

@@ -11,12 +11,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/switchboard-mcp/switchboard/internal/bytesize"
 )
 
 // Limits of one request and its answer.
@@ -178,15 +179,16 @@ func (c *Client) embed(ctx context.Context, texts []string) ([][]float32, error)
 		return nil, fmt.Errorf("embed: %s: %w", c.shown, err)
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponse+1))
-	if err != nil {
+	data, err := bytesize.ReadAll(resp.Body, MaxResponse)
+	tooLarge := errors.Is(err, bytesize.ErrTooLarge)
+	if err != nil && !tooLarge {
 		return nil, fmt.Errorf("embed: %s: reading the answer: %w", c.shown, err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("embed: %s: %s: %s", c.shown, resp.Status, snippet(data))
 	}
-	if len(data) > MaxResponse {
-		return nil, fmt.Errorf("embed: %s: the answer is over %d bytes", c.shown, MaxResponse)
+	if tooLarge {
+		return nil, fmt.Errorf("embed: %s: the answer is %w", c.shown, err)
 	}
 	var r response
 	if err := json.Unmarshal(data, &r); err != nil {

@@ -3,8 +3,6 @@ package frontdoor
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -12,6 +10,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/switchboard-mcp/switchboard/internal/tokencmp"
 )
 
 // NoAuthWarning is the text the caller prints, prominently and on every
@@ -101,14 +101,14 @@ const (
 // checkBearer checks the Authorization header against want, the SHA-256 sum
 // of the configured token.
 //
-// Comparing fixed-length sums with [subtle.ConstantTimeCompare] means that
+// Comparing fixed-length sums in constant time ([tokencmp]) means that
 // neither the content nor the length of the configured token affects how
 // long a comparison takes.
 //
 // A header with another scheme (Basic, ...) counts as missing, as RFC 6750
 // §3.1 asks for a client that "attempted using an unsupported authentication
 // method". More than one Authorization header counts as invalid.
-func checkBearer(h http.Header, want *[sha256.Size]byte) authResult {
+func checkBearer(h http.Header, want *tokencmp.Sum) authResult {
 	vals := h.Values("Authorization")
 	switch len(vals) {
 	case 0:
@@ -125,8 +125,7 @@ func checkBearer(h http.Header, want *[sha256.Size]byte) authResult {
 	if tok == "" {
 		return authMissing
 	}
-	got := sha256.Sum256([]byte(tok))
-	if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+	if !want.Matches(tok) {
 		return authInvalid
 	}
 	return authOK

@@ -65,7 +65,8 @@
 // logged at debug level with a reason, and reported to Options.OnRefuse
 // by kind (a bounded set, for a metric).
 //
-// This package depends only on the standard library. It must not import
-// other switchboard packages or go-sdk: the gateway wires it in front of the
+// This package depends only on the standard library and the leaf
+// internal/tokencmp (the token comparison). It must not import other
+// switchboard packages or go-sdk: the gateway wires it in front of the
 // MCP handler, and it stays a leaf.
 package frontdoor

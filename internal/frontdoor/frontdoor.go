@@ -3,7 +3,6 @@ package frontdoor
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +14,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/tokencmp"
 )
 
 // Defaults for [Options].
@@ -148,7 +149,7 @@ type handler struct {
 	inner    http.Handler
 	path     string
 	noAuth   bool
-	tokenSum [sha256.Size]byte // SHA-256 of Options.Token; the token itself is not kept
+	tokenSum tokencmp.Sum // SHA-256 of Options.Token; the token itself is not kept
 	allowed  hostSet
 	maxBody  int64
 	ready    func(context.Context) error // nil: ready when alive
@@ -210,7 +211,7 @@ func New(inner http.Handler, opts Options) (http.Handler, error) {
 		if err := ValidateToken(opts.Token); err != nil {
 			return nil, err
 		}
-		h.tokenSum = sha256.Sum256([]byte(opts.Token))
+		h.tokenSum = tokencmp.SumOf(opts.Token)
 		h.pageLogin = true
 	case opts.Authenticate != nil:
 	case opts.NoAuth && opts.Token != "":
@@ -222,7 +223,7 @@ func New(inner http.Handler, opts Options) (http.Handler, error) {
 		if err := ValidateToken(opts.Token); err != nil {
 			return nil, err
 		}
-		h.tokenSum = sha256.Sum256([]byte(opts.Token))
+		h.tokenSum = tokencmp.SumOf(opts.Token)
 		h.pageLogin = true
 	}
 	var err error

@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/switchboard-mcp/switchboard/internal/testkit"
+	"github.com/switchboard-mcp/switchboard/internal/tokencmp"
 )
 
 // testToken is the configured token in tests; wrongToken is a well-formed
@@ -453,7 +454,7 @@ func TestTokenNotRetained(t *testing.T) {
 }
 
 func TestCheckBearer(t *testing.T) {
-	sum := sha256.Sum256([]byte(testToken))
+	sum := tokencmp.SumOf(testToken)
 	tests := []struct {
 		auth []string
 		want authResult

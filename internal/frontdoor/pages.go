@@ -2,10 +2,10 @@ package frontdoor
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"net/http"
 	"strings"
+
+	"github.com/switchboard-mcp/switchboard/internal/tokencmp"
 )
 
 // The control API and the status page sit behind the same door as the MCP
@@ -37,7 +37,7 @@ func (h *handler) isUI(p string) bool {
 // tokenCheck is what CheckToken reads from a page request's context.
 type tokenCheck struct {
 	noAuth bool
-	sum    *[sha256.Size]byte // nil: no token logs in
+	sum    *tokencmp.Sum // nil: no token logs in
 }
 
 type tokenCheckKey struct{}
@@ -56,8 +56,7 @@ func CheckToken(ctx context.Context, tok string) bool {
 	case tc.sum == nil:
 		return false
 	}
-	got := sha256.Sum256([]byte(strings.TrimSpace(tok)))
-	return subtle.ConstantTimeCompare(got[:], tc.sum[:]) == 1
+	return tc.sum.Matches(strings.TrimSpace(tok))
 }
 
 // NoAuth reports whether the front door a page request came through has no

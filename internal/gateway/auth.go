@@ -2,8 +2,6 @@ package gateway
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"net"
@@ -17,6 +15,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/internal/frontdoor"
 	"github.com/switchboard-mcp/switchboard/internal/jwtauth"
+	"github.com/switchboard-mcp/switchboard/internal/tokencmp"
 )
 
 // AuthOptions make the gateway's HTTP endpoint know its callers: the
@@ -96,23 +95,15 @@ func sessionClient(r *http.Request) string {
 // reload changes them), the single user's, then a JWT. Static tokens are
 // compared by their SHA-256 sums in constant time, as the front door does.
 func (g *Gateway) verifier(opts *AuthOptions) auth.TokenVerifier {
-	var single [sha256.Size]byte
-	if opts.Token != "" {
-		single = sha256.Sum256([]byte(opts.Token))
-	}
+	single := tokencmp.SumOf(opts.Token)
 	return func(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
-		sum := sha256.Sum256([]byte(token))
 		for _, c := range g.host.Clients() {
-			if c.Token == "" {
-				continue
-			}
-			want := sha256.Sum256([]byte(c.Token))
-			if subtle.ConstantTimeCompare(sum[:], want[:]) == 1 {
+			if tokencmp.Equal(token, c.Token) {
 				return &auth.TokenInfo{UserID: "client:" + c.Name, Scopes: opts.Scopes,
 					Extra: map[string]any{tokenInfoClient: c.Name}}, nil
 			}
 		}
-		if opts.Token != "" && subtle.ConstantTimeCompare(sum[:], single[:]) == 1 {
+		if opts.Token != "" && single.Matches(token) {
 			return &auth.TokenInfo{Scopes: opts.Scopes}, nil
 		}
 		if opts.JWT == nil || strings.Count(token, ".") != 2 {

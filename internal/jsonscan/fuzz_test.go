@@ -3,7 +3,9 @@ package jsonscan
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"math"
+	"reflect"
 	"slices"
 	"testing"
 )
@@ -261,4 +263,105 @@ func FuzzScanners(f *testing.F) {
 		}
 		Measure(d, Stats{Depth: 3, Objects: 3, Size: 20})
 	})
+}
+
+// FuzzParse holds Parse to encoding/json: what json.Valid refuses, Parse
+// refuses with a *SyntaxError; what it accepts without a repeated key,
+// Parse accepts with the value json.Unmarshal (UseNumber) reads; a
+// repeated key is a *DuplicateKeyError listing as many repetitions as
+// json.Decoder's token stream shows, with the tree beside it.
+func FuzzParse(f *testing.F) {
+	seeds(f, false)
+	f.Add([]byte(`{"a":1,"b":{"c":2,"c":3},"a":4}`))
+	f.Add([]byte(`{"a":0,"b":1,"c":2,"d":3,"e":4,"f":5,"g":6,"h":7,"i":8,"j":9,"k":10,"l":11,"m":12,"n":13,"o":14,"p":15,"q":16,"c":17,"r":{"s":[],"s":{}}}`))
+	f.Fuzz(func(t *testing.T, d []byte) {
+		n, err := Parse(d)
+		if !json.Valid(d) {
+			var se *SyntaxError
+			if !errors.As(err, &se) || n != nil {
+				t.Fatalf("Parse(%q) = %v, %v; json.Valid refuses it", d, n, err)
+			}
+			return
+		}
+		dups := countDuplicates(t, d)
+		if dups > 0 {
+			var de *DuplicateKeyError
+			if !errors.As(err, &de) || len(de.Dups) != dups || n == nil {
+				t.Fatalf("Parse(%q): %v, want %d duplicates", d, err, dups)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatalf("Parse(%q): %v; encoding/json accepts it", d, err)
+		}
+		dec := json.NewDecoder(bytes.NewReader(d))
+		dec.UseNumber()
+		var want any
+		if err := dec.Decode(&want); err != nil {
+			t.Fatal(err)
+		}
+		if got := nodeValue(n); !reflect.DeepEqual(got, want) {
+			t.Fatalf("Parse(%q) = %#v, encoding/json %#v", d, got, want)
+		}
+	})
+}
+
+// countDuplicates counts the keys json.Decoder's tokens show a second time
+// in the same object.
+func countDuplicates(t *testing.T, d []byte) int {
+	dec := json.NewDecoder(bytes.NewReader(d))
+	var stack []map[string]bool // nil for an array
+	keyNext := func() bool { return len(stack) > 0 && stack[len(stack)-1] != nil }
+	n := 0
+	expectKey := false
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return n
+		}
+		if expectKey && keyNext() {
+			if k, ok := tok.(string); ok {
+				if stack[len(stack)-1][k] {
+					n++
+				}
+				stack[len(stack)-1][k] = true
+				expectKey = false
+				continue
+			}
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, map[string]bool{})
+		case json.Delim('['):
+			stack = append(stack, nil)
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+		}
+		expectKey = keyNext()
+	}
+}
+
+// nodeValue is n as encoding/json decodes a value with UseNumber.
+func nodeValue(n *Node) any {
+	switch n.Kind {
+	case KindBool:
+		return n.Bool
+	case KindNumber:
+		return json.Number(n.Str)
+	case KindString:
+		return n.Str
+	case KindArray:
+		a := []any{}
+		for _, e := range n.Elems {
+			a = append(a, nodeValue(e))
+		}
+		return a
+	case KindObject:
+		m := map[string]any{}
+		for _, f := range n.Fields {
+			m[f.Key] = nodeValue(f.Value)
+		}
+		return m
+	}
+	return nil
 }

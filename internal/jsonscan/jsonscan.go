@@ -13,7 +13,10 @@
 // [ScanLiteral] for single tokens, and [AppendUnquote] to decode a
 // string; [Valid], json.Valid in one pass; [Measure], which counts
 // depth, objects and compact size in one pass that stops at the first
-// limit exceeded, and [DeeperThan], its depth check alone.
+// limit exceeded, and [DeeperThan], its depth check alone; and [Parse],
+// the one reader of a whole document into a tree that keeps the order of
+// object members, where a repeated key is an error (*[DuplicateKeyError],
+// naming each repetition's path and line).
 //
 // Every scanner is iterative, so no input can exhaust the goroutine
 // stack, and none allocates except for an error, a key that needs
@@ -21,7 +24,8 @@
 // deeper than 32 levels. The
 // fuzz targets hold the package to encoding/json: Valid to json.Valid,
 // Object and Array to json.Unmarshal into map[string]json.RawMessage and
-// []json.RawMessage, Measure to a measurement through json.Decoder.
+// []json.RawMessage, Measure to a measurement through json.Decoder, Parse
+// to json.Unmarshal and json.Decoder's keys.
 package jsonscan
 
 import (
@@ -159,8 +163,11 @@ func skip(d []byte, i, room int) (end, depth int, err error) {
 // the member's value, the index just past the key's closing quote, and
 // what ScanString found in the key.
 func scanKey(d []byte, i int) (val, keyEnd int, key StringInfo, err error) {
-	if i >= len(d) || d[i] != '"' {
-		return i, i, key, errAt(i, "expected a string key")
+	if i >= len(d) {
+		return i, i, key, errAt(i, "unexpected end of JSON")
+	}
+	if d[i] != '"' {
+		return i, i, key, errAt(i, "invalid character %q looking for beginning of object key string", d[i])
 	}
 	keyEnd, key, err = ScanString(d, i)
 	if err != nil {
@@ -197,7 +204,7 @@ func ScanNumber(d []byte, i int) (int, error) {
 		i = digits(d, i)
 	default:
 		if i < len(d) {
-			return i, errAt(i, "invalid character %q looking for a value", d[i])
+			return i, errAt(i, "invalid character %q looking for beginning of value", d[i])
 		}
 		return i, errAt(start, "unexpected end of JSON")
 	}

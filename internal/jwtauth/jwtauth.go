@@ -20,10 +20,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -33,6 +31,8 @@ import (
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	"github.com/switchboard-mcp/switchboard/internal/bytesize"
 )
 
 // Defaults for [Options].
@@ -383,12 +383,8 @@ func (v *Verifier) load(ctx context.Context) (*jose.JSONWebKeySet, error) {
 		}
 		data = b
 	} else {
-		f, err := os.Open(v.opts.JWKS)
-		if err != nil {
-			return nil, fmt.Errorf("jwtauth: key set: %w", err)
-		}
-		data, err = io.ReadAll(io.LimitReader(f, maxKeySet+1))
-		f.Close()
+		var err error
+		data, err = bytesize.ReadFile(v.opts.JWKS, maxKeySet)
 		if err != nil {
 			return nil, fmt.Errorf("jwtauth: key set: %w", err)
 		}
@@ -398,9 +394,6 @@ func (v *Verifier) load(ctx context.Context) (*jose.JSONWebKeySet, error) {
 
 // parseKeySet decodes a JSON Web Key Set, keeping the public keys only.
 func parseKeySet(data []byte) (*jose.JSONWebKeySet, error) {
-	if len(data) > maxKeySet {
-		return nil, fmt.Errorf("jwtauth: key set over %d bytes", maxKeySet)
-	}
 	var ks jose.JSONWebKeySet
 	if err := json.Unmarshal(data, &ks); err != nil {
 		return nil, fmt.Errorf("jwtauth: key set is not a JSON Web Key Set: %w", err)
@@ -429,7 +422,7 @@ func get(ctx context.Context, c *http.Client, u string) ([]byte, error) {
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("%s answered %s", u, resp.Status)
 	}
-	return io.ReadAll(io.LimitReader(resp.Body, maxKeySet+1))
+	return bytesize.ReadAll(resp.Body, maxKeySet)
 }
 
 // discover returns the jwks_uri of the issuer's authorization-server

@@ -11,7 +11,8 @@
 //
 // The launcher is the bottom of the call flow (CLI or gateway → registry →
 // policy → upstream → launcher). Of switchboard's packages it imports only
-// the leaf internal/jsonscan (telling JSON-RPC lines from the rest); besides
+// the leaves internal/jsonscan (telling JSON-RPC lines from the rest) and
+// internal/bytesize (caps named in errors); besides
 // the standard library it depends on go-sdk's mcp package and
 // Masterminds/semver (runtime version requirements, see [Spec.Runtime]).
 // internal/upstream uses it.

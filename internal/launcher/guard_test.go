@@ -68,11 +68,3 @@ func TestFrameGuardPassesData(t *testing.T) {
 		t.Fatalf("ReadAll = %d bytes, %v; want the input unchanged", len(got), err)
 	}
 }
-
-func TestFormatSize(t *testing.T) {
-	for n, want := range map[int]string{16 << 20: "16 MiB", 1 << 20: "1 MiB", 64 << 10: "64 KiB", 1500: "1500 bytes", (1 << 20) + 1: "1048577 bytes"} {
-		if got := formatSize(n); got != want {
-			t.Errorf("formatSize(%d) = %q, want %q", n, got, want)
-		}
-	}
-}

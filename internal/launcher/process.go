@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/switchboard-mcp/switchboard/internal/bytesize"
 	"github.com/switchboard-mcp/switchboard/internal/sandbox"
 )
 
@@ -560,7 +561,7 @@ func (p *Process) pumpStderr() {
 // frameFault is called by the guard when a stdout frame exceeds the cap.
 func (p *Process) frameFault() error {
 	err := &capError{
-		msg:      fmt.Sprintf("server %q: stdout frame exceeds %s cap", p.spec.Server, formatSize(p.spec.MaxFrame)),
+		msg:      fmt.Sprintf("server %q: stdout frame exceeds %s cap", p.spec.Server, bytesize.Format(int64(p.spec.MaxFrame))),
 		sentinel: ErrFrameTooLarge,
 	}
 	p.mu.Lock()

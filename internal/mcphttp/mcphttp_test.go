@@ -131,7 +131,7 @@ func TestRouting(t *testing.T) {
 		{"unknown past version", url, "tools/list", "2024-01-01", nil, "", 400, "application/json", []string{"-32022", `"requested":"2024-01-01"`}},
 		{"not a date", url, "tools/list", "v999.0.0", nil, "", 400, "application/json", []string{"-32022", `"requested":"v999.0.0"`}},
 		{"legacy-only server, modern request", urlLegacy, "server/discover", "2026-07-28", nil, "", 400, "text/plain", []string{"through initialize", "2025-11-25"}},
-		{"body over the cap", url, "tools/call", "2026-07-28", nil, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"x":"` + strings.Repeat("a", 2<<10) + `"}}`, 413, "text/plain", []string{"exceeds 1024 bytes"}},
+		{"body over the cap", url, "tools/call", "2026-07-28", nil, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"x":"` + strings.Repeat("a", 2<<10) + `"}}`, 413, "text/plain", []string{"exceeds 1 KiB"}},
 		{"legacy initialize opens a session", url, "initialize", "", map[string]any{
 			"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "raw", "version": "1"},
 		}, "", 200, "application/json", []string{`"protocolVersion":"2025-11-25"`}},

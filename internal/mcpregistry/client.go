@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/bytesize"
 )
 
 // DefaultURL is the official registry.
@@ -225,8 +227,9 @@ func (c *Client) get(ctx context.Context, path string, q url.Values, server stri
 		return nil, fail(Unreachable, err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, c.maxBytes+1))
-	if err != nil {
+	body, err := bytesize.ReadAll(resp.Body, c.maxBytes)
+	tooLarge := errors.Is(err, bytesize.ErrTooLarge)
+	if err != nil && !tooLarge {
 		return nil, fail(Unreachable, err)
 	}
 	switch {
@@ -234,8 +237,8 @@ func (c *Client) get(ctx context.Context, path string, q url.Values, server stri
 		return nil, fail(NotFound, nil)
 	case resp.StatusCode != http.StatusOK:
 		return nil, fail(Unreachable, fmt.Errorf("HTTP %d", resp.StatusCode))
-	case int64(len(body)) > c.maxBytes:
-		return nil, fail(BadDocument, fmt.Errorf("the answer is larger than %d bytes", c.maxBytes))
+	case tooLarge:
+		return nil, fail(BadDocument, fmt.Errorf("the answer is %w", err))
 	}
 	return body, nil
 }

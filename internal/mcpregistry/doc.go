@@ -13,5 +13,6 @@
 //
 // A registry's answers are untrusted input: they are decoded into typed
 // values, checked for what would be unsafe to run or write into a
-// configuration, and fuzzed. It imports nothing of this module.
+// configuration, and fuzzed. Of this module it imports only the leaf
+// internal/bytesize (the capped read).
 package mcpregistry

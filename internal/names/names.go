@@ -16,12 +16,14 @@
 // across restarts and config order; [Assign] resolves the rare collisions
 // between servers deterministically.
 //
+// [Fit] and [Hash] are the one rule that fits a name with a hash suffix:
+// model-facing names here, server prefixes in config and provider-facing
+// names in internal/profile, each with its own sanitising and length.
+//
 // This package imports nothing from Switchboard.
 package names
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"regexp"
 	"sort"
 	"strings"
@@ -123,22 +125,19 @@ func ModelName(prefix, tool string) string {
 
 func withHash(name, h string) string {
 	body, _ := sanitize(name)
-	if room := MaxLen - len(Sep) - len(h); len(body) > room {
-		body = body[:room]
-	}
-	return body + Sep + h
+	return Fit(body, MaxLen, Sep, h, false)
 }
 
 // hashOf hashes an unambiguous encoding of its parts (each length-prefixed
 // by a NUL-terminated decimal count) and returns n hex digits.
 func hashOf(a, b string, n int) string {
-	h := sha256.New()
+	var enc strings.Builder
 	for _, s := range []string{a, b} {
-		h.Write([]byte(itoa(len(s))))
-		h.Write([]byte{0})
-		h.Write([]byte(s))
+		enc.WriteString(itoa(len(s)))
+		enc.WriteByte(0)
+		enc.WriteString(s)
 	}
-	return hex.EncodeToString(h.Sum(nil))[:n]
+	return Hash(enc.String(), n)
 }
 
 func itoa(n int) string {

@@ -1,9 +1,10 @@
 package oauth
 
 import (
-	"crypto/subtle"
 	"net/http"
 	"sync"
+
+	"github.com/switchboard-mcp/switchboard/internal/tokencmp"
 )
 
 // Callback receives logins' redirects through an HTTP server that is
@@ -58,14 +59,14 @@ func (c *Callback) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	got := []byte(req.URL.Query().Get("state"))
+	got := req.URL.Query().Get("state")
 	var to *Redirect
 	c.mu.Lock()
 	for r := range c.pending {
 		r.mu.Lock()
 		want := r.state
 		r.mu.Unlock()
-		if want != "" && subtle.ConstantTimeCompare(got, []byte(want)) == 1 {
+		if tokencmp.Equal(got, want) {
 			to = r
 		}
 	}

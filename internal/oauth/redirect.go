@@ -2,7 +2,6 @@ package oauth
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"net"
@@ -12,6 +11,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+
+	"github.com/switchboard-mcp/switchboard/internal/tokencmp"
 )
 
 // Redirect receives an authorization server's redirect at the end of a
@@ -88,7 +89,7 @@ func (r *Redirect) callback(w http.ResponseWriter, req *http.Request) {
 	r.mu.Lock()
 	want, arrived := r.state, r.arrived
 	r.mu.Unlock()
-	if want == "" || subtle.ConstantTimeCompare([]byte(q.Get("state")), []byte(want)) != 1 {
+	if !tokencmp.Equal(q.Get("state"), want) {
 		// Not the redirect of this login: any local request may reach
 		// the listener, and none but the real one ends the login.
 		http.Error(w, "not the redirect of this login", http.StatusBadRequest)

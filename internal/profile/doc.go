@@ -7,8 +7,11 @@
 //
 // It serves `switchboard tools --format` and the same call in the Go
 // API. It is pure: no I/O, no clock, no randomness; the same
-// input gives the same bytes. It imports nothing from Switchboard, and
-// must not: the host calls it, not the other way round.
+// input gives the same bytes. It imports nothing from Switchboard but
+// internal/jsonscan (the JSON reader) and internal/names (the rule that
+// fits a name with a hash suffix), and must not: the host calls it,
+// not the other way round. A schema or arguments object that repeats a
+// key is refused.
 //
 // # What each format does
 //

@@ -36,7 +36,7 @@ func FuzzSchema(f *testing.F) {
 			res, err := Convert(format, tools)
 			if err != nil {
 				// Only JSON the decoder refuses (nesting past
-				// maxDecodeDepth) may fail.
+				// maxDecodeDepth, a repeated key) may fail.
 				continue
 			}
 			if errs := checkTools(format, res.Tools); len(errs) > 0 {

@@ -3,9 +3,9 @@ package profile
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
+
+	"github.com/switchboard-mcp/switchboard/internal/jsonscan"
 )
 
 // This file holds a minimal JSON tree that keeps the key order of objects,
@@ -19,8 +19,8 @@ import (
 // is only there so that arbitrary input cannot exhaust the stack.
 const maxDecodeDepth = 512
 
-// object is a JSON object that remembers the order of its keys. A repeated
-// key keeps its first position and its last value.
+// object is a JSON object that remembers the order of its keys. Setting a
+// key it has replaces the value in place.
 type object struct {
 	keys []string
 	vals map[string]any
@@ -82,76 +82,52 @@ func (o *object) str(k string) string {
 	return s
 }
 
-var errTrailing = errors.New("unexpected data after the JSON value")
-
-// decode parses one JSON value, keeping object key order and numbers as
-// written.
+// decode parses one JSON value with jsonscan.Parse, keeping object key
+// order and numbers as written. A key repeated in one object is an error.
 func decode(b []byte) (any, error) {
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	v, err := decodeValue(d, 0)
+	t, err := jsonscan.Parse(b)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := d.Token(); err != io.EOF {
-		return nil, errTrailing
-	}
-	return v, nil
+	return fromTree(t, 0)
 }
 
-func decodeValue(d *json.Decoder, depth int) (any, error) {
-	t, err := d.Token()
-	if err != nil {
-		if err == io.EOF {
-			return nil, io.ErrUnexpectedEOF
-		}
-		return nil, err
-	}
-	switch t := t.(type) {
-	case json.Delim:
+func fromTree(t *jsonscan.Node, depth int) (any, error) {
+	switch t.Kind {
+	case jsonscan.KindObject, jsonscan.KindArray:
 		if depth >= maxDecodeDepth {
 			return nil, fmt.Errorf("JSON nested deeper than %d", maxDecodeDepth)
 		}
-		switch t {
-		case '{':
-			o := newObject()
-			for d.More() {
-				kt, err := d.Token()
-				if err != nil {
-					return nil, err
-				}
-				k, ok := kt.(string)
-				if !ok {
-					return nil, fmt.Errorf("object key is %T", kt)
-				}
-				v, err := decodeValue(d, depth+1)
-				if err != nil {
-					return nil, err
-				}
-				o.set(k, v)
-			}
-			if _, err := d.Token(); err != nil { // '}'
-				return nil, err
-			}
-			return o, nil
-		case '[':
-			a := []any{}
-			for d.More() {
-				v, err := decodeValue(d, depth+1)
-				if err != nil {
-					return nil, err
-				}
-				a = append(a, v)
-			}
-			if _, err := d.Token(); err != nil { // ']'
-				return nil, err
-			}
-			return a, nil
-		}
-		return nil, fmt.Errorf("unexpected %v", t)
-	default:
-		return t, nil // nil, bool, json.Number, string
 	}
+	switch t.Kind {
+	case jsonscan.KindObject:
+		o := newObject()
+		for _, f := range t.Fields {
+			v, err := fromTree(f.Value, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			o.set(f.Key, v)
+		}
+		return o, nil
+	case jsonscan.KindArray:
+		a := make([]any, 0, len(t.Elems))
+		for _, e := range t.Elems {
+			v, err := fromTree(e, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			a = append(a, v)
+		}
+		return a, nil
+	case jsonscan.KindString:
+		return t.Str, nil
+	case jsonscan.KindNumber:
+		return json.Number(t.Str), nil
+	case jsonscan.KindBool:
+		return t.Bool, nil
+	}
+	return nil, nil
 }
 
 // encode writes v as compact JSON. HTML characters are not escaped: the

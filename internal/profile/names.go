@@ -1,10 +1,10 @@
 package profile
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"sort"
 	"strings"
+
+	"github.com/switchboard-mcp/switchboard/internal/names"
 )
 
 // nameRule is what a provider accepts as a name: which bytes, which first
@@ -88,23 +88,10 @@ func sanitize(s string, r nameRule) string {
 }
 
 // fitted returns the name that original s gets under r when it does not
-// fit as it is: the sanitised name, cut so that "_" and n hex digits of
-// SHA-256(s) fit within r.max, then that suffix.
+// fit as it is, by names.Fit: the sanitised name, cut so that "_" and n
+// hex digits of SHA-256(s) fit within r.max, then that suffix.
 func fitted(s string, r nameRule, n int) string {
-	sum := sha256.Sum256([]byte(s))
-	h := hex.EncodeToString(sum[:])
-	if n > len(h) {
-		n = len(h)
-	}
-	base := sanitize(s, r)
-	room := r.max - 1 - n
-	if room < 0 {
-		room = 0
-	}
-	if len(base) > room {
-		base = base[:room]
-	}
-	return base + "_" + h[:n]
+	return names.Fit(sanitize(s, r), r.max, "_", names.Hash(s, n), false)
 }
 
 // assignNames gives each of the distinct names in origs a name that fits r,

@@ -112,6 +112,15 @@ func TestNamesStable(t *testing.T) {
 	}
 }
 
+// A key repeated in one object of a schema is refused, named with its
+// path: readers disagree about which of the two counts.
+func TestDuplicateKeys(t *testing.T) {
+	_, err := Convert(OpenAI, []Tool{{Name: "x", InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{},"a":{"type":"string"}}}`)}})
+	if err == nil || !strings.Contains(err.Error(), `duplicate key "a" at $.properties.a`) {
+		t.Errorf("Convert: %v", err)
+	}
+}
+
 func TestDuplicateNames(t *testing.T) {
 	if _, err := Convert(OpenAI, []Tool{{Name: "x"}, {Name: "x"}}); err == nil {
 		t.Error("duplicate names accepted")

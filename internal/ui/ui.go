@@ -16,7 +16,6 @@ package ui
 import (
 	"context"
 	"crypto/rand"
-	"crypto/subtle"
 	"embed"
 	"encoding/base64"
 	"html/template"
@@ -29,6 +28,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/internal/control"
 	"github.com/switchboard-mcp/switchboard/internal/frontdoor"
+	"github.com/switchboard-mcp/switchboard/internal/tokencmp"
 )
 
 //go:embed templates/*.html static/*
@@ -182,15 +182,10 @@ func secure(r *http.Request) bool {
 	return r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
 }
 
-// sameToken compares two tokens in constant time.
-func sameToken(a, b string) bool {
-	return a != "" && subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1
-}
-
 // login checks the typed token and opens a session.
 func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 	c, err := r.Cookie(loginCookie)
-	if err != nil || !sameToken(c.Value, r.PostFormValue("csrf")) {
+	if err != nil || !tokencmp.Equal(r.PostFormValue("csrf"), c.Value) {
 		http.Error(w, "the form expired: load the page again", http.StatusForbidden)
 		return
 	}
@@ -206,7 +201,7 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 // logout ends the session.
 func (h *Handler) logout(w http.ResponseWriter, r *http.Request) {
 	s, ok := h.current(nil, r)
-	if !ok || !sameToken(s.csrf, r.PostFormValue("csrf")) {
+	if !ok || !tokencmp.Equal(r.PostFormValue("csrf"), s.csrf) {
 		http.Error(w, "forbidden", http.StatusForbidden)
 		return
 	}
@@ -230,7 +225,7 @@ func (h *Handler) loginData(w http.ResponseWriter, r *http.Request, msg string) 
 // page, with what happened.
 func (h *Handler) action(w http.ResponseWriter, r *http.Request) {
 	s, ok := h.current(nil, r)
-	if !ok || !sameToken(s.csrf, r.PostFormValue("csrf")) {
+	if !ok || !tokencmp.Equal(r.PostFormValue("csrf"), s.csrf) {
 		http.Error(w, "forbidden: log in again", http.StatusForbidden)
 		return
 	}

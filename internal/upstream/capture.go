@@ -562,13 +562,3 @@ func isResponse(m map[string]json.RawMessage) bool {
 	_, hasError := m["error"]
 	return !hasMethod && hasID && (hasResult || hasError)
 }
-
-func sizeString(n int64) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
-}

@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/bytesize"
 )
 
 // captureRoundTripper is the Streamable HTTP capture point. It also bounds
@@ -61,17 +63,17 @@ func (rt *captureRoundTripper) RoundTrip(req *http.Request) (*http.Response, err
 	}
 	switch mediaType(resp.Header.Get("Content-Type")) {
 	case "application/json":
-		body, err := io.ReadAll(io.LimitReader(resp.Body, rt.maxBody+1))
+		body, err := bytesize.ReadAll(resp.Body, rt.maxBody)
 		resp.Body.Close()
 		life.release()
-		if err != nil {
-			return nil, err
-		}
-		if int64(len(body)) > rt.maxBody {
-			err := fmt.Errorf("server %q: HTTP response body exceeds %s cap: %w", rt.server, sizeString(rt.maxBody), ErrResponseTooLarge)
+		if errors.Is(err, bytesize.ErrTooLarge) {
+			err := fmt.Errorf("server %q: HTTP response body exceeds %s cap: %w", rt.server, bytesize.Format(rt.maxBody), ErrResponseTooLarge)
 			if s != nil {
 				s.setFault(err) // go-sdk reports only that the request failed
 			}
+			return nil, err
+		}
+		if err != nil {
 			return nil, err
 		}
 		if rt.prune != nil {
@@ -226,7 +228,7 @@ func (r *sseRewriter) fill() error {
 			long := append([]byte(nil), line...)
 			for errors.Is(err, bufio.ErrBufferFull) {
 				if int64(len(long)) > r.max {
-					return fmt.Errorf("SSE event exceeds %s cap: %w", sizeString(r.max), ErrResponseTooLarge)
+					return fmt.Errorf("SSE event exceeds %s cap: %w", bytesize.Format(r.max), ErrResponseTooLarge)
 				}
 				line, err = r.src.ReadSlice('\n')
 				long = append(long, line...)
@@ -237,7 +239,7 @@ func (r *sseRewriter) fill() error {
 		}
 		size += int64(len(line))
 		if size > r.max {
-			return fmt.Errorf("SSE event exceeds %s cap: %w", sizeString(r.max), ErrResponseTooLarge)
+			return fmt.Errorf("SSE event exceeds %s cap: %w", bytesize.Format(r.max), ErrResponseTooLarge)
 		}
 		if len(line) > 0 {
 			event = append(event, line)
