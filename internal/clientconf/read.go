@@ -62,7 +62,7 @@ type rawServer struct {
 }
 
 func parseJSON(c *Client, path string, data []byte) (*Result, error) {
-	root, data, err := readJSONC(data)
+	root, data, dups, err := readJSONC(data)
 	if err != nil {
 		return nil, err
 	}
@@ -70,6 +70,7 @@ func parseJSON(c *Client, path string, data []byte) (*Result, error) {
 		return nil, errors.New("not a JSON object")
 	}
 	r := newReader(c, data)
+	r.repeated = dups
 	sp := c.serversPath(path)
 	if c.dedicated && len(sp) == 1 {
 		for _, m := range root.Fields {
@@ -107,19 +108,25 @@ func parseJSON(c *Client, path string, data []byte) (*Result, error) {
 
 // readJSONC reads a JSON or JSONC (JWCC) document: comments and trailing
 // commas blanked by hujson.Standardize, which keeps every byte's offset,
-// then jsonscan.Parse, so that a key repeated in one object is an error
-// naming its path and line, as everywhere else in Switchboard. It returns
-// the standardized bytes the tree's offsets index.
-func readJSONC(data []byte) (*jsonscan.Node, []byte, error) {
+// then jsonscan.Parse. A key repeated in one object keeps its last value,
+// as in the JavaScript clients that read these files; the repetitions
+// come back for the caller to name. It returns the standardized bytes the
+// tree's offsets index.
+func readJSONC(data []byte) (*jsonscan.Node, []byte, []jsonscan.Duplicate, error) {
 	std, err := hujson.Standardize(data)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	root, err := jsonscan.Parse(std)
-	if err != nil {
-		return nil, nil, err
+	var de *jsonscan.DuplicateKeyError
+	if errors.As(err, &de) {
+		de.KeepLast()
+		return root, std, de.Dups, nil
 	}
-	return root, std, nil
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return root, std, nil, nil
 }
 
 // objectAt walks path from obj; a missing or null member gives nil, a
@@ -146,6 +153,9 @@ func (r *reader) readServers(servers *jsonscan.Node, project string) {
 		return
 	}
 	for _, m := range servers.Fields {
+		if r.givenTwice(servers, m.Key) {
+			r.note(m.Key, "", "defined more than once in the file; the last definition counts")
+		}
 		var keys map[string]json.RawMessage
 		if err := json.Unmarshal(r.raw(m.Value), &keys); err != nil || keys == nil {
 			r.note(m.Key, "", "not an object")
@@ -155,10 +165,21 @@ func (r *reader) readServers(servers *jsonscan.Node, project string) {
 	}
 }
 
+// givenTwice reports whether object obj of the document repeats key.
+func (r *reader) givenTwice(obj *jsonscan.Node, key string) bool {
+	for _, d := range r.repeated {
+		if d.Object == obj && d.Path[len(d.Path)-1].Key == key {
+			return true
+		}
+	}
+	return false
+}
+
 // reader builds one Result.
 type reader struct {
 	c          *Client
-	data       []byte // the standardized document, for parseJSON
+	data       []byte               // the standardized document, for parseJSON
+	repeated   []jsonscan.Duplicate // keys parseJSON's document repeats
 	res        Result
 	inputs     map[string]input
 	inputNames map[string]string // input ID → its credential's name
@@ -666,7 +687,7 @@ func envName(s string) string { return config.CredName(s) }
 
 // topKeys returns the top-level keys of a JSON (or JSONC) object.
 func topKeys(data []byte) (map[string]bool, error) {
-	root, _, err := readJSONC(data)
+	root, _, _, err := readJSONC(data)
 	if err != nil {
 		return nil, err
 	}

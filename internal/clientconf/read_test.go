@@ -258,6 +258,29 @@ func TestReadRules(t *testing.T) {
 			}},
 		},
 		{
+			// As the JavaScript clients read it: the first position, the
+			// last definition.
+			name: "a name given twice: the last counts", client: "cursor", file: "mcp.json",
+			data: `{"mcpServers":{"a":{"command":"first"},"b":{"command":"y"},"a":{"command":"last"}}}`,
+			checks: []check{
+				func(t *testing.T, r *Result) {
+					if len(r.Servers) != 2 || r.Servers[0].Name != "a" || server(t, r, "a").Command != "last" {
+						t.Errorf("servers = %+v", r.Servers)
+					}
+				},
+				noted("a", ""),
+			},
+		},
+		{
+			name: "a block given twice in JSONC: the last counts", client: "vscode", file: "mcp.json",
+			data: "{\n  // c\n  \"servers\": {\"a\": {\"command\": \"x\"}},\n  \"servers\": {\"b\": {\"command\": \"y\"},},\n}",
+			checks: []check{func(t *testing.T, r *Result) {
+				if len(r.Servers) != 1 || server(t, r, "b").Command != "y" {
+					t.Errorf("servers = %+v", r.Servers)
+				}
+			}},
+		},
+		{
 			name: "null servers", client: "cursor", file: "mcp.json",
 			data: `{"mcpServers": null}`,
 			checks: []check{func(t *testing.T, r *Result) {
@@ -287,10 +310,6 @@ func TestReadErrors(t *testing.T) {
 		{"cursor", `[]`, "not a JSON object"},
 		{"cursor", `{"mcpServers": []}`, "mcpServers is not an object"},
 		{"cursor", `{"mcpServers": {`, "unexpected EOF"},
-		// A name given twice: clients disagree about which counts, and
-		// connect refuses to edit such a file, so the import names it.
-		{"cursor", `{"mcpServers":{"a":{"command":"first"},"b":{"command":"y"},"a":{"command":"last"}}}`, `duplicate key "a" at $.mcpServers.a (line 1, column 60)`},
-		{"vscode", "{\n  // c\n  \"servers\": {},\n  \"servers\": {},\n}", `duplicate key "servers" at $.servers (line 4, column 3)`},
 		{"vscode", `{"servers": 1}`, "servers is not an object"},
 		{"codex", "mcp_servers = 3\n", "mcp_servers is not a table"},
 		{"codex", "[mcp_servers.a\n", "expected"},

@@ -102,10 +102,12 @@ func isIdent(s string) bool {
 
 // Duplicate is a key that an object holds a second (or later) time.
 type Duplicate struct {
-	Path   Path // the member's path, its key last
-	Offset int  // the index of the repeated key's opening quote
-	Line   int  // 1-based
-	Column int  // 1-based, in bytes
+	Path   Path  // the member's path, its key last
+	Offset int   // the index of the repeated key's opening quote
+	Line   int   // 1-based
+	Column int   // 1-based, in bytes
+	Object *Node // the object that repeats the key
+	Value  *Node // the repeated member's value, which the tree leaves out
 }
 
 // DuplicateKeyError lists every repeated key of a document, in document
@@ -114,6 +116,22 @@ type Duplicate struct {
 // [Parse] treats any repetition as an error.
 type DuplicateKeyError struct {
 	Dups []Duplicate
+}
+
+// KeepLast makes the tree that [Parse] returned with e read as
+// JavaScript's JSON.parse reads the document: each repeated key keeps its
+// first position and its last value. Files that JavaScript programs read
+// (the MCP clients' own configurations) mean that.
+func (e *DuplicateKeyError) KeepLast() {
+	for _, d := range e.Dups {
+		key := d.Path[len(d.Path)-1].Key
+		for i := range d.Object.Fields {
+			if d.Object.Fields[i].Key == key {
+				d.Object.Fields[i].Value = d.Value
+				break
+			}
+		}
+	}
 }
 
 func (e *DuplicateKeyError) Error() string {
@@ -183,7 +201,7 @@ func (p *parser) scan(i int) (*Node, int) {
 			v, end := p.value(m.Value)
 			if n.has(key, &seen) {
 				line, col := LineCol(d, m.KeyStart)
-				p.dups = append(p.dups, Duplicate{Path: slices.Clone(p.path), Offset: m.KeyStart, Line: line, Column: col})
+				p.dups = append(p.dups, Duplicate{Path: slices.Clone(p.path), Offset: m.KeyStart, Line: line, Column: col, Object: n, Value: v})
 			} else {
 				n.Fields = append(n.Fields, Field{Key: key, Offset: m.KeyStart, Value: v})
 				if seen != nil {
