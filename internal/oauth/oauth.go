@@ -71,6 +71,9 @@ type Config struct {
 	// TokensPath: one caller's own grants, kept in the store (see
 	// Grants). TokensPath then keeps nothing of this connection.
 	Grants Grants
+	// Caller is whose login Login runs ("" for the operator's), for the
+	// record a Callback's Relay keeps of it.
+	Caller string
 	// LoginHint, when set, says how to log in, in the needs_login
 	// failure, in place of LoginCommand.
 	LoginHint string
