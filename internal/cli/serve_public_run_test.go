@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/internal/testkit/oauthhost"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/oauthtest"
+	"github.com/switchboard-mcp/switchboard/internal/testkit/proc"
 )
 
 // TestServePublicURLCallback: serve with --public-url answers the
@@ -117,4 +119,47 @@ func getCallback(t *testing.T, base string) (int, string) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
+}
+
+// TestServePublicURLReload: a reload that changes gateway.publicUrl keeps
+// the URL serve started with, and says so; one that leaves it alone says
+// nothing of it, nor does one under --public-url, which the field does
+// not set.
+func TestServePublicURLReload(t *testing.T) {
+	for _, flag := range []bool{false, true} {
+		path := writeConfig(t, map[string]any{"mcpServers": map[string]any{}, "gateway": map[string]any{"publicUrl": "http://127.0.0.1:8939"}})
+		write := func(v map[string]any) {
+			b, _ := json.Marshal(v)
+			if err := os.WriteFile(path, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		args := []string{"--config", path, "--watch"}
+		if flag {
+			args = append(args, "--public-url", "http://localhost:9000")
+		}
+		g := startServe(t, nil, args...)
+		reloads := func(n int) bool {
+			return proc.Eventually(15*time.Second, func() bool { return strings.Count(g.stderr.String(), "configuration reloaded") >= n })
+		}
+		const warning = `warning: the "gateway.publicUrl" setting changed; logins come back to the URL they came back to until the next start`
+		write(map[string]any{"mcpServers": map[string]any{}, "gateway": map[string]any{"publicUrl": "http://127.0.0.1:8939"}, "policy": map[string]any{}})
+		if !reloads(1) {
+			t.Fatalf("no reload:\n%s", g.stderr.String())
+		}
+		if strings.Contains(g.stderr.String(), warning) {
+			t.Fatalf("warned of an unchanged gateway.publicUrl:\n%s", g.stderr.String())
+		}
+		write(map[string]any{"mcpServers": map[string]any{}, "gateway": map[string]any{"publicUrl": "https://gw.example.com"}})
+		if !reloads(2) {
+			t.Fatalf("no second reload:\n%s", g.stderr.String())
+		}
+		if got := strings.Contains(g.stderr.String(), warning); got == flag {
+			t.Errorf("with --public-url %v: warned of the changed gateway.publicUrl: %v; want %v\n%s", flag, got, !flag, g.stderr.String())
+		}
+		if code, _ := getCallback(t, g.base); code != http.StatusBadRequest {
+			t.Errorf("the callback path after the reload: %d; want 400 (still served)", code)
+		}
+		g.stop()
+	}
 }
