@@ -18,15 +18,18 @@ import (
 // client_credentials grant as the configured client, reused while it
 // lives) as the actor_token when "actorToken" says so, and the token
 // issued names the gateway in its "act" claim; without it no actor_token
-// is sent and the token has no "act". Either way the server sees the
-// caller's user.
+// is sent and the token has no "act". Connections given one ActorTokens
+// share the gateway's token.
 func TestExchangeActor(t *testing.T) {
 	for _, tc := range []struct {
 		name, actor string // actor: "actorToken"'s JSON, "" for none
 		want        string // whom the exchanges' act names
+		shared      bool   // the connections share one ActorTokens
+		requests    int    // token requests for two callers
 	}{
-		{"without an actor", "", ""},
-		{"with the gateway as the actor", `"client_credentials"`, "client:gw"},
+		{"without an actor", "", "", false, 2},
+		{"with the gateway as the actor", `"client_credentials"`, "client:gw", false, 4},
+		{"with the gateway's one token as the actor", `"client_credentials"`, "client:gw", true, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			as := oauthtest.Start(t, &oauthtest.Options{ClientCredentials: true, TokenExchange: func(st string) (string, bool) {
@@ -45,9 +48,14 @@ func TestExchangeActor(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
+			var shared *oauth.ActorTokens
+			if tc.shared {
+				shared = &oauth.ActorTokens{}
+			}
 			for _, who := range []string{"ann", "bob"} {
 				c, err := upstream.Dial(ctx, cfg.Servers[0], &upstream.Options{OAuth: &oauth.Config{
 					SubjectToken: func() (string, error) { return "jwt-of-" + who, nil },
+					ActorTokens:  shared,
 				}})
 				if err != nil {
 					t.Fatalf("%s's dial: %v", who, err)
@@ -58,8 +66,8 @@ func TestExchangeActor(t *testing.T) {
 			if len(actors) != 2 || actors[0] != tc.want || actors[1] != tc.want {
 				t.Fatalf("the exchanges' actors: %q; want %q twice", actors, tc.want)
 			}
-			if n, want := as.Count("token"), map[string]int{"": 2, "client:gw": 4}[tc.want]; n != want {
-				t.Errorf("%d token requests; want %d (an exchange per caller, and a token of the gateway's per connection)", n, want)
+			if n := as.Count("token"); n != tc.requests {
+				t.Errorf("%d token requests; want %d", n, tc.requests)
 			}
 			exchanged := 0
 			for _, tok := range as.Issued() {

@@ -140,10 +140,10 @@ type jwtClientHandler struct {
 
 	// Token exchange (RFC 8693, exchange.go): the caller's own access
 	// token, exchanged at the server's authorization server for one meant
-	// for the server, as clientID with its secret; with actor, the
-	// client's own token sent as the actor_token.
+	// for the server, as clientID with its secret; with actors, the
+	// client's own token kept there sent as the actor_token.
 	subject func() (string, error)
-	actor   bool
+	actors  *ActorTokens
 
 	mu sync.Mutex
 	ts oauth2.TokenSource // guarded by mu; nil before Authorize
@@ -236,9 +236,6 @@ type assertionSource struct {
 	issuer, tokenURL, resource string
 	scopes                     []string
 	basic                      bool // the server takes client_secret_basic
-
-	mu    sync.Mutex
-	actor *oauth2.Token // guarded by mu; the client's own token, for a token exchange's actor_token (exchange.go)
 }
 
 // grantJWTBearer is the grant type of RFC 7523 section 2.1.

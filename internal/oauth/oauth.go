@@ -82,6 +82,10 @@ type Config struct {
 	// "oauth.tokenExchange" is then given a token the authorization
 	// server exchanged it for (exchange.go), and no login is asked.
 	SubjectToken func() (string, error)
+	// ActorTokens, when set, keeps the gateway's own tokens that token
+	// exchanges with "oauth.actorToken" send, shared by every connection
+	// given the same one. Nil: each connection fetches its own.
+	ActorTokens *ActorTokens
 }
 
 // LoginCommand is what a person runs to log in to server.
@@ -139,7 +143,7 @@ func New(s *config.Server, o *Config, base *http.Client, log *slog.Logger) (*Han
 	h.hc = &http.Client{Transport: issuerWatch{next: dpopAS{next: base.Transport, h: h}, h: h}, CheckRedirect: base.CheckRedirect}
 	if s.OAuth != nil && s.OAuth.TokenExchange && o.SubjectToken != nil {
 		h.clientID, h.configured = s.OAuth.ClientID, true
-		h.machine = exchangeHandler(s.OAuth, o.SubjectToken, &http.Client{Transport: base.Transport, CheckRedirect: base.CheckRedirect})
+		h.machine = exchangeHandler(s.OAuth, o.SubjectToken, o.ActorTokens, &http.Client{Transport: base.Transport, CheckRedirect: base.CheckRedirect})
 		return h, nil
 	}
 	if s.OAuth != nil {
