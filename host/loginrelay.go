@@ -86,13 +86,13 @@ func (r loginRelay) Arrive(ctx context.Context, state string, rr oauth.RelayedRe
 }
 
 // Take implements oauth.Relay.
-func (r loginRelay) Take(ctx context.Context, state string) *oauth.RelayedRedirect {
+func (r loginRelay) Take(ctx context.Context, state string) (*oauth.RelayedRedirect, error) {
 	l, err := r.k.TakeLogin(ctx, loginID(state))
 	if err != nil || l.Redirect == nil {
 		if err != nil && !errors.Is(err, store.ErrNotFound) && ctx.Err() == nil {
 			r.h.log.Warn("could not look for a login's redirect in the store", "err", err)
 		}
-		return nil
+		return nil, nil
 	}
 	plain, err := r.h.grantKeys.Open(l.Redirect, loginContext(l))
 	var rr oauth.RelayedRedirect
@@ -103,9 +103,9 @@ func (r loginRelay) Take(ctx context.Context, state string) *oauth.RelayedRedire
 		// Sealed with a key this process lacks, or not this login's: the
 		// login fails rather than wait for a redirect that has come.
 		r.h.log.Warn("a login's redirect recorded in the store does not open here", "server", l.Server, "caller", l.Caller, "err", err)
-		return &oauth.RelayedRedirect{State: state, Error: "redirect_unreadable"}
+		return nil, errors.New("the login's redirect reached another replica, and what it recorded does not open here: every replica needs the same SWITCHBOARD_GRANT_KEY")
 	}
-	return &rr
+	return &rr, nil
 }
 
 // Close implements oauth.Relay.

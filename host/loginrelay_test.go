@@ -189,3 +189,54 @@ func testLoginAcrossReplicas(t *testing.T, sa, sb oauthhost.Store) {
 		t.Fatalf("bob's grants: %+v, %v; want none", gs, err)
 	}
 }
+
+// TestLoginAcrossReplicasOtherKey: a replica whose grant key differs
+// records a redirect that the replica whose login it is cannot open:
+// that login fails at once, saying why, and no grant is kept.
+func TestLoginAcrossReplicasOtherKey(t *testing.T) {
+	as := oauthtest.Start(t, &oauthtest.Options{ExactRedirect: true})
+	path := filepath.Join(t.TempDir(), "state.db")
+	tune := func(key string) func(*host.Options) {
+		return func(o *host.Options) {
+			o.OAuth.CallbackURL = relayCallback
+			if key != "" {
+				o.OAuth.GrantKey = key
+			}
+		}
+	}
+	a := oauthhost.Open(t, as.MCP, &oauthhost.Options{PerCaller: true, Store: openSQLite(t, path), Tune: tune("")})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	op, err := a.Host.View(host.Caller{}).Login(ctx, "gh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, _ := arrive(a.Host, redirectOf(t, ctx, op.URL(), "operator")); code != http.StatusOK {
+		t.Fatalf("the operator's redirect: %d", code)
+	}
+	<-op.Done()
+	if err := a.Host.Await(ctx, "gh"); err != nil {
+		t.Fatal(err)
+	}
+	b := oauthhost.Open(t, as.MCP, &oauthhost.Options{PerCaller: true, Store: openSQLite(t, path), Creds: a.Creds,
+		Tune: tune("YW5vdGhlci1rZXktZm9yLXRlc3RzLW9ubHktMzJieXQ=")})
+
+	l, err := a.Host.View(host.Caller{Subject: "sub:ann"}).Login(ctx, "gh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, _ := arrive(b.Host, redirectOf(t, ctx, l.URL(), "ann-gh")); code != http.StatusOK {
+		t.Fatalf("ann's redirect on B: %d; want 200 (recorded)", code)
+	}
+	select {
+	case <-l.Done():
+	case <-ctx.Done():
+		t.Fatal("ann's login did not end")
+	}
+	if err := l.Err(); err == nil || !strings.Contains(err.Error(), "every replica needs the same SWITCHBOARD_GRANT_KEY") {
+		t.Fatalf("ann's login: %v; want the keys named", err)
+	}
+	if gs, err := a.Store.Grants(ctx, "sub:ann", as.MCP); err != nil || len(gs) != 0 {
+		t.Fatalf("ann's grants: %+v, %v; want none", gs, err)
+	}
+}

@@ -52,9 +52,10 @@ type Relay interface {
 	// abandoned), ErrLoginArrived when a redirect has already come.
 	Arrive(ctx context.Context, state string, rr RelayedRedirect) error
 	// Take returns what the redirect carrying state brought and forgets
-	// the login; nil while none has come (or on a failure, which the
-	// Relay reports).
-	Take(ctx context.Context, state string) *RelayedRedirect
+	// the login; nil while none has come (or when the store failed, which
+	// the Relay reports). An error says that the redirect came but cannot
+	// be read here: the login fails with it.
+	Take(ctx context.Context, state string) (*RelayedRedirect, error)
 	// Close forgets the login waiting for state.
 	Close(ctx context.Context, state string)
 }

@@ -36,6 +36,7 @@ type Redirect struct {
 	once    sync.Once
 	done    chan struct{} // closed when Serve has returned
 	taken   chan struct{} // closed when Wait has returned the redirect
+	failed  error         // set before taken is closed: the error Wait returned with the redirect, nil for a code
 }
 
 type redirectResult struct {
@@ -182,11 +183,16 @@ func (r *Redirect) Wait(ctx context.Context) (*auth.AuthorizationResult, error) 
 	for {
 		select {
 		case res := <-r.got:
+			r.failed = res.err
 			close(r.taken)
 			return res.res, res.err
 		case <-r.taken:
 			// A flow that asks again after the redirect came (go-sdk's
-			// retry of a refused login) gets no second one.
+			// retry of a refused login) gets no second one, but the
+			// reason the first failed, when it did.
+			if r.failed != nil {
+				return nil, r.failed
+			}
 			return nil, errors.New("the login's redirect has already come")
 		case <-ctx.Done():
 			return nil, fmt.Errorf("waiting for the login in the browser: %w", ctx.Err())
@@ -197,8 +203,11 @@ func (r *Redirect) Wait(ctx context.Context) (*auth.AuthorizationResult, error) 
 			if state == "" {
 				continue
 			}
-			if rr := r.routes.Relay.Take(ctx, state); rr != nil {
-				r.deliver(rr.result()) // read from got at the next turn
+			switch rr, err := r.routes.Relay.Take(ctx, state); {
+			case err != nil:
+				r.deliver(redirectResult{err: err}) // read from got at the next turn
+			case rr != nil:
+				r.deliver(rr.result())
 			}
 		}
 	}

@@ -46,16 +46,16 @@ func (m *memRelay) Arrive(_ context.Context, state string, rr RelayedRedirect) e
 	return nil
 }
 
-func (m *memRelay) Take(_ context.Context, state string) *RelayedRedirect {
+func (m *memRelay) Take(_ context.Context, state string) (*RelayedRedirect, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	rr := m.redir[state]
 	if rr != nil && !m.down {
 		delete(m.kept, state)
 		delete(m.redir, state)
-		return rr
+		return rr, nil
 	}
-	return nil
+	return nil, nil
 }
 
 func (m *memRelay) Close(_ context.Context, state string) {
