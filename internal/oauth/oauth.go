@@ -13,7 +13,8 @@
 // on a 401, a connection without a browser that fails with needs_login
 // instead of starting a flow nobody can finish, the one login flow with
 // its redirect listener, loopback or routed through the gateway's own
-// callback path (login.go, redirect.go, callback.go), DPoP (dpop.go)
+// callback path (login.go, redirect.go, callback.go: a Relay lets the
+// redirect reach any replica sharing a store), DPoP (dpop.go)
 // and machine clients (machine.go).
 //
 // A connection uses it through a Handler (New): the auth.OAuthHandler of

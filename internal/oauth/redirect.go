@@ -73,12 +73,18 @@ func (r *Redirect) Expect(authURL string) {
 		state = u.Query().Get("state")
 	}
 	r.mu.Lock()
+	prev := r.state
 	r.state = state
 	r.mu.Unlock()
-	if r.routes != nil && r.routes.Relay != nil && state != "" {
+	if r.routes != nil && r.routes.Relay != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), relayTimeout)
 		defer cancel()
-		r.routes.Relay.Open(ctx, state, r.server, r.caller)
+		if prev != "" && prev != state {
+			r.routes.Relay.Close(ctx, prev) // a flow that asked again: the first authorization URL is void
+		}
+		if state != "" {
+			r.routes.Relay.Open(ctx, state, r.server, r.caller)
+		}
 	}
 }
 
