@@ -160,4 +160,20 @@ func TestCallbackRelay(t *testing.T) {
 	if _, err := c.Wait(ctx); err == nil || err.Error() != `the authorization server refused the login: "access_denied"` {
 		t.Fatalf("Wait = %v; want the refusal", err)
 	}
+	if _, err := c.Wait(ctx); err == nil || err.Error() != `the authorization server refused the login: "access_denied"` {
+		t.Fatalf("Wait again = %v; want the same refusal", err)
+	}
+
+	// A flow that asks again: the first authorization URL's record goes.
+	d := one.redirect("gh", "eve")
+	defer d.Close()
+	d.Expect("https://as.example/authorize?state=SD1")
+	d.Expect("https://as.example/authorize?state=SD2")
+	relay.mu.Lock()
+	_, first := relay.kept["SD1"]
+	_, second := relay.kept["SD2"]
+	relay.mu.Unlock()
+	if first || !second {
+		t.Fatalf("the relay keeps SD1 %v, SD2 %v; want the second alone", first, second)
+	}
 }
