@@ -113,7 +113,8 @@
 //
 // and the other servers load. Besides server fields, a client's token
 // references variables (unset: that client is unusable), and so do the
-// store's PostgreSQL URL and the gateway's OAuth URLs (unset: an error).
+// store's PostgreSQL URL, the gateway's OAuth URLs and its public URL
+// (unset: an error).
 //
 // Errors name variables, never their values, and so do String, GoString,
 // LogValue and MarshalJSON of [Config] and [Server]; [Server.Redacted] shows

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"net/netip"
 	"net/url"
 	"path/filepath"
 	"slices"
@@ -9,12 +10,20 @@ import (
 
 // Gateway holds the settings of the gateway's HTTP endpoint (`switchboard
 // serve --http`), the top-level "gateway" object. Its zero value is the
-// default: no OAuth.
+// default: no OAuth, no public URL.
 type Gateway struct {
 	// OAuth ("oauth") makes the gateway an OAuth 2.1 resource server that
 	// accepts JWT access tokens; nil means none. serve's --oauth-* flags
 	// override its fields one by one.
 	OAuth *GatewayOAuth
+	// PublicURL ("publicUrl") is the URL at which clients and browsers
+	// reach the gateway, such as https://gw.example.com: the logins the
+	// gateway starts come back to PublicURL/oauth/callback, through its
+	// front door. An absolute https URL (http only on a loopback host),
+	// without a user, query or fragment; ${VAR} references are expanded.
+	// "" means none: each login binds a loopback listener of its own.
+	// serve's --public-url takes its place.
+	PublicURL string
 }
 
 // GatewayOAuth is the gateway as an OAuth 2.1 resource server: it accepts
@@ -54,7 +63,7 @@ func (o *GatewayOAuth) Equal(p *GatewayOAuth) bool {
 }
 
 var (
-	gatewayFields      = []string{"oauth"}
+	gatewayFields      = []string{"oauth", "publicUrl"}
 	gatewayOAuthFields = []string{"issuer", "audience", "jwks", "scopes", "requireAtJwt"}
 )
 
@@ -88,6 +97,32 @@ func checkJWKS(s string) string {
 	return ""
 }
 
+// checkPublicURL returns what is wrong with the gateway's public URL, or
+// "": where an authorization server sends a person's browser back, so
+// https (OAuth 2.1 section 7.5.1 allows plain http for a loopback host
+// alone), and a base that /oauth/callback is appended to.
+func checkPublicURL(s string) string {
+	u, err := url.Parse(s)
+	switch {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Opaque != "":
+		return "want an absolute https URL, such as https://gw.example.com"
+	case u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
+		return "a user, query or fragment has no place in it"
+	case u.Scheme == "http" && !loopbackHost(u.Hostname()):
+		return "http is allowed only on a loopback host; want an https URL (authorization servers expect an https redirect URI)"
+	}
+	return ""
+}
+
+// loopbackHost reports whether h is localhost or a loopback address.
+func loopbackHost(h string) bool {
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(h)
+	return err == nil && ip.Unmap().IsLoopback()
+}
+
 func checkAudience(s string) string {
 	if s == "" {
 		return "must not be empty"
@@ -107,6 +142,8 @@ func (d *decoder) decodeGateway(n *node, p *jsonPath) Gateway {
 		switch m.key {
 		case "oauth":
 			g.OAuth = d.decodeGatewayOAuth(m.val, fp)
+		case "publicUrl":
+			g.PublicURL, _ = d.expandedURL(m.val, fp, checkPublicURL)
 		default:
 			d.unknown(fp, m.key, gatewayFields, nil, "")
 		}
@@ -160,6 +197,11 @@ func (d *decoder) decodeGatewayOAuth(n *node, p *jsonPath) *GatewayOAuth {
 
 // validateGateway checks a hand-built Config's gateway settings.
 func (c *Config) validateGateway(add func(p *jsonPath, msg string)) {
+	if u := c.Gateway.PublicURL; u != "" {
+		if msg := checkPublicURL(u); msg != "" {
+			add((*jsonPath)(nil).k("gateway").k("publicUrl"), msg)
+		}
+	}
 	o := c.Gateway.OAuth
 	if o == nil {
 		return

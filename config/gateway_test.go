@@ -134,6 +134,65 @@ func TestGatewayValidate(t *testing.T) {
 	}
 }
 
+// TestGatewayPublicURL: "gateway.publicUrl" is an absolute https URL
+// (http on a loopback host), with ${VAR} references expanded; anything
+// else is an error at its JSON path, both when parsed and when a
+// hand-built Config is validated.
+func TestGatewayPublicURL(t *testing.T) {
+	const servers = `"mcpServers": {"a": {"command": "x"}}`
+	env := fakeEnv{"GW": "https://gw.example.com", "PLAIN": "http://gw.example.com"}
+	tests := []struct {
+		name, value string // value: the JSON of "publicUrl"
+		want        string
+		wantErr     string // after "$.gateway.publicUrl: "; "" for none
+	}{
+		{"https", `"https://gw.example.com"`, "https://gw.example.com", ""},
+		{"under a path", `"https://gw.example.com/switchboard/"`, "https://gw.example.com/switchboard/", ""},
+		{"loopback http", `"http://127.0.0.1:8939"`, "http://127.0.0.1:8939", ""},
+		{"localhost http", `"http://localhost:8939"`, "http://localhost:8939", ""},
+		{"IPv6 loopback http", `"http://[::1]:8939"`, "http://[::1]:8939", ""},
+		{"from the environment", `"${GW}"`, "https://gw.example.com", ""},
+		{"http elsewhere", `"http://gw.example.com"`, "", "http is allowed only on a loopback host"},
+		{"http from the environment", `"${PLAIN}"`, "", "after expansion, http is allowed only on a loopback host"},
+		{"no scheme", `"gw.example.com"`, "", "want an absolute https URL"},
+		{"not http", `"ftp://gw.example.com"`, "", "want an absolute https URL"},
+		{"no host", `"https://"`, "", "want an absolute https URL"},
+		{"a query", `"https://gw.example.com/?x=1"`, "", "a user, query or fragment has no place in it"},
+		{"a fragment", `"https://gw.example.com/#x"`, "", "a user, query or fragment"},
+		{"a user", `"https://ann@gw.example.com"`, "", "a user, query or fragment"},
+		{"empty", `""`, "", "want an absolute https URL"},
+		{"unset variable", `"${UNSET}"`, "", `environment variable "UNSET" is not set`},
+		{"not a string", `8939`, "", "want string, got number"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := `{"gateway": {"publicUrl": ` + tt.value + `}, ` + servers + `}`
+			cfg, err := Parse([]byte(src), testFile, env.opts())
+			if tt.wantErr != "" {
+				if want := testFile + ": $.gateway.publicUrl: " + tt.wantErr; err == nil || !strings.Contains(err.Error(), want) {
+					t.Fatalf("Parse error = %v, want one containing %q", err, want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Gateway.PublicURL != tt.want {
+				t.Errorf("PublicURL = %q, want %q", cfg.Gateway.PublicURL, tt.want)
+			}
+			if err := cfg.Validate(); err != nil {
+				t.Errorf("Validate: %v", err)
+			}
+		})
+	}
+	for _, bad := range []string{"http://gw.example.com", "gw.example.com", "https://gw.example.com/?x"} {
+		cfg := &Config{Source: testFile, Gateway: Gateway{PublicURL: bad}}
+		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "$.gateway.publicUrl: ") {
+			t.Errorf("Validate of %q = %v, want a $.gateway.publicUrl error", bad, err)
+		}
+	}
+}
+
 // TestGatewayOAuthEqual: Equal compares every field, and nil with nil.
 func TestGatewayOAuthEqual(t *testing.T) {
 	base := GatewayOAuth{Issuer: "https://a.example", Audience: "gw", JWKS: "/k", Scopes: []string{"mcp"}}

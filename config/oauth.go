@@ -85,7 +85,18 @@ type OAuth struct {
 	// ClientID, instead of asking the caller to log in. Needs Issuer and
 	// ClientID.
 	TokenExchange bool
+	// ActorToken ("actorToken") names, with TokenExchange, the token that
+	// says who acts on the caller's behalf (RFC 8693 section 2.1,
+	// delegation): ActorClientCredentials sends the gateway's own access
+	// token, from the client_credentials grant as ClientID with its
+	// secret, as the exchange's actor_token, so that the token issued
+	// names the gateway in its "act" claim. "" (the default) sends none.
+	ActorToken string
 }
+
+// ActorClientCredentials is the one source of OAuth.ActorToken: the
+// client's own token, from the client_credentials grant.
+const ActorClientCredentials = "client_credentials"
 
 // The grants of the "oauth" block.
 const (
@@ -101,7 +112,7 @@ const (
 	GrantEnterprise = "enterprise"
 )
 
-var oauthFields = []string{"clientId", "clientSecretEnv", "scopes", "clientMetadataUrl", "issuer", "grant", "privateKeyEnv", "assertionFile", "assertionEnv", "idpTokenUrl", "idpClientId", "perCaller", "tokenExchange"}
+var oauthFields = []string{"clientId", "clientSecretEnv", "scopes", "clientMetadataUrl", "issuer", "grant", "privateKeyEnv", "assertionFile", "assertionEnv", "idpTokenUrl", "idpClientId", "perCaller", "tokenExchange", "actorToken"}
 
 var oauthHints = map[string]string{
 	"clientSecret":  `a secret is never written in the configuration: put it in an environment variable and name it in "clientSecretEnv"`,
@@ -175,6 +186,12 @@ func (d *decoder) decodeOAuth(n *node, p *jsonPath, server string) (*OAuth, bool
 			}
 		case "tokenExchange":
 			o.TokenExchange, good = d.boolean(m.val, fp, server)
+		case "actorToken":
+			o.ActorToken, good = d.str(m.val, fp, server)
+			if good && o.ActorToken != ActorClientCredentials {
+				d.add(fp, server, fmt.Sprintf(`unknown actor token %s: want %q (the gateway's own token, from the client_credentials grant as "clientId")`, quote(o.ActorToken), ActorClientCredentials), nil)
+				good = false
+			}
 		default:
 			d.unknown(fp, m.key, oauthFields, oauthHints, server)
 		}
@@ -220,6 +237,12 @@ func (d *decoder) decodeOAuth(n *node, p *jsonPath, server string) (*OAuth, bool
 		ok = false
 	case o.TokenExchange && o.ClientID == "":
 		d.add(p.k("tokenExchange"), server, `token exchange needs the client that asks for it: set "clientId"`, nil)
+		ok = false
+	case o.ActorToken != "" && !o.TokenExchange:
+		d.add(p.k("actorToken"), server, `an actor token is sent with a token exchange: set "tokenExchange": true`, nil)
+		ok = false
+	case o.ActorToken != "" && o.ClientSecretEnv == "":
+		d.add(p.k("actorToken"), server, `the actor token is the client's own, from the client_credentials grant: set "clientSecretEnv"`, nil)
 		ok = false
 	}
 	if ok && o.Issuer == "" {

@@ -85,6 +85,7 @@ func (h *Host) runLoginAs(s *server, sc *config.Server, caller, key string, l *L
 	oc := *h.opts.OAuth
 	oc.TokensPath, oc.Authorize, oc.RedirectURL = "", nil, ""
 	oc.Grants = callerGrants{h: h, caller: caller}
+	oc.Caller = caller
 	o.OAuth = &oc
 	var shown bool
 	err := upstream.Login(ctx, sc, &o, func(authURL string) {

@@ -427,6 +427,7 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 		}
 		return nil, err
 	}
+	h.relayLogins()
 	h.callers.init(opts.OAuth, &h.watchers)
 	h.opts.OnListChanged = h.listChanged
 	h.opts.CheckElicit = h.checkElicit

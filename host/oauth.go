@@ -72,7 +72,8 @@ func (o *OAuthOptions) upstream() *oauth.Config {
 	if o == nil {
 		return nil
 	}
-	c := &oauth.Config{TokensPath: o.TokensPath, Authorize: o.Authorize, RedirectURL: o.RedirectURL, ClientMetadataURL: o.ClientMetadataURL}
+	c := &oauth.Config{TokensPath: o.TokensPath, Authorize: o.Authorize, RedirectURL: o.RedirectURL, ClientMetadataURL: o.ClientMetadataURL,
+		ActorTokens: &oauth.ActorTokens{}}
 	if o.CallbackURL != "" {
 		c.Callback = oauth.NewCallback(o.CallbackURL)
 	}

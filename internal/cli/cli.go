@@ -470,7 +470,7 @@ func (r *run) open() int {
 	}
 	undo := func() {}
 	if use.prepare != nil {
-		u, err := use.prepare(opts)
+		u, err := use.prepare(cfg, opts)
 		if err != nil {
 			return r.usagef("%v", err)
 		}

@@ -130,6 +130,9 @@ func (r *server) reload(ctx context.Context, log *slog.Logger, announce bool) {
 	if r.oauthChanged(r.cfg, cfg) {
 		fmt.Fprintf(r.env.Stderr, "switchboard: warning: the \"gateway.oauth\" setting changed; the gateway goes on accepting the JWTs it accepted until the next start\n")
 	}
+	if r.publicURLChanged(r.cfg, cfg) {
+		fmt.Fprintf(r.env.Stderr, "switchboard: warning: the \"gateway.publicUrl\" setting changed; logins come back to the URL they came back to until the next start\n")
+	}
 	r.cfg = cfg
 	if g := r.gateway.Load(); g != nil {
 		g.Sync()

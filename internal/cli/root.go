@@ -76,9 +76,10 @@ type hostUse struct {
 	// refresh, when it returns true, has every enabled server
 	// discovered again first.
 	refresh func() bool
-	// prepare adds to the host's options (nil: nothing to); undo undoes
-	// it when the host does not open. opened is told the host (nil: not).
-	prepare func(opts *host.Options) (undo func(), err error)
+	// prepare adds to the host's options, for the configuration cfg
+	// (nil: nothing to); undo undoes it when the host does not open.
+	// opened is told the host (nil: not).
+	prepare func(cfg *config.Config, opts *host.Options) (undo func(), err error)
 	opened  func(h *host.Host)
 }
 

@@ -66,9 +66,14 @@ type server struct {
 // prepare gives the host serve opens the gateway's notifications and the
 // gateway's log: a line per call, servers' exits and restarts, what goes
 // wrong with a server, and the findings of warn severity or above, as they
-// happen. undo closes the log when the host does not open.
-func (r *server) prepare(opts *host.Options) (undo func(), err error) {
+// happen. undo closes the log when the host does not open. The logins'
+// redirect URL is settled here, where the configuration is loaded:
+// --public-url, else cfg's "gateway.publicUrl".
+func (r *server) prepare(cfg *config.Config, opts *host.Options) (undo func(), err error) {
 	opts.Lock = r.serve.locked
+	if err := r.settlePublicURL(cfg); err != nil {
+		return nil, err
+	}
 	if r.serve.callback != "" && opts.OAuth != nil {
 		opts.OAuth.CallbackURL = r.serve.callback
 	}
@@ -150,7 +155,7 @@ func (f *serveFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.maxSessions, "max-sessions", gateway.DefaultMaxSessions, "legacy sessions open at once, at most; past it a new one is refused (503, Retry-After)")
 	fs.IntVar(&f.maxPerClient, "max-sessions-per-client", gateway.DefaultMaxSessionsPerClient, "legacy sessions of one client (a named client, a JWT subject or the token), at most; past it the client's idlest session is closed")
 	fs.StringVar(&f.pprof, "pprof", "", "serve Go's runtime profiles (net/http/pprof) on this loopback `address`, e.g. 127.0.0.1:6060")
-	fs.StringVar(&f.publicURL, "public-url", "", "the `URL` clients and browsers reach the gateway at (e.g. https://gw.example.com): OAuth logins the gateway starts come back to URL/oauth/callback instead of a loopback listener on this machine")
+	fs.StringVar(&f.publicURL, "public-url", "", "the `URL` clients and browsers reach the gateway at (e.g. https://gw.example.com): OAuth logins the gateway starts come back to URL/oauth/callback instead of a loopback listener on this machine; overrides the configuration's gateway.publicUrl")
 	fs.StringVar(&f.lock, "lock", "", "serve only what the lockfile `file` pins (written by 'switchboard lock'; see docs/PINS.md)")
 	fs.StringVar(&f.pub, "pub", "", "the public key `file` that verifies --lock's signature")
 	f.auth.register(fs)
@@ -174,7 +179,7 @@ func (r *server) checkServe() error {
 		if f.stdio {
 			return errors.New("serve: --public-url names where the gateway serves HTTP; it has no use with --stdio")
 		}
-		cb, warning, err := publicCallback(f.publicURL, f.allowHosts)
+		cb, warning, err := publicCallback(f.publicURL, "--public-url", f.allowHosts)
 		if err != nil {
 			return err
 		}

@@ -30,7 +30,7 @@ func TestPublicCallback(t *testing.T) {
 		{"https://ann@gw.example.com", nil, "user", true, false},
 		{"https://", nil, "absolute", true, false},
 	} {
-		got, warn, err := publicCallback(tc.raw, tc.allow)
+		got, warn, err := publicCallback(tc.raw, "--public-url", tc.allow)
 		switch {
 		case tc.wantErr && (err == nil || !strings.Contains(err.Error(), tc.want)):
 			t.Errorf("%s: %q, %v; want an error with %q", tc.raw, got, err, tc.want)

@@ -134,3 +134,72 @@ func TestTokenExchange(t *testing.T) {
 		t.Fatalf("the records' upstream identities: %v", seenAs)
 	}
 }
+
+// TestTokenExchangeActor: with "oauth.actorToken", each caller's token
+// exchange carries the gateway's own token as the actor_token, one token
+// of the gateway's for every caller, and the token issued names the
+// gateway in its "act" claim; the server sees each caller as itself.
+func TestTokenExchangeActor(t *testing.T) {
+	is := issuer.New(t)
+	var mu sync.Mutex
+	minted := map[string]string{}
+	as := oauthtest.Start(t, &oauthtest.Options{ClientCredentials: true, TokenExchange: func(st string) (string, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		u, ok := minted[st]
+		return u, ok
+	}})
+	as.AddClient("gw")
+	doc := map[string]any{"mcpServers": map[string]any{"gh": map[string]any{"url": as.MCP, "trust": "trusted",
+		"oauth": map[string]any{"perCaller": true, "tokenExchange": true, "actorToken": "client_credentials",
+			"clientId": "gw", "clientSecretEnv": "GW_SECRET", "issuer": as.Issuer}}}}
+	cfg := parseWithEnv(t, doc, map[string]string{"GW_SECRET": "gw-secret"})
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	h, syncs := openHost(t, cfg, host.Options{Store: db, StopTimeout: 500 * time.Millisecond,
+		OAuth: &host.OAuthOptions{TokensPath: filepath.Join(t.TempDir(), "creds.json"), GrantKey: oauthhost.GrantKey}})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	l, err := h.Login(ctx, "gh")
+	if err != nil || l.URL() == "" {
+		t.Fatalf("the operator's login: %v", err)
+	}
+	if err := oauthtest.BrowseAs(ctx, l.URL(), "operator"); err != nil {
+		t.Fatal(err)
+	}
+	<-l.Done()
+	if err := h.Await(ctx, "gh"); err != nil {
+		t.Fatal(err)
+	}
+	g := gateway.New(h, &gateway.Options{Version: "test"})
+	syncs(g)
+	g.Sync()
+	ln := listen(t)
+	aud := "http://" + ln.Addr().String() + "/mcp"
+	v, err := jwtauth.New(ctx, jwtauth.Options{Issuer: is.URL, Audience: aud})
+	if err != nil {
+		t.Fatal(err)
+	}
+	serveOn(t, g, ln, gateway.HTTPOptions{Auth: &gateway.AuthOptions{JWT: v, Issuer: is.URL, Resource: aud}})
+	before := as.Count("token")
+	for _, who := range []string{"ann", "bob"} {
+		tok := is.Mint(t, issuer.Token{Subject: who, Audience: []string{aud}})
+		mu.Lock()
+		minted[tok] = "x-" + who
+		mu.Unlock()
+		cs := connectWith(t, aud, tok, "", nil)
+		res, err := whoamiFor(ctx, cs, who)
+		if err != nil || res.IsError || !strings.Contains(text(t, res), "caller ok: x-"+who) {
+			t.Fatalf("%s: %+v, %v", who, res, err)
+		}
+	}
+	if got := as.Actors(); len(got) != 2 || got[0] != "client:gw" || got[1] != "client:gw" {
+		t.Fatalf("the exchanges' actors: %q; want the gateway's client twice", got)
+	}
+	if n := as.Count("token") - before; n != 3 {
+		t.Errorf("%d token requests for two callers; want 3 (one token of the gateway's, an exchange each)", n)
+	}
+}

@@ -35,7 +35,7 @@ func Login(ctx context.Context, sc *config.Server, o *Config, show func(authURL 
 	var red *Redirect
 	var err error
 	if o.Callback != nil {
-		red = o.Callback.redirect()
+		red = o.Callback.redirect(sc.Name, o.Caller)
 	} else if red, err = listenKeptRedirect(o.TokensPath, sc.URL); err != nil {
 		return fault.New(fault.CodeUnavailable, sc.Name, "login", err)
 	}

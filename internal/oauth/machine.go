@@ -140,8 +140,10 @@ type jwtClientHandler struct {
 
 	// Token exchange (RFC 8693, exchange.go): the caller's own access
 	// token, exchanged at the server's authorization server for one meant
-	// for the server, as clientID with its secret.
+	// for the server, as clientID with its secret; with actors, the
+	// client's own token kept there sent as the actor_token.
 	subject func() (string, error)
+	actors  *ActorTokens
 
 	mu sync.Mutex
 	ts oauth2.TokenSource // guarded by mu; nil before Authorize

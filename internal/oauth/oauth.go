@@ -13,7 +13,8 @@
 // on a 401, a connection without a browser that fails with needs_login
 // instead of starting a flow nobody can finish, the one login flow with
 // its redirect listener, loopback or routed through the gateway's own
-// callback path (login.go, redirect.go, callback.go), DPoP (dpop.go)
+// callback path (login.go, redirect.go, callback.go: a Relay lets the
+// redirect reach any replica sharing a store), DPoP (dpop.go)
 // and machine clients (machine.go).
 //
 // A connection uses it through a Handler (New): the auth.OAuthHandler of
@@ -71,6 +72,9 @@ type Config struct {
 	// TokensPath: one caller's own grants, kept in the store (see
 	// Grants). TokensPath then keeps nothing of this connection.
 	Grants Grants
+	// Caller is whose login Login runs ("" for the operator's), for the
+	// record a Callback's Relay keeps of it.
+	Caller string
 	// LoginHint, when set, says how to log in, in the needs_login
 	// failure, in place of LoginCommand.
 	LoginHint string
@@ -79,6 +83,10 @@ type Config struct {
 	// "oauth.tokenExchange" is then given a token the authorization
 	// server exchanged it for (exchange.go), and no login is asked.
 	SubjectToken func() (string, error)
+	// ActorTokens, when set, keeps the gateway's own tokens that token
+	// exchanges with "oauth.actorToken" send, shared by every connection
+	// given the same one. Nil: each connection fetches its own.
+	ActorTokens *ActorTokens
 }
 
 // LoginCommand is what a person runs to log in to server.
@@ -136,7 +144,7 @@ func New(s *config.Server, o *Config, base *http.Client, log *slog.Logger) (*Han
 	h.hc = &http.Client{Transport: issuerWatch{next: dpopAS{next: base.Transport, h: h}, h: h}, CheckRedirect: base.CheckRedirect}
 	if s.OAuth != nil && s.OAuth.TokenExchange && o.SubjectToken != nil {
 		h.clientID, h.configured = s.OAuth.ClientID, true
-		h.machine = exchangeHandler(s.OAuth, o.SubjectToken, &http.Client{Transport: base.Transport, CheckRedirect: base.CheckRedirect})
+		h.machine = exchangeHandler(s.OAuth, o.SubjectToken, o.ActorTokens, &http.Client{Transport: base.Transport, CheckRedirect: base.CheckRedirect})
 		return h, nil
 	}
 	if s.OAuth != nil {

@@ -14,7 +14,7 @@ import (
 // 410, and a login closed takes none; only a GET is taken.
 func TestCallbackRoutes(t *testing.T) {
 	cb := NewCallback("https://gw.example/oauth/callback")
-	a, b := cb.redirect(), cb.redirect()
+	a, b := cb.redirect("gh", ""), cb.redirect("gh", "")
 	defer a.Close()
 	a.Expect("https://as.example/authorize?state=SA")
 	b.Expect("https://as.example/authorize?state=SB")
@@ -51,7 +51,7 @@ func TestCallbackRoutes(t *testing.T) {
 	if got, _ := get("code=after&state=SB"); got != http.StatusBadRequest {
 		t.Errorf("a redirect for a closed login: %d; want 400", got)
 	}
-	c := cb.redirect()
+	c := cb.redirect("gh", "")
 	defer c.Close()
 	c.Expect("https://as.example/authorize?state=SC")
 	for _, m := range []string{http.MethodPost, http.MethodHead} {

@@ -66,6 +66,8 @@ func Run(t *testing.T, open Opener) {
 		{"FlowMarks", testFlowMarks},
 		{"Grants", testGrants},
 		{"GrantLease", testGrantLease},
+		{"PendingLogins", testPendingLogins},
+		{"PendingLoginOnce", testPendingLoginOnce},
 		{"Closed", testClosed},
 	} {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open) })

@@ -6,7 +6,9 @@
 // the resource indicator required, iss in the redirect), /token (code and
 // refresh grants; the client must be one it knows, named in the form or
 // by HTTP Basic authentication; with Options.TokenExchange, the RFC 8693
-// token-exchange grant too), /register (dynamic registration). A login
+// token-exchange grant too, whose actor_token it names in the token's
+// "act" claim; with Options.ClientCredentials, the client_credentials
+// grant), /register (dynamic registration). A login
 // is a user's (BrowseAs; "user" by default), and its access tokens are
 // JWTs whose subject is that user (signed with a key of the server's, for
 // clients that read who they are; the MCP server looks them up); the
@@ -55,8 +57,15 @@ type Options struct {
 	ExactRedirect bool
 	// TokenExchange, when set, takes the token-exchange grant (RFC 8693)
 	// from a known client: it says whose subject_token it is (the user
-	// the token issued for it acts as), or false to refuse it.
+	// the token issued for it acts as), or false to refuse it. An
+	// actor_token, when sent, must be an access token this server issued
+	// (of type access_token); the token issued then names its user in
+	// its "act" claim (RFC 8693 section 4.1).
 	TokenExchange func(subjectToken string) (user string, ok bool)
+	// ClientCredentials takes the client_credentials grant from a known
+	// client: the token issued is the client's own, its user
+	// "client:<ID>".
+	ClientCredentials bool
 }
 
 // DefaultUser is who logs in when a browser leg names nobody.
@@ -94,6 +103,7 @@ type Server struct {
 	users    map[string]string    // access or refresh token → its user
 	calls    []Call               // the whoami calls, in order
 	exchange []string             // the subject tokens of token exchanges, in order
+	actors   []string             // the actor of each token exchange, in order; "" for none
 	key      []byte               // signs the access tokens
 	seen     []string             // the client of every authorization request, in order
 	counts   map[string]int       // requests by endpoint, "refresh" for refresh grants
@@ -167,6 +177,14 @@ func (s *Server) Calls() []Call {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.calls)
+}
+
+// Actors returns, for each token exchange so far, whom its actor_token
+// named ("" when it had none), in order.
+func (s *Server) Actors() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.actors)
 }
 
 // Exchanged returns the subject tokens of the token exchanges so far.
@@ -367,7 +385,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusUnauthorized, map[string]any{"error": "invalid_client"})
 		return
 	}
-	var resource, user string
+	var resource, user, actor string
 	switch r.PostForm.Get("grant_type") {
 	case "authorization_code":
 		g, ok := s.codes[r.PostForm.Get("code")]
@@ -395,17 +413,33 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		if s.opts.TokenExchange != nil {
 			user, ok = s.opts.TokenExchange(st)
 		}
+		if at := r.PostForm.Get("actor_token"); at != "" || r.PostForm.Has("actor_token_type") {
+			exp, live := s.access[at]
+			if !live || !time.Now().Before(exp) || r.PostForm.Get("actor_token_type") != "urn:ietf:params:oauth:token-type:access_token" {
+				s.actors = append(s.actors, "refused")
+				writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid_request"})
+				return
+			}
+			actor = s.users[at]
+		}
+		s.actors = append(s.actors, actor)
 		if !ok || r.PostForm.Get("resource") != s.MCP {
 			writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid_grant"})
 			return
 		}
 		resource = s.MCP
+	case "client_credentials":
+		if !s.opts.ClientCredentials {
+			writeJSON(w, http.StatusBadRequest, map[string]any{"error": "unauthorized_client"})
+			return
+		}
+		resource, user = r.PostForm.Get("resource"), "client:"+client
 	default:
 		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "unsupported_grant_type"})
 		return
 	}
 	exp := time.Now().Add(s.opts.TTL)
-	at := s.mint(user, exp)
+	at := s.mint(user, actor, exp)
 	s.access[at] = exp
 	s.resource[at] = resource
 	s.users[at] = user
@@ -443,11 +477,16 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // mint makes an access token for user: a JWT (HS256, under s.key) with
-// its subject, a unique ID and its expiry. s.mu is held.
-func (s *Server) mint(user string, exp time.Time) string {
+// its subject, a unique ID and its expiry, and, when actor is not "",
+// the "act" claim naming the actor. s.mu is held.
+func (s *Server) mint(user, actor string, exp time.Time) string {
 	enc := base64.RawURLEncoding
 	head := enc.EncodeToString([]byte(`{"alg":"HS256","typ":"at+jwt"}`))
-	body, _ := json.Marshal(map[string]any{"iss": s.Issuer, "sub": user, "jti": rand.Text(), "exp": exp.Unix()})
+	claims := map[string]any{"iss": s.Issuer, "sub": user, "jti": rand.Text(), "exp": exp.Unix()}
+	if actor != "" {
+		claims["act"] = map[string]any{"sub": actor}
+	}
+	body, _ := json.Marshal(claims)
 	signing := head + "." + enc.EncodeToString(body)
 	mac := hmac.New(sha256.New, s.key)
 	mac.Write([]byte(signing))
