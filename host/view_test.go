@@ -28,7 +28,7 @@ func TestViewOfAProfile(t *testing.T) {
 	}), &host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond})
 	ctx := context.Background()
 	for _, s := range []string{"s", "other"} {
-		if err := h.Await(ctx, s); err != nil {
+		if err := h.Ready(ctx, s); err != nil {
 			t.Fatal(err)
 		}
 	}

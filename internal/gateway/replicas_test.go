@@ -53,7 +53,7 @@ func connected(t *testing.T, h *host.Host) {
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
 	for _, s := range h.Servers() {
-		if err := h.Await(ctx, s.Name); err != nil {
+		if err := h.Ready(ctx, s.Name); err != nil {
 			t.Fatalf("server %s: %v", s.Name, err)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 )
 
 // stateTTL bounds how long a client may take to answer an input request.
@@ -53,7 +54,7 @@ func newSealer(key []byte) *sealer {
 func hostSealer(h *host.Host, log *slog.Logger) *sealer {
 	ctx, cancel := context.WithTimeout(context.Background(), stateKeyTimeout)
 	defer cancel()
-	key, err := h.Secret(ctx, stateKey)
+	key, err := hostlink.Of(h).Secret(ctx, stateKey)
 	if err != nil {
 		log.Warn("request states are signed with this process's own key: the other replicas will refuse them", "err", err)
 		key = nil
