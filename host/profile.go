@@ -200,9 +200,10 @@ func (p *ProviderTools) Resolve(name string, args json.RawMessage) (string, json
 }
 
 // Call calls the tool a provider named, with the provider's arguments
-// mapped back (see Resolve). A name the conversion did not see (a tool
-// listed since, such as one a tool_search found) is called as it is, with
-// the arguments as they are: rebuild ProviderTools after OnChange to give
+// mapped back (see [ProviderTools.Resolve]), as the view's caller
+// ([View.Call]). A name the conversion did not see (a tool listed since,
+// such as one a tool_search found) is called as it is, with the arguments
+// as they are: rebuild the ProviderTools after [Options.OnChange] to give
 // the provider the new list.
 func (p *ProviderTools) Call(ctx context.Context, name string, args json.RawMessage, opts *CallOptions) (*Result, error) {
 	orig, origArgs, err := p.Resolve(name, args)

@@ -91,3 +91,41 @@ func TestViewOfAProfile(t *testing.T) {
 		t.Error("what the profile's search found is listed for the operator too")
 	}
 }
+
+// TestViewProviderTools: a view's provider tools are its own, deferred
+// ones included, and their Call keeps to the view.
+func TestViewProviderTools(t *testing.T) {
+	h := openWith(t, parseDoc(t, map[string]any{
+		"context": map[string]any{"deferTools": true, "capabilityTools": false},
+		"mcpServers": map[string]any{
+			"s":     child(t, testkit.ModeServer, map[string]any{"eager": true}),
+			"other": child(t, testkit.ModeServer, map[string]any{"eager": true}),
+		},
+		"profiles": map[string]any{"p": map[string]any{"servers": []string{"s"}}},
+	}), &host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond})
+	ctx := context.Background()
+	if err := h.Ready(ctx); err != nil {
+		t.Fatal(err)
+	}
+	all, err := h.View(host.Caller{}).ProviderTools("anthropic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(all.JSON()); !strings.Contains(got, `"other__echo"`) || !strings.Contains(got, `"s__big"`) {
+		t.Errorf("the operator's anthropic tools lack a server's: %s", got)
+	}
+	p, err := h.View(host.Caller{Profile: "p"}).ProviderTools("anthropic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(p.JSON())
+	if strings.Contains(got, "other") || !strings.Contains(got, `"s__big"`) || !strings.Contains(got, `"defer_loading":true`) {
+		t.Errorf("the profile's anthropic tools, want s's deferred and nothing of other's: %s", got)
+	}
+	if _, err := p.Call(ctx, "other__echo", json.RawMessage(`{"text":"hi"}`), nil); err == nil {
+		t.Error("the profile's provider tools called a tool outside it")
+	}
+	if res, err := p.Call(ctx, "s__echo", json.RawMessage(`{"text":"hi"}`), nil); err != nil || res.IsError {
+		t.Errorf("s__echo through the profile's provider tools: %v %v", res, err)
+	}
+}
