@@ -90,6 +90,13 @@ func TestViewOfAProfile(t *testing.T) {
 	if slices.Contains(names(h.ModelTools()), "s__big") {
 		t.Error("what the profile's search found is listed for the operator too")
 	}
+
+	// A server outside the profile takes no unsubscribe from it, as one
+	// that does not exist.
+	err = v.Unsubscribe(ctx, "other", "test://x")
+	if nerr := v.Unsubscribe(ctx, "nosch", "test://x"); err == nil || nerr == nil || strings.ReplaceAll(err.Error(), "other", "nosch") != nerr.Error() {
+		t.Errorf("unsubscribe outside the view: %v, want as a server that does not exist: %v", err, nerr)
+	}
 }
 
 // TestViewProviderTools: a view's provider tools are its own, deferred
