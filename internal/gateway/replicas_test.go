@@ -47,7 +47,7 @@ func replica(t *testing.T, st store.Store, servers map[string]any) *fixture {
 	return &fixture{url: base + "/mcp", host: h}
 }
 
-// connected waits until every server of h can take requests (Host.Await).
+// connected waits until every server of h can take requests (Host.Ready).
 func connected(t *testing.T, h *host.Host) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)

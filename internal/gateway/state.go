@@ -48,7 +48,7 @@ func newSealer(key []byte) *sealer {
 	return &sealer{key: key, now: time.Now}
 }
 
-// hostSealer returns a sealer with h's shared key (Host.Secret), or a key
+// hostSealer returns a sealer with h's shared key (its link's Secret, internal/hostlink), or a key
 // of its own when h has no store or the store cannot give it: then states
 // this gateway issues hold on this gateway only, and log says so.
 func hostSealer(h *host.Host, log *slog.Logger) *sealer {
