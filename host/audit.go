@@ -21,7 +21,7 @@ import (
 // disk is full) are kept and retried, in order, as soon as the store is
 // seen to answer again (nudge) and at least every auditRetryMax; rows are
 // lost only when a queue is full while the store still refuses them, and
-// then counted. While rows wait, StoreUp and Ready say so.
+// then counted. While rows wait, storeUp and readiness say so.
 
 const (
 	// auditQueue bounds the queue between calls and the writer; a call

@@ -214,23 +214,23 @@ func TestStoreUpSaysAuditRowsWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer h.Close()
-	if !h.StoreUp() || h.Ready(context.Background()) != nil {
-		t.Fatalf("before: StoreUp %v, Ready %v", h.StoreUp(), h.Ready(context.Background()))
+	if !h.storeUp() || h.readiness(context.Background()) != nil {
+		t.Fatalf("before: StoreUp %v, Ready %v", h.storeUp(), h.readiness(context.Background()))
 	}
 	st.down.Store(true)
 	h.audit.record(&store.Call{Time: time.Now(), Tool: "s:t", Server: "s", Outcome: outcomeOK})
-	if !eventually(func() bool { return h.AuditStats().Waiting == 1 }) {
+	if !eventually(func() bool { return h.auditStats().Waiting == 1 }) {
 		t.Fatal("the refused row is not waiting")
 	}
-	if h.StoreUp() {
+	if h.storeUp() {
 		t.Error("StoreUp with an audit row the store refused")
 	}
-	if err := h.Ready(context.Background()); err == nil || !strings.Contains(err.Error(), "audit rows") {
+	if err := h.readiness(context.Background()); err == nil || !strings.Contains(err.Error(), "audit rows") {
 		t.Errorf("Ready = %v, want not ready for the audit rows", err)
 	}
 	st.down.Store(false)
-	h.Ready(context.Background()) // a ping that answers nudges the writer
-	if !eventually(func() bool { return h.StoreUp() && h.Ready(context.Background()) == nil }) {
-		t.Errorf("after the store took writes again: StoreUp %v, Ready %v", h.StoreUp(), h.Ready(context.Background()))
+	h.readiness(context.Background()) // a ping that answers nudges the writer
+	if !eventually(func() bool { return h.storeUp() && h.readiness(context.Background()) == nil }) {
+		t.Errorf("after the store took writes again: StoreUp %v, Ready %v", h.storeUp(), h.readiness(context.Background()))
 	}
 }

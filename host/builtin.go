@@ -22,7 +22,7 @@ import (
 )
 
 // Built-in tools: Switchboard's own tools that keep a model's context
-// small (config: "context"). ModelTools lists them beside the servers'
+// small (config: "context"). View.Tools lists them beside the servers'
 // tools and Call runs them.
 //
 // The capability tools let a model discover and read resources and prompts
@@ -43,7 +43,7 @@ import (
 // tool_servers (the view's servers, a line each): deferred tools are not
 // listed until a search finds them, and then they are, for the rest of the
 // host's life. tool_search's description names the view's servers, and
-// its answer gives each tool found once, compactly (searchanswer.go). Each view (see View)
+// its answer gives each tool found once, compactly. Each view (see View)
 // has its own: it searches the view's tools, and what it finds is listed
 // for the views of the same profile only. A deferred tool is callable by
 // its exact name without a search.
@@ -233,16 +233,7 @@ func isBuiltinName(name string) bool {
 	return slices.ContainsFunc(builtins, func(b *builtin) bool { return b.tool.Name == name })
 }
 
-// ModelTools returns the tools to give a model, sorted by name: the
-// servers' tools that are not deferred (context deferTools), or are kept
-// by alwaysInclude, or were found by a tool_search; and the built-in tools
-// that are on. With context.outputSchemaHint, descriptions carry the
-// tool's output schema. A server tool whose name is a built-in's is left
-// out while that built-in is on (its canonical ID still calls it). It is
-// the operator's view's Tools (see View).
-func (h *Host) ModelTools() []Tool { return h.modelTools(h.View(Caller{})) }
-
-// modelTools is ModelTools for a view.
+// modelTools is View.Tools.
 func (h *Host) modelTools(v *View) []Tool {
 	active := h.activeBuiltins(v)
 	snap, cfg := h.snapshot(), h.config()

@@ -7,6 +7,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/fault"
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
@@ -23,11 +24,11 @@ import (
 // logins are keyed by the server's name alone.
 func loginKey(server, caller string) string { return server + "\x00" + caller }
 
-// LoginAs starts caller's own browser login to server, a Streamable HTTP
+// loginAs starts caller's own browser login to server, a Streamable HTTP
 // server with "oauth.perCaller"; see Login for what it returns. caller is
 // an identity as CallOptions.Client carries it (a named client, or
 // "sub:<subject>").
-func (h *Host) LoginAs(ctx context.Context, caller, server string) (*Login, error) {
+func (h *Host) loginAs(ctx context.Context, caller, server string) (*Login, error) {
 	if caller == "" {
 		return h.Login(ctx, server)
 	}
@@ -111,11 +112,11 @@ func (h *Host) runLoginAs(s *server, sc *config.Server, caller, key string, l *L
 	h.loginMu.Unlock()
 }
 
-// LogoutAs forgets caller's own grants for server and closes caller's
+// logoutAs forgets caller's own grants for server and closes caller's
 // connection to it, and says how many grants there were. Other callers
 // keep theirs. The authorization server is not told: a grant that must
 // end everywhere is revoked there too.
-func (h *Host) LogoutAs(ctx context.Context, caller, server string) (int, error) {
+func (h *Host) logoutAs(ctx context.Context, caller, server string) (int, error) {
 	if caller == "" {
 		return 0, fault.New(fault.CodeInvalidInput, server, "logout", errors.New("no caller named"))
 	}
@@ -135,17 +136,9 @@ func (h *Host) LogoutAs(ctx context.Context, caller, server string) (int, error)
 	return n, nil
 }
 
-// CallerGrant is one caller's own grant to a server, as the status page
-// shows it: who, as whom the server knows them, since when.
-type CallerGrant struct {
-	Caller  string
-	Subject string // who the server knows the caller as; "" when its tokens do not say
-	Saved   string // RFC 3339
-}
-
-// CallerGrants lists the callers that hold a grant of their own for
+// callerGrants lists the callers that hold a grant of their own for
 // server, without the grants.
-func (h *Host) CallerGrants(ctx context.Context, server string) ([]CallerGrant, error) {
+func (h *Host) callerGrants(ctx context.Context, server string) ([]hostlink.CallerGrant, error) {
 	sc := h.config().Server(server)
 	k, _ := h.store.(store.GrantKeeper)
 	if sc == nil || k == nil || !perCallerLogins(sc) {
@@ -155,9 +148,9 @@ func (h *Host) CallerGrants(ctx context.Context, server string) ([]CallerGrant, 
 	if err != nil {
 		return nil, err
 	}
-	out := make([]CallerGrant, 0, len(gs))
+	out := make([]hostlink.CallerGrant, 0, len(gs))
 	for _, g := range gs {
-		out = append(out, CallerGrant{Caller: g.Caller, Subject: g.Subject, Saved: g.SavedAt.UTC().Format("2006-01-02T15:04:05Z")})
+		out = append(out, hostlink.CallerGrant{Caller: g.Caller, Subject: g.Subject, Saved: g.SavedAt.UTC().Format("2006-01-02T15:04:05Z")})
 	}
 	return out, nil
 }
@@ -172,7 +165,7 @@ func (v *View) Login(ctx context.Context, server string) (*Login, error) {
 	}
 	id := v.c.identity()
 	if sc := v.h.config().Server(server); sc != nil && id != "" && perCallerLogins(sc) {
-		return v.h.LoginAs(ctx, id, server)
+		return v.h.loginAs(ctx, id, server)
 	}
 	if id != "" {
 		return nil, fault.New(fault.CodeInvalidInput, server, "login", errors.New("the server's one grant serves every caller: only the operator logs in to it"))

@@ -374,9 +374,9 @@ func (p *callerPool) closeConns(cs []*callerConn) {
 	}
 }
 
-// CallerConns returns how many callers' connections are open or being
+// callerConns returns how many callers' connections are open or being
 // dialled, for the status page and tests.
-func (h *Host) CallerConns() int {
+func (h *Host) callerConns() int {
 	h.callers.mu.Lock()
 	defer h.callers.mu.Unlock()
 	return len(h.callers.conns)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/attribute"
@@ -144,12 +145,35 @@ func withoutServer(err error, name string) string {
 	return msg
 }
 
-// Await waits while the named server is starting (connecting, its tools
-// not known yet), bounded by ctx and its startupTimeoutMs, and waits for
-// that server only. It returns nil when the server can take requests (it
-// is ready, or its tools are known from its saved catalogue), and
-// otherwise why not: its start-up error, or ctx's.
-func (h *Host) Await(ctx context.Context, server string) error {
+// Ready waits while the named servers are starting (connecting, their
+// tools not known yet), every enabled server when none is named, in
+// parallel, each bounded by ctx and its startupTimeoutMs. It returns nil
+// when each can take requests (it is ready, or its tools are known from
+// its saved catalogue), and otherwise why not, joined: a server's
+// start-up error, or ctx's. A request that fails with [ErrStarting] names
+// the server to wait for.
+func (h *Host) Ready(ctx context.Context, servers ...string) error {
+	if len(servers) == 0 {
+		for _, sc := range h.config().Servers {
+			if runnable(sc) {
+				servers = append(servers, sc.Name)
+			}
+		}
+	}
+	if len(servers) == 1 {
+		return h.await(ctx, servers[0])
+	}
+	errs := make([]error, len(servers))
+	var wg sync.WaitGroup
+	for i, name := range servers {
+		wg.Go(func() { errs[i] = h.await(ctx, name) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// await is Ready for one server.
+func (h *Host) await(ctx context.Context, server string) error {
 	s := h.comp.Load().servers[server]
 	if s == nil {
 		return fault.New(fault.CodeNotFound, "", "", fmt.Errorf("no server %q", server))
@@ -174,7 +198,7 @@ func (h *Host) Await(ctx context.Context, server string) error {
 
 // ErrStarting marks the unavailable failure of a request whose server is
 // still starting (errors.Is); the *fault.Error it is in names the
-// server, which Await waits for.
+// server, which [Host.Ready] waits for.
 var ErrStarting = errors.New("the server is still starting")
 
 // starting returns the name of the server that a request failed on
@@ -201,15 +225,16 @@ func (h *Host) conn(ctx context.Context, name string) (*upstream.Conn, error) {
 // arguments object; nil means {}. The call is bounded by the server's
 // callTimeout, and cancelling ctx cancels it upstream.
 //
-// A server's tools may have changed behind its saved catalogue (see
-// rediscover.go): a name that misses while the catalogue may be stale, or
-// a call the server answers with "unknown tool", discovers the server
-// again and is made again, once; a call that may have run is never made
-// again. A server started for the call is discovered before anything is
-// sent, and the call checked against the approved definitions.
+// A server's tools may have changed behind its saved catalogue: a name
+// that misses while the catalogue may be stale, or a call the server
+// answers with "unknown tool", discovers the server again and is made
+// again, once; a call that may have run is never made again. A server
+// started for the call is discovered before anything is sent, and the
+// call checked against the approved definitions.
 //
-// opts.Profile limits the call to that profile's view (see View): a tool
-// outside it answers as a tool no server has.
+// opts.Profile limits the call to that profile's view (see [View]): a
+// tool outside it answers as a tool no server has. [View.Call] calls as
+// one caller.
 func (h *Host) Call(ctx context.Context, name string, args json.RawMessage, opts *CallOptions) (*Result, error) {
 	return h.call0(ctx, h.viewOf(opts), name, args, opts)
 }

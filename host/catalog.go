@@ -81,8 +81,8 @@ type ServerStatus struct {
 	HeldInjection []string `json:"heldInjection,omitempty"`
 	// LaunchHeld is "new" or "changed" while the server is held because
 	// its launch was never approved or changed since, "unlocked" or
-	// "lockfile" while Options.Lock does not name it or pins another
-	// launch (State is "held").
+	// "lockfile" while the lockfile it is served under (serve --lock)
+	// does not name it or pins another launch (State is "held").
 	LaunchHeld string `json:"launchHeld,omitempty"`
 	// Sandbox says how a stdio server is confined; nil for the others.
 	Sandbox *SandboxStatus `json:"sandbox,omitempty"`
@@ -98,8 +98,9 @@ type Tool struct {
 	InputSchema  json.RawMessage      `json:"inputSchema"`
 	OutputSchema json.RawMessage      `json:"outputSchema,omitempty"`
 	Annotations  *mcp.ToolAnnotations `json:"annotations,omitempty"`
-	// Deferred is set (by Tools) on a tool that ModelTools leaves out until
-	// a tool_search finds it (config: context.deferTools).
+	// Deferred is set (by [Host.Tools]) on a tool that [View.Tools]
+	// leaves out until a tool_search finds it (config:
+	// context.deferTools).
 	Deferred bool `json:"deferred,omitempty"`
 	// Held is set (by Search) on a tool held for review (HeldStatus):
 	// only its names and server are given, never its definition.
@@ -211,8 +212,9 @@ func (h *Host) Servers() []ServerStatus {
 }
 
 // Tools returns every tool of the servers, sorted by model-facing name,
-// deferred ones included (and marked); ModelTools returns what to give a
-// model.
+// deferred ones included (and marked). What to give a model is a view's:
+// [View.Tools], or [View.ProviderTools] in a provider's format; the
+// operator's is h.View(Caller{}).
 func (h *Host) Tools() []Tool {
 	snap, cfg := h.snapshot(), h.config()
 	out := make([]Tool, 0, len(snap.Tools()))
@@ -250,9 +252,9 @@ func schemaJSON(s any) json.RawMessage {
 	return b
 }
 
-// Tool describes one tool, by model-facing name or canonical ID, or a
-// built-in tool that is on (see ModelTools).
-func (h *Host) Tool(name string) (Tool, error) {
+// tool describes one tool, by model-facing name or canonical ID, or a
+// built-in tool that is on in the operator's view.
+func (h *Host) tool(name string) (Tool, error) {
 	if b := h.lookupBuiltin(h.View(Caller{}), name); b != nil {
 		return b.tool, nil
 	}

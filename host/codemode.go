@@ -272,7 +272,7 @@ func (v *View) awaitStarting(ctx context.Context) {
 	comp := v.h.comp.Load()
 	for _, name := range v.servers() {
 		if s := comp.servers[name]; s != nil && s.currentState() == StateStarting {
-			wg.Go(func() { _ = v.h.Await(ctx, name) })
+			wg.Go(func() { _ = v.h.await(ctx, name) })
 		}
 	}
 	wg.Wait()

@@ -63,7 +63,7 @@ func TestCodeModeTasks(t *testing.T) {
 	}), &host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond})
 	ctx := t.Context()
 	for _, s := range []string{"demo", "filesystem", "memory"} {
-		if err := h.Await(ctx, s); err != nil {
+		if err := h.Ready(ctx, s); err != nil {
 			t.Fatal(err)
 		}
 	}

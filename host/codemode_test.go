@@ -65,7 +65,7 @@ func TestCodeRun(t *testing.T) {
 		}})
 	ctx := t.Context()
 	for _, s := range []string{"demo", "other"} {
-		if err := h.Await(ctx, s); err != nil {
+		if err := h.Ready(ctx, s); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -192,7 +192,7 @@ func TestCodeRunBeside(t *testing.T) {
 		"mcpServers": map[string]any{"demo": demoServer(t)},
 	}))
 	ctx := t.Context()
-	if err := h.Await(ctx, "demo"); err != nil {
+	if err := h.Ready(ctx, "demo"); err != nil {
 		t.Fatal(err)
 	}
 	v := h.View(host.Caller{})
@@ -229,7 +229,7 @@ func TestStoredScripts(t *testing.T) {
 	h := openWith(t, parseDoc(t, doc(`return (await demo.add({a: args.a, b: args.b})).sum`)),
 		&host.Options{StateDir: t.TempDir(), StopTimeout: 500 * time.Millisecond})
 	ctx := t.Context()
-	if err := h.Await(ctx, "demo"); err != nil {
+	if err := h.Ready(ctx, "demo"); err != nil {
 		t.Fatal(err)
 	}
 	listed := false
@@ -287,7 +287,7 @@ func TestCodeRunHeldTool(t *testing.T) {
 		"mcpServers": map[string]any{"s": child(t, testkit.ModeServer, map[string]any{"approval": "manual", "sandbox": testSandbox})},
 	}), &host.Options{StateDir: t.TempDir(), StopTimeout: 500 * time.Millisecond})
 	ctx := t.Context()
-	if err := h.Await(ctx, "s"); err != nil {
+	if err := h.Ready(ctx, "s"); err != nil {
 		t.Fatal(err)
 	}
 	v := h.View(host.Caller{})
@@ -315,7 +315,7 @@ func TestCodeRunHeldForApproval(t *testing.T) {
 		"mcpServers": map[string]any{"demo": demoServer(t)},
 	}), &host.Options{StateDir: t.TempDir(), StopTimeout: 500 * time.Millisecond})
 	ctx := t.Context()
-	if err := h.Await(ctx, "demo"); err != nil {
+	if err := h.Ready(ctx, "demo"); err != nil {
 		t.Fatal(err)
 	}
 	v := h.View(host.Caller{})

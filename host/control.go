@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/fault"
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 )
 
 // What an operator does to a running Host (the gateway's control API):
@@ -47,38 +48,16 @@ func (h *Host) Restart(ctx context.Context, name string) error {
 	return nil
 }
 
-// ApprovalsChanged re-reads the approved definitions of the servers that
+// approvalsChanged re-reads the approved definitions of the servers that
 // hold any back, at once (a running Host otherwise does so every second,
 // or on the store's change feed), and rebuilds the aggregate when they
 // changed: an approval made through the store by this process is in force
 // when it returns.
-func (h *Host) ApprovalsChanged() {
+func (h *Host) approvalsChanged() {
 	if h.refreshPins() {
 		h.rebuild()
 		h.changed()
 	}
-}
-
-// LiveCall is a tool call in flight.
-type LiveCall struct {
-	ID     uint64    `json:"id"`
-	Start  time.Time `json:"start"`
-	Client string    `json:"client,omitempty"` // the caller as it authenticated ("" for the operator)
-	// ClientName is the name the client gave itself.
-	ClientName string `json:"clientName,omitempty"`
-	Server     string `json:"server"`
-	Tool       string `json:"tool"` // canonical ID
-	// Progress and Total are the last progress notification's, when the
-	// caller asked for progress (CallOptions.Progress); Message its
-	// message, escaped.
-	Progress float64 `json:"progress,omitempty"`
-	Total    float64 `json:"total,omitempty"`
-	Message  string  `json:"message,omitempty"`
-}
-
-// LiveCalls returns the tool calls in flight, oldest first.
-func (h *Host) LiveCalls() []LiveCall {
-	return h.live.list()
 }
 
 // liveCalls are the calls in flight. Its lock guards next and calls, and
@@ -86,20 +65,20 @@ func (h *Host) LiveCalls() []LiveCall {
 type liveCalls struct {
 	mu    sync.Mutex
 	next  uint64
-	calls map[uint64]*LiveCall
+	calls map[uint64]*hostlink.LiveCall
 }
 
 // begin records a call in flight and returns the options to call with (a
 // progress callback that also records the progress) and the function that
 // ends the record.
 func (l *liveCalls) begin(server, tool string, opts *CallOptions) (*CallOptions, func()) {
-	lc := &LiveCall{Start: time.Now(), Server: server, Tool: tool}
+	lc := &hostlink.LiveCall{Start: time.Now(), Server: server, Tool: tool}
 	if opts != nil {
 		lc.Client, lc.ClientName = opts.Client, opts.ClientName
 	}
 	l.mu.Lock()
 	if l.calls == nil {
-		l.calls = map[uint64]*LiveCall{}
+		l.calls = map[uint64]*hostlink.LiveCall{}
 	}
 	l.next++
 	id := l.next
@@ -124,14 +103,14 @@ func (l *liveCalls) begin(server, tool string, opts *CallOptions) (*CallOptions,
 	}
 }
 
-func (l *liveCalls) list() []LiveCall {
+func (l *liveCalls) list() []hostlink.LiveCall {
 	l.mu.Lock()
-	out := make([]LiveCall, 0, len(l.calls))
+	out := make([]hostlink.LiveCall, 0, len(l.calls))
 	for _, c := range l.calls {
 		out = append(out, *c)
 	}
 	l.mu.Unlock()
-	slices.SortFunc(out, func(a, b LiveCall) int { return cmp.Compare(a.ID, b.ID) })
+	slices.SortFunc(out, func(a, b hostlink.LiveCall) int { return cmp.Compare(a.ID, b.ID) })
 	return out
 }
 

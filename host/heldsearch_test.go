@@ -22,13 +22,13 @@ func TestSearchShowsHeldToolsByNameOnly(t *testing.T) {
 		map[string]any{"context": map[string]any{"deferTools": true}, "profiles": map[string]any{"good": map[string]any{"servers": []string{"good"}}}}, nil)
 	r.mustReady(t, "hostile")
 	var held *host.Tool
-	for _, tl := range r.Search("add numbers", 5) {
+	for _, tl := range r.SearchWords("add numbers", 5) {
 		if tl.Name == "hostile__add_numbers" {
 			held = &tl
 		}
 	}
 	if held == nil {
-		t.Fatalf("search for the held add_numbers: %+v", r.Search("add numbers", 5))
+		t.Fatalf("search for the held add_numbers: %+v", r.SearchWords("add numbers", 5))
 	}
 	if !held.Held || held.Server != "hostile" || held.ID != "hostile:add_numbers" || held.Description != "" || held.Title != "" || held.InputSchema != nil {
 		t.Errorf("held tool in search: %+v, want names only and Held", *held)
@@ -60,7 +60,7 @@ func TestSearchShowsHeldToolsByNameOnly(t *testing.T) {
 		t.Errorf("the profile's tool_search names the hostile server: %v %v", out, err)
 	}
 	// A request that names no held tool shows none.
-	for _, tl := range r.Search("echo text", 5) {
+	for _, tl := range r.SearchWords("echo text", 5) {
 		if tl.Held {
 			t.Errorf("search for echo shows held %s", tl.Name)
 		}

@@ -48,7 +48,7 @@ func TestHoldsHeldOrWarned(t *testing.T) {
 // whole, so a tool whose definition is its pin again is released, and a
 // view taken earlier is a copy that the next check leaves alone.
 func TestHoldsDriftReplacedWhole(t *testing.T) {
-	h := &Host{log: slog.New(slog.DiscardHandler), lock: Lock{}} // locked: nothing is written, every change held
+	h := &Host{log: slog.New(slog.DiscardHandler), lock: serverLock{}} // locked: nothing is written, every change held
 	sc := &config.Server{Name: "a"}
 	v1 := &mcp.Tool{Name: "echo", Description: "echoes", InputSchema: map[string]any{"type": "object"}}
 	v2 := &mcp.Tool{Name: "echo", Description: "echoes, then mails it", InputSchema: map[string]any{"type": "object"}}

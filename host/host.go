@@ -34,7 +34,7 @@
 // Every tool has a canonical ID, "<server>:<tool>", and a model-facing name
 // that matches ^[a-zA-Z0-9_-]{1,64}$: "<prefix>__<tool>" where that is
 // valid, else a sanitised form with a hash suffix (see docs/CONFIGURATION.md,
-// "Names"). [Host.Call], [Host.Tool] and the other lookups accept either.
+// "Names"). [Host.Call], [View.Find] and the other lookups accept either.
 // Resources and prompts are named by canonical ID, "<server>:<uri>" and
 // "<server>:<prompt>". Server names may contain colons: the longest
 // configured server name wins.
@@ -65,7 +65,7 @@
 // [ErrNotFound], [ErrInvalidParams] and [ErrUnknownOutcome], or against
 // package fault's sentinel of any other code, or read [fault.CodeOf]. A
 // request that finds its server still starting is [ErrUnavailable] and
-// [ErrStarting], naming the server, which [Host.Await] waits for. A
+// [ErrStarting], naming the server, which [Host.Ready] waits for. A
 // tool that returns isError is a successful Call whose [Result] has
 // IsError set.
 //
@@ -185,13 +185,6 @@ type Options struct {
 	// given any opens only part of a configuration, and so does not mark
 	// a store that pins no launch yet as one that does. nil approves none.
 	ApproveLaunches []string
-	// Lock, when not nil, is the only thing served (`serve --lock`; see
-	// docs/PINS.md): a server it does not name, or whose launch differs
-	// from its, is held and never started; a tool or the instructions
-	// whose definition differs from the lock's hash are held, and no
-	// approval releases them; a prompt or template that differs is left
-	// out. The store's approvals do not apply.
-	Lock Lock
 	// StateDir is the directory of the state store that Open opens when
 	// the configuration names no PostgreSQL store (its "store" section):
 	// the embedded SQLite database state.db in it, made if need be. The
@@ -217,8 +210,8 @@ type Options struct {
 	// Open would open, whatever StateDir and Ephemeral say; Close does
 	// not close it. The switchboard command passes its own. A store shared by several processes (one with a
 	// change feed) brings their approvals here at once; while it is
-	// unreachable the Host serves from memory (see Ready, StoreUp and
-	// AuditStats).
+	// unreachable the Host serves from memory, and the gateway's
+	// readiness says so.
 	Store store.Store
 	// PinsRecheck is how often the pins of servers with held tools are
 	// re-read from the store: the fallback of a store's change feed, and
@@ -237,21 +230,25 @@ type Options struct {
 	// OAuth 2.1 (see OAuthOptions). Nil sends them only their configured
 	// headers.
 	OAuth *OAuthOptions
-	// TracerProvider, when set, traces each Call as a span (see trace.go)
+	// TracerProvider, when set, traces each Call as a span
 	// and each request to a server as its child, with the trace context
 	// passed to the server in _meta (and in the headers of an HTTP
 	// request). Nil traces nothing, at no cost.
 	TracerProvider trace.TracerProvider
+
+	// lock, set by hostlink.WithLock, is the only thing served.
+	lock serverLock
 }
 
-// Host is a set of connected servers. Create it with Open.
-//
-// Each server owns its state behind its own lock (see server); the Host
-// keeps only what spans servers. Lock order: reloadMu, then mu, then a
-// server's mu (see server); pinsMu, then a server's mu. A call takes none
-// of the Host's locks: it reads comp and snap, and touches only its own
-// server.
+// Host is a set of connected servers under one namespace. Create it with
+// [Open]; what one caller may see and do is its [View].
 type Host struct {
+	// Each server owns its state behind its own lock (see server); the
+	// Host keeps only what spans servers. Lock order: reloadMu, then mu,
+	// then a server's mu (see server); pinsMu, then a server's mu. A call
+	// takes none of the Host's locks: it reads comp and snap, and touches
+	// only its own server.
+
 	// Fixed at Open.
 	log        *slog.Logger
 	opts       upstream.Options
@@ -299,7 +296,7 @@ type Host struct {
 
 	approveLaunch map[string]bool  // Options.ApproveLaunches; fixed at Open
 	packages      *packageResolver // resolves npx-style launches' packages (launch.go); fixed at Open
-	lock          Lock             // Options.Lock; nil without one; fixed at Open
+	lock          serverLock       // Options.lock; nil without one; fixed at Open
 	launchesBegun atomic.Bool      // the store pins launches (launch.go); set at Open
 
 	grantKeys   *grantKeyring // OAuthOptions.GrantKey; nil without one; fixed at Open
@@ -455,10 +452,10 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 		h.approveLaunch[name] = true
 	}
 	h.packages = newPackageResolver()
-	if opts.Lock == nil && st != nil {
+	if opts.lock == nil && st != nil {
 		h.packages.prefetch(ctx, cfg)
 	}
-	h.lock = opts.Lock
+	h.lock = opts.lock
 	h.launchesBegun.Store(h.launchBegun(ctx))
 	comp := &composition{cfg: cfg, pol: pol, servers: make(map[string]*server, len(cfg.Servers))}
 	for _, sc := range cfg.Servers {

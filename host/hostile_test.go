@@ -530,7 +530,7 @@ func TestHostileUnicode(t *testing.T) {
 			}
 		}
 	}
-	for _, p := range r.Prompts() {
+	for _, p := range r.View(host.Caller{}).Prompts() {
 		if c, bad := hasInvisible(p.Description); bad {
 			t.Errorf("prompt %s: description holds %U", p.ID, c)
 		}

@@ -8,15 +8,7 @@ type ServerInstructions struct {
 	Text string `json:"text"`
 }
 
-// Instructions returns the instructions of every server that has given
-// some, sorted by server name. A server's instructions are published only
-// once its lists were discovered (live, or saved from an earlier
-// discovery), and not while a change to them waits for approval; a
-// disabled or closed server's are not. It is the operator's view's
-// Instructions (see View).
-func (h *Host) Instructions() []ServerInstructions { return h.instructions() }
-
-// instructions is Instructions for every server.
+// instructions is View.Instructions for every server.
 func (h *Host) instructions() []ServerInstructions {
 	comp := h.comp.Load()
 	var out []ServerInstructions

@@ -6,12 +6,14 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/drift"
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"github.com/switchboard-mcp/switchboard/internal/pkgpin"
 	"github.com/switchboard-mcp/switchboard/internal/registry"
 )
 
-// Lockfiles (docs/PINS.md): ServerPins reads what a lockfile pins of each
-// server; a Host opened with Options.Lock serves only what the lock pins.
+// Lockfiles (docs/PINS.md): serverPins reads what a lockfile pins of each
+// server; a Host opened with a lock (hostlink.WithLock) serves only what
+// the lock pins.
 // A server the lock does not name is held, never started; one whose
 // launch (package included: the lock's version is the one launched)
 // differs is held; a tool or the instructions whose definition differs
@@ -19,34 +21,14 @@ import (
 // lock's hashes as the pins and no approval able to release them; a
 // prompt or template whose definition differs is left out of the lists.
 
-// ServerPins is what a lockfile pins of one server: hashes of its launch
-// and of each definition it offers (internal/drift's canonical forms).
-type ServerPins struct {
-	Server string
-	// Launch is the hash of the server's launch, its package included.
-	Launch string
-	// Package is its npx-style launch's package, resolved to an exact
-	// version; nil for other launches.
-	Package *config.LaunchPackage
-	// Instructions is the hash of its instructions; "" for none.
-	Instructions string
-	// Tools, Prompts and Templates map each offered tool, prompt and
-	// resource template by name to the hash of its definition.
-	Tools, Prompts, Templates map[string]string
-	// State is the server's state; Known reports whether its lists are
-	// known (discovered, or read from its saved catalogue).
-	State State
-	Known bool
-}
+// serverLock is what a lock holds the servers to, by server name.
+type serverLock = map[string]hostlink.ServerPins
 
-// Lock is what Options.Lock holds the servers to, by server name.
-type Lock map[string]ServerPins
-
-// ServerPins returns what a lockfile pins of each enabled, usable
+// serverPins returns what a lockfile pins of each enabled, usable
 // server, in the configuration's order.
-func (h *Host) ServerPins() []ServerPins {
+func (h *Host) serverPins() []hostlink.ServerPins {
 	comp := h.comp.Load()
-	var out []ServerPins
+	var out []hostlink.ServerPins
 	for _, sc := range comp.cfg.Servers {
 		if !runnable(sc) {
 			continue
@@ -58,7 +40,7 @@ func (h *Host) ServerPins() []ServerPins {
 		if def == nil {
 			def = sc.Launch().Definition()
 		}
-		p := ServerPins{Server: sc.Name, Launch: drift.Hash(def), Package: pinnedPackage(def), State: state, Known: cat != nil}
+		p := hostlink.ServerPins{Server: sc.Name, Launch: drift.Hash(def), Package: pinnedPackage(def), Held: state == StateHeld, Known: cat != nil}
 		if cat != nil {
 			p.Instructions, p.Tools, p.Prompts, p.Templates = listHashes(sc, cat)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 )
 
 // TestLock: a host opened with a Lock serves what it pins; a tool whose
@@ -19,7 +20,7 @@ func TestLock(t *testing.T) {
 	ctx := context.Background()
 	servers := map[string]any{"kit": launchKit(t, nil), "other": launchKit(t, map[string]string{"X": "1"})}
 	h := open(t, parse(t, servers, nil))
-	lock := host.Lock{}
+	lock := map[string]hostlink.ServerPins{}
 	for _, p := range h.ServerPins() {
 		if !p.Known || len(p.Tools) == 0 || len(p.Prompts) == 0 || len(p.Templates) == 0 {
 			t.Fatalf("pins of %s: %+v; want its lists", p.Server, p)
@@ -37,7 +38,8 @@ func TestLock(t *testing.T) {
 	other.Launch = "sha256:0"
 	lock["other"] = other
 	servers["unlocked"] = launchKit(t, map[string]string{"Y": "1"})
-	opts := &host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond, Lock: lock}
+	opts := &host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond}
+	hostlink.WithLock(opts, lock)
 	h = openWith(t, parse(t, servers, nil), opts)
 	defer h.Close()
 
@@ -45,7 +47,7 @@ func TestLock(t *testing.T) {
 		t.Errorf("kit__echo, its hash changed in the lock: %v, want definition_changed", err)
 	}
 	call(t, h, "kit__slow", `{}`)
-	if ps := h.Prompts(); len(ps) != 0 {
+	if ps := h.View(host.Caller{}).Prompts(); len(ps) != 0 {
 		t.Errorf("prompts the lock does not pin are listed: %v", ps)
 	}
 	for name, want := range map[string]string{"other": "lockfile", "unlocked": "unlocked"} {

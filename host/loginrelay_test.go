@@ -136,7 +136,7 @@ func testLoginAcrossReplicas(t *testing.T, sa, sb oauthhost.Store) {
 	login(a.Host.View(host.Caller{}), "operator", a.Host)
 	b := oauthhost.Open(t, as.MCP, &oauthhost.Options{PerCaller: true, Store: sb, Creds: a.Creds, Tune: tune})
 	for _, r := range []*oauthhost.Rig{a, b} {
-		if err := r.Host.Await(ctx, "gh"); err != nil {
+		if err := r.Host.Ready(ctx, "gh"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -215,7 +215,7 @@ func TestLoginAcrossReplicasOtherKey(t *testing.T) {
 		t.Fatalf("the operator's redirect: %d", code)
 	}
 	<-op.Done()
-	if err := a.Host.Await(ctx, "gh"); err != nil {
+	if err := a.Host.Ready(ctx, "gh"); err != nil {
 		t.Fatal(err)
 	}
 	b := oauthhost.Open(t, as.MCP, &oauthhost.Options{PerCaller: true, Store: openSQLite(t, path), Creds: a.Creds,

@@ -44,7 +44,7 @@ func TestServerOutputMasked(t *testing.T) {
 	}, leakyLookup), &opts)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := h.Await(ctx, "chatty"); err != nil {
+	if err := h.Ready(ctx, "chatty"); err != nil {
 		t.Fatal(err)
 	}
 	_, callErr := h.Call(ctx, "broken__anything", nil, nil)

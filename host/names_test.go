@@ -55,7 +55,7 @@ func TestResourceOwnerAndBareURIs(t *testing.T) {
 		"test":    child(t, testkit.ModeServer, nil),
 	}, nil))
 	var servers []string
-	for _, r := range h.Resources() {
+	for _, r := range h.View(host.Caller{}).Resources() {
 		if r.URI == "test://static" {
 			servers = append(servers, r.Server)
 		}
@@ -64,7 +64,7 @@ func TestResourceOwnerAndBareURIs(t *testing.T) {
 		t.Errorf("servers of test://static in Resources order = %q, want %q", servers, want)
 	}
 	servers = nil
-	for _, tm := range h.Templates() {
+	for _, tm := range h.View(host.Caller{}).Templates() {
 		servers = append(servers, tm.Server)
 	}
 	if want := []string{"memory", "memory2", "test"}; !slices.Equal(servers, want) {

@@ -30,11 +30,11 @@ type OAuthOptions struct {
 	RedirectURL string
 	// CallbackURL, when set, is the URL at which the gateway itself
 	// receives logins' redirects: its public URL followed by
-	// /oauth/callback, where its front door serves Host.OAuthCallback.
-	// Every login Host.Login and Host.LoginAs start registers it and
-	// comes back there; no loopback listener is bound. "" binds a
-	// loopback listener per login, so the browser must run on the
-	// host's machine.
+	// /oauth/callback, where its front door serves the Host's callback
+	// handler. Every login [Host.Login] and [View.Login] start registers
+	// it and comes back there; no loopback listener is bound. "" binds a
+	// loopback listener per login, so the browser must run on the host's
+	// machine.
 	CallbackURL string
 	// ClientMetadataURL is Switchboard's client ID metadata document (an
 	// https URL with a path), for servers whose "oauth" block names none.
@@ -80,12 +80,12 @@ func (o *OAuthOptions) upstream() *oauth.Config {
 	return c
 }
 
-// OAuthCallback is the handler that takes logins' redirects at
+// oauthCallback is the handler that takes logins' redirects at
 // OAuthOptions.CallbackURL, nil when it is not set. It answers without a
 // bearer token (an authorization server's redirect carries none): it
 // hands the code to the login whose state the redirect carries, and
 // answers 400 to any other.
-func (h *Host) OAuthCallback() http.Handler {
+func (h *Host) oauthCallback() http.Handler {
 	if h.opts.OAuth == nil || h.opts.OAuth.Callback == nil {
 		return nil
 	}

@@ -13,7 +13,7 @@ import (
 // are plain values, so that an observer (the gateway's metrics, its log
 // line) needs nothing of the Host; counts that can be read at any time
 // (states, calls in flight, held definitions, spill bytes) are read from
-// Servers and SpillBytes instead.
+// Servers and the gateway's link (internal/hostlink) instead.
 
 // CallRecord describes one finished tool call, or one refused before it
 // went out. It never holds argument or result data.
@@ -185,16 +185,16 @@ func guardRow(ev ServerEvent) *store.Call {
 // an observer), so that a caller can skip building one.
 func (h *Host) observing() bool { return h.audit.on() || h.onCall != nil }
 
-// SpillBytes returns the bytes held by the store of large results (see
+// spillBytes returns the bytes held by the store of large results (see
 // config.Context.SpillBytes).
-func (h *Host) SpillBytes() int {
+func (h *Host) spillBytes() int {
 	h.spills.mu.Lock()
 	defer h.spills.mu.Unlock()
 	return h.spills.total
 }
 
-// CallsInFlight returns the number of tool calls in progress, by server.
-func (h *Host) CallsInFlight() map[string]int {
+// callsInFlight returns the number of tool calls in progress, by server.
+func (h *Host) callsInFlight() map[string]int {
 	comp := h.comp.Load()
 	out := make(map[string]int, len(comp.servers))
 	for name, s := range comp.servers {

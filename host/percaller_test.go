@@ -73,7 +73,7 @@ func TestPerCallerGrants(t *testing.T) {
 
 	op := h.View(host.Caller{})
 	loginAs(t, ctx, op, "operator")
-	if err := h.Await(ctx, "gh"); err != nil {
+	if err := h.Ready(ctx, "gh"); err != nil {
 		t.Fatal(err)
 	}
 	ann := h.View(host.Caller{Subject: "sub:ann", Session: "s1"})
@@ -233,7 +233,7 @@ func testRefreshAcrossReplicas(t *testing.T, sa, sb oauthhost.Store) {
 	}
 	b := oauthhost.Open(t, as.MCP, &oauthhost.Options{PerCaller: true, Store: sb, Creds: a.Creds})
 	for _, r := range []*oauthhost.Rig{a, b} {
-		if err := r.Host.Await(ctx, "gh"); err != nil {
+		if err := r.Host.Ready(ctx, "gh"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -281,7 +281,7 @@ func TestPerCallerLogoutElsewhere(t *testing.T) {
 	defer cancel()
 	loginAs(t, ctx, a.Host.View(host.Caller{}), "operator")
 	b := oauthhost.Open(t, as.MCP, &oauthhost.Options{PerCaller: true, Store: a.Store, Creds: a.Creds})
-	if err := b.Host.Await(ctx, "gh"); err != nil {
+	if err := b.Host.Ready(ctx, "gh"); err != nil {
 		t.Fatal(err)
 	}
 	loginAs(t, ctx, a.Host.View(host.Caller{Subject: "sub:ann"}), "ann-gh")
@@ -414,7 +414,7 @@ func TestPerCallerRevokedAcrossReplicas(t *testing.T) {
 	defer cancel()
 	loginAs(t, ctx, a.Host.View(host.Caller{}), "operator")
 	b := oauthhost.Open(t, as.MCP, &oauthhost.Options{PerCaller: true, Store: a.Store, Creds: a.Creds})
-	if err := b.Host.Await(ctx, "gh"); err != nil {
+	if err := b.Host.Ready(ctx, "gh"); err != nil {
 		t.Fatal(err)
 	}
 	annA := a.Host.View(host.Caller{Subject: "sub:ann"})

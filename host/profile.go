@@ -13,7 +13,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/tokens"
 )
 
-// Provider profiles: the model's tool list (ModelTools) in the shape an
+// Provider profiles: a view's model tool list (View.Tools) in the shape an
 // LLM provider's API takes, normalised for what that provider rejects
 // (internal/profile): names within its pattern, $ref inlined, combinators
 // flattened for Gemini, empty objects given "properties". The conversion is
@@ -29,22 +29,25 @@ func Formats() []string {
 	return out
 }
 
-// ProviderTools is the model's tool list converted for one provider, as it
-// was when made: rebuild it when the list changes (Options.OnChange).
+// ProviderTools is a view's tool list ([View.Tools]) converted for one
+// provider, as it was when made: rebuild it when the list changes
+// ([Options.OnChange]).
 type ProviderTools struct {
-	// Format is the provider format: see Formats.
+	// Format is the provider format: see [Formats].
 	Format string
-	// Tools are the converted tool definitions, in ModelTools order: one
+	// Tools are the converted tool definitions, in [View.Tools] order: one
 	// function tool each for openai, openai-responses and anthropic, one
 	// FunctionDeclaration each for gemini, an MCP tool each for mcp.
 	Tools []json.RawMessage
 
-	host    *Host
+	view    *View
 	mapping profile.Mapping
 }
 
-// ProviderTools converts ModelTools for a provider format ("mcp",
-// "openai", "openai-responses", "anthropic", "gemini").
+// ProviderTools converts the view's tools ([View.Tools]) for a provider
+// format ("mcp", "openai", "openai-responses", "anthropic", "gemini"; see
+// [Formats]), to put in the provider's request; [ProviderTools.Call]
+// calls what the provider's model asks for, as the view's caller.
 //
 // Where tools are deferred (config: context.deferTools) and the provider
 // has a tool search of its own, its native deferred loading is written
@@ -57,19 +60,16 @@ type ProviderTools struct {
 // namespaces (named for the server, described by its instructions' first
 // sentence), each function deferred. tool_search, tool_describe and
 // tool_servers are left out then. Call resolves deferred tools too.
-func (h *Host) ProviderTools(format string) (*ProviderTools, error) {
+func (v *View) ProviderTools(format string) (*ProviderTools, error) {
+	h := v.h
 	f, err := profile.ParseFormat(format)
 	if err != nil {
 		return nil, fault.New(fault.CodeInvalidInput, "", "convert tools", err)
 	}
-	listed := h.ModelTools()
+	listed := v.Tools()
 	var deferred []Tool
 	if f == profile.Anthropic || f == profile.OpenAIResponses {
-		for _, t := range h.Tools() {
-			if t.Deferred {
-				deferred = append(deferred, t)
-			}
-		}
+		deferred = h.deferredTools(v)
 	}
 	if len(deferred) > 0 {
 		listed = slices.DeleteFunc(listed, func(t Tool) bool {
@@ -88,7 +88,28 @@ func (h *Host) ProviderTools(format string) (*ProviderTools, error) {
 	if len(deferred) > 0 {
 		tools = h.nativeDeferred(f, res.Tools[:len(listed)], res.Tools[len(listed):], deferred)
 	}
-	return &ProviderTools{Format: string(f), Tools: tools, host: h, mapping: res.Mapping}, nil
+	return &ProviderTools{Format: string(f), Tools: tools, view: v, mapping: res.Mapping}, nil
+}
+
+// deferredTools returns the view's tools that its model is not given
+// (deferred, kept by no alwaysInclude glob, not found by its search),
+// sorted by model-facing name, each marked Deferred.
+func (h *Host) deferredTools(v *View) []Tool {
+	snap, cfg := h.snapshot(), h.config()
+	sc := v.scope()
+	over := h.overBudget(v, cfg, snap)
+	var out []Tool
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	found := h.found[v.c.Profile]
+	for _, t := range snap.Tools() {
+		if sc.hasTool(t) && h.deferredLocked(cfg, t, found, over) {
+			tool := toolOf(t)
+			tool.Deferred = true
+			out = append(out, tool)
+		}
+	}
+	return out
 }
 
 // The providers' own tool search tools.
@@ -179,19 +200,20 @@ func (p *ProviderTools) Resolve(name string, args json.RawMessage) (string, json
 }
 
 // Call calls the tool a provider named, with the provider's arguments
-// mapped back (see Resolve). A name the conversion did not see (a tool
-// listed since, such as one a tool_search found) is called as it is, with
-// the arguments as they are: rebuild ProviderTools after OnChange to give
+// mapped back (see [ProviderTools.Resolve]), as the view's caller
+// ([View.Call]). A name the conversion did not see (a tool listed since,
+// such as one a tool_search found) is called as it is, with the arguments
+// as they are: rebuild the ProviderTools after [Options.OnChange] to give
 // the provider the new list.
 func (p *ProviderTools) Call(ctx context.Context, name string, args json.RawMessage, opts *CallOptions) (*Result, error) {
 	orig, origArgs, err := p.Resolve(name, args)
 	if err != nil {
-		if _, terr := p.host.Tool(name); terr == nil {
-			return p.host.Call(ctx, name, args, opts)
+		if _, terr := p.view.Find(ctx, name); terr == nil {
+			return p.view.Call(ctx, name, args, opts)
 		}
 		return nil, err
 	}
-	return p.host.Call(ctx, orig, origArgs, opts)
+	return p.view.Call(ctx, orig, origArgs, opts)
 }
 
 // Tokens estimates the tokens t's definition takes in a model's context:

@@ -234,12 +234,12 @@ func sameAnnotations(a, b *mcp.ToolAnnotations) bool {
 	return eq(a.DestructiveHint, b.DestructiveHint) && eq(a.OpenWorldHint, b.OpenWorldHint)
 }
 
-// Refresh discovers the named servers again (every enabled server when
+// refresh discovers the named servers again (every enabled server when
 // none is named; a misconfigured one is left out), whatever their saved catalogues say, in parallel: a
 // server not running is started, a running one listed again. It returns
 // when all are done, with their failures joined; a failure is also in the
 // server's status (Servers), and the others are refreshed as usual.
-func (h *Host) Refresh(ctx context.Context, servers ...string) error {
+func (h *Host) refresh(ctx context.Context, servers ...string) error {
 	comp := h.comp.Load()
 	var todo []*server
 	var errs []error

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 )
 
@@ -59,7 +60,7 @@ func (h *Host) pinsNoticed() {
 	}
 }
 
-// storeReached records the outcome of a use of the store, for StoreUp; a
+// storeReached records the outcome of a use of the store, for storeUp; a
 // store that answered has the audit log retry its waiting rows at once.
 func (h *Host) storeReached(err error) {
 	down := err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, store.ErrNotFound)
@@ -69,47 +70,33 @@ func (h *Host) storeReached(err error) {
 	}
 }
 
-// StoreUp reports whether the store answered its last use (a write of the
+// storeUp reports whether the store answered its last use (a write of the
 // audit log, a re-read of pins, a readiness check) and the audit log has
 // no rows waiting because the store refused them (a full disk answers
 // reads but refuses writes). It is true for a Host without a store.
-func (h *Host) StoreUp() bool {
+func (h *Host) storeUp() bool {
 	return !h.storeDown.Load() && (h.audit == nil || h.audit.waiting.Load() == 0)
 }
 
-// AuditStats are the counts of the audit log's queues, for metrics.
-type AuditStats struct {
-	// Waiting is how many rows the store refused and are kept for
-	// retry (at most 10,000; past that, the oldest are dropped).
-	Waiting int64
-	// Dropped is how many rows were lost since Open: a queue was full,
-	// the call ended after Close, or the store still refused them at
-	// Close.
-	Dropped int64
-}
-
-// AuditStats returns the counts of the audit log's queues; zero without a
+// auditStats returns the counts of the audit log's queues; zero without a
 // store.
-func (h *Host) AuditStats() AuditStats {
+func (h *Host) auditStats() hostlink.AuditStats {
 	if h.audit == nil {
-		return AuditStats{}
+		return hostlink.AuditStats{}
 	}
-	return AuditStats{Waiting: h.audit.waiting.Load(), Dropped: h.audit.dropped.Load()}
+	return hostlink.AuditStats{Waiting: h.audit.waiting.Load(), Dropped: h.audit.dropped.Load()}
 }
 
 // readyTimeout bounds the store's answer to Ready's check.
 const readyTimeout = time.Second
 
-// ErrNotReady is wrapped by what Ready returns.
-var ErrNotReady = errors.New("not ready")
-
-// Ready reports whether the Host is ready to take traffic behind a load
+// readiness reports whether the Host is ready to take traffic behind a load
 // balancer: its store answers (within a second, when the store can be
 // pinged) and takes the audit log's rows (none waits for a retry), and at
 // least one server's catalogue is loaded, or no server is enabled. A Host that is not ready still serves what it holds.
-func (h *Host) Ready(ctx context.Context) error {
+func (h *Host) readiness(ctx context.Context) error {
 	if h.closed.Load() {
-		return errors.Join(ErrNotReady, errors.New("closing"))
+		return errors.Join(hostlink.ErrNotReady, errors.New("closing"))
 	}
 	if p, ok := h.store.(store.Pinger); ok {
 		ctx, cancel := context.WithTimeout(ctx, readyTimeout)
@@ -117,11 +104,11 @@ func (h *Host) Ready(ctx context.Context) error {
 		cancel()
 		h.storeReached(err)
 		if err != nil {
-			return errors.Join(ErrNotReady, err)
+			return errors.Join(hostlink.ErrNotReady, err)
 		}
 	}
-	if n := h.AuditStats().Waiting; n > 0 {
-		return errors.Join(ErrNotReady, fmt.Errorf("the store refuses audit rows: %d waiting", n))
+	if n := h.auditStats().Waiting; n > 0 {
+		return errors.Join(hostlink.ErrNotReady, fmt.Errorf("the store refuses audit rows: %d waiting", n))
 	}
 	comp := h.comp.Load()
 	enabled := 0
@@ -138,13 +125,13 @@ func (h *Host) Ready(ctx context.Context) error {
 	if enabled == 0 {
 		return nil
 	}
-	return errors.Join(ErrNotReady, errors.New("no server's catalogue is loaded yet"))
+	return errors.Join(hostlink.ErrNotReady, errors.New("no server's catalogue is loaded yet"))
 }
 
-// Secret returns the store's secret named name (store.Store.Secret): the
+// secret returns the store's secret named name (store.Store.Secret): the
 // same bytes for every Host sharing the store, made by the first to ask.
 // It returns nil and no error for a Host without a store.
-func (h *Host) Secret(ctx context.Context, name string) ([]byte, error) {
+func (h *Host) secret(ctx context.Context, name string) ([]byte, error) {
 	if h.store == nil {
 		return nil, nil
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/store/postgres"
 	"github.com/switchboard-mcp/switchboard/internal/testkit"
@@ -116,7 +117,7 @@ func TestReplicaStoreOutage(t *testing.T) {
 	st := openPostgres(t, url)
 	h := openWith(t, parse(t, map[string]any{"s": child(t, testkit.ModeServer, nil)}, nil),
 		&host.Options{StopTimeout: 500 * time.Millisecond, Store: st})
-	if err := h.Ready(context.Background()); err != nil {
+	if err := h.Readiness(context.Background()); err != nil {
 		t.Fatalf("Ready before the outage: %v", err)
 	}
 	calls := func() int {
@@ -134,7 +135,7 @@ func TestReplicaStoreOutage(t *testing.T) {
 	}
 
 	end := pgtest.Outage(t, url)
-	if err := h.Ready(context.Background()); !errors.Is(err, host.ErrNotReady) {
+	if err := h.Readiness(context.Background()); !errors.Is(err, hostlink.ErrNotReady) {
 		t.Errorf("Ready during the outage: %v, want ErrNotReady", err)
 	}
 	for range 5 {
@@ -150,10 +151,10 @@ func TestReplicaStoreOutage(t *testing.T) {
 	if !proc.Eventually(15*time.Second, func() bool { return calls() == 8 }) {
 		t.Errorf("%d audit rows after the outage, want 8", calls())
 	}
-	if s := h.AuditStats(); s != (host.AuditStats{}) {
+	if s := h.AuditStats(); s != (hostlink.AuditStats{}) {
 		t.Errorf("audit after the outage: %+v, want nothing waiting or dropped", s)
 	}
-	if err := h.Ready(context.Background()); err != nil || !h.StoreUp() {
+	if err := h.Readiness(context.Background()); err != nil || !h.StoreUp() {
 		t.Errorf("after the outage: Ready %v, store up %v", err, h.StoreUp())
 	}
 }
@@ -177,7 +178,7 @@ func TestAuditRowsUnderLoadAcrossAnOutage(t *testing.T) {
 	t.Cleanup(func() { st.Close() })
 	h := openWith(t, parse(t, map[string]any{"s": child(t, testkit.ModeServer, map[string]any{"eager": true})}, nil),
 		&host.Options{StopTimeout: 500 * time.Millisecond, Store: st})
-	if err := h.Await(context.Background(), "s"); err != nil {
+	if err := h.Ready(context.Background(), "s"); err != nil {
 		t.Fatal(err)
 	}
 	const callers, after, bound = 16, 25, 10_000

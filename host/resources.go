@@ -17,8 +17,8 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/registry"
 )
 
-// Resources returns every resource, sorted by server name, then URI.
-func (h *Host) Resources() []Resource {
+// resources returns every resource, sorted by server name, then URI.
+func (h *Host) resources() []Resource {
 	snap := h.snapshot()
 	out := make([]Resource, 0, len(snap.Resources()))
 	for _, r := range snap.Resources() {
@@ -30,9 +30,9 @@ func (h *Host) Resources() []Resource {
 	return out
 }
 
-// Templates returns every resource template, sorted by server name,
+// templates returns every resource template, sorted by server name,
 // then URI template.
-func (h *Host) Templates() []Template {
+func (h *Host) templates() []Template {
 	snap := h.snapshot()
 	out := make([]Template, 0, len(snap.Templates()))
 	for _, t := range snap.Templates() {
@@ -94,8 +94,8 @@ func (v *View) unknownServer(id string) error {
 	return fault.New(fault.CodeNotFound, "", "", errors.New(msg))
 }
 
-// Prompts returns every prompt, sorted by canonical ID.
-func (h *Host) Prompts() []Prompt {
+// prompts returns every prompt, sorted by canonical ID.
+func (h *Host) prompts() []Prompt {
 	snap := h.snapshot()
 	out := make([]Prompt, 0, len(snap.Prompts()))
 	for _, p := range snap.Prompts() {
@@ -156,15 +156,7 @@ func (h *Host) getPrompt(ctx context.Context, v *View, id string, args map[strin
 	return &PromptResult{ID: p.ID.String(), Result: res, Text: content.PromptText(res)}, nil
 }
 
-// Complete asks the server behind a completion reference for argument
-// completions. A prompt reference names a prompt by model-facing name or
-// canonical ID; a resource reference names a template, routed to the server
-// that offers it (the first in server-name order).
-func (h *Host) Complete(ctx context.Context, params *mcp.CompleteParams) (*mcp.CompleteResult, error) {
-	return h.complete(ctx, h.View(Caller{}), params)
-}
-
-// complete is Complete within a view.
+// complete is View.Complete.
 func (h *Host) complete(ctx context.Context, v *View, params *mcp.CompleteParams) (*mcp.CompleteResult, error) {
 	if params == nil || params.Ref == nil {
 		return nil, fault.New(fault.CodeInvalidInput, "", "complete", errors.New("no reference"))
@@ -200,22 +192,6 @@ func (h *Host) complete(ctx context.Context, v *View, params *mcp.CompleteParams
 	p := *params
 	p.Ref = &ref
 	return conn.Complete(ctx, &p)
-}
-
-// Subscribe subscribes to updates of a resource URI at the server that
-// lists it (or, for a URI filled in from a template, the server offering a
-// template, tried in server-name order). Unsubscribe undoes it.
-func (h *Host) Subscribe(ctx context.Context, uri string) (server string, err error) {
-	return h.View(Caller{}).Subscribe(ctx, uri)
-}
-
-// Unsubscribe ends a subscription made with Subscribe at server.
-func (h *Host) Unsubscribe(ctx context.Context, server, uri string) error {
-	conn, err := h.conn(ctx, server)
-	if err != nil {
-		return err
-	}
-	return conn.Unsubscribe(ctx, uri)
 }
 
 // uriServer finds the first server, in server-name order, among those in

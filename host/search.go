@@ -50,30 +50,22 @@ func (h *Host) reindex(snap *registry.Snapshot) {
 
 // Search returns the k tools that best match a request in plain words
 // ("make a new folder"), best first; k <= 0 means 5. Deferred tools are
-// marked (see Tools). It is SearchContext without a deadline of the
-// caller's, and with its error dropped: nil when the semantic tier is
-// strict and failed.
-func (h *Host) Search(query string, k int) []Tool {
-	tools, _ := h.SearchContext(context.Background(), query, k)
-	return tools
-}
-
-// SearchContext is Search. Tools held for review whose name or server the
-// request names follow the hits, by name and server only (Held; see
-// heldMatches). With the semantic tier configured
-// (config.Embeddings), the tools nearest to the request are fused with
-// the lexical ranking; if the request cannot be embedded (the server
-// failed, or did not answer within the tier's timeout or before ctx
-// ended), the lexical results are returned and a warning is logged once
-// per streak of failures, or, when the tier is strict, the error.
+// marked (see [Host.Tools]). Tools held for review whose name or server
+// the request names follow the hits, by name and server only (see
+// [Host.Held]). With the semantic tier configured (config.Embeddings),
+// the tools nearest to the request are fused with the lexical ranking; if
+// the request cannot be embedded (the server failed, or did not answer
+// within the tier's timeout or before ctx ended), the lexical results are
+// returned and a warning is logged once per streak of failures, or, when
+// the tier is strict, the error.
 //
-// It searches the operator's view: see View.Search for a caller's.
-func (h *Host) SearchContext(ctx context.Context, query string, k int) ([]Tool, error) {
+// It searches the operator's view: see [View.Search] for a caller's.
+func (h *Host) Search(ctx context.Context, query string, k int) ([]Tool, error) {
 	tools, _, err := h.search(ctx, h.View(Caller{}), query, k, "")
 	return tools, err
 }
 
-// search is SearchContext within a view, and within one server of it
+// search is Search within a view, and within one server of it
 // unless server is "": a view or a server that leaves tools out ranks the
 // whole index and keeps the first k of its own. Lexical hits that share
 // no word with the request (the index's trigram fill) follow only when

@@ -21,12 +21,12 @@ func TestSearch(t *testing.T) {
 		{"crash the server", "s__crash"},
 	}
 	for _, tt := range tests {
-		got := h.Search(tt.query, 3)
+		got := h.SearchWords(tt.query, 3)
 		if len(got) == 0 || got[0].Name != tt.want {
 			t.Errorf("Search(%q) = %v, want %s first", tt.query, names(got), tt.want)
 		}
 	}
-	if got := h.Search("xyzzy plugh", 3); len(got) != 0 {
+	if got := h.SearchWords("xyzzy plugh", 3); len(got) != 0 {
 		t.Errorf("nonsense query found %v", names(got))
 	}
 	call(t, h, "s__grow", `{}`)
@@ -35,7 +35,7 @@ func TestSearch(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no change event")
 	}
-	if got := h.Search("grown", 3); len(got) == 0 || got[0].Name != "s__grown" {
+	if got := h.SearchWords("grown", 3); len(got) == 0 || got[0].Name != "s__grown" {
 		t.Errorf("the added tool is not found: %v", names(got))
 	}
 }

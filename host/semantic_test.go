@@ -58,7 +58,7 @@ func semanticConfig(t testing.TB, srv *embedserver.Server, extra map[string]any)
 func lexical(t *testing.T, query string, k int) []string {
 	t.Helper()
 	h := openWith(t, parse(t, map[string]any{"s": child(t, testkit.ModeServer, nil)}, nil), &host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond})
-	return names(h.Search(query, k))
+	return names(h.SearchWords(query, k))
 }
 
 // TestSemanticSearch: with the semantic tier, a request that shares no
@@ -71,15 +71,15 @@ func TestSemanticSearch(t *testing.T) {
 	srv := startEmbedder(t)
 	var logs syncBuf
 	h := openWith(t, semanticConfig(t, srv, nil), &host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	got, err := h.SearchContext(t.Context(), paraphrase, 3)
+	got, err := h.Search(t.Context(), paraphrase, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 3 || got[0].Name != "s__echo" {
-		t.Errorf("SearchContext(%q) = %v, want 3 with s__echo first", paraphrase, names(got))
+		t.Errorf("Search(%q) = %v, want 3 with s__echo first", paraphrase, names(got))
 	}
 	// Both tiers agree on a plain request: it stays first.
-	if got := h.Search("report progress then finish", 3); len(got) == 0 || got[0].Name != "s__slow" {
+	if got := h.SearchWords("report progress then finish", 3); len(got) == 0 || got[0].Name != "s__slow" {
 		t.Errorf("Search(report progress) = %v, want s__slow first", names(got))
 	}
 	// tool_search, the model's way in, is fused too.
@@ -100,7 +100,7 @@ func TestSemanticMinSimilarity(t *testing.T) {
 	want := lexical(t, paraphrase, 3)
 	srv := startEmbedder(t)
 	h := openWith(t, semanticConfig(t, srv, map[string]any{"minSimilarity": 0.95}), &host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond})
-	got, err := h.SearchContext(t.Context(), paraphrase, 3)
+	got, err := h.Search(t.Context(), paraphrase, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,12 +118,12 @@ func TestSemanticFallback(t *testing.T) {
 	var logs syncBuf
 	h := openWith(t, semanticConfig(t, srv, map[string]any{"timeoutMs": 200}),
 		&host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	if got := h.Search(paraphrase, 3); len(got) == 0 || got[0].Name != "s__echo" {
+	if got := h.SearchWords(paraphrase, 3); len(got) == 0 || got[0].Name != "s__echo" {
 		t.Fatalf("Search = %v, want s__echo first while the model works", names(got))
 	}
 	srv.Fail(http.StatusInternalServerError)
 	for range 3 {
-		got, err := h.SearchContext(t.Context(), paraphrase, 3)
+		got, err := h.Search(t.Context(), paraphrase, 3)
 		if err != nil || strings.Join(names(got), ",") != want {
 			t.Errorf("model failing: %v, %v; want the lexical %s", names(got), err, want)
 		}
@@ -131,7 +131,7 @@ func TestSemanticFallback(t *testing.T) {
 	srv.Fail(0)
 	srv.Delay(time.Minute)
 	start := time.Now()
-	got, err := h.SearchContext(t.Context(), paraphrase, 3)
+	got, err := h.Search(t.Context(), paraphrase, 3)
 	if err != nil || strings.Join(names(got), ",") != want {
 		t.Errorf("model stalled: %v, %v; want the lexical %s", names(got), err, want)
 	}
@@ -142,14 +142,14 @@ func TestSemanticFallback(t *testing.T) {
 		t.Errorf("%d warnings over one streak of failures, want 1:\n%s", n, logs.String())
 	}
 	srv.Delay(0)
-	if got := h.Search(paraphrase, 3); len(got) == 0 || got[0].Name != "s__echo" {
+	if got := h.SearchWords(paraphrase, 3); len(got) == 0 || got[0].Name != "s__echo" {
 		t.Errorf("Search = %v, want s__echo first once the model is back", names(got))
 	}
 	if !strings.Contains(logs.String(), "semantic tier recovered") {
 		t.Errorf("no recovery logged:\n%s", logs.String())
 	}
 	srv.Fail(http.StatusBadGateway)
-	h.Search(paraphrase, 3)
+	h.SearchWords(paraphrase, 3)
 	if n := strings.Count(logs.String(), "semantic tier failed"); n != 2 {
 		t.Errorf("%d warnings over two streaks, want 2", n)
 	}
@@ -160,15 +160,15 @@ func TestSemanticFallback(t *testing.T) {
 func TestSemanticStrict(t *testing.T) {
 	srv := startEmbedder(t)
 	h := openWith(t, semanticConfig(t, srv, map[string]any{"strict": true}), &host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond})
-	if _, err := h.SearchContext(t.Context(), paraphrase, 3); err != nil {
+	if _, err := h.Search(t.Context(), paraphrase, 3); err != nil {
 		t.Fatalf("SearchContext while the model works: %v", err)
 	}
 	srv.Fail(http.StatusServiceUnavailable)
-	got, err := h.SearchContext(t.Context(), paraphrase, 3)
+	got, err := h.Search(t.Context(), paraphrase, 3)
 	if err == nil || !strings.Contains(err.Error(), "503") || got != nil {
 		t.Errorf("SearchContext = %v, %v; want a 503 error and nothing", names(got), err)
 	}
-	if got := h.Search(paraphrase, 3); got != nil {
+	if got := h.SearchWords(paraphrase, 3); got != nil {
 		t.Errorf("Search = %v, want nil", names(got))
 	}
 	_, err = h.Call(context.Background(), host.ToolSearch, json.RawMessage(`{"query":"`+paraphrase+`"}`), nil)
@@ -184,21 +184,21 @@ func TestSemanticReload(t *testing.T) {
 	srv := startEmbedder(t)
 	off := parse(t, map[string]any{"s": child(t, testkit.ModeServer, nil)}, nil)
 	h := openWith(t, off, &host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond})
-	lex := strings.Join(names(h.Search(paraphrase, 3)), ",")
+	lex := strings.Join(names(h.SearchWords(paraphrase, 3)), ",")
 	if strings.HasPrefix(lex, "s__echo") || srv.Requests() != 0 {
 		t.Fatalf("tier off: %s, %d requests to the model; want no s__echo first and none", lex, srv.Requests())
 	}
 	if err := h.Reload(t.Context(), semanticConfig(t, srv, nil)); err != nil {
 		t.Fatal(err)
 	}
-	if got := h.Search(paraphrase, 3); len(got) == 0 || got[0].Name != "s__echo" {
+	if got := h.SearchWords(paraphrase, 3); len(got) == 0 || got[0].Name != "s__echo" {
 		t.Errorf("tier reloaded on: %v, want s__echo first", names(got))
 	}
 	if err := h.Reload(t.Context(), off); err != nil {
 		t.Fatal(err)
 	}
 	before := srv.Requests()
-	if got := strings.Join(names(h.Search(paraphrase, 3)), ","); got != lex {
+	if got := strings.Join(names(h.SearchWords(paraphrase, 3)), ","); got != lex {
 		t.Errorf("tier reloaded off: %s, want the lexical %s", got, lex)
 	}
 	if srv.Requests() != before {
@@ -216,7 +216,7 @@ func TestSemanticCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := h.Search(paraphrase, 3); len(got) == 0 || got[0].Name != "s__echo" {
+	if got := h.SearchWords(paraphrase, 3); len(got) == 0 || got[0].Name != "s__echo" {
 		t.Errorf("first host: %v, want s__echo first", names(got))
 	}
 	h.Close()
@@ -231,7 +231,7 @@ func TestSemanticCache(t *testing.T) {
 
 	before := srv.Texts()
 	h = openWith(t, cfg, &host.Options{StopTimeout: 500 * time.Millisecond, Store: st})
-	if got := h.Search(paraphrase, 3); len(got) == 0 || got[0].Name != "s__echo" {
+	if got := h.SearchWords(paraphrase, 3); len(got) == 0 || got[0].Name != "s__echo" {
 		t.Errorf("second host: %v, want s__echo first", names(got))
 	}
 	if got := srv.Texts() - before; got != 1 {
@@ -247,14 +247,14 @@ func BenchmarkSemanticSearch(b *testing.B) {
 	b.Run("lexical", func(b *testing.B) {
 		h := openWith(b, parse(b, map[string]any{"s": child(b, testkit.ModeServer, nil)}, nil), &host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond})
 		for b.Loop() {
-			h.Search(paraphrase, 5)
+			h.SearchWords(paraphrase, 5)
 		}
 	})
 	b.Run("semantic", func(b *testing.B) {
 		srv := embedserver.Start(b, []string{"parrot", "echo"})
 		h := openWith(b, semanticConfig(b, srv, nil), &host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond})
 		for b.Loop() {
-			if got, err := h.SearchContext(b.Context(), paraphrase, 5); err != nil || len(got) == 0 {
+			if got, err := h.Search(b.Context(), paraphrase, 5); err != nil || len(got) == 0 {
 				b.Fatal(names(got), err)
 			}
 		}

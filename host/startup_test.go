@@ -68,7 +68,7 @@ func TestOpenDoesNotWaitForAHungServer(t *testing.T) {
 	if !errors.Is(err, host.ErrTimeout) || !strings.Contains(err.Error(), `"hang"`) {
 		t.Errorf("call to a tool of the starting server: %v; want a timeout naming it", err)
 	}
-	if err := h.Await(ctx, "hang"); !errors.Is(err, host.ErrTimeout) {
+	if err := h.Ready(ctx, "hang"); !errors.Is(err, host.ErrTimeout) {
 		t.Errorf("Await(hang) after the caller's deadline: %v; want a timeout", err)
 	}
 	if st := status(h, "hang"); st.State != host.StateStarting {

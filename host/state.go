@@ -110,7 +110,7 @@ func (h *Host) Approve(ctx context.Context, target string) ([]string, error) {
 	}
 	approved, err := state.Approve(ctx, h.store, target)
 	if len(approved) > 0 {
-		h.ApprovalsChanged()
+		h.approvalsChanged()
 	}
 	return approved, err
 }

@@ -36,7 +36,7 @@ func TestServersThatBendTheStdioRules(t *testing.T) {
 	}, nil))
 	ctx := context.Background()
 	for _, name := range []string{"chatty", "sparse"} {
-		if err := h.Await(ctx, name); err != nil {
+		if err := h.Ready(ctx, name); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 	}
@@ -96,7 +96,7 @@ func TestServerThatOnlyPrintsABanner(t *testing.T) {
 	h := open(t, parse(t, map[string]any{
 		"banner": child(t, testkit.ModeBanner, map[string]any{"startupAttempts": 1}),
 	}, nil))
-	err := h.Await(context.Background(), "banner")
+	err := h.Ready(context.Background(), "banner")
 	if err == nil {
 		t.Fatal("Await: no error")
 	}
@@ -148,7 +148,7 @@ func TestInfoFindingsLoggedAsACount(t *testing.T) {
 	rec := &recordLog{}
 	h := openWith(t, parse(t, map[string]any{"a": child(t, testkit.ModeAnnotated, map[string]any{"eager": true})}, nil),
 		&host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond, Logger: slog.New(rec)})
-	if err := h.Await(context.Background(), "a"); err != nil {
+	if err := h.Ready(context.Background(), "a"); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(findingsOf(status(h, "a"), ingest.KindAnnotations)); n != 3 {

@@ -150,13 +150,13 @@ func TestFailedRelistKeepsEveryList(t *testing.T) {
 		for _, x := range h.Tools() {
 			fmt.Fprintln(&b, "tool", x.Name, x.Description)
 		}
-		for _, x := range h.Prompts() {
+		for _, x := range h.View(host.Caller{}).Prompts() {
 			fmt.Fprintln(&b, "prompt", x.ID)
 		}
-		for _, x := range h.Resources() {
+		for _, x := range h.View(host.Caller{}).Resources() {
 			fmt.Fprintln(&b, "resource", x.ID)
 		}
-		for _, x := range h.Templates() {
+		for _, x := range h.View(host.Caller{}).Templates() {
 			fmt.Fprintln(&b, "template", x.ID)
 		}
 		return b.String()

@@ -311,11 +311,11 @@ func (h *Host) Findings() []Finding {
 	return out
 }
 
-// RawTool returns a tool's definition exactly as its server sent it, before
+// rawTool returns a tool's definition exactly as its server sent it, before
 // Switchboard cleaned it, for an operator to inspect; never show it to a
 // model. name is a model-facing name or a canonical ID "server:tool", which
 // also finds tools that were refused or held back.
-func (h *Host) RawTool(name string) (json.RawMessage, error) {
+func (h *Host) rawTool(name string) (json.RawMessage, error) {
 	snap := h.snapshot()
 	var id names.ID
 	if t, ok := snap.Tool(name); ok {

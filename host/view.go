@@ -154,21 +154,26 @@ func (s scope) hasBuiltin(name string) bool {
 // Tools returns the tools to give the caller's model, sorted by name:
 // the view's tools that are not deferred (context deferTools), or are
 // kept by alwaysInclude, or were found by this view's tool_search; and
-// the built-in tools that are on in the view. See [Host.ModelTools].
+// the built-in tools that are on in the view. With
+// context.outputSchemaHint, descriptions carry the tool's output schema.
+// A server tool whose name is a built-in's is left out while that
+// built-in is on (its canonical ID still calls it). [View.ProviderTools]
+// gives the same list in an LLM provider's format.
 func (v *View) Tools() []Tool { return v.h.modelTools(v) }
 
 // Search returns the k tools of the view that best match a request in
-// plain words, best first, deferred ones marked; see
-// [Host.SearchContext].
+// plain words, best first, deferred ones marked; see [Host.Search].
 func (v *View) Search(ctx context.Context, query string, k int) ([]Tool, error) {
 	tools, _, err := v.h.search(ctx, v, query, k, "")
 	return tools, err
 }
 
-// Find is [Host.Find] within the view: a tool outside it is not found,
-// with the error a name no server has gets, and nothing outside it is
-// discovered again or waited for. A deferred tool is found by its exact
-// name.
+// Find describes one tool of the view, or a built-in tool that is on in
+// it, by model-facing name or canonical ID. A server whose tools may have
+// changed behind its saved catalogue is discovered again for a name that
+// misses. A tool outside the view is not found, with the error a name no
+// server has gets, and nothing outside it is discovered again or waited
+// for. A deferred tool is found by its exact name.
 func (v *View) Find(ctx context.Context, name string) (Tool, error) {
 	if b := v.h.lookupBuiltin(v, name); b != nil {
 		return b.tool, nil
@@ -218,7 +223,7 @@ func (v *View) lookup(ctx context.Context, name string, wait bool) (*registry.To
 	t, rediscovered, err := h.lookupFresh(ctx, name)
 	if server := starting(err); wait && server != "" {
 		// Its server is still starting: wait for that one, then look again.
-		if err = h.Await(ctx, server); err == nil {
+		if err = h.await(ctx, server); err == nil {
 			t, rediscovered, err = h.lookupFresh(ctx, name)
 		}
 	}
@@ -265,11 +270,12 @@ func (v *View) Call(ctx context.Context, name string, args json.RawMessage, opts
 	return v.h.call0(ctx, v, name, args, v.options(opts))
 }
 
-// Resources returns the view's resources; see [Host.Resources].
+// Resources returns the view's resources, sorted by server name, then
+// URI.
 func (v *View) Resources() []Resource {
 	sc := v.scope()
 	var out []Resource
-	for _, r := range v.h.Resources() {
+	for _, r := range v.h.resources() {
 		if sc.hasServer(r.Server) {
 			out = append(out, r)
 		}
@@ -277,11 +283,12 @@ func (v *View) Resources() []Resource {
 	return out
 }
 
-// Templates returns the view's resource templates; see [Host.Templates].
+// Templates returns the view's resource templates, sorted by server
+// name, then URI template.
 func (v *View) Templates() []Template {
 	sc := v.scope()
 	var out []Template
-	for _, t := range v.h.Templates() {
+	for _, t := range v.h.templates() {
 		if sc.hasServer(t.Server) {
 			out = append(out, t)
 		}
@@ -289,11 +296,11 @@ func (v *View) Templates() []Template {
 	return out
 }
 
-// Prompts returns the view's prompts; see [Host.Prompts].
+// Prompts returns the view's prompts, sorted by canonical ID.
 func (v *View) Prompts() []Prompt {
 	sc := v.scope()
 	var out []Prompt
-	for _, p := range v.h.Prompts() {
+	for _, p := range v.h.prompts() {
 		if sc.hasServer(p.Server) {
 			out = append(out, p)
 		}
@@ -301,8 +308,11 @@ func (v *View) Prompts() []Prompt {
 	return out
 }
 
-// Instructions returns the instructions of the view's servers; see
-// [Host.Instructions].
+// Instructions returns the instructions of the view's servers that have
+// given some, sorted by server name. A server's instructions are published
+// only once its lists were discovered (live, or saved from an earlier
+// discovery), and not while a change to them waits for approval; a
+// disabled or closed server's are not.
 func (v *View) Instructions() []ServerInstructions {
 	sc := v.scope()
 	var out []ServerInstructions
@@ -324,13 +334,18 @@ func (v *View) GetPrompt(ctx context.Context, id string, args map[string]string,
 	return v.h.getPrompt(ctx, v, id, args, v.options(opts))
 }
 
-// Complete asks for completions of a prompt or template of the view; see
-// [Host.Complete].
+// Complete asks the server behind a completion reference of the view for
+// argument completions. A prompt reference names a prompt by model-facing
+// name or canonical ID; a resource reference names a template, routed to
+// the server that offers it (the first in server-name order).
 func (v *View) Complete(ctx context.Context, params *mcp.CompleteParams) (*mcp.CompleteResult, error) {
 	return v.h.complete(ctx, v, params)
 }
 
-// Subscribe subscribes to a resource of the view; see [Host.Subscribe].
+// Subscribe subscribes to updates of a resource URI of the view at the
+// server that lists it (or, for a URI filled in from a template, the
+// server offering a template, tried in server-name order), and returns
+// that server's name. [View.Unsubscribe] undoes it.
 func (v *View) Subscribe(ctx context.Context, uri string) (server string, err error) {
 	server, err = v.resourceServer(uri)
 	if err != nil {
@@ -346,6 +361,18 @@ func (v *View) Subscribe(ctx context.Context, uri string) (server string, err er
 		return "", err
 	}
 	return server, conn.Subscribe(ctx, uri)
+}
+
+// Unsubscribe ends a subscription that [View.Subscribe] made at server.
+func (v *View) Unsubscribe(ctx context.Context, server, uri string) error {
+	if !v.scope().hasServer(server) {
+		return fault.New(fault.CodeNotFound, "", "", fmt.Errorf("no server %q", server))
+	}
+	conn, err := v.h.conn(ctx, server)
+	if err != nil {
+		return err
+	}
+	return conn.Unsubscribe(ctx, uri)
 }
 
 // resourceServer finds the server of a resource URI in the view.

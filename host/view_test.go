@@ -28,7 +28,7 @@ func TestViewOfAProfile(t *testing.T) {
 	}), &host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond})
 	ctx := context.Background()
 	for _, s := range []string{"s", "other"} {
-		if err := h.Await(ctx, s); err != nil {
+		if err := h.Ready(ctx, s); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -89,5 +89,50 @@ func TestViewOfAProfile(t *testing.T) {
 	}
 	if slices.Contains(names(h.ModelTools()), "s__big") {
 		t.Error("what the profile's search found is listed for the operator too")
+	}
+
+	// A server outside the profile takes no unsubscribe from it, as one
+	// that does not exist.
+	err = v.Unsubscribe(ctx, "other", "test://x")
+	if nerr := v.Unsubscribe(ctx, "nosch", "test://x"); err == nil || nerr == nil || strings.ReplaceAll(err.Error(), "other", "nosch") != nerr.Error() {
+		t.Errorf("unsubscribe outside the view: %v, want as a server that does not exist: %v", err, nerr)
+	}
+}
+
+// TestViewProviderTools: a view's provider tools are its own, deferred
+// ones included, and their Call keeps to the view.
+func TestViewProviderTools(t *testing.T) {
+	h := openWith(t, parseDoc(t, map[string]any{
+		"context": map[string]any{"deferTools": true, "capabilityTools": false},
+		"mcpServers": map[string]any{
+			"s":     child(t, testkit.ModeServer, map[string]any{"eager": true}),
+			"other": child(t, testkit.ModeServer, map[string]any{"eager": true}),
+		},
+		"profiles": map[string]any{"p": map[string]any{"servers": []string{"s"}}},
+	}), &host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond})
+	ctx := context.Background()
+	if err := h.Ready(ctx); err != nil {
+		t.Fatal(err)
+	}
+	all, err := h.View(host.Caller{}).ProviderTools("anthropic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(all.JSON()); !strings.Contains(got, `"other__echo"`) || !strings.Contains(got, `"s__big"`) {
+		t.Errorf("the operator's anthropic tools lack a server's: %s", got)
+	}
+	p, err := h.View(host.Caller{Profile: "p"}).ProviderTools("anthropic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(p.JSON())
+	if strings.Contains(got, "other") || !strings.Contains(got, `"s__big"`) || !strings.Contains(got, `"defer_loading":true`) {
+		t.Errorf("the profile's anthropic tools, want s's deferred and nothing of other's: %s", got)
+	}
+	if _, err := p.Call(ctx, "other__echo", json.RawMessage(`{"text":"hi"}`), nil); err == nil {
+		t.Error("the profile's provider tools called a tool outside it")
+	}
+	if res, err := p.Call(ctx, "s__echo", json.RawMessage(`{"text":"hi"}`), nil); err != nil || res.IsError {
+		t.Errorf("s__echo through the profile's provider tools: %v %v", res, err)
 	}
 }

@@ -44,6 +44,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/suggest"
@@ -502,7 +503,7 @@ func (r *run) open() int {
 	if use.refresh != nil && use.refresh() {
 		// A failure is in the server's status, reported below (or by
 		// the servers command) like a failure at start.
-		h.Refresh(r.ctx) //nolint:errcheck // see above
+		hostlink.Of(h).Refresh(r.ctx) //nolint:errcheck // see above
 	}
 	if !use.listing && !use.gateway {
 		r.noteStarting()

@@ -99,7 +99,7 @@ func conformanceScenario(ctx context.Context, h *host.Host, scenario string, cct
 		_, err := call("test_reconnection", map[string]any{})
 		return err
 	case "json-schema-2020-12-preservation":
-		t, err := h.Tool("json_schema_2020_12_tool")
+		t, err := h.View(host.Caller{}).Find(ctx, "json_schema_2020_12_tool")
 		if err != nil {
 			return err
 		}
@@ -115,10 +115,10 @@ func conformanceScenario(ctx context.Context, h *host.Host, scenario string, cct
 		if tools := h.Tools(); len(tools) > 0 {
 			call(tools[0].Name, map[string]any{})
 		}
-		if res := h.Resources(); len(res) > 0 {
+		if res := h.View(host.Caller{}).Resources(); len(res) > 0 {
 			h.ReadResource(ctx, res[0].ID)
 		}
-		if prompts := h.Prompts(); len(prompts) > 0 {
+		if prompts := h.View(host.Caller{}).Prompts(); len(prompts) > 0 {
 			h.GetPrompt(ctx, prompts[0].ID, map[string]string{}, nil)
 		}
 		return nil

@@ -7,6 +7,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
 )
 
@@ -45,7 +46,7 @@ func runGet(r *run) int {
 	if sc.Enabled && sc.Unusable == nil {
 		// Started and discovered now, so that its protocol and stderr
 		// are there to show; a failure is in its state.
-		r.host.Refresh(r.ctx, name) //nolint:errcheck // see above
+		hostlink.Of(r.host).Refresh(r.ctx, name) //nolint:errcheck // see above
 	}
 	var st host.ServerStatus
 	for _, s := range r.host.Servers() {

@@ -8,8 +8,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/switchboard-mcp/switchboard/config"
-	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/confedit"
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
 	"github.com/switchboard-mcp/switchboard/internal/lockfile"
 )
@@ -64,17 +64,17 @@ func (f *lockFlags) run(r *run) int {
 	}
 	defer r.host.Close()
 	lock := &lockfile.Lock{Servers: map[string]lockfile.Server{}}
-	for _, p := range r.host.ServerPins() {
-		if p.State == host.StateHeld {
+	for _, p := range hostlink.Of(r.host).ServerPins() {
+		if p.Held {
 			return r.failf(ExitUpstream, "held", "server %q is held (its launch is not approved): approve it ('switchboard approve %s') before locking", p.Server, launcher.Escape(p.Server))
 		}
 		if !p.Known {
-			if err := r.host.Await(r.ctx, p.Server); err != nil {
+			if err := r.host.Ready(r.ctx, p.Server); err != nil {
 				return r.failf(ExitUpstream, "unavailable", "server %q: its lists are not known: %v", p.Server, err)
 			}
 		}
 	}
-	for _, p := range r.host.ServerPins() {
+	for _, p := range hostlink.Of(r.host).ServerPins() {
 		lock.Servers[p.Server] = toLockServer(p)
 	}
 	data, err := lockfile.Sign(lock, priv)
@@ -122,7 +122,7 @@ func (r *run) openForLock(refresh bool) int {
 }
 
 // toLockServer is what a lockfile pins of a server.
-func toLockServer(p host.ServerPins) lockfile.Server {
+func toLockServer(p hostlink.ServerPins) lockfile.Server {
 	s := lockfile.Server{Launch: p.Launch, Instructions: p.Instructions, Tools: nonEmpty(p.Tools), Prompts: nonEmpty(p.Prompts), Templates: nonEmpty(p.Templates)}
 	if p.Package != nil {
 		s.Package = &lockfile.Package{Registry: p.Package.Registry, Name: p.Package.Name, Version: p.Package.Version, Integrity: p.Package.Integrity}
@@ -138,10 +138,10 @@ func nonEmpty(m map[string]string) map[string]string {
 }
 
 // hostLock is what `serve --lock` holds the host to.
-func hostLock(l *lockfile.Lock) host.Lock {
-	out := host.Lock{}
+func hostLock(l *lockfile.Lock) map[string]hostlink.ServerPins {
+	out := map[string]hostlink.ServerPins{}
 	for name, s := range l.Servers {
-		p := host.ServerPins{Server: name, Launch: s.Launch, Instructions: s.Instructions, Tools: s.Tools, Prompts: s.Prompts, Templates: s.Templates}
+		p := hostlink.ServerPins{Server: name, Launch: s.Launch, Instructions: s.Instructions, Tools: s.Tools, Prompts: s.Prompts, Templates: s.Templates}
 		if s.Package != nil {
 			p.Package = &config.LaunchPackage{Registry: s.Package.Registry, Name: s.Package.Name, Version: s.Package.Version, Integrity: s.Package.Integrity}
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"github.com/switchboard-mcp/switchboard/internal/telemetry"
 )
 
@@ -62,30 +63,30 @@ func (l *liveHost) Servers() []host.ServerStatus {
 
 func (l *liveHost) CallsInFlight() map[string]int {
 	if h := l.h.Load(); h != nil {
-		return h.CallsInFlight()
+		return hostlink.Of(h).CallsInFlight()
 	}
 	return nil
 }
 
 func (l *liveHost) SpillBytes() int {
 	if h := l.h.Load(); h != nil {
-		return h.SpillBytes()
+		return hostlink.Of(h).SpillBytes()
 	}
 	return 0
 }
 
 func (l *liveHost) StoreUp() bool {
 	if h := l.h.Load(); h != nil {
-		return h.StoreUp()
+		return hostlink.Of(h).StoreUp()
 	}
 	return true
 }
 
-func (l *liveHost) AuditStats() host.AuditStats {
+func (l *liveHost) AuditStats() hostlink.AuditStats {
 	if h := l.h.Load(); h != nil {
-		return h.AuditStats()
+		return hostlink.Of(h).AuditStats()
 	}
-	return host.AuditStats{}
+	return hostlink.AuditStats{}
 }
 
 // newObserver sets up serve's observer and hooks it into opts.

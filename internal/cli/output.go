@@ -69,7 +69,7 @@ func hostCounts(h *host.Host) string {
 		}
 	}
 	builtin := 0
-	for _, t := range h.ModelTools() {
+	for _, t := range h.View(host.Caller{}).Tools() {
 		if t.Server == "" {
 			builtin++
 		}

@@ -1,6 +1,10 @@
 package cli
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/switchboard-mcp/switchboard/host"
+)
 
 func promptsCommand(*run) *command {
 	return &command{
@@ -15,7 +19,7 @@ func runPrompts(r *run) int {
 	if !r.wantArgs(0, 0) {
 		return ExitUsage
 	}
-	res := r.host.Prompts()
+	res := r.host.View(host.Caller{}).Prompts()
 	if r.json {
 		return r.printJSON(res)
 	}

@@ -1,5 +1,7 @@
 package cli
 
+import "github.com/switchboard-mcp/switchboard/host"
+
 func resourcesCommand(*run) *command {
 	return &command{
 		name: "resources", summary: "list resources by ID (<server>:<uri>)",
@@ -10,7 +12,7 @@ func resourcesCommand(*run) *command {
 }
 
 func runResources(r *run) int {
-	res := r.host.Resources()
+	res := r.host.View(host.Caller{}).Resources()
 	rows := make([][]string, 0, len(res))
 	for _, x := range res {
 		rows = append(rows, []string{x.ID, orDash(x.MIMEType), oneLine(orDash(x.Description), 60)})

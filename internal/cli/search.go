@@ -43,7 +43,7 @@ func runSearch(r *run, k int) int {
 	if !r.wantArgs(1, -1) {
 		return ExitUsage
 	}
-	tools, err := r.host.SearchContext(r.ctx, strings.Join(r.args, " "), k)
+	tools, err := r.host.Search(r.ctx, strings.Join(r.args, " "), k)
 	if err != nil {
 		return r.failf(ExitUpstream, codeError, "%v", err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/frontdoor"
 	"github.com/switchboard-mcp/switchboard/internal/gateway"
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
 )
 
@@ -70,7 +71,7 @@ type server struct {
 // redirect URL is settled here, where the configuration is loaded:
 // --public-url, else cfg's "gateway.publicUrl".
 func (r *server) prepare(cfg *config.Config, opts *host.Options) (undo func(), err error) {
-	opts.Lock = r.serve.locked
+	hostlink.WithLock(opts, r.serve.locked)
 	if err := r.settlePublicURL(cfg); err != nil {
 		return nil, err
 	}
@@ -114,12 +115,12 @@ type serveFlags struct {
 	pprof       string
 	logFormat   string // --log-format: logText or logJSON
 	grace       time.Duration
-	drainDelay  time.Duration // drain.go
-	auth        serveAuth     // serve_auth.go
-	lock, pub   string        // --lock FILE --pub KEY: serve only what the lockfile pins
-	publicURL   string        // --public-url URL
-	callback    string        // logins' redirect URL on the gateway, from publicURL (serve_public.go)
-	locked      host.Lock     // the lockfile, verified by checkServe
+	drainDelay  time.Duration                  // drain.go
+	auth        serveAuth                      // serve_auth.go
+	lock, pub   string                         // --lock FILE --pub KEY: serve only what the lockfile pins
+	publicURL   string                         // --public-url URL
+	callback    string                         // logins' redirect URL on the gateway, from publicURL (serve_public.go)
+	locked      map[string]hostlink.ServerPins // the lockfile, verified by checkServe
 
 	// Connections: see gateway.HTTPOptions.
 	idleTimeout, bodyTimeout  time.Duration
@@ -300,7 +301,7 @@ func (r *server) runServe() int {
 	}
 	addr := serveAddr(f.http)
 	front := frontdoor.Options{Path: f.path, NoAuth: f.noAuth, AllowedHosts: f.allowHosts, Logger: log,
-		Metrics: obs.metrics.Handler(), OnRefuse: obs.metrics.Refused, Ready: r.drainReady(r.host.Ready)}
+		Metrics: obs.metrics.Handler(), OnRefuse: obs.metrics.Refused, Ready: r.drainReady(hostlink.Of(r.host).Readiness)}
 	if f.noAuth {
 		fmt.Fprintln(r.env.Stderr, frontdoor.NoAuthWarning)
 	} else {

@@ -170,7 +170,7 @@ func runTokens(r *run) int {
 	}
 	listed := map[string]int{} // tokens of what the model is given, by server
 	builtin := row{Server: "(switchboard built-in)"}
-	for _, t := range r.host.ModelTools() {
+	for _, t := range r.host.View(host.Caller{}).Tools() {
 		listed[t.Server] += t.Tokens()
 		if t.Server == "" {
 			builtin.Tools++

@@ -49,13 +49,13 @@ func (r *run) noteStarting() {
 	}
 }
 
-// await waits for a server still starting (host.Await). On a terminal, a
+// await waits for a server still starting (host.Host.Ready). On a terminal, a
 // wait longer than progressAfter shows "waiting for NAME 4s/10s", redrawn
 // in place each second and erased at the end: the time since the server
 // started, and its startupTimeoutMs.
 func (r *run) await(server string) error {
 	done := make(chan error, 1)
-	go func() { done <- r.host.Await(r.ctx, server) }() // received below, whatever happens
+	go func() { done <- r.host.Ready(r.ctx, server) }() // received below, whatever happens
 	var limit time.Duration
 	for _, sc := range r.cfg.Servers {
 		if sc.Name == server {
@@ -102,7 +102,7 @@ func (r *run) settle(d time.Duration) {
 	var wg sync.WaitGroup
 	for _, s := range r.host.Servers() {
 		if s.State == host.StateStarting {
-			wg.Go(func() { r.host.Await(ctx, s.Name) }) //nolint:errcheck // the state says it
+			wg.Go(func() { r.host.Ready(ctx, s.Name) }) //nolint:errcheck // the state says it
 		}
 	}
 	wg.Wait()

@@ -1,5 +1,7 @@
 package cli
 
+import "github.com/switchboard-mcp/switchboard/host"
+
 func templatesCommand(*run) *command {
 	return &command{
 		name: "templates", summary: "list resource templates",
@@ -10,7 +12,7 @@ func templatesCommand(*run) *command {
 }
 
 func runTemplates(r *run) int {
-	res := r.host.Templates()
+	res := r.host.View(host.Caller{}).Templates()
 	rows := make([][]string, 0, len(res))
 	for _, x := range res {
 		rows = append(rows, []string{x.ID, orDash(x.MIMEType), oneLine(orDash(x.Description), 60)})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
 	"github.com/switchboard-mcp/switchboard/internal/suggest"
 )
@@ -50,7 +51,7 @@ func (f *toolsFlags) run(r *run) int {
 		if len(r.args) != 0 || f.raw {
 			return r.usagef("tools --format lists every tool a model is given: no NAME, no --raw")
 		}
-		p, err := r.host.ProviderTools(f.format)
+		p, err := r.host.View(host.Caller{}).ProviderTools(f.format)
 		if err != nil {
 			return r.usagef("%v", err)
 		}
@@ -61,10 +62,10 @@ func (f *toolsFlags) run(r *run) int {
 		if len(r.args) != 1 {
 			return r.usagef("tools --raw needs a NAME (a model-facing name or <server>:<tool>)")
 		}
-		raw, err := r.host.RawTool(r.args[0])
+		raw, err := hostlink.Of(r.host).RawTool(r.args[0])
 		if server := startingServer(err); server != "" {
 			if err = r.await(server); err == nil {
-				raw, err = r.host.RawTool(r.args[0])
+				raw, err = hostlink.Of(r.host).RawTool(r.args[0])
 			}
 		}
 		if err != nil {

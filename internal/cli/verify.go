@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
 	"github.com/switchboard-mcp/switchboard/internal/lockfile"
 )
@@ -61,12 +62,12 @@ func (f *verifyFlags) run(r *run) int {
 	}
 	defer r.host.Close()
 	got := &lockfile.Lock{Servers: map[string]lockfile.Server{}}
-	for _, p := range r.host.ServerPins() {
+	for _, p := range hostlink.Of(r.host).ServerPins() {
 		if !p.Known {
-			r.host.Await(r.ctx, p.Server) //nolint:errcheck // a server whose lists stay unknown differs in them
+			r.host.Ready(r.ctx, p.Server) //nolint:errcheck // a server whose lists stay unknown differs in them
 		}
 	}
-	for _, p := range r.host.ServerPins() {
+	for _, p := range hostlink.Of(r.host).ServerPins() {
 		got.Servers[p.Server] = toLockServer(p)
 	}
 	diffs := lockfile.Compare(want, got)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"github.com/switchboard-mcp/switchboard/internal/state"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 )
@@ -91,14 +92,14 @@ type Status struct {
 func (c *Control) Status() Status {
 	h := c.opts.Host
 	statuses := h.Servers()
-	inflight := h.CallsInFlight()
+	inflight := hostlink.Of(h).CallsInFlight()
 	cost, listed := map[string]int{}, map[string]int{}
 	tools := h.Tools()
 	for _, t := range tools {
 		cost[t.Server] += t.Tokens()
 	}
 	builtin := 0
-	for _, t := range h.ModelTools() {
+	for _, t := range h.View(host.Caller{}).Tools() {
 		listed[t.Server] += t.Tokens()
 		if t.Server == "" {
 			builtin++
@@ -179,7 +180,7 @@ func (c *Control) Approve(ctx context.Context, target string) ([]string, error) 
 	}
 	approved, err := Approve(ctx, c.opts.Store, target)
 	if len(approved) > 0 {
-		c.opts.Host.ApprovalsChanged()
+		hostlink.Of(c.opts.Host).ApprovalsChanged()
 		c.changed()
 	}
 	return approved, err
@@ -234,7 +235,7 @@ func (c *Control) Calls(ctx context.Context, f store.CallFilter) ([]store.Call, 
 }
 
 // Live returns the tool calls in flight, oldest first.
-func (c *Control) Live() []host.LiveCall { return c.opts.Host.LiveCalls() }
+func (c *Control) Live() []hostlink.LiveCall { return hostlink.Of(c.opts.Host).LiveCalls() }
 
 // Findings returns what vetting found in the servers' metadata.
 func (c *Control) Findings() []host.Finding { return c.opts.Host.Findings() }

@@ -47,7 +47,7 @@ func TestServersMasked(t *testing.T) {
 	t.Cleanup(func() { h.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := h.Await(ctx, "chatty"); err != nil {
+	if err := h.Ready(ctx, "chatty"); err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(control.New(control.Options{Host: h}).Handler())

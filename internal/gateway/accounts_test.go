@@ -52,7 +52,7 @@ func TestConnectEveryAccount(t *testing.T) {
 			t.Fatal(err)
 		}
 		<-l.Done()
-		if err := h.Await(ctx, name); err != nil {
+		if err := h.Ready(ctx, name); err != nil {
 			t.Fatal(err)
 		}
 	}

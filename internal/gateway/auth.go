@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/switchboard-mcp/switchboard/internal/frontdoor"
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"github.com/switchboard-mcp/switchboard/internal/jwtauth"
 	"github.com/switchboard-mcp/switchboard/internal/tokencmp"
 )
@@ -97,7 +98,7 @@ func sessionClient(r *http.Request) string {
 func (g *Gateway) verifier(opts *AuthOptions) auth.TokenVerifier {
 	single := tokencmp.SumOf(opts.Token)
 	return func(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
-		for _, c := range g.host.Clients() {
+		for _, c := range hostlink.Of(g.host).Clients() {
 			if tokencmp.Equal(token, c.Token) {
 				return &auth.TokenInfo{UserID: "client:" + c.Name, Scopes: opts.Scopes,
 					Extra: map[string]any{tokenInfoClient: c.Name}}, nil
@@ -116,7 +117,7 @@ func (g *Gateway) verifier(opts *AuthOptions) auth.TokenVerifier {
 		}
 		ti := &auth.TokenInfo{UserID: "sub:" + claims.Subject, Scopes: claims.Scopes, Expiration: claims.Expiry,
 			Extra: map[string]any{tokenInfoJWT: token}}
-		for _, c := range g.host.Clients() {
+		for _, c := range hostlink.Of(g.host).Clients() {
 			if c.MatchesClaims(claims.Subject, claims.Raw) {
 				ti.UserID, ti.Extra[tokenInfoClient] = "client:"+c.Name, c.Name
 				break
@@ -161,7 +162,7 @@ func (g *Gateway) authFront(front *frontdoor.Options, opts *AuthOptions, addr ne
 	metaHandler := auth.ProtectedResourceMetadataHandler(meta)
 	front.WellKnown = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := r.URL.Path
-		if p == metadataPath || p == metadataPath+path || (strings.HasPrefix(p, metadataPath+path+"/") && g.host.Profile(strings.TrimPrefix(p, metadataPath+path+"/")) != nil) {
+		if p == metadataPath || p == metadataPath+path || (strings.HasPrefix(p, metadataPath+path+"/") && hostlink.Of(g.host).Profile(strings.TrimPrefix(p, metadataPath+path+"/")) != nil) {
 			metaHandler.ServeHTTP(w, r)
 			return
 		}
@@ -202,11 +203,11 @@ func (g *Gateway) mayUse(path string, next http.Handler) http.Handler {
 			return
 		}
 		profile := strings.TrimPrefix(strings.TrimPrefix(r.URL.Path, path), "/")
-		if profile != "" && g.host.Profile(profile) == nil {
+		if profile != "" && hostlink.Of(g.host).Profile(profile) == nil {
 			next.ServeHTTP(w, r) // 404
 			return
 		}
-		for _, c := range g.host.Clients() {
+		for _, c := range hostlink.Of(g.host).Clients() {
 			if c.Name == name {
 				if !c.MayUse(profile) {
 					w.Header().Set("Cache-Control", "no-store")
@@ -230,7 +231,7 @@ func (g *Gateway) operatorOnly(next http.Handler) http.Handler {
 		ti := auth.TokenInfoFromContext(r.Context())
 		ok := ti != nil && ti.UserID == ""
 		if name := clientName(ti); ti != nil && name != "" {
-			for _, c := range g.host.Clients() {
+			for _, c := range hostlink.Of(g.host).Clients() {
 				ok = ok || (c.Name == name && c.MayUse(""))
 			}
 		}

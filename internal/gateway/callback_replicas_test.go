@@ -66,7 +66,7 @@ func TestCallerLoginAcrossReplicas(t *testing.T) {
 	if err := l.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := hA.Await(ctx, "gh"); err != nil {
+	if err := hA.Ready(ctx, "gh"); err != nil {
 		t.Fatal(err)
 	}
 	gA.Sync()

@@ -93,7 +93,7 @@ func callbackGateway(t *testing.T) (*oauthtest.Server, string, string, *syncBuff
 		t.Fatal(err)
 	}
 	<-l.Done()
-	if err := h.Await(ctx, "gh"); err != nil {
+	if err := h.Ready(ctx, "gh"); err != nil {
 		t.Fatal(err)
 	}
 	g.Sync()

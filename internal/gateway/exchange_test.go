@@ -64,7 +64,7 @@ func TestTokenExchange(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-l.Done()
-	if err := h.Await(ctx, "gh"); err != nil {
+	if err := h.Ready(ctx, "gh"); err != nil {
 		t.Fatal(err)
 	}
 	g := gateway.New(h, &gateway.Options{Version: "test"})
@@ -171,7 +171,7 @@ func TestTokenExchangeActor(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-l.Done()
-	if err := h.Await(ctx, "gh"); err != nil {
+	if err := h.Ready(ctx, "gh"); err != nil {
 		t.Fatal(err)
 	}
 	g := gateway.New(h, &gateway.Options{Version: "test"})

@@ -54,6 +54,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/frontdoor"
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"github.com/switchboard-mcp/switchboard/internal/mcphttp"
 )
 
@@ -350,7 +351,7 @@ func (g *Gateway) ServeHTTP(ctx context.Context, ln net.Listener, opts HTTPOptio
 	if opts.Front.OAuthCallback == nil {
 		// Logins' redirects come back here when the host was given
 		// its public URL (host.OAuthOptions.CallbackURL).
-		if cb := g.host.OAuthCallback(); cb != nil {
+		if cb := hostlink.Of(g.host).OAuthCallback(); cb != nil {
 			opts.Front.OAuthCallback = cb
 		}
 	}

@@ -102,7 +102,7 @@ func newAuthGatewayWith(t *testing.T, top map[string]any, env map[string]string,
 		opts.Store = st
 	}
 	h, syncs := openHost(t, cfg, opts)
-	if err := h.Await(context.Background(), "demo"); err != nil {
+	if err := h.Ready(context.Background(), "demo"); err != nil {
 		t.Fatal(err)
 	}
 	g := gateway.New(h, &gateway.Options{Version: "test"})
@@ -452,7 +452,7 @@ func TestProfileHidesOtherServers(t *testing.T) {
 	if err := gw.host.Reload(context.Background(), parseWithEnv(t, doc, gw.env)); err != nil {
 		t.Fatal(err)
 	}
-	if err := gw.host.Await(context.Background(), "b"); err != nil {
+	if err := gw.host.Ready(context.Background(), "b"); err != nil {
 		t.Fatal(err)
 	}
 	gw.g.Sync()

@@ -333,7 +333,7 @@ func TestNothingLeaksOutOfAView(t *testing.T) {
 			t.Cleanup(func() { h.Close() })
 			ctx := context.Background()
 			for _, s := range []string{"alpha", tc.out} {
-				if err := h.Await(ctx, s); err != nil {
+				if err := h.Ready(ctx, s); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -53,7 +53,7 @@ func perCallerGateway(t *testing.T, onCall func(host.CallRecord)) (*oauthtest.Se
 		t.Fatal(err)
 	}
 	<-l.Done()
-	if err := h.Await(ctx, "gh"); err != nil {
+	if err := h.Ready(ctx, "gh"); err != nil {
 		t.Fatal(err)
 	}
 	g := gateway.New(h, &gateway.Options{Version: "test"})

@@ -4,6 +4,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"github.com/switchboard-mcp/switchboard/internal/mcphttp"
 )
 
@@ -66,7 +67,7 @@ type profileServer struct {
 // first use with its sessions counted in limits, or nil when the
 // configuration has no such profile.
 func (g *Gateway) profileHandler(name string, limits *mcphttp.SessionLimits) *mcphttp.Handler {
-	if g.host.Profile(name) == nil {
+	if hostlink.Of(g.host).Profile(name) == nil {
 		return nil
 	}
 	g.profMu.Lock()

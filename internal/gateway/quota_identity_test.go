@@ -37,7 +37,7 @@ func TestQuotaPerIdentity(t *testing.T) {
 	var endpoints [2]string
 	for i := range endpoints {
 		h, syncs := openHost(t, parseWithEnv(t, doc, nil), host.Options{Store: db, StopTimeout: 500 * time.Millisecond})
-		if err := h.Await(ctx, "demo"); err != nil {
+		if err := h.Ready(ctx, "demo"); err != nil {
 			t.Fatal(err)
 		}
 		g := gateway.New(h, &gateway.Options{Version: "test"})

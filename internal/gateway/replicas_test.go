@@ -47,13 +47,13 @@ func replica(t *testing.T, st store.Store, servers map[string]any) *fixture {
 	return &fixture{url: base + "/mcp", host: h}
 }
 
-// connected waits until every server of h can take requests (Host.Await).
+// connected waits until every server of h can take requests (Host.Ready).
 func connected(t *testing.T, h *host.Host) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
 	for _, s := range h.Servers() {
-		if err := h.Await(ctx, s.Name); err != nil {
+		if err := h.Ready(ctx, s.Name); err != nil {
 			t.Fatalf("server %s: %v", s.Name, err)
 		}
 	}

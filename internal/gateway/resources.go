@@ -156,7 +156,7 @@ func (g *Gateway) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) 
 		return nil
 	}
 	delete(g.subs, uri)
-	if err := g.host.Unsubscribe(ctx, sub.server, uri); err != nil {
+	if err := g.host.View(host.Caller{}).Unsubscribe(ctx, sub.server, uri); err != nil { // the subscription is every session's
 		g.log.Debug("upstream unsubscribe failed", "uri", uri, "err", err)
 	}
 	return nil

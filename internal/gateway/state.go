@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 )
 
 // stateTTL bounds how long a client may take to answer an input request.
@@ -47,13 +48,13 @@ func newSealer(key []byte) *sealer {
 	return &sealer{key: key, now: time.Now}
 }
 
-// hostSealer returns a sealer with h's shared key (Host.Secret), or a key
+// hostSealer returns a sealer with h's shared key (its link's Secret, internal/hostlink), or a key
 // of its own when h has no store or the store cannot give it: then states
 // this gateway issues hold on this gateway only, and log says so.
 func hostSealer(h *host.Host, log *slog.Logger) *sealer {
 	ctx, cancel := context.WithTimeout(context.Background(), stateKeyTimeout)
 	defer cancel()
-	key, err := h.Secret(ctx, stateKey)
+	key, err := hostlink.Of(h).Secret(ctx, stateKey)
 	if err != nil {
 		log.Warn("request states are signed with this process's own key: the other replicas will refuse them", "err", err)
 		key = nil

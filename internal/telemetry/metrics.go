@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 )
 
 // Source is what the metrics read from a host at each scrape.
@@ -16,7 +17,7 @@ type Source interface {
 	CallsInFlight() map[string]int
 	SpillBytes() int
 	StoreUp() bool
-	AuditStats() host.AuditStats
+	AuditStats() hostlink.AuditStats
 }
 
 // OtherTool is the tool label of a call whose name matched no tool of the

@@ -20,6 +20,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"github.com/switchboard-mcp/switchboard/internal/telemetry"
 	"github.com/switchboard-mcp/switchboard/internal/testkit"
 )
@@ -32,11 +33,11 @@ func TestMain(m *testing.M) {
 // later is a Source whose host is set once it is open.
 type later struct{ h atomic.Pointer[host.Host] }
 
-func (l *later) Servers() []host.ServerStatus  { return l.h.Load().Servers() }
-func (l *later) CallsInFlight() map[string]int { return l.h.Load().CallsInFlight() }
-func (l *later) SpillBytes() int               { return l.h.Load().SpillBytes() }
-func (l *later) StoreUp() bool                 { return l.h.Load().StoreUp() }
-func (l *later) AuditStats() host.AuditStats   { return l.h.Load().AuditStats() }
+func (l *later) Servers() []host.ServerStatus    { return l.h.Load().Servers() }
+func (l *later) CallsInFlight() map[string]int   { return hostlink.Of(l.h.Load()).CallsInFlight() }
+func (l *later) SpillBytes() int                 { return hostlink.Of(l.h.Load()).SpillBytes() }
+func (l *later) StoreUp() bool                   { return hostlink.Of(l.h.Load()).StoreUp() }
+func (l *later) AuditStats() hostlink.AuditStats { return hostlink.Of(l.h.Load()).AuditStats() }
 
 // TestMetrics: calls through a real host are counted by server, tool,
 // outcome and code, a name that matched no tool as "other", whatever it
@@ -225,11 +226,11 @@ func BenchmarkObserveCall(b *testing.B) {
 // wait and were dropped.
 type storeDown struct{}
 
-func (storeDown) Servers() []host.ServerStatus  { return nil }
-func (storeDown) CallsInFlight() map[string]int { return nil }
-func (storeDown) SpillBytes() int               { return 0 }
-func (storeDown) StoreUp() bool                 { return false }
-func (storeDown) AuditStats() host.AuditStats   { return host.AuditStats{Waiting: 7, Dropped: 3} }
+func (storeDown) Servers() []host.ServerStatus    { return nil }
+func (storeDown) CallsInFlight() map[string]int   { return nil }
+func (storeDown) SpillBytes() int                 { return 0 }
+func (storeDown) StoreUp() bool                   { return false }
+func (storeDown) AuditStats() hostlink.AuditStats { return hostlink.AuditStats{Waiting: 7, Dropped: 3} }
 
 // TestStoreMetrics: a store that does not answer, and the audit queue, are
 // read at the scrape.

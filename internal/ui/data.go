@@ -15,6 +15,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/control"
 	"github.com/switchboard-mcp/switchboard/internal/era"
 	"github.com/switchboard-mcp/switchboard/internal/frontdoor"
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 )
 
@@ -115,7 +116,7 @@ func (h *Handler) fillLive(ctx context.Context, d *pageData) {
 		if s.LaunchHeld != "" {
 			row.Held++ // the launch
 		}
-		if gs, err := h.ctl.Host().CallerGrants(ctx, s.Name); err == nil {
+		if gs, err := hostlink.Of(h.ctl.Host()).CallerGrants(ctx, s.Name); err == nil {
 			for _, g := range gs {
 				row.Callers = append(row.Callers, g.Caller+" as "+cmp.Or(g.Subject, "?"))
 			}
@@ -188,14 +189,14 @@ func (h *Handler) fillTools(ctx context.Context, d *pageData) {
 	var tools []host.Tool
 	if d.Query != "" {
 		var err error
-		if tools, err = hst.SearchContext(ctx, d.Query, 20); err != nil {
+		if tools, err = hst.Search(ctx, d.Query, 20); err != nil {
 			d.ToolsError = err.Error()
 		}
 	} else {
 		tools = hst.Tools()
 	}
 	given := map[string]host.Tool{}
-	for _, t := range hst.ModelTools() {
+	for _, t := range hst.View(host.Caller{}).Tools() {
 		given[t.Name] = t
 	}
 	for _, t := range tools {
