@@ -3,6 +3,7 @@ package host_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,12 +67,11 @@ func openGateWith(t *testing.T, extra, policy map[string]any, approver host.Appr
 	}
 	t.Cleanup(func() { st.Close() })
 	r.st, r.cfg = st, cfg
-	r.h = openWith(t, cfg, &host.Options{Store: st, StopTimeout: 500 * time.Millisecond, Clock: r.clock, Approve: approver,
-		OnCall: func(c host.CallRecord) {
-			r.mu.Lock()
-			defer r.mu.Unlock()
-			r.recs = append(r.recs, c)
-		}})
+	r.h = openWith(t, cfg, hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond, Clock: r.clock, Approve: approver, OnCall: func(c host.CallRecord) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.recs = append(r.recs, c)
+	}}, st))
 	return r
 }
 
@@ -346,7 +346,7 @@ func TestFlowGuardApprove(t *testing.T) {
 // refused on the other.
 func TestHeldCallAcrossReplicas(t *testing.T) {
 	a := openGate(t, map[string]any{"approve": map[string]any{"tools": []string{"github:create_*"}}, "flow": map[string]any{"mode": "refuse"}}, nil)
-	b := openWith(t, a.cfg, &host.Options{Store: a.st, StopTimeout: 500 * time.Millisecond, Clock: a.clock})
+	b := openWith(t, a.cfg, hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond, Clock: a.clock}, a.st))
 	callB := func(session, name, args string) error {
 		_, err := b.View(host.Caller{Client: "claude", Session: session}).Call(context.Background(), name, json.RawMessage(args), nil)
 		return err

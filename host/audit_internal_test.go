@@ -209,7 +209,7 @@ func TestAuditLogNoDropWhileUp(t *testing.T) {
 // the rows are written.
 func TestStoreUpSaysAuditRowsWait(t *testing.T) {
 	st := newFlakyStore(t)
-	h, err := Open(context.Background(), &config.Config{}, &Options{Store: st, Logger: slog.New(slog.DiscardHandler)})
+	h, err := Open(context.Background(), &config.Config{}, &Options{Logger: slog.New(slog.DiscardHandler), store: st})
 	if err != nil {
 		t.Fatal(err)
 	}

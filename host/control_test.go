@@ -3,6 +3,7 @@ package host_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"slices"
 	"sync"
 	"testing"
@@ -103,7 +104,7 @@ func TestDisabledToolNotHeld(t *testing.T) {
 	st := openStore(t)
 	entry := sleeper(t)
 	entry["eager"] = true
-	opts := &host.Options{StopTimeout: 500 * time.Millisecond, Store: st}
+	opts := hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond}, st)
 	h, err := host.Open(context.Background(), parse(t, map[string]any{"sleeper": entry}, nil), opts)
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"slices"
 	"testing"
 	"time"
@@ -21,7 +22,7 @@ import (
 func TestChangedToolFirstCallIsHeld(t *testing.T) {
 	st := openStore(t)
 	cfg := parse(t, map[string]any{"sleeper": sleeper(t)}, nil)
-	opts := &host.Options{StopTimeout: 500 * time.Millisecond, Store: st}
+	opts := hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond}, st)
 	firstStart(t, cfg, opts)
 
 	h, err := host.Open(context.Background(), cfg, opts)

@@ -206,13 +206,6 @@ type Options struct {
 	// changes is served as if first seen, whatever "onDrift" says. For
 	// short checks that serve no one.
 	Ephemeral bool
-	// Store is a state store already open, used in place of the one
-	// Open would open, whatever StateDir and Ephemeral say; Close does
-	// not close it. The switchboard command passes its own. A store shared by several processes (one with a
-	// change feed) brings their approvals here at once; while it is
-	// unreachable the Host serves from memory, and the gateway's
-	// readiness says so.
-	Store store.Store
 	// PinsRecheck is how often the pins of servers with held tools are
 	// re-read from the store: the fallback of a store's change feed, and
 	// what picks up an approval made elsewhere when the store has none.
@@ -238,6 +231,14 @@ type Options struct {
 
 	// lock, set by hostlink.WithLock, is the only thing served.
 	lock serverLock
+	// store, set by hostlink.WithStore, is a state store already open,
+	// used in place of the one Open would open, whatever StateDir and
+	// Ephemeral say; Close does not close it. The switchboard command
+	// passes its own. A store shared by several processes (one with a
+	// change feed) brings their approvals here at once; while it is
+	// unreachable the Host serves from memory, and the gateway's
+	// readiness says so.
+	store store.Store
 }
 
 // Host is a set of connected servers under one namespace. Create it with

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"maps"
 	"net"
 	"net/http"
@@ -130,7 +131,7 @@ func openHostile(t *testing.T, servers, top map[string]any, opts *host.Options) 
 	if opts == nil {
 		opts = fastOpts
 	}
-	if opts.Store != nil {
+	if !opts.Ephemeral {
 		// Each rig's tag is a new argument, so a new launch: the test
 		// approves it, as a person adding the servers would.
 		o := *opts
@@ -406,7 +407,7 @@ func TestHostileInjectionApproval(t *testing.T) {
 	st := openStore(t)
 	ctx := context.Background()
 	servers := map[string]any{"hostile": hostileServer(t, hostile.ModePoison, nil, nil)}
-	opts := &host.Options{StopTimeout: 500 * time.Millisecond, Store: st}
+	opts := hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond}, st)
 	r := openHostile(t, servers, nil, opts)
 	r.mustReady(t, "hostile")
 	key := ingest.ApprovalKey("add_numbers")

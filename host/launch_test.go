@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"slices"
 	"strings"
 	"testing"
@@ -41,7 +42,7 @@ func (r *recorder) decisions(server string) []string {
 
 func openLaunch(t *testing.T, st store.Store, cfg *config.Config, rec *recorder, extra ...func(*host.Options)) *host.Host {
 	t.Helper()
-	opts := &host.Options{Store: st, StopTimeout: 500 * time.Millisecond, OnEvent: rec.event}
+	opts := hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond, OnEvent: rec.event}, st)
 	for _, f := range extra {
 		f(opts)
 	}
@@ -231,7 +232,7 @@ func TestLaunchDefault(t *testing.T) {
 	st := openStore(t)
 	for _, exe := range []string{"/nonexistent/a/switchboard", "/nonexistent/b/switchboard"} {
 		rec := &recorder{}
-		opts := &host.Options{Store: st, StopTimeout: 500 * time.Millisecond, OnEvent: rec.event, NoStart: true}
+		opts := hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond, OnEvent: rec.event, NoStart: true}, st)
 		h, err := host.Open(context.Background(), config.Default(exe), opts)
 		if err != nil {
 			t.Fatal(err)

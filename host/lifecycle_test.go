@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -63,7 +64,7 @@ func TestCatalogueFirstStart(t *testing.T) {
 	st := openStore(t)
 	tag := "catalogue-first-" + fmt.Sprint(time.Now().UnixNano())
 	cfg := parse(t, taggedServers(t, 20, tag), nil)
-	opts := &host.Options{StopTimeout: 500 * time.Millisecond, Store: st}
+	opts := hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond}, st)
 
 	h, err := host.Open(context.Background(), cfg, opts)
 	if err != nil {
@@ -110,7 +111,7 @@ func TestCatalogueFirstStart(t *testing.T) {
 func TestSleeperIsHeld(t *testing.T) {
 	st := openStore(t)
 	cfg := parse(t, map[string]any{"sleeper": sleeper(t)}, nil)
-	opts := &host.Options{StopTimeout: 500 * time.Millisecond, Store: st}
+	opts := hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond}, st)
 	firstStart(t, cfg, opts)
 
 	changed := make(chan struct{}, 4)
@@ -181,7 +182,7 @@ func TestSleeperIsHeld(t *testing.T) {
 // it closes.
 func TestAuditLogWhileRunning(t *testing.T) {
 	st := openStore(t)
-	h := openWith(t, parse(t, map[string]any{"s": child(t, testkit.ModeServer, nil)}, nil), &host.Options{StopTimeout: 500 * time.Millisecond, Store: st})
+	h := openWith(t, parse(t, map[string]any{"s": child(t, testkit.ModeServer, nil)}, nil), hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond}, st))
 	for range 3 {
 		call(t, h, "s__echo", `{"text":"x"}`)
 	}
@@ -199,7 +200,7 @@ func TestAuditLogWhileRunning(t *testing.T) {
 // values.
 func TestAuditLog(t *testing.T) {
 	st := openStore(t)
-	h := openWith(t, parse(t, map[string]any{"s": child(t, testkit.ModeServer, nil)}, nil), &host.Options{StopTimeout: 500 * time.Millisecond, Store: st})
+	h := openWith(t, parse(t, map[string]any{"s": child(t, testkit.ModeServer, nil)}, nil), hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond}, st))
 	call(t, h, "s__echo", `{"text":"secret value"}`)
 	call(t, h, "s__fail", `{}`)
 	h.Close() // flushes the queue
@@ -257,7 +258,7 @@ func BenchmarkFirstList(b *testing.B) {
 				defer st.Close()
 				opts := &host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond}
 				if mode == "catalogue" {
-					opts.Store = st
+					hostlink.WithStore(opts, st)
 					h, err := host.Open(context.Background(), cfg, opts) // saves the catalogues
 					if err != nil {
 						b.Fatal(err)
@@ -349,7 +350,7 @@ func TestAuditRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := openWith(t, cfg, &host.Options{StopTimeout: 500 * time.Millisecond, Store: st})
+	h := openWith(t, cfg, hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond}, st))
 	ctx := context.Background()
 	if _, err := h.Call(ctx, "s__fail", json.RawMessage(`{"why":"secret value"}`), nil); fault.CodeOf(err) != fault.CodePolicyBlocked {
 		t.Fatalf("denied call: %v, want policy_blocked", err)
@@ -407,7 +408,7 @@ func TestQuotaSharedThroughStore(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { st.Close() })
-		hosts = append(hosts, openWith(t, cfg, &host.Options{StopTimeout: 500 * time.Millisecond, Store: st}))
+		hosts = append(hosts, openWith(t, cfg, hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond}, st)))
 	}
 	a, b := hosts[0], hosts[1]
 	call(t, a, "s__echo", `{"text":"1"}`)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/hostlink"
+	"github.com/switchboard-mcp/switchboard/internal/store"
 )
 
 // link is a Host's hostlink.Link: what the gateway, its status page and
@@ -17,6 +18,7 @@ func init() {
 	hostlink.Set(
 		func(h any) hostlink.Link { return link{h.(*Host)} },
 		func(opts any, lock map[string]hostlink.ServerPins) { opts.(*Options).lock = lock },
+		func(opts any, st store.Store) { opts.(*Options).store = st },
 	)
 }
 

@@ -53,15 +53,14 @@ func shareApproval(t *testing.T, killFeed bool) {
 	url := pgtest.URL(t)
 	cfg := parse(t, map[string]any{"sleeper": sleeper(t)}, nil)
 
-	a := openWith(t, cfg, &host.Options{StopTimeout: 500 * time.Millisecond, Store: openPostgres(t, url)})
+	a := openWith(t, cfg, hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond}, openPostgres(t, url)))
 	if got := call(t, a, "sleeper__echo", `{"text":"first"}`).Text; got != "first" {
 		t.Fatalf("A: echo = %q", got)
 	}
 	// B advertises A's saved catalogue; its first call starts its own
 	// server, whose second start changes echo's description.
 	blog := &testkit.Buffer{}
-	b := openWith(t, cfg, &host.Options{StopTimeout: 500 * time.Millisecond, Store: openPostgres(t, url), PinsRecheck: time.Hour,
-		Logger: slog.New(slog.NewTextHandler(blog, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	b := openWith(t, cfg, hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond, PinsRecheck: time.Hour, Logger: slog.New(slog.NewTextHandler(blog, &slog.HandlerOptions{Level: slog.LevelDebug}))}, openPostgres(t, url)))
 	if got := call(t, b, "sleeper__slow", `{"steps":1,"delay_ms":1}`).Text; got != "done" {
 		t.Fatalf("B: slow = %q", got)
 	}
@@ -116,7 +115,7 @@ func TestReplicaStoreOutage(t *testing.T) {
 	url := pgtest.URL(t)
 	st := openPostgres(t, url)
 	h := openWith(t, parse(t, map[string]any{"s": child(t, testkit.ModeServer, nil)}, nil),
-		&host.Options{StopTimeout: 500 * time.Millisecond, Store: st})
+		hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond}, st))
 	if err := h.Readiness(context.Background()); err != nil {
 		t.Fatalf("Ready before the outage: %v", err)
 	}
@@ -177,7 +176,7 @@ func TestAuditRowsUnderLoadAcrossAnOutage(t *testing.T) {
 	}
 	t.Cleanup(func() { st.Close() })
 	h := openWith(t, parse(t, map[string]any{"s": child(t, testkit.ModeServer, map[string]any{"eager": true})}, nil),
-		&host.Options{StopTimeout: 500 * time.Millisecond, Store: st})
+		hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond}, st))
 	if err := h.Ready(context.Background(), "s"); err != nil {
 		t.Fatal(err)
 	}

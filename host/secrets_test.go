@@ -3,6 +3,7 @@ package host_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"strings"
 	"sync"
 	"testing"
@@ -168,7 +169,7 @@ func TestSecretsAudited(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := host.Open(context.Background(), cfg, &host.Options{StopTimeout: 500 * time.Millisecond, Store: st})
+	h, err := host.Open(context.Background(), cfg, hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond}, st))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +196,7 @@ func TestSecretsInResourceReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := host.Open(context.Background(), cfg, &host.Options{StopTimeout: 500 * time.Millisecond, Store: st})
+	h, err := host.Open(context.Background(), cfg, hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond}, st))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package host_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -212,7 +213,7 @@ func TestSemanticCache(t *testing.T) {
 	srv := startEmbedder(t)
 	st := openStore(t)
 	cfg := semanticConfig(t, srv, nil)
-	h, err := host.Open(t.Context(), cfg, &host.Options{StopTimeout: 500 * time.Millisecond, Store: st})
+	h, err := host.Open(t.Context(), cfg, hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond}, st))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +231,7 @@ func TestSemanticCache(t *testing.T) {
 	}
 
 	before := srv.Texts()
-	h = openWith(t, cfg, &host.Options{StopTimeout: 500 * time.Millisecond, Store: st})
+	h = openWith(t, cfg, hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond}, st))
 	if got := h.SearchWords(paraphrase, 3); len(got) == 0 || got[0].Name != "s__echo" {
 		t.Errorf("second host: %v, want s__echo first", names(got))
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"os"
 	"path/filepath"
 	"slices"
@@ -62,7 +63,7 @@ func (l *listedServer) count(line string) int {
 // next Open on the store advertises the saved catalogue.
 func cachedRun(t *testing.T, cfg map[string]any, st store.Store, tool string) {
 	t.Helper()
-	h, err := host.Open(context.Background(), parse(t, cfg, nil), &host.Options{StopTimeout: 500 * time.Millisecond, Store: st})
+	h, err := host.Open(context.Background(), parse(t, cfg, nil), hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond}, st))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +82,7 @@ func TestNewToolBehindCachedCatalogue(t *testing.T) {
 	cachedRun(t, servers, st, "s__echo")
 	l.set(t, "echo\tEcho.", "fresh\tNew since the catalogue was saved.")
 
-	h := openWith(t, parse(t, servers, nil), &host.Options{StopTimeout: 500 * time.Millisecond, Store: st})
+	h := openWith(t, parse(t, servers, nil), hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond}, st))
 	if s := status(h, "s"); s.State != host.StateIdle {
 		t.Fatalf("state %s, want idle (advertised from the saved catalogue)", s.State)
 	}
@@ -120,7 +121,7 @@ func TestRemovedToolBehindCachedCatalogue(t *testing.T) {
 	cachedRun(t, servers, st, "s__echo")
 	l.set(t, "echo\tEcho.")
 
-	h := openWith(t, parse(t, servers, nil), &host.Options{StopTimeout: 500 * time.Millisecond, Store: st})
+	h := openWith(t, parse(t, servers, nil), hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond}, st))
 	if _, err := h.Tool("s__gone"); err != nil {
 		t.Fatalf("the saved catalogue does not list the tool: %v", err)
 	}
@@ -210,7 +211,7 @@ func TestLazyStartChecksPins(t *testing.T) {
 		servers := map[string]any{"s": l.entry}
 		cachedRun(t, servers, st, "s__echo")
 		l.set(t, "echo\t"+changed)
-		h := openWith(t, parse(t, servers, nil), &host.Options{StopTimeout: 500 * time.Millisecond, Store: st})
+		h := openWith(t, parse(t, servers, nil), hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond}, st))
 		if s := status(h, "s"); s.State != host.StateIdle {
 			t.Fatalf("state %s, want idle", s.State)
 		}
@@ -225,7 +226,7 @@ func TestLazyStartChecksPins(t *testing.T) {
 		servers := map[string]any{"s": l.entry}
 		cachedRun(t, servers, st, "s__echo")
 		l.set(t, "echo\t"+changed)
-		h := openWith(t, parse(t, servers, nil), &host.Options{StopTimeout: 500 * time.Millisecond, Store: st})
+		h := openWith(t, parse(t, servers, nil), hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond}, st))
 		if got := call(t, h, "s__echo", `{"text":"x"}`).Text; got != "echo: x" {
 			t.Errorf("echo = %q", got)
 		}
@@ -237,7 +238,7 @@ func TestLazyStartChecksPins(t *testing.T) {
 		st := openStore(t)
 		l := newListed(t, "echo\tEcho.")
 		l.entry["idleTimeoutMs"] = 200
-		h := openWith(t, parse(t, map[string]any{"s": l.entry}, nil), &host.Options{StopTimeout: 500 * time.Millisecond, Store: st})
+		h := openWith(t, parse(t, map[string]any{"s": l.entry}, nil), hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond}, st))
 		call(t, h, "s__echo", `{"text":"a"}`)
 		if !proc.Eventually(10*time.Second, func() bool { return status(h, "s").State == host.StateIdle }) {
 			t.Fatalf("not stopped when idle: state %s", status(h, "s").State)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -179,7 +180,7 @@ func TestScheduleSurvivesRestart(t *testing.T) {
 	}
 	run := func(extra string) host.ServerStatus {
 		// The changed configuration is approved, as by a person editing it.
-		h, err := host.Open(context.Background(), parse(t, map[string]any{"bad": failing(extra)}, nil), &host.Options{Store: st, StopTimeout: 500 * time.Millisecond, ApproveLaunches: []string{"bad"}})
+		h, err := host.Open(context.Background(), parse(t, map[string]any{"bad": failing(extra)}, nil), hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond, ApproveLaunches: []string{"bad"}}, st))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -19,8 +19,8 @@ import (
 // Options.StateDir, Ephemeral and Store), and whether the Host opened it.
 func openStore(ctx context.Context, cfg *config.Config, opts *Options) (store.Store, bool, error) {
 	switch {
-	case opts.Store != nil:
-		return opts.Store, false, nil
+	case opts.store != nil:
+		return opts.store, false, nil
 	case opts.Ephemeral:
 		return nil, false, nil
 	}

@@ -3,6 +3,7 @@ package host_test
 import (
 	"context"
 	"fmt"
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"log/slog"
 	"math"
 	"strings"
@@ -192,7 +193,7 @@ func afterError(v float64) float64   { return v - 0.05*v }
 // call more; a name that is not found does not count. The score is saved.
 func TestTrustScoreFollowsCalls(t *testing.T) {
 	st := openStore(t)
-	h := openWith(t, parse(t, map[string]any{"s": child(t, testkit.ModeServer, nil)}, nil), &host.Options{StopTimeout: 500 * time.Millisecond, Store: st})
+	h := openWith(t, parse(t, map[string]any{"s": child(t, testkit.ModeServer, nil)}, nil), hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond}, st))
 	score := func() float64 { return status(h, "s").TrustScore }
 	want := 0.5
 	if got := score(); got != want {
@@ -246,7 +247,7 @@ func TestTrustScoreDecays(t *testing.T) {
 	for _, name := range []string{"good", "older", "bad"} {
 		servers[name] = child(t, testkit.ModeServer, nil)
 	}
-	h := openWith(t, parse(t, servers, nil), &host.Options{StopTimeout: 500 * time.Millisecond, Store: st})
+	h := openWith(t, parse(t, servers, nil), hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond}, st))
 	for name, want := range map[string]float64{"good": 0.7, "older": 0.55, "bad": 0.2} {
 		if got := status(h, name).TrustScore; math.Abs(got-want) > 1e-4 {
 			t.Errorf("%s: score %.6f, want %.6f", name, got, want)

@@ -485,7 +485,7 @@ func (r *run) open() int {
 		return r.configError(err)
 	}
 	r.store = st
-	opts.Store = st
+	hostlink.WithStore(opts, st)
 	r.opening = time.Now()
 	h, err := host.Open(r.ctx, cfg, opts)
 	if err != nil {

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"strings"
 
 	"github.com/switchboard-mcp/switchboard/config"
@@ -204,7 +205,7 @@ func (r *run) checkServer(cfg *config.Config, name, written string) *saveError {
 		// What the check discovers is the server's catalogue: the next
 		// command lists its tools without starting it.
 		defer kept.Close()
-		opts.Store = checkStore{kept}
+		hostlink.WithStore(opts, store.Store(checkStore{kept}))
 	} else {
 		// The check alone, which keeps nothing and serves no tool:
 		// nothing of its is approved.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -48,7 +49,7 @@ func api(t *testing.T) (*httptest.Server, *host.Host) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	h, err := host.Open(context.Background(), cfg, &host.Options{Store: st, StopTimeout: 500 * time.Millisecond})
+	h, err := host.Open(context.Background(), cfg, hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond}, st))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,7 +42,7 @@ func approvalGateway(t *testing.T) (*gateway.Gateway, *host.Host) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	h, syncs := openHost(t, cfg, host.Options{Store: st, StopTimeout: 500 * time.Millisecond, Forward: true})
+	h, syncs := openHost(t, cfg, *hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond, Forward: true}, st))
 	g := gateway.New(h, &gateway.Options{Version: "test"})
 	syncs(g)
 	g.SetApprovalPage(approvalPage)

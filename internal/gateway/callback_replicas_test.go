@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"context"
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -38,8 +39,7 @@ func TestCallerLoginAcrossReplicas(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { db.Close() })
-		h, syncs := openHost(t, cfg, host.Options{Store: db, StopTimeout: 500 * time.Millisecond,
-			OAuth: &host.OAuthOptions{TokensPath: filepath.Join(dir, "creds.json"), GrantKey: oauthhost.GrantKey, CallbackURL: callback}})
+		h, syncs := openHost(t, cfg, *hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond, OAuth: &host.OAuthOptions{TokensPath: filepath.Join(dir, "creds.json"), GrantKey: oauthhost.GrantKey, CallbackURL: callback}}, db))
 		g := gateway.New(h, &gateway.Options{Version: "test"})
 		syncs(g)
 		return h, g

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"io"
 	"log/slog"
 	"net/http"
@@ -73,8 +74,7 @@ func callbackGateway(t *testing.T) (*oauthtest.Server, string, string, *syncBuff
 	ln := listen(t)
 	public := "http://" + ln.Addr().String()
 	callback := public + frontdoor.OAuthCallbackPath
-	h, syncs := openHost(t, cfg, host.Options{Store: db, StopTimeout: 500 * time.Millisecond, Logger: log,
-		OAuth: &host.OAuthOptions{TokensPath: filepath.Join(t.TempDir(), "creds.json"), GrantKey: oauthhost.GrantKey, CallbackURL: callback}})
+	h, syncs := openHost(t, cfg, *hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond, Logger: log, OAuth: &host.OAuthOptions{TokensPath: filepath.Join(t.TempDir(), "creds.json"), GrantKey: oauthhost.GrantKey, CallbackURL: callback}}, db))
 	g := gateway.New(h, &gateway.Options{Version: "test", Logger: log})
 	syncs(g)
 	serveOn(t, g, ln, gateway.HTTPOptions{Auth: &gateway.AuthOptions{}, Front: frontdoor.Options{Logger: log}})

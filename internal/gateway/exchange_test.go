@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"context"
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -47,13 +48,11 @@ func TestTokenExchange(t *testing.T) {
 	t.Cleanup(func() { db.Close() })
 	var recMu sync.Mutex
 	seenAs := map[string]string{}
-	h, syncs := openHost(t, cfg, host.Options{Store: db, StopTimeout: 500 * time.Millisecond,
-		OnCall: func(r host.CallRecord) {
-			recMu.Lock()
-			seenAs[r.Client] = r.As
-			recMu.Unlock()
-		},
-		OAuth: &host.OAuthOptions{TokensPath: filepath.Join(t.TempDir(), "creds.json"), GrantKey: oauthhost.GrantKey}})
+	h, syncs := openHost(t, cfg, *hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond, OnCall: func(r host.CallRecord) {
+		recMu.Lock()
+		seenAs[r.Client] = r.As
+		recMu.Unlock()
+	}, OAuth: &host.OAuthOptions{TokensPath: filepath.Join(t.TempDir(), "creds.json"), GrantKey: oauthhost.GrantKey}}, db))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	l, err := h.Login(ctx, "gh")
@@ -159,8 +158,7 @@ func TestTokenExchangeActor(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	h, syncs := openHost(t, cfg, host.Options{Store: db, StopTimeout: 500 * time.Millisecond,
-		OAuth: &host.OAuthOptions{TokensPath: filepath.Join(t.TempDir(), "creds.json"), GrantKey: oauthhost.GrantKey}})
+	h, syncs := openHost(t, cfg, *hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond, OAuth: &host.OAuthOptions{TokensPath: filepath.Join(t.TempDir(), "creds.json"), GrantKey: oauthhost.GrantKey}}, db))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	l, err := h.Login(ctx, "gh")

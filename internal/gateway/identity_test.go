@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"io"
 	"net"
 	"net/http"
@@ -99,7 +100,7 @@ func newAuthGatewayWith(t *testing.T, top map[string]any, env map[string]string,
 	cfg := parseWithEnv(t, doc, env)
 	opts := host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond}
 	if st != nil {
-		opts.Store = st
+		hostlink.WithStore(&opts, st)
 	}
 	h, syncs := openHost(t, cfg, opts)
 	if err := h.Ready(context.Background(), "demo"); err != nil {

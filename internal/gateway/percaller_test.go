@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -41,8 +42,7 @@ func perCallerGateway(t *testing.T, onCall func(host.CallRecord)) (*oauthtest.Se
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	h, syncs := openHost(t, cfg, host.Options{Store: db, StopTimeout: 500 * time.Millisecond, OnCall: onCall,
-		OAuth: &host.OAuthOptions{TokensPath: filepath.Join(t.TempDir(), "creds.json"), GrantKey: oauthhost.GrantKey}})
+	h, syncs := openHost(t, cfg, *hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond, OnCall: onCall, OAuth: &host.OAuthOptions{TokensPath: filepath.Join(t.TempDir(), "creds.json"), GrantKey: oauthhost.GrantKey}}, db))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	l, err := h.Login(ctx, "gh")

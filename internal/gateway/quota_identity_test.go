@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"context"
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -36,7 +37,7 @@ func TestQuotaPerIdentity(t *testing.T) {
 	defer cancel()
 	var endpoints [2]string
 	for i := range endpoints {
-		h, syncs := openHost(t, parseWithEnv(t, doc, nil), host.Options{Store: db, StopTimeout: 500 * time.Millisecond})
+		h, syncs := openHost(t, parseWithEnv(t, doc, nil), *hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond}, db))
 		if err := h.Ready(ctx, "demo"); err != nil {
 			t.Fatal(err)
 		}

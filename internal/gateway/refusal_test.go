@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -30,7 +31,7 @@ import (
 func serveStored(t *testing.T, servers map[string]any, st store.Store) (*mcp.ClientSession, *host.Host, *testkit.Buffer) {
 	t.Helper()
 	cfg := parseServers(t, servers)
-	h, syncs := openHost(t, cfg, host.Options{StopTimeout: 500 * time.Millisecond, Store: st})
+	h, syncs := openHost(t, cfg, *hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond}, st))
 	logs := new(testkit.Buffer)
 	g := gateway.New(h, &gateway.Options{Version: "test", Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	syncs(g)
@@ -77,7 +78,7 @@ func TestHeldToolThroughTheGateway(t *testing.T) {
 
 	// The first start pins echo's definition.
 	cfg := parseServers(t, servers)
-	h, err := host.Open(context.Background(), cfg, &host.Options{StopTimeout: 500 * time.Millisecond, Store: st})
+	h, err := host.Open(context.Background(), cfg, hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond}, st))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +215,7 @@ func TestNewToolBehindSavedCatalogue(t *testing.T) {
 	st := openStore(t)
 
 	// The first run saves the catalogue.
-	h, err := host.Open(context.Background(), parseServers(t, servers), &host.Options{StopTimeout: 500 * time.Millisecond, Store: st})
+	h, err := host.Open(context.Background(), parseServers(t, servers), hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond}, st))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/store"
 )
 
 // Link is what the gateway and the command line reach of a running Host.
@@ -83,14 +84,24 @@ var ErrNotReady = errors.New("not ready")
 
 // Set at init by host.
 var (
-	of       func(h any) Link
-	withLock func(opts any, lock map[string]ServerPins)
+	of        func(h any) Link
+	withLock  func(opts any, lock map[string]ServerPins)
+	withStore func(opts any, st store.Store)
 )
 
 // Set is called by host's init, once, with the functions that return a
-// Host's link and that set a lock in its Options.
-func Set(link func(h any) Link, lock func(opts any, lock map[string]ServerPins)) {
-	of, withLock = link, lock
+// Host's link and that set a lock and a store in its Options.
+func Set(link func(h any) Link, lock func(opts any, lock map[string]ServerPins), st func(opts any, st store.Store)) {
+	of, withLock, withStore = link, lock, st
+}
+
+// WithStore makes the Host that opts (a *host.Options) opens use st, a
+// state store already open, in place of the one Open would open,
+// whatever StateDir and Ephemeral say; Close does not close it. It
+// returns opts.
+func WithStore[O any](opts O, st store.Store) O {
+	withStore(opts, st)
+	return opts
 }
 
 // WithLock makes the Host that opts (a *host.Options) opens serve only

@@ -3,6 +3,7 @@ package telemetry_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"os"
 	"path/filepath"
 	"testing"
@@ -35,7 +36,7 @@ func TestGateMetrics(t *testing.T) {
 	defer st.Close()
 	src := &later{}
 	m := telemetry.NewMetrics(src)
-	h, err := host.Open(context.Background(), cfg, &host.Options{Store: st, OnCall: m.Call, StopTimeout: 500 * time.Millisecond})
+	h, err := host.Open(context.Background(), cfg, hostlink.WithStore(&host.Options{OnCall: m.Call, StopTimeout: 500 * time.Millisecond}, st))
 	if err != nil {
 		t.Fatal(err)
 	}

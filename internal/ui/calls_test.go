@@ -3,6 +3,7 @@ package ui_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -64,7 +65,7 @@ func TestCallsUpstreamAs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := pageOn(t, cfg, &host.Options{Store: st, StopTimeout: 500 * time.Millisecond})
+	p := pageOn(t, cfg, st, hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond}, st))
 	p.login(t)
 	_, body := p.get(t, "/ui")
 	for _, want := range []string{"<th>Upstream as</th>", "<td>sub:ann</td><td>ann-gh</td>", "<td>operator</td><td>-</td>", "logged in as themselves: sub:ann as ann-gh", "<td>bob</td><td>- (would_login)</td>"} {

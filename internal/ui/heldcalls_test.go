@@ -3,6 +3,7 @@ package ui_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -35,7 +36,7 @@ func TestHeldCallOnThePage(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	p := pageOn(t, cfg, &host.Options{Store: st, StopTimeout: 500 * time.Millisecond})
+	p := pageOn(t, cfg, st, hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond}, st))
 
 	ctx := context.Background()
 	args := json.RawMessage(`{"text":"launch the rockets"}`)

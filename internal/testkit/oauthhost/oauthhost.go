@@ -10,6 +10,7 @@ package oauthhost
 import (
 	"context"
 	"encoding/json"
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"path/filepath"
 	"testing"
 	"time"
@@ -102,7 +103,8 @@ func Open(t testing.TB, mcpURL string, opts *Options) *Rig {
 			db = lite
 		}
 		r.Store = db
-		hopts.Ephemeral, hopts.Store = false, db
+		hopts.Ephemeral = false
+		hostlink.WithStore(hopts, db)
 		if !opts.NoGrantKey {
 			hopts.OAuth.GrantKey = GrantKey
 		}
