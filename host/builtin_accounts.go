@@ -59,9 +59,9 @@ type Account struct {
 	As string `json:"as,omitempty"`
 }
 
-// Accounts lists the servers of v that act as its caller, with the
+// accounts lists the servers of v that act as its caller, with the
 // state of the caller's account on each.
-func (v *View) Accounts(ctx context.Context) ([]Account, error) {
+func (v *View) accounts(ctx context.Context) ([]Account, error) {
 	id := v.c.identity()
 	var out []Account
 	for _, name := range v.servers() {
@@ -89,7 +89,7 @@ func (v *View) runAccounts(ctx context.Context, args json.RawMessage, _ *CallOpt
 	if err := decodeArgs(AccountsTool, args, &in); err != nil {
 		return nil, err
 	}
-	accts, err := v.Accounts(ctx)
+	accts, err := v.accounts(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -40,15 +40,6 @@ const (
 	SeverityHigh = ingest.SeverityHigh
 )
 
-// InjectionApprovalKey is the store key (a Pin's or a Drift's Tool) under
-// which a person's approval of a tool held for an injection pattern is
-// kept; InjectionApprovalTool reverses it. See holdInjections.
-func InjectionApprovalKey(tool string) string { return ingest.ApprovalKey(tool) }
-
-// InjectionApprovalTool returns the tool an InjectionApprovalKey names,
-// and whether key is one.
-func InjectionApprovalTool(key string) (string, bool) { return ingest.ApprovalTool(key) }
-
 // vet checks a freshly listed catalogue under the security settings in
 // force and logs what it found. It returns the vetted catalogue; the
 // caller stores it under the server's lock.

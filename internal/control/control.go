@@ -218,7 +218,7 @@ func (c *Control) Reject(ctx context.Context, target string) error {
 	if err := c.opts.EditServer(ctx, server, func(e ServerEdit) error { return e.DisableTool(tool) }); err != nil {
 		return err
 	}
-	for _, key := range []string{tool, host.InjectionApprovalKey(tool)} {
+	for _, key := range []string{tool, hostlink.InjectionApprovalKey(tool)} {
 		if err := c.opts.Store.DeleteDrift(ctx, server, key); err != nil {
 			return err
 		}

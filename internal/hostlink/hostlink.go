@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/ingest"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 )
 
@@ -171,3 +172,8 @@ type ServerPins struct {
 	Held  bool
 	Known bool
 }
+
+// InjectionApprovalKey is the store key (a pin's or a drift row's tool)
+// under which the approval of a tool held for matching an injection
+// pattern is kept.
+func InjectionApprovalKey(tool string) string { return ingest.ApprovalKey(tool) }
