@@ -296,6 +296,11 @@ func TestCodeRunHeldTool(t *testing.T) {
 	if fault.CodeOf(err) != fault.CodeDefinitionChanged || !strings.Contains(err.Error(), "stopped at call 1, s__echo") {
 		t.Fatalf("a held tool in a script: %v, want definition_changed naming the call", err)
 	}
+	// The hold is kept in the store in the background; a person approves
+	// what the store lists.
+	if !proc.Eventually(10*time.Second, func() bool { held, _ := h.Held(ctx, "s:echo"); return len(held) > 0 }) {
+		t.Fatal("the held tool never reached the store")
+	}
 	if _, err := h.Approve(ctx, "s:echo"); err != nil {
 		t.Fatal(err)
 	}
