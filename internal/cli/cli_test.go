@@ -45,6 +45,7 @@ func TestMain(m *testing.M) {
 	}
 	// The sandbox's private directories of the servers started here go
 	// to a directory of this run, not the user's cache.
+	userCacheHome = os.Getenv("XDG_CACHE_HOME")
 	cache, err := os.MkdirTemp("", "switchboard-test-cache-")
 	if err == nil {
 		os.Setenv("XDG_CACHE_HOME", cache)
@@ -53,6 +54,10 @@ func TestMain(m *testing.M) {
 	os.RemoveAll(cache)
 	os.Exit(code)
 }
+
+// userCacheHome is $XDG_CACHE_HOME as this test binary found it, before
+// TestMain pointed it at a directory of this run.
+var userCacheHome string
 
 type result struct {
 	code           int
