@@ -202,6 +202,7 @@ func TestCommands(t *testing.T) {
 }
 
 func TestConfigErrorExits2(t *testing.T) {
+	t.Parallel()
 	path := writeConfig(t, map[string]any{"mcpServers": map[string]any{"x": map[string]any{"comand": "y"}}})
 	r := run(t, "tools", "--config", path)
 	if r.code != 2 || !strings.Contains(r.stderr, `$.mcpServers.x.comand`) || !strings.Contains(r.stderr, path) {
@@ -278,6 +279,7 @@ func TestServeStdio(t *testing.T) {
 // the embedded default prints how to connect, a client connects with the
 // printed token and calls a tool, and a cancel stops it cleanly.
 func TestServeHTTP(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	ctx := t.Context()
 	g := startGateway(t, nil, "", "--home", home, "--pprof", "127.0.0.1:0")

@@ -65,6 +65,7 @@ func runScript(t *testing.T, home string) string {
 // run finds it: the token file it names is there after it stopped, and
 // the next run serves with the same token.
 func TestRunScriptKeepsItsHome(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
