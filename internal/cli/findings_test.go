@@ -104,7 +104,6 @@ func flaggedLines(stderr, tool string) int {
 // server, the poisoned tools are listed and callable; the flags are still
 // printed once, without -v.
 func TestInjectionFlagOnly(t *testing.T) {
-	t.Parallel()
 	exe, _ := os.Executable()
 	for name, doc := range map[string]map[string]any{
 		"flag": {"security": map[string]any{"onInjection": "flag"}, "mcpServers": map[string]any{
@@ -113,7 +112,6 @@ func TestInjectionFlagOnly(t *testing.T) {
 			"hostile": map[string]any{"command": exe, "env": hostile.ChildEnv(hostile.ModePoison), "trust": "trusted"}}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			t.Parallel()
 			path := writeConfig(t, doc)
 			r := run(t, "call", "hostile__add_numbers", "a=1", "b=2", "--config", path)
 			if r.code != 0 || r.stdout != "3\n" {
