@@ -3,6 +3,7 @@ package cli
 import "testing"
 
 func TestServeAddr(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		flag, addr string
 		allowHosts []string

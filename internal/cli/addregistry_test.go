@@ -44,6 +44,7 @@ func regServers(t *testing.T, home string) map[string]map[string]any {
 }
 
 func TestAddRegistry(t *testing.T) {
+	t.Parallel()
 	reg := registrytest.Start(t)
 	home := t.TempDir()
 	res := runReg(t, home, nil, "add", "--registry", "io.github.brave/brave-search-mcp-server", "--registry-url", reg.URL,
@@ -94,6 +95,7 @@ func TestAddRegistry(t *testing.T) {
 }
 
 func TestAddRegistryVersionArgumentsAndName(t *testing.T) {
+	t.Parallel()
 	reg := registrytest.Start(t)
 	home := t.TempDir()
 	// The registry's URL from the environment; version 1.0.1, not the latest.
@@ -119,6 +121,7 @@ func TestAddRegistryVersionArgumentsAndName(t *testing.T) {
 }
 
 func TestAddRegistryChoices(t *testing.T) {
+	t.Parallel()
 	reg := registrytest.Start(t)
 	home := t.TempDir()
 	// No runtime installed: the streamable-http remote, its URL and header filled in.
@@ -151,6 +154,7 @@ func TestAddRegistryChoices(t *testing.T) {
 }
 
 func TestAddRegistryRefusals(t *testing.T) {
+	t.Parallel()
 	reg := registrytest.Start(t)
 	tests := []struct {
 		name string
@@ -204,6 +208,7 @@ func TestAddRegistryRefusals(t *testing.T) {
 }
 
 func TestSearchRegistry(t *testing.T) {
+	t.Parallel()
 	reg := registrytest.Start(t)
 	home := t.TempDir()
 	res := runReg(t, home, nil, "search", "--registry", "filesystem", "--registry-url", reg.URL)
@@ -255,6 +260,7 @@ func TestSearchRegistry(t *testing.T) {
 
 // At a terminal, a secret the server.json names is asked without echo.
 func TestAddRegistryAsksAtTerminal(t *testing.T) {
+	t.Parallel()
 	reg := registrytest.Start(t)
 	home := t.TempDir()
 	tm := startTerm(t, home, "add", "--registry", "io.github.example/weather-mcp", "--registry-url", reg.URL)
@@ -285,6 +291,7 @@ func TestAddRegistryAsksAtTerminal(t *testing.T) {
 // A secret argument is kept under the name add gives one, and a name
 // another server's value holds is not taken.
 func TestAddRegistrySecretArgument(t *testing.T) {
+	t.Parallel()
 	doc := registrytest.Doc{Name: "io.github.example/tokened", Version: "1.0.0", Raw: []byte(`{
 	  "name": "io.github.example/tokened", "version": "1.0.0", "description": "a server that takes its token as a flag",
 	  "packages": [{"registryType": "npm", "identifier": "tokened-mcp", "version": "1.0.0",

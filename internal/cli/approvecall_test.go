@@ -23,6 +23,7 @@ import (
 // call, deny-call denies it, and the call made again reads
 // approval_denied. The audit log says who approved.
 func TestApproveCallOnLiveGateway(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	exe, _ := os.Executable()
 	cfgPath := filepath.Join(t.TempDir(), "config.json")
@@ -100,6 +101,7 @@ func TestApproveCallOnLiveGateway(t *testing.T) {
 // person at its terminal; "y" approves it there and the call returns its
 // result, "n" denies it; the audit log records the terminal's decision.
 func TestCallHeldAtTerminal(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	exe, _ := os.Executable()
 	data, _ := json.Marshal(map[string]any{

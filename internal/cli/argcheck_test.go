@@ -13,6 +13,7 @@ import (
 // list, and a schema that cannot be resolved, are warnings: the call is
 // made.
 func TestCallChecksArguments(t *testing.T) {
+	t.Parallel()
 	exe, _ := os.Executable()
 	path := writeConfig(t, map[string]any{"mcpServers": map[string]any{
 		"demo": map[string]any{"command": exe, "args": []string{"demo-server"}},
@@ -45,6 +46,7 @@ func TestCallChecksArguments(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			r := run(t, append([]string{"call", "--config", path}, tt.args...)...)
 			if r.code != tt.wantCode || !strings.Contains(r.stdout, tt.wantOut) || !strings.Contains(r.stderr, tt.wantErr) {
 				t.Errorf("switchboard call %q: exit %d, want %d\nstdout: %s\nstderr: %s", tt.args, r.code, tt.wantCode, r.stdout, r.stderr)

@@ -45,6 +45,7 @@ func TestMain(m *testing.M) {
 	}
 	// The sandbox's private directories of the servers started here go
 	// to a directory of this run, not the user's cache.
+	userCacheHome = os.Getenv("XDG_CACHE_HOME")
 	cache, err := os.MkdirTemp("", "switchboard-test-cache-")
 	if err == nil {
 		os.Setenv("XDG_CACHE_HOME", cache)
@@ -53,6 +54,10 @@ func TestMain(m *testing.M) {
 	os.RemoveAll(cache)
 	os.Exit(code)
 }
+
+// userCacheHome is $XDG_CACHE_HOME as this test binary found it, before
+// TestMain pointed it at a directory of this run.
+var userCacheHome string
 
 type result struct {
 	code           int
@@ -197,6 +202,7 @@ func TestCommands(t *testing.T) {
 }
 
 func TestConfigErrorExits2(t *testing.T) {
+	t.Parallel()
 	path := writeConfig(t, map[string]any{"mcpServers": map[string]any{"x": map[string]any{"comand": "y"}}})
 	r := run(t, "tools", "--config", path)
 	if r.code != 2 || !strings.Contains(r.stderr, `$.mcpServers.x.comand`) || !strings.Contains(r.stderr, path) {
@@ -273,6 +279,7 @@ func TestServeStdio(t *testing.T) {
 // the embedded default prints how to connect, a client connects with the
 // printed token and calls a tool, and a cancel stops it cleanly.
 func TestServeHTTP(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	ctx := t.Context()
 	g := startGateway(t, nil, "", "--home", home, "--pprof", "127.0.0.1:0")

@@ -12,6 +12,7 @@ import (
 // a tool; edited in the configuration, it is held, its diff shown by
 // diff, until approve.
 func TestStoredScriptHeldAndApproved(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	exe, err := os.Executable()
 	if err != nil {

@@ -41,6 +41,7 @@ func completionHome(t *testing.T) (home, dir, mark string) {
 // and the project file, and tool names from the saved catalogues, without
 // starting any server.
 func TestCompletion(t *testing.T) {
+	t.Parallel()
 	home, dir, mark := completionHome(t)
 	before := starts(t, mark)
 	tests := []struct {
@@ -105,6 +106,7 @@ func TestCompletion(t *testing.T) {
 // bash one and, through it, completes a command name by asking a real
 // switchboard (this test binary) for it.
 func TestCompletionScripts(t *testing.T) {
+	t.Parallel()
 	for _, sh := range []string{"bash", "zsh", "fish"} {
 		if r := run(t, "completion", sh); r.code != 0 || !strings.Contains(r.stdout, "__complete") {
 			t.Errorf("completion %s: exit %d\n%s", sh, r.code, r.stderr)

@@ -33,6 +33,7 @@ func runningGateway(t *testing.T, h homes, rt control.Runtime) string {
 // another address, and says that a client which keeps its own servers
 // beside the gateway shows their tools twice.
 func TestConnectFitsTheRunningGateway(t *testing.T) {
+	t.Parallel()
 	t.Run("address and token file", func(t *testing.T) {
 		h := newHomes(t)
 		put(t, h.user, ".cursor/mcp.json", []byte(`{"mcpServers": {"memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]}}}`))

@@ -16,6 +16,7 @@ import (
 // keep the rest of the string in config.json around a ${cred:...}
 // reference, and neither they nor get print it.
 func TestConnectionStringPassword(t *testing.T) {
+	t.Parallel()
 	exe, _ := os.Executable()
 	const pw = "pg-pass-4242"
 	conn := "postgresql://app:" + pw + "@db.example:5432/app"
@@ -37,6 +38,7 @@ func TestConnectionStringPassword(t *testing.T) {
 		{"add", []string{"add", "postgres", "--no-verify", "--env", "DATABASE_URL=" + conn, "--env", "LOG_LEVEL=debug", "--", exe, "demo-server", conn}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			home := t.TempDir()
 			r := runHome(t, home, tc.args...)
 			if r.code != 0 {

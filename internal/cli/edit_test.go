@@ -70,6 +70,7 @@ func credsFile(t *testing.T, home string) map[string]string {
 // in creds.json and references in config.json, and the server then works
 // with the credential expanded (the test server's mode is a credential).
 func TestAddStdio(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	exe, _ := os.Executable()
 	const secret = "hunter2-secret-value"
@@ -127,6 +128,7 @@ func TestAddStdio(t *testing.T) {
 // TestAddShellLine: a command written as in a shell is split with its
 // quotes honoured, and the name is suggested from the command.
 func TestAddShellLine(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	exe, _ := os.Executable()
 	dir := filepath.Join(t.TempDir(), "my docs")
@@ -183,6 +185,7 @@ func httpServer(t *testing.T, key string) string {
 // server that refuses the check writes nothing (exit 3, the file unchanged
 // byte for byte); --no-verify saves anyway.
 func TestAddHTTP(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	const key = "k-secret-123456"
 	url := httpServer(t, key)
@@ -250,6 +253,7 @@ func TestAddHTTP(t *testing.T) {
 // TestAddFailsWritesNothing: a server that cannot start is not saved,
 // nor are its credentials.
 func TestAddFailsWritesNothing(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	exe, _ := os.Executable()
 	orig := `{"mcpServers": {"demo": {"command": "` + exe + `", "args": ["demo-server"]}}, "policy": {}}`
@@ -281,6 +285,7 @@ func TestAddFailsWritesNothing(t *testing.T) {
 // TestCredsReadableRefused: a creds.json others may read is refused,
 // by the editing commands and by loading.
 func TestCredsReadableRefused(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	exe, _ := os.Executable()
 	path := filepath.Join(home, "creds.json")
@@ -301,6 +306,7 @@ func TestCredsReadableRefused(t *testing.T) {
 
 // TestConcurrentAdds: two adds at once both land.
 func TestConcurrentAdds(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	exe, _ := os.Executable()
 	var wg sync.WaitGroup
@@ -338,6 +344,7 @@ func TestConcurrentAdds(t *testing.T) {
 // TestRemoveEnableDisable: disable and enable (which checks first), and
 // remove, which takes the server's credentials with it.
 func TestRemoveEnableDisable(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	exe, _ := os.Executable()
 	path := filepath.Join(home, "config.json")
@@ -388,6 +395,7 @@ func TestRemoveEnableDisable(t *testing.T) {
 // TestAddNPMPeer: add a real npm server written as a shell line; its
 // name is suggested from the package.
 func TestAddNPMPeer(t *testing.T) {
+	t.Parallel()
 	node, script := peers.Script(t, peers.Memory)
 	home := t.TempDir()
 	// The script path is what npx would run; the name comes from the
@@ -404,6 +412,7 @@ func TestAddNPMPeer(t *testing.T) {
 
 // TestSplitCommand: shell words, with no shell.
 func TestSplitCommand(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		want []string
@@ -467,6 +476,7 @@ func FuzzSplitCommand(f *testing.F) {
 
 // TestSuggestName: names from a URL's host or a command's package.
 func TestSuggestName(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		url  string
 		argv []string
@@ -577,6 +587,7 @@ func TestAddScopeProject(t *testing.T) {
 // credentials are put back as they were: a name that had a value keeps
 // it, a new one is gone; by add and by import alike.
 func TestFailedWriteRestoresCreds(t *testing.T) {
+	t.Parallel()
 	exe, _ := os.Executable()
 	home := t.TempDir()
 	before := map[string]string{"K_TOKEN": "old-value", "API_KEY": "old-key", "other": "x"}
@@ -607,6 +618,7 @@ func TestFailedWriteRestoresCreds(t *testing.T) {
 // args or from its URL's query, in text or JSON (the configuration
 // refuses a URL with user information).
 func TestGetMasksArgsAndURL(t *testing.T) {
+	t.Parallel()
 	exe, _ := os.Executable()
 	home := t.TempDir()
 	cfg := `{"mcpServers": {

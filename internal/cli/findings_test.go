@@ -127,6 +127,7 @@ func TestInjectionFlagOnly(t *testing.T) {
 // TestServeLogsFindings: serve logs the warnings once at start-up, without
 // -v, and not the info findings.
 func TestServeLogsFindings(t *testing.T) {
+	t.Parallel()
 	exe, _ := os.Executable()
 	path := writeConfig(t, map[string]any{"mcpServers": map[string]any{
 		"hostile": map[string]any{"command": exe, "env": hostile.ChildEnv(hostile.ModePoison)},

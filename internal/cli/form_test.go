@@ -226,6 +226,7 @@ func bearerServer(t *testing.T, token string) string {
 // TestFormAddStdio: the form adds a command with its environment; the
 // values are masked while typed and kept in creds.json.
 func TestFormAddStdio(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	exe, _ := os.Executable()
 	const s1, s2 = "sek-ret-111aaa", "x2-secret-bbb"
@@ -277,6 +278,7 @@ func TestFormAddStdio(t *testing.T) {
 // TestFormAddHTTP: a save the server refuses keeps the form open with the
 // error and the values; corrected, it saves the token to creds.json.
 func TestFormAddHTTP(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	const token, wrong = "tok-right-4242", "tok-wrong-0000"
 	url := bearerServer(t, token)
@@ -346,6 +348,7 @@ func TestFormAddHTTP(t *testing.T) {
 // TestFormCancel: Ctrl-C and Esc leave the form with exit 130 and nothing
 // written.
 func TestFormCancel(t *testing.T) {
+	t.Parallel()
 	for _, k := range []struct{ name, key string }{{"ctrl-c", keyCtrlC}, {"esc", keyEsc}} {
 		t.Run(k.name, func(t *testing.T) {
 			home := t.TempDir()
@@ -374,6 +377,7 @@ func TestFormCancel(t *testing.T) {
 // TestFormEdit: edit reopens a server; a blank secret keeps the stored
 // one, "-" removes it, and a new value replaces it; each save is checked.
 func TestFormEdit(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	exe, _ := os.Executable()
 	const s1, s2, s3 = "first-secret-aaa", "second-secret-bbb", "third-secret-ccc"
@@ -440,6 +444,7 @@ func TestFormEdit(t *testing.T) {
 // TestFormEditBearer: a blank token keeps the stored one and "-" removes
 // it; without it the server refuses, and the form says so.
 func TestFormEditBearer(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	const token = "tok-edit-5151"
 	url := bearerServer(t, token)
@@ -517,6 +522,7 @@ const storedHint = "(stored; blank keeps it, - removes it)"
 // TestFormNeedsTerminal: without a terminal, add with no arguments and
 // edit are usage errors, and nothing is written.
 func TestFormNeedsTerminal(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	for _, args := range [][]string{{"add"}, {"edit", "x"}} {
 		r := runHome(t, home, args...)

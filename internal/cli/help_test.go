@@ -11,6 +11,7 @@ import (
 // an example and its flags on stdout; an unknown command is a usage error
 // with a suggestion.
 func TestHelp(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		args     []string
@@ -51,6 +52,7 @@ func TestHelp(t *testing.T) {
 // TestEveryCommandHasExample: the help of every command in the usage
 // shows at least one example of it.
 func TestEveryCommandHasExample(t *testing.T) {
+	t.Parallel()
 	r := run(t, "help")
 	_, list, _ := strings.Cut(r.stdout, "Commands:\n")
 	list, _, _ = strings.Cut(list, "\n\n")
@@ -69,6 +71,7 @@ func TestEveryCommandHasExample(t *testing.T) {
 // of its usage as its argument; an unknown flag and an unknown server
 // name get a suggestion.
 func TestHelpTidy(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	if r := run(t, "--home", home, "help"); r.code != 0 || !strings.Contains(r.stdout, "Commands:") {
 		t.Errorf("--home DIR help: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
@@ -103,6 +106,7 @@ func TestHelpTidy(t *testing.T) {
 // and blames a problem in it on the argument, with the path within it,
 // never on config.json; nothing is written.
 func TestAddJSONErrors(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	for _, tc := range []struct{ arg, want string }{
 		{`{"command": "true", "args": ["a",]}`, "the JSON argument is not valid JSON at line 1, column 34: invalid character ']'"},
@@ -124,6 +128,7 @@ func TestAddJSONErrors(t *testing.T) {
 // TestStoreCommandsSuggestServers: approve, diff and log, which read the
 // store, suggest the configured server a misspelt name meant.
 func TestStoreCommandsSuggestServers(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{{"approve", "dem"}, {"diff", "dem:echo"}, {"log", "dem"}} {
 		r := run(t, args...)
 		if !strings.Contains(r.stdout+r.stderr, `(did you mean "demo"?)`) {

@@ -116,6 +116,7 @@ const desktopFile = ".config/Claude/claude_desktop_config.json"
 // moves to creds.json and appears in no output nor config.json, and
 // config.json stays strict.
 func TestImportClaudeDesktop(t *testing.T) {
+	t.Parallel()
 	h := newHomes(t)
 	path := put(t, h.user, desktopFile, runnable(t, "claude_desktop_config.json", "filesystem"))
 	r := h.run(t, "import")
@@ -169,6 +170,7 @@ func mapKeys(m map[string]string) []string {
 // TestImportDryRun: --dry-run shows the plan (adds, skips, notes,
 // credentials by name) and writes nothing anywhere.
 func TestImportDryRun(t *testing.T) {
+	t.Parallel()
 	h := newHomes(t)
 	put(t, h.user, desktopFile, sample(t, "claude_desktop_config.json"))
 	put(t, h.user, ".cursor/mcp.json", sample(t, "cursor_mcp.json"))
@@ -207,6 +209,7 @@ func TestImportDryRun(t *testing.T) {
 // references: a server whose variable is unset fails its check (exit 3,
 // nothing written); set, it is imported with ${VAR}.
 func TestImportCursorEnv(t *testing.T) {
+	t.Parallel()
 	h := newHomes(t)
 	exe, _ := os.Executable()
 	file := `{"mcpServers": {
@@ -241,6 +244,7 @@ func TestImportCursorEnv(t *testing.T) {
 // foreign keys, an inline key in env, a name with a space and a disabled
 // server.
 func TestImportCodex(t *testing.T) {
+	t.Parallel()
 	h := newHomes(t)
 	exe, _ := os.Executable()
 	const secret = "ctx7sk-0123456789abcdef"
@@ -282,6 +286,7 @@ model = "gpt-5-mini"
 // this machine needs --trust, as for add; its key header moves to
 // creds.json.
 func TestImportGeminiHTTP(t *testing.T) {
+	t.Parallel()
 	h := newHomes(t)
 	const key = "gem-key-0123456789"
 	url := httpServer(t, key)
@@ -310,6 +315,7 @@ func TestImportGeminiHTTP(t *testing.T) {
 // without a terminal or --secret the server fails, saying which; with
 // --secret it is kept in creds.json.
 func TestImportVSCodeInputs(t *testing.T) {
+	t.Parallel()
 	h := newHomes(t)
 	exe, _ := os.Executable()
 	file := `{
@@ -342,6 +348,7 @@ func TestImportVSCodeInputs(t *testing.T) {
 // TestImportClash: a name Switchboard has already is skipped with a note
 // (no terminal to ask); --prefix renames every imported server.
 func TestImportClash(t *testing.T) {
+	t.Parallel()
 	h := newHomes(t)
 	exe, _ := os.Executable()
 	put(t, h.sb, "config.json", []byte(`{"mcpServers": {"demo": {"command": "`+exe+`", "args": ["demo-server"]}}}`))
@@ -368,6 +375,7 @@ func TestImportClash(t *testing.T) {
 // TestImportFailingServer: a server that does not start is reported and
 // skipped, the others are imported, and the exit code is 3.
 func TestImportFailingServer(t *testing.T) {
+	t.Parallel()
 	h := newHomes(t)
 	exe, _ := os.Executable()
 	missing := filepath.Join(t.TempDir(), "no-such-server")
@@ -391,6 +399,7 @@ func TestImportFailingServer(t *testing.T) {
 // and exiting 3; a second --move, once it works, moves it too; disconnect
 // restores the file as it was.
 func TestConnectMove(t *testing.T) {
+	t.Parallel()
 	h := newHomes(t)
 	exe, _ := os.Executable()
 	orig := runnable(t, "claude_desktop_config.json") // servers in name order: cline-style first
@@ -457,6 +466,7 @@ func TestConnectMove(t *testing.T) {
 // script): a name clash is asked about and renamed, and a VS Code password
 // input is asked for without echo and kept in creds.json.
 func TestImportTerminal(t *testing.T) {
+	t.Parallel()
 	scriptBin, err := exec.LookPath("script")
 	if err != nil {
 		t.Fatalf("the terminal test needs util-linux script: %v", err)
@@ -521,6 +531,7 @@ func shellWords(words ...string) string {
 // TestImportSniff: a file named with --from is read as the client whose
 // place or file name it has, else by its shape.
 func TestImportSniff(t *testing.T) {
+	t.Parallel()
 	h := newHomes(t)
 	dir := t.TempDir()
 	tests := []struct{ rel, sample, want string }{
@@ -549,6 +560,7 @@ func TestImportSniff(t *testing.T) {
 // ask) stays in the client's file while the others move; with --prefix it
 // moves too, and --json reports the import and the move in one object.
 func TestConnectMoveClash(t *testing.T) {
+	t.Parallel()
 	h := newHomes(t)
 	exe, _ := os.Executable()
 	put(t, h.sb, "config.json", []byte(`{"mcpServers": {"github": {"command": "`+exe+`", "args": ["demo-server"]}}}`))

@@ -74,6 +74,7 @@ func readEntry(t *testing.T, client, path string) clientconf.Entry {
 }
 
 func TestConnectHTTPClients(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		client, file string
 		args         []string
@@ -117,6 +118,7 @@ func TestConnectHTTPClients(t *testing.T) {
 // launches the entry it wrote as Claude Desktop would, calls a tool
 // through it, and disconnects back to the original bytes.
 func TestConnectClaudeDesktop(t *testing.T) {
+	t.Parallel()
 	h := newHomes(t)
 	orig, err := os.ReadFile("../clientconf/testdata/claude_desktop_config.json")
 	if err != nil {
@@ -178,6 +180,7 @@ func TestConnectClaudeDesktop(t *testing.T) {
 }
 
 func TestConnectPrint(t *testing.T) {
+	t.Parallel()
 	h := newHomes(t)
 	r := h.run(t, "connect", "--print", "vscode", "--token-env", "SB_TOKEN")
 	if r.code != 0 {
@@ -195,6 +198,7 @@ func TestConnectPrint(t *testing.T) {
 }
 
 func TestConnectErrors(t *testing.T) {
+	t.Parallel()
 	h := newHomes(t)
 	bad := filepath.Join(h.user, "bad.json")
 	if err := os.WriteFile(bad, []byte(`{"mcpServers": [`), 0o600); err != nil {
@@ -224,6 +228,7 @@ func TestConnectErrors(t *testing.T) {
 // writing the token into a client's file leaves that file mode 0600 and
 // says so, while an entry that refers to a variable leaves its mode alone.
 func TestConnectTokenPrivate(t *testing.T) {
+	t.Parallel()
 	h := newHomes(t)
 	path := filepath.Join(h.user, ".cursor", "mcp.json")
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {

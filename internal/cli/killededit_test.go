@@ -18,6 +18,7 @@ import (
 // nothing refers to; the next edit deletes it and says so, and keeps the
 // credentials the configuration refers to.
 func TestKilledAddLeavesNoCredential(t *testing.T) {
+	t.Parallel()
 	exe, _ := os.Executable()
 	home := t.TempDir()
 	const secret = "ghp_killedAdd0123456789abcdefghij"

@@ -44,6 +44,7 @@ func (b bearer) RoundTrip(req *http.Request) (*http.Response, error) {
 // enable through the API edit the configuration file and reload it. A
 // stale runtime file is ignored, and restart without a gateway says so.
 func TestCommandsOnLiveGateway(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	exe, _ := os.Executable()
 	cfgPath, describe := driftingConfig(t, "Echo the text.", "Shout the text.")
@@ -201,6 +202,7 @@ func TestCommandsOnLiveGateway(t *testing.T) {
 // TestServePathUnderAPI: a --path under /api/ keeps working as the MCP
 // endpoint; the control API and the page are then off, and say so.
 func TestServePathUnderAPI(t *testing.T) {
+	t.Parallel()
 	r := serve(t, nil, "--http", "127.0.0.1:0", "--path", "/api/mcp")
 	if r.code != 0 || !strings.Contains(r.stderr, "endpoint: http://127.0.0.1:") || !strings.Contains(r.stderr, "the control API and the status page are off") {
 		t.Errorf("serve --path /api/mcp: exit %d\n%s", r.code, r.stderr)

@@ -18,6 +18,7 @@ import (
 // (a server added, a launch changed, a tool changed); serve --lock holds
 // the changed tool and the unlocked server, and refuses a bad signature.
 func TestLockVerifyServe(t *testing.T) {
+	t.Parallel()
 	exe, _ := os.Executable()
 	dir := t.TempDir()
 	home := t.TempDir()

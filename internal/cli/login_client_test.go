@@ -17,6 +17,7 @@ import (
 // found by a refresh, is forgotten and the next login registers once;
 // `logout` forgets the client with the grant.
 func TestLoginReusesClient(t *testing.T) {
+	t.Parallel()
 	as := oauthtest.Start(t, nil)
 	home := t.TempDir()
 	path := filepath.Join(home, "creds.json")
@@ -80,6 +81,7 @@ func TestLoginReusesClient(t *testing.T) {
 // client reaches creds.json, so that the next login registers a new
 // client instead of failing the same way.
 func TestLoginMarksRefusedClient(t *testing.T) {
+	t.Parallel()
 	as := oauthtest.Start(t, nil)
 	home := t.TempDir()
 	path := filepath.Join(home, "creds.json")

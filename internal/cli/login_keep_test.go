@@ -21,6 +21,7 @@ import (
 // it in the browser) leaves the working grant in creds.json; a login that
 // succeeds replaces it, leaving one grant.
 func TestLoginKeepsGrantUntilSaved(t *testing.T) {
+	t.Parallel()
 	as := oauthtest.Start(t, nil)
 	home := t.TempDir()
 	cfg := writeConfig(t, map[string]any{"mcpServers": map[string]any{"gh": map[string]any{"url": as.MCP, "trust": "trusted"}}})

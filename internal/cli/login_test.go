@@ -34,6 +34,7 @@ func runLoginHome(t *testing.T, home string, errw io.Writer, args ...string) (in
 // callable, across processes; `logout` forgets the grant. No output,
 // --json or not, and no audit row holds a token.
 func TestLoginLogout(t *testing.T) {
+	t.Parallel()
 	as := oauthtest.Start(t, nil)
 	home := t.TempDir()
 	cfg := writeConfig(t, map[string]any{"mcpServers": map[string]any{"gh": map[string]any{"url": as.MCP, "trust": "trusted"}}})
@@ -104,6 +105,7 @@ func TestLoginLogout(t *testing.T) {
 // TestLoginRefusesOtherServers: login and logout need a Streamable HTTP
 // server that exists.
 func TestLoginRefusesOtherServers(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, map[string]any{"mcpServers": map[string]any{"local": map[string]any{"command": "true"}}})
 	home := t.TempDir()
 	for _, tt := range []struct {
@@ -125,6 +127,7 @@ func TestLoginRefusesOtherServers(t *testing.T) {
 // TestAddNeedsLogin: adding a server that answers and asks for a login
 // saves it and says to log in; the login that follows makes it work.
 func TestAddNeedsLogin(t *testing.T) {
+	t.Parallel()
 	as := oauthtest.Start(t, nil)
 	home := t.TempDir()
 	r := runHome(t, home, "add", "gh", as.MCP, "--trust")
@@ -163,6 +166,7 @@ func loginBrowsing(t *testing.T, home, cfg string, as *oauthtest.Server) (loginR
 // dial failed is dialled again by the next call, and a live connection
 // whose grant was revoked takes the new one on its next refusal.
 func TestGatewayTakesLoginFromCLI(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	as := oauthtest.Start(t, &oauthtest.Options{NoRefresh: true})
 	rig := oauthhost.Open(t, as.MCP, &oauthhost.Options{Creds: filepath.Join(home, "creds.json")})
@@ -213,6 +217,7 @@ func TestGatewayTakesLoginFromCLI(t *testing.T) {
 // TestRemoveForgetsGrants: removing an HTTP server forgets its OAuth
 // grants too, so no token outlives the server it was for.
 func TestRemoveForgetsGrants(t *testing.T) {
+	t.Parallel()
 	as := oauthtest.Start(t, nil)
 	home := t.TempDir()
 	cfg := writeConfig(t, map[string]any{"mcpServers": map[string]any{"gh": map[string]any{"url": as.MCP, "trust": "trusted"}}})
@@ -237,6 +242,7 @@ func TestRemoveForgetsGrants(t *testing.T) {
 // like any other (its host keeps no state and serves no tool), rather
 // than refusing the approval it could not honour.
 func TestLoginManualApproval(t *testing.T) {
+	t.Parallel()
 	as := oauthtest.Start(t, nil)
 	home := t.TempDir()
 	cfg := writeConfig(t, map[string]any{"mcpServers": map[string]any{"gh": map[string]any{"url": as.MCP, "trust": "trusted", "approval": "manual"}}})

@@ -15,6 +15,7 @@ import (
 // caller's own grants for the server in the home's state store; other
 // callers' grants stay.
 func TestLogoutCaller(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	const url = "https://mcp.example.com/mcp"
 	cfg := writeConfig(t, map[string]any{"mcpServers": map[string]any{"gh": map[string]any{"url": url, "oauth": map[string]any{"perCaller": true}}}})

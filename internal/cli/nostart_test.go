@@ -31,6 +31,7 @@ func markedServer(mode, mark string) map[string]any {
 // TestSearchStartsNoServer: search reads the saved catalogues and starts
 // no server, neither one that was never discovered nor one that was.
 func TestSearchStartsNoServer(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	good, hang := filepath.Join(dir, "good"), filepath.Join(dir, "hang")
 	path := writeConfig(t, map[string]any{"mcpServers": map[string]any{
@@ -67,6 +68,7 @@ func TestSearchStartsNoServer(t *testing.T) {
 // TestGetTouchesOneServer: get NAME starts NAME alone, and says nothing of
 // the other servers, a failing one included.
 func TestGetTouchesOneServer(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	one, other := filepath.Join(dir, "one"), filepath.Join(dir, "other")
 	path := writeConfig(t, map[string]any{"mcpServers": map[string]any{
@@ -92,6 +94,7 @@ func TestGetTouchesOneServer(t *testing.T) {
 // catalogue: the next tools and servers list the imported servers' tools
 // without starting them.
 func TestImportKeepsTheCatalogue(t *testing.T) {
+	t.Parallel()
 	h := newHomes(t)
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
@@ -205,6 +208,7 @@ func TestHungServerFailsAcrossCommands(t *testing.T) {
 // TestCheckStartsTheServer: enable checks that the server starts even
 // when a catalogue of it is saved.
 func TestCheckStartsTheServer(t *testing.T) {
+	t.Parallel()
 	mark := filepath.Join(t.TempDir(), "mark")
 	home := t.TempDir()
 	entry, _ := json.Marshal(markedServer(testkit.ModeServer, mark))

@@ -162,6 +162,7 @@ func itoa(n int) string {
 // a killed server's exit is logged with its status, its restart too, and
 // both are counted.
 func TestServeMetricsAndLog(t *testing.T) {
+	t.Parallel()
 	for _, format := range []string{"text", "json"} {
 		t.Run(format, func(t *testing.T) {
 			exe, _ := os.Executable()
@@ -432,6 +433,7 @@ func tracedUpstream(t *testing.T) (url string, got func() []seen) {
 // span; the upstream receives that last span as its parent, in its HTTP
 // header and in _meta.
 func TestServeTraces(t *testing.T) {
+	t.Parallel()
 	recv := newOTLPReceiver(t)
 	upURL, upSeen := tracedUpstream(t)
 	const tracerToken = "tracer-client-token-0123456789abcdef"

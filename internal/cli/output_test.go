@@ -107,6 +107,7 @@ func TestHiddenCharactersEscaped(t *testing.T) {
 // the fault code (or usage, config), the message, the server and whether
 // to retry, and the exit code is the one without --json.
 func TestJSONErrors(t *testing.T) {
+	t.Parallel()
 	exe, _ := os.Executable()
 	path := writeConfig(t, map[string]any{"mcpServers": map[string]any{
 		"good":   map[string]any{"command": exe, "env": testkit.ChildEnv(testkit.ModeServer)},
@@ -139,6 +140,7 @@ func TestJSONErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			r := run(t, append(tt.args, "--json")...)
 			if r.code != tt.wantCode {
 				t.Errorf("exit %d, want %d", r.code, tt.wantCode)
@@ -172,6 +174,7 @@ func TestJSONErrors(t *testing.T) {
 // TestLogJSON: log --json uses the keys and units of the other commands'
 // JSON: camelCase, durations in milliseconds.
 func TestLogJSON(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	if r := run(t, "call", "demo__echo", "text=hi", "--home", home); r.code != 0 {
 		t.Fatalf("call: exit %d, stderr %s", r.code, r.stderr)

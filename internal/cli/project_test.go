@@ -50,6 +50,7 @@ func starts(t *testing.T, mark string) int {
 // file's exact content; then it starts; a changed file is untrusted
 // again; --no-project leaves the file unread.
 func TestProjectTrust(t *testing.T) {
+	t.Parallel()
 	exe, _ := os.Executable()
 	dir, home := t.TempDir(), t.TempDir()
 	mark := filepath.Join(t.TempDir(), "starts")
@@ -142,6 +143,7 @@ func mustJSON(t *testing.T, v any) string {
 // user's servers go on; trust-project refuses it; a server the user
 // configuration has wins, with a warning.
 func TestProjectFileErrors(t *testing.T) {
+	t.Parallel()
 	dir, home := t.TempDir(), t.TempDir()
 	abs, _ := filepath.Abs(filepath.Join(dir, ".mcp.json"))
 	writeProject(t, dir, map[string]any{"mcpServers": map[string]any{"x": map[string]any{"comand": "npx"}}})
@@ -172,6 +174,7 @@ func TestProjectFileErrors(t *testing.T) {
 // TestServeWatchTrustProject: a running serve --watch starts a project
 // server once trust-project has approved its file, without a restart.
 func TestServeWatchTrustProject(t *testing.T) {
+	t.Parallel()
 	exe, _ := os.Executable()
 	dir, home := t.TempDir(), t.TempDir()
 	writeProject(t, dir, map[string]any{"mcpServers": map[string]any{
@@ -199,6 +202,7 @@ func TestServeWatchTrustProject(t *testing.T) {
 // untrusted .mcp.json names a server with a space starts anyway, serves
 // the user's servers, and warns that the project's are left out.
 func TestServeLeavesOutAMalformedProject(t *testing.T) {
+	t.Parallel()
 	exe, _ := os.Executable()
 	dir, home := t.TempDir(), t.TempDir()
 	writeProject(t, dir, map[string]any{"mcpServers": map[string]any{

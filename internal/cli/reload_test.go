@@ -16,6 +16,7 @@ import (
 // (a new server appears to connected clients), and an invalid edit keeps
 // the running configuration with a message saying why.
 func TestServeWatchReloads(t *testing.T) {
+	t.Parallel()
 	exe, _ := os.Executable()
 	write := func(path string, servers map[string]any) {
 		b, _ := json.Marshal(map[string]any{"mcpServers": servers})

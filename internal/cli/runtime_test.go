@@ -14,6 +14,7 @@ import (
 // runtime fits starts (a fake node on the server's PATH that runs the test
 // server).
 func TestRuntimeChecked(t *testing.T) {
+	t.Parallel()
 	exe, _ := os.Executable()
 	empty := t.TempDir()
 	bin := t.TempDir()

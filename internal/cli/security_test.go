@@ -12,6 +12,7 @@ import (
 // takes longer to start than a command waits for it (as any server may on
 // a busy machine): each command waits for it because it needs it.
 func TestPolicyAndRaw(t *testing.T) {
+	t.Parallel()
 	good := slowServer(time.Second)
 	path := writeConfig(t, map[string]any{
 		"policy":     map[string]any{"rules": []any{map[string]any{"deny": "good:crash"}}, "confirm": "always"},

@@ -22,6 +22,7 @@ import (
 // each other or name nothing are refused before anything listens; an
 // issuer whose metadata is served starts.
 func TestServeAuthFlags(t *testing.T) {
+	t.Parallel()
 	is := issuer.New(t)
 	exe, _ := os.Executable()
 	cfg := writeConfig(t, map[string]any{
@@ -45,6 +46,7 @@ func TestServeAuthFlags(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			r := serve(t, nil, append(tt.args, "--config", cfg)...)
 			if r.code != tt.wantCode || !strings.Contains(r.stderr, tt.want) {
 				t.Errorf("serve %q: exit %d, want %d and %q in:\n%s", tt.args, r.code, tt.wantCode, tt.want, r.stderr)
@@ -117,6 +119,7 @@ func oauthSection(o map[string]any) map[string]any { return map[string]any{"oaut
 // the section; a flag given takes the place of the section's field; and
 // --stdio, which has no bearer tokens, does not read it.
 func TestServeAuthConfig(t *testing.T) {
+	t.Parallel()
 	is := issuer.New(t)
 	exe, _ := os.Executable()
 	demo := map[string]any{"demo": map[string]any{"command": exe, "args": []string{"demo-server"}}}
@@ -150,6 +153,7 @@ func TestServeAuthConfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			cfg := writeConfig(t, map[string]any{"mcpServers": demo, "gateway": tt.gateway})
 			r := serve(t, nil, append([]string{"--http", "127.0.0.1:0", "--config", cfg}, tt.args...)...)
 			ok := r.code == tt.wantCode
@@ -211,6 +215,7 @@ func jwtSession(t *testing.T, g *gatewayRun, tok string) {
 // with its scope, refuses one for another audience (401) and one without
 // the scope (403); a flag given takes the place of the file's value.
 func TestServeOAuthFromConfig(t *testing.T) {
+	t.Parallel()
 	is := issuer.New(t)
 	exe, _ := os.Executable()
 	const aud, other = "http://127.0.0.1/switchboard", "http://127.0.0.1/elsewhere"
@@ -223,6 +228,7 @@ func TestServeOAuthFromConfig(t *testing.T) {
 	noScope := is.Mint(t, issuer.Token{Audience: []string{aud}, Scope: "read"})
 
 	t.Run("file alone", func(t *testing.T) {
+		t.Parallel()
 		g := startServe(t, nil, "--config", cfg)
 		jwtSession(t, g, good)
 		if c := status(t, g, wrongAud); c != http.StatusUnauthorized {
@@ -233,6 +239,7 @@ func TestServeOAuthFromConfig(t *testing.T) {
 		}
 	})
 	t.Run("the flag's audience", func(t *testing.T) {
+		t.Parallel()
 		g := startServe(t, nil, "--config", cfg, "--oauth-audience", other)
 		jwtSession(t, g, wrongAud)
 		if c := status(t, g, good); c != http.StatusUnauthorized {
@@ -240,6 +247,7 @@ func TestServeOAuthFromConfig(t *testing.T) {
 		}
 	})
 	t.Run("the flag's scopes", func(t *testing.T) {
+		t.Parallel()
 		g := startServe(t, nil, "--config", cfg, "--oauth-scopes", "read")
 		jwtSession(t, g, noScope)
 		if c := status(t, g, good); c != http.StatusForbidden {
@@ -251,6 +259,7 @@ func TestServeOAuthFromConfig(t *testing.T) {
 	okta := is.Mint(t, issuer.Token{Audience: []string{aud}, NoType: true, Extra: map[string]any{"scp": []string{"mcp"}}})
 	idToken := is.Mint(t, issuer.Token{Audience: []string{aud}, Type: "JWT", Scope: "mcp", Extra: map[string]any{"typ": "ID", "at_hash": "h"}})
 	t.Run("identity providers' tokens", func(t *testing.T) {
+		t.Parallel()
 		g := startServe(t, nil, "--config", cfg)
 		jwtSession(t, g, keycloak)
 		jwtSession(t, g, okta)
@@ -259,6 +268,7 @@ func TestServeOAuthFromConfig(t *testing.T) {
 		}
 	})
 	t.Run("at+jwt required", func(t *testing.T) {
+		t.Parallel()
 		g := startServe(t, nil, "--config", cfg, "--oauth-require-at-jwt")
 		jwtSession(t, g, good)
 		for name, tok := range map[string]string{"typ JWT": keycloak, "no typ": okta} {
@@ -273,6 +283,7 @@ func TestServeOAuthFromConfig(t *testing.T) {
 // settings serve started with, and says so; a reload that leaves them
 // alone says nothing of them.
 func TestServeOAuthReload(t *testing.T) {
+	t.Parallel()
 	is := issuer.New(t)
 	exe, _ := os.Executable()
 	const aud, other = "http://127.0.0.1/switchboard", "http://127.0.0.1/elsewhere"

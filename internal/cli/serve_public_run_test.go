@@ -24,6 +24,7 @@ import (
 // callback path without a token, refusing a redirect no login awaits;
 // without it the path is 404.
 func TestServePublicURLCallback(t *testing.T) {
+	t.Parallel()
 	empty := writeConfig(t, map[string]any{"mcpServers": map[string]any{}})
 	get := func(base string) (int, string) {
 		t.Helper()

@@ -9,6 +9,7 @@ import (
 // URL, refuses what cannot be a redirect URI's base, and warns when the
 // front door would refuse the redirect's Host.
 func TestPublicCallback(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		raw     string
 		allow   []string

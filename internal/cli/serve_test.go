@@ -71,6 +71,7 @@ func withEnv(env map[string]string, k, v string) map[string]string {
 // flags, end to end on real listeners (a refused combination exits 2
 // before anything listens).
 func TestServeFlags(t *testing.T) {
+	t.Parallel()
 	empty := writeConfig(t, map[string]any{"mcpServers": map[string]any{}})
 	cwd, _ := os.Getwd()
 	relEmpty, err := filepath.Rel(cwd, empty)
@@ -155,6 +156,7 @@ func TestServeFlags(t *testing.T) {
 // restart; --token-env still wins; a token file that others may read is
 // refused with what to do.
 func TestServeTokenKept(t *testing.T) {
+	t.Parallel()
 	empty := writeConfig(t, map[string]any{"mcpServers": map[string]any{}})
 	home := t.TempDir()
 	file := filepath.Join(home, "token")
@@ -197,6 +199,7 @@ func TestServeTokenKept(t *testing.T) {
 // change, or that holds no usable token, is refused before anything starts,
 // with what to do, and never shown.
 func TestServeTokenFileRefused(t *testing.T) {
+	t.Parallel()
 	empty := writeConfig(t, map[string]any{"mcpServers": map[string]any{}})
 	const good = "Vq3sM0xk8yQ2pT7wZ1cR5nL9bF4dH6gJ0aE2iK8oU3s"
 	tests := []struct {

@@ -78,6 +78,7 @@ func driftingConfig(t *testing.T, echo, shout string) (cfg string, describe func
 // approve SERVER releases the rest; log shows the calls and the refusals,
 // filtered by server and tool, as a table and as JSON.
 func TestApproveDiffLog(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	cfg, describe := driftingConfig(t, "Echo the text.", "Shout the text.")
 	sb := func(args ...string) result {

@@ -25,6 +25,7 @@ func runEnv(t *testing.T, env map[string]string, args ...string) result {
 // approval on one releases it on the other, and both write one audit log.
 // Neither keeps a state.db.
 func TestPostgresStore(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	cfg, describe := driftingConfig(t, "Echo the text.", "Shout the text.")
 	withStore := filepath.Join(t.TempDir(), "config.json")
@@ -78,6 +79,7 @@ func TestPostgresStore(t *testing.T) {
 // error, and one that cannot be reached a configuration error; neither
 // shows the password.
 func TestStoreFlagErrors(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		store string
 		code  int

@@ -18,6 +18,7 @@ import (
 // (approval_required), approve-call lists and approves it, the same call
 // then goes through once, and the audit log says who approved it.
 func TestUpgradeKeepsCallsFlowing(t *testing.T) {
+	t.Parallel()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 // upgrade runs in report mode, and, as nothing would be denied, the next
 // start enforces the sandbox.
 func TestUpgradeSandboxReportsFirst(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("the sandbox is Linux only")
 	}

@@ -17,8 +17,12 @@ import (
 // first start, not held), and a call is recorded beside the old ones.
 // After that, a launch changed by hand holds its server until approved.
 func TestUpgradeOpensAnOlderHome(t *testing.T) {
+	t.Parallel()
 	for _, release := range []string{"7b5c3d4", "b2d7198"} {
-		t.Run(release, func(t *testing.T) { testUpgrade(t, "home-"+release) })
+		t.Run(release, func(t *testing.T) {
+			t.Parallel()
+			testUpgrade(t, "home-"+release)
+		})
 	}
 }
 
