@@ -3,7 +3,6 @@ package host_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/store/sqlite"
 	"github.com/switchboard-mcp/switchboard/internal/testkit"

@@ -3,7 +3,6 @@ package host_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"slices"
 	"sync"
 	"testing"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/fault"
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"github.com/switchboard-mcp/switchboard/internal/testkit"
 )
 

@@ -3,7 +3,6 @@ package host_test
 import (
 	"context"
 	"fmt"
-	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"log/slog"
 	"math"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"github.com/switchboard-mcp/switchboard/internal/ingest"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/testkit"

@@ -3,13 +3,13 @@ package cli
 import (
 	"context"
 	"fmt"
-	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"strings"
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/confedit"
 	"github.com/switchboard-mcp/switchboard/internal/creds"
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"github.com/switchboard-mcp/switchboard/internal/launcher"
 	"github.com/switchboard-mcp/switchboard/internal/state"
 	"github.com/switchboard-mcp/switchboard/internal/store"

@@ -2,7 +2,6 @@ package gateway_test
 
 import (
 	"context"
-	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/gateway"
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"github.com/switchboard-mcp/switchboard/internal/jwtauth"
 	"github.com/switchboard-mcp/switchboard/internal/store/sqlite"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/issuer"

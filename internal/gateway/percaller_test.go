@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/gateway"
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"github.com/switchboard-mcp/switchboard/internal/store/sqlite"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/oauthhost"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/oauthtest"

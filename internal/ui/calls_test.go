@@ -3,7 +3,6 @@ package ui_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/store/sqlite"
 )

@@ -10,13 +10,13 @@ package oauthhost
 import (
 	"context"
 	"encoding/json"
-	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/hostlink"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/store/sqlite"
 )
