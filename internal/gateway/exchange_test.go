@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/gateway"
 	"github.com/switchboard-mcp/switchboard/internal/hostlink"
@@ -41,41 +42,15 @@ func TestTokenExchange(t *testing.T) {
 	doc := map[string]any{"mcpServers": map[string]any{"gh": map[string]any{"url": as.MCP, "trust": "trusted",
 		"oauth": map[string]any{"perCaller": true, "tokenExchange": true, "clientId": "gw", "issuer": as.Issuer}}}}
 	cfg := parseWithEnv(t, doc, nil)
-	db, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
 	var recMu sync.Mutex
 	seenAs := map[string]string{}
-	h, syncs := openHost(t, cfg, *hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond, OnCall: func(r host.CallRecord) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	aud := exchangeGateway(ctx, t, is, cfg, func(r host.CallRecord) {
 		recMu.Lock()
 		seenAs[r.Client] = r.As
 		recMu.Unlock()
-	}, OAuth: &host.OAuthOptions{TokensPath: filepath.Join(t.TempDir(), "creds.json"), GrantKey: oauthhost.GrantKey}}, db))
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	l, err := h.Login(ctx, "gh")
-	if err != nil || l.URL() == "" {
-		t.Fatalf("the operator's login: %v", err)
-	}
-	if err := oauthtest.BrowseAs(ctx, l.URL(), "operator"); err != nil {
-		t.Fatal(err)
-	}
-	<-l.Done()
-	if err := h.Ready(ctx, "gh"); err != nil {
-		t.Fatal(err)
-	}
-	g := gateway.New(h, &gateway.Options{Version: "test"})
-	syncs(g)
-	g.Sync()
-	ln := listen(t)
-	aud := "http://" + ln.Addr().String() + "/mcp"
-	v, err := jwtauth.New(ctx, jwtauth.Options{Issuer: is.URL, Audience: aud})
-	if err != nil {
-		t.Fatal(err)
-	}
-	serveOn(t, g, ln, gateway.HTTPOptions{Auth: &gateway.AuthOptions{JWT: v, Issuer: is.URL, Resource: aud}})
+	})
 
 	tokens := map[string]string{}
 	for _, sub := range []string{"ann", "bob", "eve"} {
@@ -153,14 +128,42 @@ func TestTokenExchangeActor(t *testing.T) {
 		"oauth": map[string]any{"perCaller": true, "tokenExchange": true, "actorToken": "client_credentials",
 			"clientId": "gw", "clientSecretEnv": "GW_SECRET", "issuer": as.Issuer}}}}
 	cfg := parseWithEnv(t, doc, map[string]string{"GW_SECRET": "gw-secret"})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	aud := exchangeGateway(ctx, t, is, cfg, nil)
+	before := as.Count("token")
+	for _, who := range []string{"ann", "bob"} {
+		tok := is.Mint(t, issuer.Token{Subject: who, Audience: []string{aud}})
+		mu.Lock()
+		minted[tok] = "x-" + who
+		mu.Unlock()
+		cs := connectWith(t, aud, tok, "", nil)
+		res, err := whoamiFor(ctx, cs, who)
+		if err != nil || res.IsError || !strings.Contains(text(t, res), "caller ok: x-"+who) {
+			t.Fatalf("%s: %+v, %v", who, res, err)
+		}
+	}
+	if got := as.Actors(); len(got) != 2 || got[0] != "client:gw" || got[1] != "client:gw" {
+		t.Fatalf("the exchanges' actors: %q; want the gateway's client twice", got)
+	}
+	if n := as.Count("token") - before; n != 3 {
+		t.Errorf("%d token requests for two callers; want 3 (one token of the gateway's, an exchange each)", n)
+	}
+}
+
+// exchangeGateway serves cfg's server "gh" through a gateway whose callers
+// come with JWTs from is, after the operator has logged in to gh (the
+// grant that discovers its tools); onCall, when set, receives the calls'
+// records. It returns the gateway's MCP URL, the tokens' audience.
+func exchangeGateway(ctx context.Context, t *testing.T, is *issuer.Issuer, cfg *config.Config, onCall func(host.CallRecord)) string {
+	t.Helper()
 	db, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	h, syncs := openHost(t, cfg, *hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond, OAuth: &host.OAuthOptions{TokensPath: filepath.Join(t.TempDir(), "creds.json"), GrantKey: oauthhost.GrantKey}}, db))
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
+	h, syncs := openHost(t, cfg, *hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond, OnCall: onCall,
+		OAuth: &host.OAuthOptions{TokensPath: filepath.Join(t.TempDir(), "creds.json"), GrantKey: oauthhost.GrantKey}}, db))
 	l, err := h.Login(ctx, "gh")
 	if err != nil || l.URL() == "" {
 		t.Fatalf("the operator's login: %v", err)
@@ -182,22 +185,5 @@ func TestTokenExchangeActor(t *testing.T) {
 		t.Fatal(err)
 	}
 	serveOn(t, g, ln, gateway.HTTPOptions{Auth: &gateway.AuthOptions{JWT: v, Issuer: is.URL, Resource: aud}})
-	before := as.Count("token")
-	for _, who := range []string{"ann", "bob"} {
-		tok := is.Mint(t, issuer.Token{Subject: who, Audience: []string{aud}})
-		mu.Lock()
-		minted[tok] = "x-" + who
-		mu.Unlock()
-		cs := connectWith(t, aud, tok, "", nil)
-		res, err := whoamiFor(ctx, cs, who)
-		if err != nil || res.IsError || !strings.Contains(text(t, res), "caller ok: x-"+who) {
-			t.Fatalf("%s: %+v, %v", who, res, err)
-		}
-	}
-	if got := as.Actors(); len(got) != 2 || got[0] != "client:gw" || got[1] != "client:gw" {
-		t.Fatalf("the exchanges' actors: %q; want the gateway's client twice", got)
-	}
-	if n := as.Count("token") - before; n != 3 {
-		t.Errorf("%d token requests for two callers; want 3 (one token of the gateway's, an exchange each)", n)
-	}
+	return aud
 }
