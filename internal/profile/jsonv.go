@@ -28,11 +28,6 @@ type object struct {
 
 func newObject() *object { return &object{vals: map[string]any{}} }
 
-func (o *object) get(k string) (any, bool) {
-	v, ok := o.vals[k]
-	return v, ok
-}
-
 func (o *object) has(k string) bool {
 	_, ok := o.vals[k]
 	return ok
