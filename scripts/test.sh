@@ -27,7 +27,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-step() { printf '\n=== %s\n' "$*" >&2; }
+# step names a stage, and how long the run has taken so far (the time each
+# stage takes is the difference between two of these lines).
+step() { printf '\n=== %s (at %dm%02ds)\n' "$*" $((SECONDS / 60)) $((SECONDS % 60)) >&2; }
 
 step "peers"
 SWITCHBOARD_PEERS="$(scripts/peers-install.sh)"
@@ -133,3 +135,5 @@ scripts/conformance-all.sh
 
 step "go test -race"
 go test -race -count=1 -timeout 20m ./...
+
+step "done"
