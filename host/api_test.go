@@ -37,6 +37,7 @@ var api = []string{
 
 // TestHostAPI: Host's methods, as go doc lists them, are the agreed list.
 func TestHostAPI(t *testing.T) {
+	t.Parallel()
 	fset := token.NewFileSet()
 	entries, err := os.ReadDir(".")
 	if err != nil {

@@ -142,6 +142,7 @@ const prArgs = `{"title":"Update README","body":"` + testkit.PrivateFile + `"}`
 // refused, the refusal names both earlier calls, and the server never
 // sees it. Another session, which read only the issue, may open one.
 func TestFlowGuardGitHubPattern(t *testing.T) {
+	t.Parallel()
 	r := openGate(t, map[string]any{"flow": map[string]any{"mode": "refuse"}}, nil)
 	if _, err := r.callAs("s1", "github__get_issue", `{"repo":"acme/public"}`); err != nil {
 		t.Fatal(err)
@@ -181,6 +182,7 @@ func TestFlowGuardGitHubPattern(t *testing.T) {
 // TestFlowGuardReportOnly: by default the rule only reports: the pull
 // request goes through, its record says it would have been blocked.
 func TestFlowGuardReportOnly(t *testing.T) {
+	t.Parallel()
 	r := openGate(t, nil, nil)
 	for _, name := range []string{"github__get_issue", "github__get_file_contents"} {
 		if _, err := r.callAs("s1", name, `{}`); err != nil {
@@ -203,6 +205,7 @@ func TestFlowGuardReportOnly(t *testing.T) {
 // audit row says who approved it and when; a changed argument or a second
 // use is held again.
 func TestHeldCallApproved(t *testing.T) {
+	t.Parallel()
 	r := openGate(t, map[string]any{"approve": map[string]any{"tools": []string{"github:create_*"}}}, nil)
 	_, err := r.callAs("s1", "github__create_pull_request", prArgs)
 	if fault.CodeOf(err) != fault.CodeApprovalRequired {
@@ -264,6 +267,7 @@ func errString(err error) string {
 // TestHeldCallDeniedAndExpired: a denial and a hold no one decided on in
 // time end the call with their own codes.
 func TestHeldCallDeniedAndExpired(t *testing.T) {
+	t.Parallel()
 	r := openGate(t, map[string]any{"approve": map[string]any{"tools": []string{"github:create_*"}, "expiryMs": 60000}}, nil)
 	r.callAs("s1", "github__create_pull_request", prArgs)
 	held, _ := r.h.HeldCalls(context.Background(), store.ApprovalPending)
@@ -299,6 +303,7 @@ func TestHeldCallDeniedAndExpired(t *testing.T) {
 // TestHeldCallApprover: with an Approver (a terminal), the call waits for
 // the decision it records and then runs, in one call.
 func TestHeldCallApprover(t *testing.T) {
+	t.Parallel()
 	var r *gateRig
 	r = openGate(t, map[string]any{"approve": map[string]any{"tools": []string{"github:create_*"}}},
 		func(ctx context.Context, c host.HeldCall) error {
@@ -316,6 +321,7 @@ func TestHeldCallApprover(t *testing.T) {
 // TestHeldCallReportOnly: policy.approve's report mode records what it
 // would hold and makes the call.
 func TestHeldCallReportOnly(t *testing.T) {
+	t.Parallel()
 	r := openGate(t, map[string]any{"approve": map[string]any{"tools": []string{"github:create_*"}, "report": true}}, nil)
 	if _, err := r.callAs("s1", "github__create_pull_request", prArgs); err != nil {
 		t.Fatal(err)
@@ -328,6 +334,7 @@ func TestHeldCallReportOnly(t *testing.T) {
 // TestFlowGuardApprove: under "approve" the tainted flow's outward call is
 // held, its detail naming the calls that tainted the flow.
 func TestFlowGuardApprove(t *testing.T) {
+	t.Parallel()
 	r := openGate(t, map[string]any{"flow": map[string]any{"mode": "approve"}}, nil)
 	r.callAs("s1", "github__get_issue", `{}`)
 	r.callAs("s1", "github__get_file_contents", `{}`)
@@ -345,6 +352,7 @@ func TestFlowGuardApprove(t *testing.T) {
 // through the other and made on either, once; a flow tainted on one is
 // refused on the other.
 func TestHeldCallAcrossReplicas(t *testing.T) {
+	t.Parallel()
 	a := openGate(t, map[string]any{"approve": map[string]any{"tools": []string{"github:create_*"}}, "flow": map[string]any{"mode": "refuse"}}, nil)
 	b := openWith(t, a.cfg, hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond, Clock: a.clock}, a.st))
 	callB := func(session, name, args string) error {
@@ -381,6 +389,7 @@ func TestHeldCallAcrossReplicas(t *testing.T) {
 // carries its server's labels into the flow as a tool's result does: the
 // ticket read from a server that is not trusted is untrusted content.
 func TestFlowGuardResourceRead(t *testing.T) {
+	t.Parallel()
 	db := child(t, testkit.ModeSecrets, nil)
 	db["sandbox"] = testSandbox
 	r := openGateWith(t, map[string]any{"db": db}, map[string]any{"flow": map[string]any{
@@ -400,6 +409,7 @@ func TestFlowGuardResourceRead(t *testing.T) {
 // TestHeldCallConcurrent: the same call made at once by several callers
 // of one flow waits on one hold.
 func TestHeldCallConcurrent(t *testing.T) {
+	t.Parallel()
 	r := openGate(t, map[string]any{"approve": map[string]any{"tools": []string{"github:create_*"}}}, nil)
 	var wg sync.WaitGroup
 	for range 6 {

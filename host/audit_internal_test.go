@@ -22,6 +22,7 @@ import (
 // after close (a call that ends while the Host closes) is dropped, without
 // a panic; close may be called twice.
 func TestAuditLog(t *testing.T) {
+	t.Parallel()
 	st, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -58,6 +59,7 @@ func TestAuditLog(t *testing.T) {
 // back the rows kept are written, in order. Rows the store still refuses
 // at close are dropped and counted.
 func TestAuditLogBound(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	st, err := postgres.Open(t.Context(), url, nil)
 	if err != nil {
@@ -155,6 +157,7 @@ func newFlakyStore(t *testing.T) *flakyStore {
 // again nothing is dropped, even before the retry is due; and a nudge
 // (the store answered something) writes the waiting rows at once.
 func TestAuditLogNoDropWhileUp(t *testing.T) {
+	t.Parallel()
 	st := newFlakyStore(t)
 	a := newAuditLogStopped(st, slog.New(slog.DiscardHandler), nil)
 	a.maxWait = 10
@@ -208,6 +211,7 @@ func TestAuditLogNoDropWhileUp(t *testing.T) {
 // audit rows (a full disk) is not up, and the Host is not ready, until
 // the rows are written.
 func TestStoreUpSaysAuditRowsWait(t *testing.T) {
+	t.Parallel()
 	st := newFlakyStore(t)
 	h, err := Open(context.Background(), &config.Config{}, &Options{Logger: slog.New(slog.DiscardHandler), store: st})
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 // TestArgShape: the audit log keeps the keys and JSON types of the
 // arguments, sorted, each key once with its last value; never a value.
 func TestArgShape(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ args, want string }{
 		{``, `{}`},
 		{`{}`, `{}`},

@@ -15,6 +15,7 @@ import (
 // tool_search; a server whose own "deferTools" is false stays listed, and
 // a caller whose window is large enough, or unknown, sees every tool.
 func TestContextBudget(t *testing.T) {
+	t.Parallel()
 	h := openWith(t, parseDoc(t, map[string]any{
 		"mcpServers": map[string]any{
 			"s":    child(t, testkit.ModeServer, nil),

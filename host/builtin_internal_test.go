@@ -17,6 +17,7 @@ import (
 // TestPage: keyset pages of the capability tools' lists, with a server
 // filter and cursors handed back verbatim.
 func TestPage(t *testing.T) {
+	t.Parallel()
 	type e struct{ id, server string }
 	var all []e
 	for i := range 120 {
@@ -73,6 +74,7 @@ func TestPage(t *testing.T) {
 // TestSpillStorePages: a stored text comes back whole, in pages that never
 // split a UTF-8 sequence and prefer line ends.
 func TestSpillStorePages(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		text string
@@ -129,6 +131,7 @@ func TestSpillStorePages(t *testing.T) {
 // TestSpillStoreBounds: entries expire, the oldest go first when the store
 // is full, and reading a gone entry says why.
 func TestSpillStoreBounds(t *testing.T) {
+	t.Parallel()
 	now := time.Unix(1_000_000, 0)
 	s := spillStore{now: func() time.Time { return now }}
 	old := s.put("s", "t", "old", 4096)
@@ -157,6 +160,7 @@ func TestSpillStoreBounds(t *testing.T) {
 // TestOutputHint: the hint is the compact schema when it fits, a summary
 // of the top-level properties when not, and always within the cap.
 func TestOutputHint(t *testing.T) {
+	t.Parallel()
 	var props []string
 	for i := range 200 {
 		props = append(props, fmt.Sprintf(`"field_%03d":{"type":"string","description":"%s"}`, i, strings.Repeat("d", 20)))

@@ -139,6 +139,7 @@ func readSpilled(t *testing.T, h *host.Host, res *host.Result) string {
 // colon server names included; naming a server that cannot take requests
 // fails without a request.
 func TestCapabilityTools(t *testing.T) {
+	t.Parallel()
 	var hits atomic.Int64
 	dead := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)
@@ -275,6 +276,7 @@ func strconvQuote(s string) string {
 
 // TestCapabilityToolsOff: "capabilityTools": false lists none.
 func TestCapabilityToolsOff(t *testing.T) {
+	t.Parallel()
 	h := open(t, parseDoc(t, map[string]any{
 		"context":    map[string]any{"capabilityTools": false},
 		"mcpServers": map[string]any{"s": child(t, testkit.ModeServer, nil)},
@@ -289,6 +291,7 @@ func TestCapabilityToolsOff(t *testing.T) {
 // TestDeferredTools: deferred tools are not listed but for alwaysInclude;
 // tool_search returns full definitions and lists what it found.
 func TestDeferredTools(t *testing.T) {
+	t.Parallel()
 	var changes atomic.Int64
 	h := openWith(t, parseDoc(t, map[string]any{
 		"context": map[string]any{"deferTools": true, "alwaysInclude": []string{"s__echo"}, "capabilityTools": false},
@@ -365,6 +368,7 @@ func TestDeferredTools(t *testing.T) {
 // whose pages together are the whole text; KeepWhole and "spill": false
 // keep the old behaviour (cut at resultTextMaxBytes, with a marker).
 func TestSpill(t *testing.T) {
+	t.Parallel()
 	h := open(t, parseDoc(t, map[string]any{
 		"context":    map[string]any{"spillBytes": 50000},
 		"mcpServers": map[string]any{"s": child(t, testkit.ModeServer, nil)},
@@ -406,6 +410,7 @@ func TestSpill(t *testing.T) {
 // TestInstructions: published per server once discovered, not for a
 // disabled one.
 func TestInstructions(t *testing.T) {
+	t.Parallel()
 	h := open(t, parse(t, map[string]any{
 		"s":   child(t, testkit.ModeServer, nil),
 		"off": child(t, testkit.ModeServer, map[string]any{"enabled": false}),
@@ -426,6 +431,7 @@ func TestInstructions(t *testing.T) {
 // provider-side call mapped back to the original tool and arguments (a
 // name Gemini rejects, with a leading digit, included).
 func TestProviderTools(t *testing.T) {
+	t.Parallel()
 	h := open(t, parse(t, map[string]any{"s": child(t, testkit.ModeServer, map[string]any{"prefix": "9s"})}, nil))
 	for _, format := range host.Formats() {
 		t.Run(format, func(t *testing.T) {
@@ -480,6 +486,7 @@ func TestProviderTools(t *testing.T) {
 // capability tools off, a spilled result can still be read:
 // mcp_read_resource is listed from the first spill on.
 func TestSpillWithoutResources(t *testing.T) {
+	t.Parallel()
 	var changes atomic.Int64
 	h := openWith(t, parseDoc(t, map[string]any{
 		"context":    map[string]any{"capabilityTools": false},
@@ -528,6 +535,7 @@ func structuredServer(t *testing.T) string {
 // must return structuredContent; a spilled result keeps it (clients
 // reject a result without it).
 func TestSpillKeepsStructuredContent(t *testing.T) {
+	t.Parallel()
 	h := open(t, parseDoc(t, map[string]any{
 		"context":    map[string]any{"spillBytes": 16384},
 		"mcpServers": map[string]any{"st": map[string]any{"url": structuredServer(t), "trust": "trusted"}},
@@ -550,6 +558,7 @@ func TestSpillKeepsStructuredContent(t *testing.T) {
 // by the policy as "<server>:resources/read" and "<server>:prompts/get",
 // and count against the quota.
 func TestBuiltinsUnderPolicy(t *testing.T) {
+	t.Parallel()
 	h := open(t, parseDoc(t, map[string]any{
 		"policy": map[string]any{"default": "deny", "rules": []any{
 			map[string]any{"allow": "a:resources/read"}, map[string]any{"allow": "*:prompts/get"},
@@ -584,6 +593,7 @@ func TestBuiltinsUnderPolicy(t *testing.T) {
 // TestCapabilityToolsNeedAHealthyServer: a server that failed to start
 // opens no gate.
 func TestCapabilityToolsNeedAHealthyServer(t *testing.T) {
+	t.Parallel()
 	h := open(t, parse(t, map[string]any{"broken": child(t, testkit.ModeExit, map[string]any{"startupAttempts": 1})}, nil))
 	for _, name := range modelToolNames(h) {
 		if slices.Contains(capabilityTools, name) {
@@ -595,6 +605,7 @@ func TestCapabilityToolsNeedAHealthyServer(t *testing.T) {
 // TestCapabilityToolsPaging: 120 resources come in pages of 50 through
 // mcp_list_resources, each once, with nextCursor passed back verbatim.
 func TestCapabilityToolsPaging(t *testing.T) {
+	t.Parallel()
 	s := mcp.NewServer(&mcp.Implementation{Name: "many", Version: "1"}, nil)
 	for i := range 120 {
 		uri := fmt.Sprintf("many://r/%03d", i)

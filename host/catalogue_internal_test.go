@@ -14,6 +14,7 @@ import (
 // lists; lists read from the store stay cached until a discovery
 // confirms them.
 func TestCatalogueReplaceRefusesStale(t *testing.T) {
+	t.Parallel()
 	lists := func(desc string) (*catalog.Catalog, *ingest.Result) {
 		raw := &catalog.Catalog{Tools: []*mcp.Tool{{Name: "echo", Description: desc}}}
 		return raw, &ingest.Result{Catalog: &catalog.Catalog{Tools: []*mcp.Tool{{Name: "echo", Description: desc}}}}

@@ -13,6 +13,7 @@ import (
 // the call and those before it; any other failure is a ToolError the
 // script may catch.
 func TestInnerError(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		code fault.Code
 		stop bool

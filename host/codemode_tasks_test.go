@@ -42,6 +42,7 @@ type taskSet struct {
 // go test -v -run TestCodeModeTasks ./host prints the table in
 // docs/PERFORMANCE.md.
 func TestCodeModeTasks(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile("testdata/codemode/tasks.json")
 	if err != nil {
 		t.Fatal(err)

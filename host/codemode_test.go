@@ -29,6 +29,7 @@ func codeRun(ctx context.Context, v *host.View, script string) (*host.Result, er
 // TestCodeRunOffByDefault: without context.codeMode, code_run is neither
 // listed nor callable.
 func TestCodeRunOffByDefault(t *testing.T) {
+	t.Parallel()
 	h := open(t, parseDoc(t, map[string]any{"mcpServers": map[string]any{"demo": demoServer(t)}}))
 	for _, tl := range h.ModelTools() {
 		if tl.Name == host.CodeTool {
@@ -47,6 +48,7 @@ func TestCodeRunOffByDefault(t *testing.T) {
 // that needs one; a tool outside the caller's profile does not exist for
 // the script.
 func TestCodeRun(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var asked []string
 	h := openWith(t, parseDoc(t, map[string]any{
@@ -187,6 +189,7 @@ return {sum: s, echo: await demo.echo({text: "hi"}), city: w.city}`)
 // TestCodeRunBeside: while a script spins, the host answers other calls,
 // other scripts included.
 func TestCodeRunBeside(t *testing.T) {
+	t.Parallel()
 	h := open(t, parseDoc(t, map[string]any{
 		"context":    map[string]any{"codeMode": map[string]any{"enabled": true, "cpuMs": 600000, "concurrent": 2}},
 		"mcpServers": map[string]any{"demo": demoServer(t)},
@@ -219,6 +222,7 @@ func TestCodeRunBeside(t *testing.T) {
 // arguments, its calls the caller's; pinned at its first run, it is held
 // once changed until a person approves the change.
 func TestStoredScripts(t *testing.T) {
+	t.Parallel()
 	doc := func(script string) map[string]any {
 		return map[string]any{
 			"context": map[string]any{"codeMode": map[string]any{"enabled": true, "cpuMs": 60000,
@@ -268,6 +272,7 @@ func TestStoredScripts(t *testing.T) {
 // view is still starting finds that server's tools once it has started,
 // as a direct call of one waits for it.
 func TestCodeRunWaitsForStartingServers(t *testing.T) {
+	t.Parallel()
 	h := openWith(t, parseDoc(t, map[string]any{
 		"context":    map[string]any{"codeMode": map[string]any{"enabled": true, "cpuMs": 60000}},
 		"mcpServers": map[string]any{"demo": demoServer(t)},
@@ -282,6 +287,7 @@ func TestCodeRunWaitsForStartingServers(t *testing.T) {
 // the script with the hold's code, naming the call; once a person
 // approves the tool, the same script runs.
 func TestCodeRunHeldTool(t *testing.T) {
+	t.Parallel()
 	h := openWith(t, parseDoc(t, map[string]any{
 		"context":    map[string]any{"codeMode": map[string]any{"enabled": true, "cpuMs": 60000}},
 		"mcpServers": map[string]any{"s": child(t, testkit.ModeServer, map[string]any{"approval": "manual", "sandbox": testSandbox})},
@@ -314,6 +320,7 @@ func TestCodeRunHeldTool(t *testing.T) {
 // stops the script with approval_required, naming the call; once a person
 // approves that call, the same script run again makes it, once.
 func TestCodeRunHeldForApproval(t *testing.T) {
+	t.Parallel()
 	h := openWith(t, parseDoc(t, map[string]any{
 		"context":    map[string]any{"codeMode": map[string]any{"enabled": true, "cpuMs": 60000}},
 		"policy":     map[string]any{"approve": map[string]any{"tools": []string{"demo:add"}}},

@@ -18,6 +18,7 @@ import (
 // reports it as restarted (not exited), and works on a server that was
 // never started; an unknown or disabled server is refused.
 func TestRestart(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var events []host.EventKind
 	opts := *fastOpts
@@ -75,6 +76,7 @@ func TestRestart(t *testing.T) {
 // TestLiveCalls: a call in flight is listed, with its progress, until it
 // ends.
 func TestLiveCalls(t *testing.T) {
+	t.Parallel()
 	h := open(t, parse(t, map[string]any{"a": child(t, testkit.ModeServer, nil)}, nil))
 	progressed := make(chan struct{}, 10)
 	done := make(chan error, 1)
@@ -101,6 +103,7 @@ func TestLiveCalls(t *testing.T) {
 // configuration turns it off (disabledTools, as a rejection writes it) is
 // not held: it is never offered.
 func TestDisabledToolNotHeld(t *testing.T) {
+	t.Parallel()
 	st := openStore(t)
 	entry := sleeper(t)
 	entry["eager"] = true

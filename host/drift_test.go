@@ -20,6 +20,7 @@ import (
 // changed; the call is refused with definition_changed (and audited)
 // instead of running on the definition nobody approved.
 func TestChangedToolFirstCallIsHeld(t *testing.T) {
+	t.Parallel()
 	st := openStore(t)
 	cfg := parse(t, map[string]any{"sleeper": sleeper(t)}, nil)
 	opts := hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond}, st)

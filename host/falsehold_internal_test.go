@@ -73,6 +73,7 @@ func heldRealTools(t *testing.T, dir string) (held []string, total int) {
 // (internal/search/testdata/devset/dump, its -dir naming a servers.json
 // of your own) and name that directory in SWITCHBOARD_UNSEEN_TOOLS.
 func TestFalseHoldsOnRealServers(t *testing.T) {
+	t.Parallel()
 	dirs := []string{
 		filepath.Join("..", "internal", "search", "testdata", "devset", "tools"),
 		filepath.Join("..", "internal", "search", "testdata", "tools"),

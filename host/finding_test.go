@@ -14,6 +14,7 @@ import (
 // constant here of the same name, so that a program can tell findings
 // apart without strings, and says the kind's severity as SeverityOf does.
 func TestEveryFindingKindIsExported(t *testing.T) {
+	t.Parallel()
 	kinds := func(path string) map[string]*ast.CommentGroup {
 		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ParseComments)
 		if err != nil {

@@ -5,6 +5,7 @@ import "testing"
 // TestGuardRow: which decisions of the launch pins, the sandbox and the
 // elicitation guard leave an audit row, under which tool and code.
 func TestGuardRow(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		ev         ServerEvent
 		tool, code string // "" for no row

@@ -16,6 +16,7 @@ import (
 // held unless it was approved once and onDrift merely warns, with no
 // lockfile in force.
 func TestHoldsHeldOrWarned(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		pinned  bool
@@ -48,6 +49,7 @@ func TestHoldsHeldOrWarned(t *testing.T) {
 // whole, so a tool whose definition is its pin again is released, and a
 // view taken earlier is a copy that the next check leaves alone.
 func TestHoldsDriftReplacedWhole(t *testing.T) {
+	t.Parallel()
 	h := &Host{log: slog.New(slog.DiscardHandler), lock: serverLock{}} // locked: nothing is written, every change held
 	sc := &config.Server{Name: "a"}
 	v1 := &mcp.Tool{Name: "echo", Description: "echoes", InputSchema: map[string]any{"type": "object"}}
@@ -83,6 +85,7 @@ func TestHoldsDriftReplacedWhole(t *testing.T) {
 // TestHoldsReplacePins: re-read pins replace the old ones only when they
 // differ, and the launch is approved exactly when its pin is its hash.
 func TestHoldsReplacePins(t *testing.T) {
+	t.Parallel()
 	var p holds
 	p.load(map[string]string{"echo": "h1"}, true, nil)
 	p.setLaunch([]byte(`{"command":"x"}`), "L1")

@@ -137,6 +137,7 @@ func call(t testing.TB, h *host.Host, name, args string) *host.Result {
 // side by side: each bad one is reported with a reason naming it, the good
 // ones work, and Open is bounded by the startup timeouts.
 func TestOneBadServerDoesNotStopTheOthers(t *testing.T) {
+	t.Parallel()
 	cfg := parse(t, map[string]any{
 		"good":     child(t, testkit.ModeServer, nil),
 		"noisy":    child(t, testkit.ModeNoisy, nil),
@@ -193,6 +194,7 @@ func TestOneBadServerDoesNotStopTheOthers(t *testing.T) {
 // TestDiscoveryDrainsPages drains every list of a stdio server in both
 // eras: the default (2026-07-28) and pinned to 2025-11-25.
 func TestDiscoveryDrainsPages(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ pin, want string }{{"", "2026-07-28"}, {"2025-11-25", "2025-11-25"}} {
 		t.Run("version "+tc.want, func(t *testing.T) {
 			var extra map[string]any
@@ -230,6 +232,7 @@ func TestDiscoveryDrainsPages(t *testing.T) {
 }
 
 func TestCallOutcomes(t *testing.T) {
+	t.Parallel()
 	h := open(t, parse(t, map[string]any{
 		"s":     child(t, testkit.ModeServer, nil),
 		"quick": child(t, testkit.ModeServer, map[string]any{"callTimeoutMs": 300}),
@@ -315,6 +318,7 @@ func TestCallOutcomes(t *testing.T) {
 // not retried (the tool ran exactly once), the server is degraded, the next
 // call reconnects, and the other server is untouched.
 func TestCrashMidCall(t *testing.T) {
+	t.Parallel()
 	mark := filepath.Join(t.TempDir(), "runs")
 	env := testkit.ChildEnv(testkit.ModeServer)
 	env[testkit.MarkVar] = mark
@@ -349,6 +353,7 @@ func TestCrashMidCall(t *testing.T) {
 // TestOversizedFrame: a server writing an endless line is failed with a
 // clear error once it passes the cap, and memory does not follow it.
 func TestOversizedFrame(t *testing.T) {
+	t.Parallel()
 	h, err := host.Open(context.Background(), parse(t, map[string]any{"s": child(t, testkit.ModeBigFrameAfter, nil)}, nil),
 		&host.Options{Ephemeral: true, ProbeTimeout: time.Second, StopTimeout: 500 * time.Millisecond, MaxFrame: 4 << 20})
 	if err != nil {
@@ -369,6 +374,7 @@ func TestOversizedFrame(t *testing.T) {
 // connect on the legacy handshake; results with content types unknown to
 // go-sdk arrive whole, with a diagnostic line in the text.
 func TestLegacyFallback(t *testing.T) {
+	t.Parallel()
 	h := openWith(t, parse(t, map[string]any{
 		"silent": child(t, testkit.ModeLegacySilent, nil),
 		"dies":   child(t, testkit.ModeLegacyDie, nil),
@@ -397,6 +403,7 @@ func TestLegacyFallback(t *testing.T) {
 // server that refuses initialize. A pinned version is spoken or the server
 // fails, with no fallback.
 func TestProtocolEras(t *testing.T) {
+	t.Parallel()
 	pin := func(v string) map[string]any { return map[string]any{"protocolVersion": v} }
 	h := openWith(t, parse(t, map[string]any{
 		"default":       child(t, testkit.ModeServer, nil),
@@ -439,6 +446,7 @@ func TestProtocolEras(t *testing.T) {
 // version it is pinned to, or 2026-07-28 when pinned to it; an SSE server
 // speaks its pinned legacy version.
 func TestHTTPProtocolVersion(t *testing.T) {
+	t.Parallel()
 	get := func(*http.Request) *mcp.Server { return testkit.NewServer() }
 	stateless := httptest.NewServer(mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Stateless: true}))
 	t.Cleanup(stateless.Close)
@@ -463,6 +471,7 @@ func TestHTTPProtocolVersion(t *testing.T) {
 // modern era; and stateful, so the legacy era) and legacy SSE, with a
 // bearer token from the environment.
 func TestHTTP(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	auth := map[string]string{}
 	record := func(name string, next http.Handler) http.Handler {
@@ -573,6 +582,7 @@ func TestProcessHygiene(t *testing.T) {
 
 // TestEmbeddedDefault runs the demo server the way a fresh install does.
 func TestEmbeddedDefault(t *testing.T) {
+	t.Parallel()
 	h := open(t, config.Default(self(t)))
 	if st := status(h, "demo"); st.State != host.StateReady {
 		t.Fatalf("demo: %+v", st)
@@ -590,6 +600,7 @@ func TestEmbeddedDefault(t *testing.T) {
 // unavailable) instead of waiting out their timeout, and no progress
 // reaches a caller after its call has returned.
 func TestCloseDoesNotWaitForCalls(t *testing.T) {
+	t.Parallel()
 	h, err := host.Open(context.Background(), parse(t, map[string]any{"s": child(t, testkit.ModeServer, map[string]any{"callTimeoutMs": 60000})}, nil), fastOpts)
 	if err != nil {
 		t.Fatal(err)
@@ -640,6 +651,7 @@ func TestCloseDoesNotWaitForCalls(t *testing.T) {
 // protocol error naming the cap, and the connection keeps classifying
 // later errors correctly.
 func TestHTTPSizeCaps(t *testing.T) {
+	t.Parallel()
 	get := func(*http.Request) *mcp.Server { return testkit.NewServer() }
 	jsonSrv := httptest.NewServer(mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true}))
 	t.Cleanup(jsonSrv.Close)
@@ -667,6 +679,7 @@ func TestHTTPSizeCaps(t *testing.T) {
 // that failed to start says the server is unavailable, not that the tool
 // does not exist.
 func TestFailedServerNames(t *testing.T) {
+	t.Parallel()
 	h := open(t, parse(t, map[string]any{"broken": child(t, testkit.ModeExit, nil)}, nil))
 	_, err := h.Call(context.Background(), "broken__anything", nil, nil)
 	if !errors.Is(err, host.ErrUnavailable) || !strings.Contains(err.Error(), "failed to start") {

@@ -61,6 +61,7 @@ func openLaunch(t *testing.T, st store.Store, cfg *config.Config, rec *recorder,
 // not saying how to approve) with a readable diff, until it is approved,
 // when it starts.
 func TestLaunchPin(t *testing.T) {
+	t.Parallel()
 	st := openStore(t)
 	ctx := context.Background()
 	env := map[string]string{"API_BASE_URL": "https://api.example", "API_TOKEN": "sk-firstfirstfirst"}
@@ -129,6 +130,7 @@ func TestLaunchPin(t *testing.T) {
 // one the program's user approves (ApproveLaunches, as the CLI's add
 // does) starts; under onLaunchChange "warn" it starts and is reported.
 func TestLaunchNewServer(t *testing.T) {
+	t.Parallel()
 	st := openStore(t)
 	rec := &recorder{}
 	h := openLaunch(t, st, parse(t, map[string]any{"kit": launchKit(t, nil)}, nil), rec)
@@ -199,6 +201,7 @@ func TestLaunchNewServer(t *testing.T) {
 // a server with such a history is pinned even after the store has begun
 // pinning launches.
 func TestLaunchUpgrade(t *testing.T) {
+	t.Parallel()
 	st := openStore(t)
 	ctx := context.Background()
 	if err := st.Pin(ctx, store.Pin{Server: "old", Tool: "echo", Hash: "sha256:x", Definition: []byte(`{}`)}); err != nil {
@@ -229,6 +232,7 @@ func mustJSON(t testing.TB, v any) string {
 // TestLaunchDefault: the embedded default's demo server, which runs the
 // program from wherever it is, is not held when the program moves.
 func TestLaunchDefault(t *testing.T) {
+	t.Parallel()
 	st := openStore(t)
 	for _, exe := range []string{"/nonexistent/a/switchboard", "/nonexistent/b/switchboard"} {
 		rec := &recorder{}

@@ -15,6 +15,7 @@ import (
 // closed for idleness never handed out; a held launch refused with its
 // own error until released; a stopped server keeps no connection.
 func TestLifeClaim(t *testing.T) {
+	t.Parallel()
 	l := &life{h: &Host{log: slog.New(slog.DiscardHandler)}, name: "a"}
 	l.setUnseen(StateIdle, nil)
 	sup := supervise.New("a", supervise.Policy{Attempts: 3}, nil)

@@ -61,6 +61,7 @@ func taggedServers(t testing.TB, n int, tag string) map[string]any {
 // saved catalogues without starting any of them; a call starts exactly the
 // server it needs.
 func TestCatalogueFirstStart(t *testing.T) {
+	t.Parallel()
 	st := openStore(t)
 	tag := "catalogue-first-" + fmt.Sprint(time.Now().UnixNano())
 	cfg := parse(t, taggedServers(t, 20, tag), nil)
@@ -109,6 +110,7 @@ func TestCatalogueFirstStart(t *testing.T) {
 // refused with definition_changed; its other tools keep working; approving
 // releases it.
 func TestSleeperIsHeld(t *testing.T) {
+	t.Parallel()
 	st := openStore(t)
 	cfg := parse(t, map[string]any{"sleeper": sleeper(t)}, nil)
 	opts := hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond}, st)
@@ -181,6 +183,7 @@ func TestSleeperIsHeld(t *testing.T) {
 // short while after their calls (the writer batches them), not only when
 // it closes.
 func TestAuditLogWhileRunning(t *testing.T) {
+	t.Parallel()
 	st := openStore(t)
 	h := openWith(t, parse(t, map[string]any{"s": child(t, testkit.ModeServer, nil)}, nil), hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond}, st))
 	for range 3 {
@@ -199,6 +202,7 @@ func TestAuditLogWhileRunning(t *testing.T) {
 // TestAuditLog: every call leaves a row with the argument shape, never the
 // values.
 func TestAuditLog(t *testing.T) {
+	t.Parallel()
 	st := openStore(t)
 	h := openWith(t, parse(t, map[string]any{"s": child(t, testkit.ModeServer, nil)}, nil), hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond}, st))
 	call(t, h, "s__echo", `{"text":"secret value"}`)
@@ -229,6 +233,7 @@ func TestAuditLog(t *testing.T) {
 // TestIdleTimeout: a stdio server idle longer than idleTimeoutMs is
 // stopped, and the next call starts it again.
 func TestIdleTimeout(t *testing.T) {
+	t.Parallel()
 	tag := "idle-" + fmt.Sprint(time.Now().UnixNano())
 	h := open(t, parse(t, map[string]any{
 		"s": map[string]any{"command": self(t), "args": []string{tag}, "env": testkit.ChildEnv(testkit.ModeServer), "idleTimeoutMs": 200},
@@ -285,6 +290,7 @@ func BenchmarkFirstList(b *testing.B) {
 // TestLockToolList: with lockToolList, a server's list changes after the
 // first snapshot are refused; without it they are taken.
 func TestLockToolList(t *testing.T) {
+	t.Parallel()
 	for _, lock := range []bool{true, false} {
 		t.Run(fmt.Sprint("lock=", lock), func(t *testing.T) {
 			var logs syncBuf
@@ -335,6 +341,7 @@ func (s *syncBuf) String() string {
 // TestAuditRefusals: a call refused before it went out, by a deny rule or
 // a spent quota, leaves a row with its code and the argument shape only.
 func TestAuditRefusals(t *testing.T) {
+	t.Parallel()
 	st := openStore(t)
 	data, err := json.Marshal(map[string]any{
 		"mcpServers": map[string]any{"s": child(t, testkit.ModeServer, nil)},
@@ -389,6 +396,7 @@ func TestAuditRefusals(t *testing.T) {
 // sharing a home, or replicas sharing PostgreSQL) share the quota, and a
 // reload does not reset it.
 func TestQuotaSharedThroughStore(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "state.db")
 	data, err := json.Marshal(map[string]any{
 		"mcpServers": map[string]any{"s": child(t, testkit.ModeServer, nil)},
@@ -432,6 +440,7 @@ func TestQuotaSharedThroughStore(t *testing.T) {
 // meets a half-recorded drop (no connection, yet a supervisor that still
 // counts the server as connected and so refuses the dial).
 func TestCallsRightAfterCrashRedial(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	var fails atomic.Int32
 	const rounds, callers = 10, 6

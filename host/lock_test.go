@@ -17,6 +17,7 @@ import (
 // a prompt or template that differs is left out, and a server the lock
 // does not name, or whose launch differs, is held and not started.
 func TestLock(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	servers := map[string]any{"kit": launchKit(t, nil), "other": launchKit(t, map[string]string{"X": "1"})}
 	h := open(t, parse(t, servers, nil))

@@ -19,6 +19,7 @@ import (
 // redirect listener closed; the next Login starts afresh, and once its
 // URL is followed the server is ready and its tools can be called.
 func TestLoginAbandoned(t *testing.T) {
+	t.Parallel()
 	as := oauthtest.Start(t, nil)
 	h := oauthhost.Open(t, as.MCP, &oauthhost.Options{LoginTimeout: 300 * time.Millisecond}).Host
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -78,6 +78,7 @@ func arrive(h *host.Host, redirect string) (int, string) {
 // redirect again, on either, is refused, as are a forged state and a
 // login that expired by the hosts' clock.
 func TestLoginAcrossReplicas(t *testing.T) {
+	t.Parallel()
 	t.Run("sqlite", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "state.db")
 		testLoginAcrossReplicas(t, openSQLite(t, path), openSQLite(t, path))
@@ -194,6 +195,7 @@ func testLoginAcrossReplicas(t *testing.T, sa, sb oauthhost.Store) {
 // records a redirect that the replica whose login it is cannot open:
 // that login fails at once, saying why, and no grant is kept.
 func TestLoginAcrossReplicasOtherKey(t *testing.T) {
+	t.Parallel()
 	as := oauthtest.Start(t, &oauthtest.Options{ExactRedirect: true})
 	path := filepath.Join(t.TempDir(), "state.db")
 	tune := func(key string) func(*host.Options) {

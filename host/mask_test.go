@@ -35,6 +35,7 @@ var leakyLookup = map[string]string{"ARG": "argsecret-e2e-1", "TOK": "envsecret-
 // shows none of them in its status (LastError, Stderr, as JSON), in the
 // error of a call to it, or in the log; "***" stands in their place.
 func TestServerOutputMasked(t *testing.T) {
+	t.Parallel()
 	var log testkit.Buffer
 	opts := *fastOpts
 	opts.Logger = slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))

@@ -21,6 +21,7 @@ import (
 // never started and refuses calls with a fault naming the variable; the
 // other server serves. Once the variable is set, a reload starts it.
 func TestMissingVariableMisconfiguresOneServer(t *testing.T) {
+	t.Parallel()
 	mark := filepath.Join(t.TempDir(), "starts")
 	gh := child(t, testkit.ModeSleeper, nil)
 	gh["env"].(map[string]string)[testkit.MarkVar] = mark

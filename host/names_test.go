@@ -15,6 +15,7 @@ import (
 // "gh_sub", and each server's tools answer by model-facing name and by
 // canonical ID.
 func TestServerNamesWithColons(t *testing.T) {
+	t.Parallel()
 	h := open(t, parse(t, map[string]any{
 		"gh":     child(t, testkit.ModeServer, nil),
 		"gh:sub": child(t, testkit.ModeServer, nil),
@@ -49,6 +50,7 @@ func TestServerNamesWithColons(t *testing.T) {
 // from it even though "test://static" also parses as an ID of server
 // "test"; canonical IDs still reach each server.
 func TestResourceOwnerAndBareURIs(t *testing.T) {
+	t.Parallel()
 	h := open(t, parse(t, map[string]any{
 		"memory":  child(t, testkit.ModeServer, nil),
 		"memory2": child(t, testkit.ModeServer, nil),

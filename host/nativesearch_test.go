@@ -17,6 +17,7 @@ import (
 // built-ins left out, and a deferred tool's call resolved. Formats
 // without a native search keep Switchboard's tool_search.
 func TestProviderNativeDeferred(t *testing.T) {
+	t.Parallel()
 	h := openWith(t, parseDoc(t, map[string]any{
 		"context":    map[string]any{"deferTools": true, "alwaysInclude": []string{"s__echo"}},
 		"mcpServers": map[string]any{"s": child(t, testkit.ModeServer, nil)},

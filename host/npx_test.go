@@ -76,6 +76,7 @@ func npmTarball(t *testing.T, version string) []byte {
 // serves a package built here: the approved version runs, a newer one
 // behind "latest" is held until approved, then runs.
 func TestPackagePinNpx(t *testing.T) {
+	t.Parallel()
 	npx, err := exec.LookPath("npx")
 	if err != nil {
 		t.Skip("npx not found")

@@ -54,6 +54,7 @@ func (r *recorder) kinds() []host.EventKind {
 // its outcome and code; a name that matched no tool is not catalogued
 // (and has no server), whatever it says; no argument data is in it.
 func TestOnCall(t *testing.T) {
+	t.Parallel()
 	rec := &recorder{}
 	cfg := parse(t, map[string]any{"kit": child(t, testkit.ModeServer, map[string]any{"eager": true})}, nil)
 	h := openWith(t, cfg, &host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond, OnCall: rec.call, OnEvent: rec.event})
@@ -104,6 +105,7 @@ func TestOnCall(t *testing.T) {
 // TestOnEvent: a server whose process ends mid-call is an exit with its
 // status; the next call restarts it.
 func TestOnEvent(t *testing.T) {
+	t.Parallel()
 	h, rec := crashed(t)
 	call(t, h, "kit__echo", `{"text":"again"}`)
 	if diff := cmp.Diff([]host.EventKind{host.EventExited, host.EventRestarted}, rec.kinds()); diff != "" {
@@ -120,6 +122,7 @@ func TestOnEvent(t *testing.T) {
 // (or, with no attempt left, failed) event; a server that says its tools
 // changed is listed again, a relisted event.
 func TestOnEventBackoffAndRelist(t *testing.T) {
+	t.Parallel()
 	rec := &recorder{}
 	cfg := parse(t, map[string]any{
 		"kit":    child(t, testkit.ModeServer, map[string]any{"eager": true}),

@@ -13,6 +13,7 @@ import (
 // file is held to, as Reload does: a server changed into one no file could
 // describe is refused, naming it, and nothing starts.
 func TestOpenValidates(t *testing.T) {
+	t.Parallel()
 	s, err := config.Stdio("a", "x")
 	if err != nil {
 		t.Fatal(err)

@@ -67,6 +67,7 @@ func maybeRunDoomedHost() {
 // Where the kernel gives servers no PID namespace, the grandchild in the
 // group dies at the next start, and the one that left it survives.
 func TestOrphansDieWhenTheHostIsSIGKILLed(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cmd := exec.Command(self(t), "-test.run=^$")
 	cmd.Env = append(os.Environ(), doomedVar+"="+dir)

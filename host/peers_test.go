@@ -119,6 +119,7 @@ func checkEverything(t *testing.T, h *host.Host, name string) {
 }
 
 func TestPeerEverythingStdio(t *testing.T) {
+	t.Parallel()
 	h := open(t, parse(t, map[string]any{"everything": peerServer(t, peers.Everything, []string{"stdio"}, nil)}, nil))
 	checkEverything(t, h, "everything")
 	if v := status(h, "everything").ProtocolVersion; v != "2025-11-25" {
@@ -127,6 +128,7 @@ func TestPeerEverythingStdio(t *testing.T) {
 }
 
 func TestPeerEverythingHTTP(t *testing.T) {
+	t.Parallel()
 	node, script := peers.Script(t, peers.Everything)
 	port := freePort(t)
 	cmd := exec.Command(node, script, "streamableHttp")
@@ -167,6 +169,7 @@ func freePort(t *testing.T) int {
 }
 
 func TestPeerFilesystem(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "hello.txt"), []byte("hello from disk"), 0o644); err != nil {
 		t.Fatal(err)
@@ -192,6 +195,7 @@ func TestPeerFilesystem(t *testing.T) {
 }
 
 func TestPeerMemory(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "memory.jsonl")
 	h := open(t, parse(t, map[string]any{"memory": peerServer(t, peers.Memory, nil, map[string]string{"MEMORY_FILE_PATH": file})}, nil))
 	if st := status(h, "memory"); st.State != host.StateReady || st.Tools < 9 {

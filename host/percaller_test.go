@@ -59,6 +59,7 @@ func whoami(ctx context.Context, v *host.View, forWhom string) (string, error) {
 // caller's grant revoked upstream, or its logout, leaves the other
 // working; the audit record says as whom the upstream saw each call.
 func TestPerCallerGrants(t *testing.T) {
+	t.Parallel()
 	as := oauthtest.Start(t, nil)
 	var mu sync.Mutex
 	var recs []host.CallRecord
@@ -184,6 +185,7 @@ func TestPerCallerGrants(t *testing.T) {
 // server with "oauth.perCaller" serves the operator and refuses every
 // other caller, closed.
 func TestPerCallerNeedsKey(t *testing.T) {
+	t.Parallel()
 	as := oauthtest.Start(t, nil)
 	rig := oauthhost.Open(t, as.MCP, &oauthhost.Options{PerCaller: true, NoGrantKey: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -213,6 +215,7 @@ func TestPerCallerNeedsKey(t *testing.T) {
 // with the same one would revoke the grant. Both calls succeed as the
 // caller, and the grant kept is the refreshed one.
 func TestPerCallerRefreshAcrossReplicas(t *testing.T) {
+	t.Parallel()
 	t.Run("sqlite", func(t *testing.T) { testRefreshAcrossReplicas(t, nil, nil) })
 	t.Run("postgres", func(t *testing.T) {
 		url := pgtest.URL(t)
@@ -307,6 +310,7 @@ func TestPerCallerLogoutElsewhere(t *testing.T) {
 // TestPerCallerSpan: the span of a call made with a caller's own grant
 // says who called and as whom the server saw it.
 func TestPerCallerSpan(t *testing.T) {
+	t.Parallel()
 	as := oauthtest.Start(t, nil)
 	spans := tracetest.NewSpanRecorder()
 	rig := oauthhost.Open(t, as.MCP, &oauthhost.Options{PerCaller: true, Tune: func(o *host.Options) {
@@ -339,6 +343,7 @@ func TestPerCallerSpan(t *testing.T) {
 // closed by the Host's once-a-second sweep, and the caller's next call
 // dials it again.
 func TestPerCallerIdle(t *testing.T) {
+	t.Parallel()
 	as := oauthtest.Start(t, nil)
 	rig := oauthhost.Open(t, as.MCP, &oauthhost.Options{PerCaller: true, CallerIdle: time.Millisecond})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -367,6 +372,7 @@ func TestPerCallerIdle(t *testing.T) {
 // without a grant of its own, would_own for one with; no caller's
 // connection is made.
 func TestPerCallerReport(t *testing.T) {
+	t.Parallel()
 	as := oauthtest.Start(t, nil)
 	var mu sync.Mutex
 	var recs []host.CallRecord
@@ -408,6 +414,7 @@ func TestPerCallerReport(t *testing.T) {
 // store, and the caller's calls on both replicas fail with its own
 // needs_login at once (no replica waits out the other's refresh lease).
 func TestPerCallerRevokedAcrossReplicas(t *testing.T) {
+	t.Parallel()
 	as := oauthtest.Start(t, nil)
 	a := oauthhost.Open(t, as.MCP, &oauthhost.Options{PerCaller: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

@@ -53,6 +53,7 @@ func (f *fakeRegistry) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // "latest" holds the server, shown as a version bump, until approved,
 // then runs; an unreachable registry launches the approved version.
 func TestPackagePin(t *testing.T) {
+	t.Parallel()
 	reg := &fakeRegistry{latest: "1.0.15"}
 	srv := httptest.NewServer(reg)
 	defer srv.Close()
@@ -126,6 +127,7 @@ func TestPackagePin(t *testing.T) {
 // once each, concurrently (each request waits until the other has
 // arrived, or 5 s), and each is launched with its version.
 func TestPackagePrefetch(t *testing.T) {
+	t.Parallel()
 	reg := &fakeRegistry{latest: "1.0.16"}
 	var arrived sync.WaitGroup
 	arrived.Add(2)

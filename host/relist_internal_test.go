@@ -9,6 +9,7 @@ import (
 // sequence of outcomes: whether the re-listing found a change (c) and
 // whether more notifications came while it was pending (f).
 func TestRelistPace(t *testing.T) {
+	t.Parallel()
 	s := time.Second
 	type step struct{ changed, flooded bool }
 	c, f, cf, none := step{changed: true}, step{flooded: true}, step{true, true}, step{}

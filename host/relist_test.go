@@ -34,6 +34,7 @@ func floodServer(t *testing.T) (entry map[string]any, lists func() int) {
 // to 5 s), and the notifications that arrive during a wait are still
 // followed by one re-listing.
 func TestListChangedFloodIsDamped(t *testing.T) {
+	t.Parallel()
 	entry, lists := floodServer(t)
 	h := open(t, parse(t, map[string]any{"s": entry}, nil))
 	before := lists()
@@ -57,7 +58,8 @@ func TestListChangedFloodIsDamped(t *testing.T) {
 }
 
 // TestListChangedFloodCarriesAChange: a real change during a flood, or in
-// its last notification, is listed within 6 s of it.
+// its last notification, is listed within 6 s of it. Not parallel: the
+// 6 s are read off the wall clock.
 func TestListChangedFloodCarriesAChange(t *testing.T) {
 	for _, at := range []int{40, 100} {
 		t.Run(fmt.Sprint("change_at=", at), func(t *testing.T) {
@@ -87,6 +89,7 @@ func TestListChangedFloodCarriesAChange(t *testing.T) {
 // re-listing is slow and it floods list_changed, another server's single
 // list_changed is still followed by a re-listing.
 func TestListChangedNotLostWhileAnotherServerRelists(t *testing.T) {
+	t.Parallel()
 	slow, slowLists := floodServer(t)
 	quiet, _ := floodServer(t)
 	h := open(t, parse(t, map[string]any{"a": slow, "b": quiet}, nil))
@@ -108,6 +111,7 @@ func TestListChangedNotLostWhileAnotherServerRelists(t *testing.T) {
 // TestFailedRelistKeepsTheLists: a re-listing that fails leaves the
 // server's tools as they were, and they still work.
 func TestFailedRelistKeepsTheLists(t *testing.T) {
+	t.Parallel()
 	var logs syncBuf
 	entry, lists := floodServer(t)
 	h := openWith(t, parse(t, map[string]any{"s": entry}, nil),

@@ -22,6 +22,7 @@ import (
 // flight on it; an invalid configuration is refused and the running one
 // stays.
 func TestReload(t *testing.T) {
+	t.Parallel()
 	tag := fmt.Sprintf("reload-%d", time.Now().UnixNano())
 	srv := func(name string) map[string]any {
 		return map[string]any{"command": self(t), "args": []string{tag, name}, "env": testkit.ChildEnv(testkit.ModeServer)}
@@ -101,6 +102,7 @@ func TestReload(t *testing.T) {
 // server that comes and goes succeed or say it is not there; under -race,
 // nothing a call reads is written by a reload.
 func TestReloadUnderCalls(t *testing.T) {
+	t.Parallel()
 	tag := fmt.Sprintf("reload-calls-%d", time.Now().UnixNano())
 	srv := func(name string, extra map[string]any) map[string]any {
 		s := map[string]any{"command": self(t), "args": []string{tag, name}, "env": testkit.ChildEnv(testkit.ModeServer)}

@@ -40,6 +40,7 @@ func openPostgres(t *testing.T, url string) *postgres.DB {
 // is back, and B re-reads. The periodic re-read, the feed's fallback, is
 // made an hour apart here, so that only the feed can meet the second.
 func TestReplicasShareApprovals(t *testing.T) {
+	t.Parallel()
 	for _, killFeed := range []bool{false, true} {
 		name := "feed"
 		if killFeed {
@@ -112,6 +113,7 @@ func shareApproval(t *testing.T, killFeed bool) {
 // keeps the audit rows of those calls; when the store is back it is ready
 // again and writes them, every one.
 func TestReplicaStoreOutage(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	st := openPostgres(t, url)
 	h := openWith(t, parse(t, map[string]any{"s": child(t, testkit.ModeServer, nil)}, nil),
@@ -166,6 +168,7 @@ func TestReplicaStoreOutage(t *testing.T) {
 // bound of 10,000, the writer would have had to drop some whatever its
 // speed: that is not asked of it, so no speed of this machine decides.)
 func TestAuditRowsUnderLoadAcrossAnOutage(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a 5 s outage")
 	}

@@ -12,6 +12,7 @@ import (
 // TestRestartFailedServer: restarting a server whose process ended is one
 // restart event, not two.
 func TestRestartFailedServer(t *testing.T) {
+	t.Parallel()
 	h, rec := crashed(t)
 	ctx := context.Background()
 	if err := h.Restart(ctx, "kit"); err != nil {

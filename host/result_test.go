@@ -11,6 +11,7 @@ import (
 // TestResultStructured: the structured content of a result, as sent, and
 // decoded; none for a result without it or with null.
 func TestResultStructured(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		raw  string
 		want string // "" for none

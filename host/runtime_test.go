@@ -19,6 +19,7 @@ import (
 // started again; a server whose runtime is too old, runtime_too_old; the
 // other server serves.
 func TestRuntimeMissingIsPermanent(t *testing.T) {
+	t.Parallel()
 	empty := t.TempDir()
 	old := t.TempDir()
 	script := "#!/bin/sh\necho v16.20.2\n"

@@ -51,6 +51,7 @@ func requireSandbox(t *testing.T, h *host.Host, name string) *host.SandboxStatus
 // allowed directory, memory) and the demo server work in the default
 // sandbox, and the ones that need no network run without one.
 func TestPeersWorkSandboxed(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "hello.txt"), []byte("hello from disk"), 0o644); err != nil {
 		t.Fatal(err)
@@ -94,6 +95,7 @@ func TestPeersWorkSandboxed(t *testing.T) {
 // TestSandboxLimitIsAFinding: a hostile server killed at its memory limit
 // is reported as a finding, and its status counts the kill.
 func TestSandboxLimitIsAFinding(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("the sandbox is Linux only")
 	}

@@ -11,6 +11,7 @@ import (
 // TestSearch: tools are found by what they do, and the index follows the
 // aggregate: a tool added by list_changed becomes findable.
 func TestSearch(t *testing.T) {
+	t.Parallel()
 	changed := make(chan struct{}, 4)
 	h := openWith(t, parse(t, map[string]any{"s": child(t, testkit.ModeServer, nil)}, nil),
 		&host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond, OnChange: func() { changed <- struct{}{} }})

@@ -20,6 +20,7 @@ import (
 // against the compact answer. The compact one stays within 1,500 tokens for
 // every request; the figures go in docs/PERFORMANCE.md.
 func TestSearchAnswerTokens(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join("..", "internal", "search", "testdata", "devset")
 	ix := search.New()
 	tools := map[string]Tool{}
@@ -86,6 +87,7 @@ func TestSearchAnswerTokens(t *testing.T) {
 }
 
 func TestSignature(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		schema, sig, notes string
 	}{

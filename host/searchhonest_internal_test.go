@@ -11,6 +11,7 @@ import (
 // index's trigram fill) are left out when some hit shares one, and an
 // answer is weak when its best hit answers little of the request.
 func TestWithoutFill(t *testing.T) {
+	t.Parallel()
 	h := func(id string, c float64) search.Hit { return search.Hit{ID: id, Coverage: c} }
 	for _, tc := range []struct {
 		in   []search.Hit
@@ -36,6 +37,7 @@ func TestWithoutFill(t *testing.T) {
 
 // TestWithMember: a member added to a compact JSON object, empty or not.
 func TestWithMember(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		`{}`:            `{"defer_loading":true}`,
 		`{"name":"a"}`:  `{"name":"a","defer_loading":true}`,

@@ -15,6 +15,7 @@ import (
 // any tool (TestWithoutFill: nor does it pad an answer with tools that
 // share no word with the request).
 func TestSearchHonest(t *testing.T) {
+	t.Parallel()
 	h := openWith(t, parseDoc(t, map[string]any{
 		"context":    map[string]any{"deferTools": true},
 		"mcpServers": map[string]any{"s": child(t, testkit.ModeServer, nil)},

@@ -15,6 +15,7 @@ import (
 // them holds a credential, so every finding is a false alarm.
 // docs/SECURITY.md quotes the share; the goal is at most 1 %.
 func TestSecretsPeerFalseAlarms(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var files []string
 	for _, glob := range []string{"../go.mod", "../go.sum", "../README.md", "../docs/*.md", "../config/default.json",

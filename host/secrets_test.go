@@ -76,6 +76,7 @@ func (r *secretsRig) last() []string {
 // sent (which a host that does not look returns); the connection string's
 // password (shaped only) is flagged.
 func TestSecretsInResults(t *testing.T) {
+	t.Parallel()
 	off := openSecrets(t, map[string]any{"results": "off"})
 	orig := call(t, off.h, "t__reveal", `{}`).Raw
 	if !strings.Contains(string(orig), testkit.RevealToken) || !strings.Contains(string(orig), `"structuredContent"`) {
@@ -108,6 +109,7 @@ func TestSecretsInResults(t *testing.T) {
 // policy fault that names the rule and the setting; a trusted server is
 // only flagged.
 func TestSecretsInArguments(t *testing.T) {
+	t.Parallel()
 	args := `{"text":"use ` + testkit.RevealToken + `"}`
 	r := openSecrets(t, nil)
 	res := call(t, r.h, "t__echo", args)
@@ -138,6 +140,7 @@ func TestSecretsInArguments(t *testing.T) {
 // TestSecretsReportOnly: report-only mode changes nothing, and records
 // what would have happened.
 func TestSecretsReportOnly(t *testing.T) {
+	t.Parallel()
 	off := openSecrets(t, map[string]any{"results": "off"})
 	orig := call(t, off.h, "t__reveal", `{}`).Raw
 
@@ -163,6 +166,7 @@ func TestSecretsReportOnly(t *testing.T) {
 // TestSecretsAudited: the audit row notes each decision, never the
 // credential.
 func TestSecretsAudited(t *testing.T) {
+	t.Parallel()
 	st := openStore(t)
 	data, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"t": child(t, testkit.ModeSecrets, nil)}})
 	cfg, err := config.Parse(data, "test.json", nil)
@@ -190,6 +194,7 @@ func TestSecretsAudited(t *testing.T) {
 // TestSecretsInResourceReads: a resource read through the capability tool
 // is screened like a tool result.
 func TestSecretsInResourceReads(t *testing.T) {
+	t.Parallel()
 	st := openStore(t)
 	data, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"t": child(t, testkit.ModeSecrets, nil)}})
 	cfg, err := config.Parse(data, "test.json", nil)

@@ -66,6 +66,7 @@ func lexical(t *testing.T, query string, k int) []string {
 // word with the tool it wants finds it; without it, it does not. The
 // API key is sent, and never logged.
 func TestSemanticSearch(t *testing.T) {
+	t.Parallel()
 	if got := lexical(t, paraphrase, 3); len(got) > 0 && got[0] == "s__echo" {
 		t.Fatalf("the lexical tier alone finds s__echo first for %q: the test shows nothing", paraphrase)
 	}
@@ -98,6 +99,7 @@ func TestSemanticSearch(t *testing.T) {
 // TestSemanticMinSimilarity: a floor above the paraphrase's similarity
 // leaves the lexical order.
 func TestSemanticMinSimilarity(t *testing.T) {
+	t.Parallel()
 	want := lexical(t, paraphrase, 3)
 	srv := startEmbedder(t)
 	h := openWith(t, semanticConfig(t, srv, map[string]any{"minSimilarity": 0.95}), &host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond})
@@ -114,6 +116,7 @@ func TestSemanticMinSimilarity(t *testing.T) {
 // the lexical results, with one warning per streak of failures; the next
 // success ends the streak.
 func TestSemanticFallback(t *testing.T) {
+	t.Parallel()
 	want := strings.Join(lexical(t, paraphrase, 3), ",")
 	srv := startEmbedder(t)
 	var logs syncBuf
@@ -159,6 +162,7 @@ func TestSemanticFallback(t *testing.T) {
 // TestSemanticStrict: with "strict", a failed embedding is an error, for
 // SearchContext and for tool_search, never lexical results.
 func TestSemanticStrict(t *testing.T) {
+	t.Parallel()
 	srv := startEmbedder(t)
 	h := openWith(t, semanticConfig(t, srv, map[string]any{"strict": true}), &host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond})
 	if _, err := h.Search(t.Context(), paraphrase, 3); err != nil {
@@ -182,6 +186,7 @@ func TestSemanticStrict(t *testing.T) {
 // it on (a search right after waits for the tool vectors) and off again
 // (the model is asked nothing more).
 func TestSemanticReload(t *testing.T) {
+	t.Parallel()
 	srv := startEmbedder(t)
 	off := parse(t, map[string]any{"s": child(t, testkit.ModeServer, nil)}, nil)
 	h := openWith(t, off, &host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond})
@@ -210,6 +215,7 @@ func TestSemanticReload(t *testing.T) {
 // TestSemanticCache: tool vectors are kept in the store, so a host opened
 // again on the same store asks the model for none, only for requests.
 func TestSemanticCache(t *testing.T) {
+	t.Parallel()
 	srv := startEmbedder(t)
 	st := openStore(t)
 	cfg := semanticConfig(t, srv, nil)

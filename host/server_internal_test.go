@@ -16,6 +16,7 @@ import (
 // touches only its own server, so it completes while Host.mu is held (as a
 // rebuild holds it) and while another server's locks are held.
 func TestCallTakesNoHostLock(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	h := openTestServers(t, ctx, map[string]map[string]any{"a": nil, "b": nil})
@@ -57,6 +58,7 @@ func TestCallTakesNoHostLock(t *testing.T) {
 // and dials afresh. (A call on it would fail as if never sent and be sent
 // again, though it may have run.)
 func TestIdleStopTakesNoCall(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	h := openTestServers(t, ctx, map[string]map[string]any{"a": {"idleTimeoutMs": 3_600_000}})

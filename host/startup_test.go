@@ -38,6 +38,7 @@ func slowpoke(t testing.TB, delay time.Duration) map[string]any {
 // one is named as starting, and a call to a tool of the good one does not
 // wait for it.
 func TestOpenDoesNotWaitForAHungServer(t *testing.T) {
+	t.Parallel()
 	cfg := parse(t, map[string]any{
 		"good": child(t, testkit.ModeServer, nil),
 		"hang": child(t, testkit.ModeHang, nil), // startupTimeoutMs: the default 10 s
@@ -81,6 +82,7 @@ func TestOpenDoesNotWaitForAHungServer(t *testing.T) {
 // all; a slow server joins when it is ready, with OnChange; a call to its
 // tool meanwhile waits for it.
 func TestLateServerJoins(t *testing.T) {
+	t.Parallel()
 	cfg := parse(t, map[string]any{
 		"good":     child(t, testkit.ModeServer, nil),
 		"slowpoke": slowpoke(t, 1500*time.Millisecond),
@@ -110,6 +112,7 @@ func TestLateServerJoins(t *testing.T) {
 // handshake fails with the request it left unanswered and the setting
 // that bounded the wait.
 func TestStartupTimeoutNamesThePhase(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	hung := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
@@ -164,6 +167,7 @@ func TestStartupTimeoutNamesThePhase(t *testing.T) {
 // and is dialled by a run after that; a changed configuration starts
 // afresh.
 func TestScheduleSurvivesRestart(t *testing.T) {
+	t.Parallel()
 	st := openStore(t)
 	mark := filepath.Join(t.TempDir(), "starts")
 	failing := func(extra string) map[string]any {
@@ -221,6 +225,7 @@ func TestScheduleSurvivesRestart(t *testing.T) {
 // TestNoStart: with NoStart, Open dials no server: one without a saved
 // catalogue is idle with no tools, and starts on first use.
 func TestNoStart(t *testing.T) {
+	t.Parallel()
 	cfg := parse(t, map[string]any{
 		"good": child(t, testkit.ModeServer, nil),
 		"hang": child(t, testkit.ModeHang, nil),

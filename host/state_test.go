@@ -22,6 +22,7 @@ import (
 // definition, Approve makes it callable at once, and Audit reads both
 // calls back.
 func TestDefaultStoreHoldsAndApproves(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := parse(t, map[string]any{"s": child(t, testkit.ModeServer, map[string]any{"approval": "manual"})}, nil)
 	h := openWith(t, cfg, &host.Options{StopTimeout: 500 * time.Millisecond, StateDir: dir})
@@ -85,6 +86,7 @@ func TestDefaultStateDir(t *testing.T) {
 // never approve a definition, so manual approval is refused at Open and
 // at Reload instead of being ignored.
 func TestEphemeralRefusesManualApproval(t *testing.T) {
+	t.Parallel()
 	manual := parse(t, map[string]any{"s": child(t, testkit.ModeServer, map[string]any{"approval": "manual"})}, nil)
 	_, err := host.Open(context.Background(), manual, &host.Options{Ephemeral: true})
 	if fault.CodeOf(err) != fault.CodeInvalidInput || !strings.Contains(err.Error(), "manual") {

@@ -30,6 +30,7 @@ func findingsOf(st host.ServerStatus, kind string) []host.Finding {
 // tools that fails, work here too: the lines are skipped and kept with
 // stderr, the list is empty, and each is a finding.
 func TestServersThatBendTheStdioRules(t *testing.T) {
+	t.Parallel()
 	h := open(t, parse(t, map[string]any{
 		"chatty": child(t, testkit.ModeChatty, map[string]any{"eager": true}),
 		"sparse": child(t, testkit.ModeSparse, map[string]any{"eager": true}),
@@ -93,6 +94,7 @@ func TestServersThatBendTheStdioRules(t *testing.T) {
 // A server that writes only a banner and exits is reported with its exit
 // status and the banner, not with a JSON decoding error.
 func TestServerThatOnlyPrintsABanner(t *testing.T) {
+	t.Parallel()
 	h := open(t, parse(t, map[string]any{
 		"banner": child(t, testkit.ModeBanner, map[string]any{"startupAttempts": 1}),
 	}, nil))
@@ -145,6 +147,7 @@ func (r *recordLog) matching(prefix string) []string {
 // kind, not a line each: a server whose tools all lose their hints does
 // not fill the log.
 func TestInfoFindingsLoggedAsACount(t *testing.T) {
+	t.Parallel()
 	rec := &recordLog{}
 	h := openWith(t, parse(t, map[string]any{"a": child(t, testkit.ModeAnnotated, map[string]any{"eager": true})}, nil),
 		&host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond, Logger: slog.New(rec)})

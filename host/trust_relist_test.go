@@ -46,7 +46,8 @@ func (w *listWatch) next(timeout time.Duration) (at time.Duration, ok bool) {
 
 // TestLoneListChangedRelistedAfterDelay: a lone list_changed is followed by
 // one re-listing 200 ms later, also right after a re-listing that found a
-// change (only a flood paces re-listings).
+// change (only a flood paces re-listings). Not parallel: the 200 ms are
+// read off the wall clock.
 func TestLoneListChangedRelistedAfterDelay(t *testing.T) {
 	entry, lists := floodServer(t)
 	h := open(t, parse(t, map[string]any{"s": entry}, nil))
@@ -85,7 +86,9 @@ func TestLoneListChangedRelistedAfterDelay(t *testing.T) {
 // TestListChangedFloodPacing: during a flood of list_changed, the first
 // re-listing comes 200 ms after the first notification; after it the gap
 // between re-listings is 1 s when the last one found a change, and
-// otherwise the previous gap (at least 1 s) times 4, up to 5 s.
+// otherwise the previous gap (at least 1 s) times 4, up to 5 s. Not
+// parallel: it reads the pacing off the wall clock, which other tests'
+// load would stretch (relist_internal_test.go checks the rule itself).
 func TestListChangedFloodPacing(t *testing.T) {
 	s := time.Second
 	tests := []struct {
@@ -142,6 +145,7 @@ func TestListChangedFloodPacing(t *testing.T) {
 // server's lists (tools, prompts, resources, templates), and the server
 // stays ready.
 func TestFailedRelistKeepsEveryList(t *testing.T) {
+	t.Parallel()
 	var logs syncBuf
 	entry, lists := floodServer(t)
 	h := openWith(t, parse(t, map[string]any{"s": entry}, nil),
@@ -192,6 +196,7 @@ func afterError(v float64) float64   { return v - 0.05*v }
 // neutral: a success raises it, a tool error lowers it a little, a failed
 // call more; a name that is not found does not count. The score is saved.
 func TestTrustScoreFollowsCalls(t *testing.T) {
+	t.Parallel()
 	st := openStore(t)
 	h := openWith(t, parse(t, map[string]any{"s": child(t, testkit.ModeServer, nil)}, nil), hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond}, st))
 	score := func() float64 { return status(h, "s").TrustScore }
@@ -232,6 +237,7 @@ func TestTrustScoreFollowsCalls(t *testing.T) {
 // (half-life 7 days) and the next outcome counts from the decayed value; a
 // score below neutral is remembered as it is.
 func TestTrustScoreDecays(t *testing.T) {
+	t.Parallel()
 	st := openStore(t)
 	now := time.Now()
 	for _, sc := range []store.Score{
@@ -262,6 +268,7 @@ func TestTrustScoreDecays(t *testing.T) {
 // TestTrustScoreFlaggedMetadata: a server whose metadata matches injection
 // patterns loses a step per flagged item, once, not at every rebuild.
 func TestTrustScoreFlaggedMetadata(t *testing.T) {
+	t.Parallel()
 	h := open(t, parse(t, map[string]any{"hostile": hostileServer(t, hostile.ModePoison, nil, nil)}, nil))
 	st := status(h, "hostile")
 	if st.State != host.StateReady {

@@ -18,6 +18,7 @@ import (
 // tool is callable by its exact name; what its search finds is listed for
 // that profile alone.
 func TestViewOfAProfile(t *testing.T) {
+	t.Parallel()
 	h := openWith(t, parseDoc(t, map[string]any{
 		"context": map[string]any{"deferTools": true, "capabilityTools": false},
 		"mcpServers": map[string]any{
@@ -102,6 +103,7 @@ func TestViewOfAProfile(t *testing.T) {
 // TestViewProviderTools: a view's provider tools are its own, deferred
 // ones included, and their Call keeps to the view.
 func TestViewProviderTools(t *testing.T) {
+	t.Parallel()
 	h := openWith(t, parseDoc(t, map[string]any{
 		"context": map[string]any{"deferTools": true, "capabilityTools": false},
 		"mcpServers": map[string]any{
