@@ -27,6 +27,7 @@ import (
 // answers every account connected; a 2026-07-28 client gets -32042 for
 // each in turn and calls again.
 func TestConnectEveryAccount(t *testing.T) {
+	t.Parallel()
 	ass := map[string]*oauthtest.Server{"alpha": oauthtest.Start(t, nil), "beta": oauthtest.Start(t, nil)}
 	servers := map[string]any{}
 	for name, as := range ass {

@@ -15,6 +15,7 @@ import (
 // upstream as they are, which takes the ones it asks for and ignores the
 // others (SEP-2322), and the call completes at once.
 func TestAnswersBeforeTheQuestion(t *testing.T) {
+	t.Parallel()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

@@ -59,6 +59,7 @@ func echoParams() *mcp.CallToolParams {
 // elicitation is sent the status page's view of the held call; once the
 // person has approved it there, the call goes on and returns its result.
 func TestHeldCallURLElicitation(t *testing.T) {
+	t.Parallel()
 	g, h := approvalGateway(t)
 	var asked string
 	cs := inMemory(t, g, &mcp.ClientOptions{
@@ -95,6 +96,7 @@ func TestHeldCallURLElicitation(t *testing.T) {
 // naming the approval view; called again after the person approved, the
 // call goes through.
 func TestHeldCallURLElicitationRequired(t *testing.T) {
+	t.Parallel()
 	g, h := approvalGateway(t)
 	cs := inMemory(t, g, &mcp.ClientOptions{Capabilities: urlCaps}, "")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -125,6 +127,7 @@ func TestHeldCallURLElicitationRequired(t *testing.T) {
 // gets the isError result approval_required, which does not carry the
 // held call's ID; a denial then reads approval_denied.
 func TestHeldCallWithoutURLElicitation(t *testing.T) {
+	t.Parallel()
 	g, h := approvalGateway(t)
 	cs := inMemory(t, g, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}, "2025-11-25")
 	ctx := context.Background()

@@ -12,6 +12,7 @@ import (
 // the static token under authentication middleware; never a named client
 // or a JWT's subject.
 func TestOperator(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name  string
 		extra *mcp.RequestExtra

@@ -24,6 +24,7 @@ import (
 // through B's front door, and her call on A completes as her; the
 // operator's login, started on A, came back through B as well.
 func TestCallerLoginAcrossReplicas(t *testing.T) {
+	t.Parallel()
 	as := oauthtest.Start(t, &oauthtest.Options{ExactRedirect: true})
 	doc := map[string]any{
 		"mcpServers": map[string]any{"gh": map[string]any{"url": as.MCP, "trust": "trusted", "oauth": map[string]any{"perCaller": true}}},

@@ -180,7 +180,8 @@ func listening(t *testing.T) []string {
 // elicitation and her call completes; a redirect with a forged state is
 // refused with 400 while her login still completes; bob, a 2026-07-28
 // client, gets -32042 and his call again succeeds. The code is never
-// logged nor shown on the page.
+// logged nor shown on the page. Not parallel: it reads the sockets the
+// whole process listens on.
 func TestCallerLoginThroughGatewayCallback(t *testing.T) {
 	_, endpoint, callback, logs := callbackGateway(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

@@ -26,6 +26,7 @@ import (
 // script's own failure as an isError answer and a limit as an isError
 // answer with its fault code.
 func TestCodeRunThroughTheGateway(t *testing.T) {
+	t.Parallel()
 	f := newFixtureWith(t, nil, map[string]any{"context": map[string]any{"codeMode": map[string]any{"enabled": true, "calls": 3, "cpuMs": 60000}}})
 	cs, _ := f.connect(t, "")
 	ctx := context.Background()
@@ -67,6 +68,7 @@ func TestCodeRunThroughTheGateway(t *testing.T) {
 // approval view, as a direct call's does; the script run again after the
 // person approved makes the call.
 func TestCodeRunHeldCallURLElicitationRequired(t *testing.T) {
+	t.Parallel()
 	exe, _ := os.Executable()
 	data, _ := json.Marshal(map[string]any{
 		"context":    map[string]any{"codeMode": map[string]any{"enabled": true, "cpuMs": 60000}},

@@ -13,6 +13,7 @@ import (
 // and the tool, in both eras; accepting runs it, declining refuses it with
 // policy_blocked, and a client that cannot elicit is refused too.
 func TestConfirmationThroughTheGateway(t *testing.T) {
+	t.Parallel()
 	f := newFixtureWith(t, nil, map[string]any{"policy": map[string]any{"confirm": "always"}})
 	ctx := context.Background()
 	for _, era := range []struct{ name, version string }{{"modern", ""}, {"legacy", "2025-11-25"}} {
@@ -50,6 +51,7 @@ func TestConfirmationThroughTheGateway(t *testing.T) {
 
 // TestConfirmationDenied: "onConfirm": "deny" refuses without asking.
 func TestConfirmationDenied(t *testing.T) {
+	t.Parallel()
 	f := newFixtureWith(t, nil, map[string]any{"policy": map[string]any{"confirm": "always", "onConfirm": "deny"}})
 	cs, asked := f.answering(t, "", "Ada", "m", "file:///r")
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "web__echo", Arguments: map[string]any{"text": "x"}})

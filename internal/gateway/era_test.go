@@ -93,6 +93,7 @@ func asker(t *testing.T, extra map[string]any) map[string]any {
 // questions reach the client and the answers come back; a 2026-07-28
 // client's calls keep to the 2026-07-28 connection.
 func TestLegacyClientOfABothErasServer(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, map[string]any{"both": asker(t, map[string]any{"trust": "trusted"}), "sm": modernStdio(t)})
 	upstreamVersions(t, f.host, map[string]string{"both": "2026-07-28"})
 	ctx := context.Background()
@@ -143,6 +144,7 @@ func resText(t *testing.T, res *mcp.CallToolResult) string {
 // eras, through the gateway; servers asking with server-to-client requests
 // (legacy connections) and with input requests (2026-07-28).
 func TestAbilityRefusalsEndToEnd(t *testing.T) {
+	t.Parallel()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -210,6 +212,7 @@ func TestAbilityRefusalsEndToEnd(t *testing.T) {
 // cache fields) or a 2026-07-28 upstream did (web's prompt); a 2026-07-28
 // client's do.
 func TestLegacySessionsGetNoModernFields(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	modern := []string{`"resultType"`, `"ttlMs"`, `"cacheScope"`, `io.modelcontextprotocol/`}
 	requests := []struct{ method, params string }{
@@ -310,6 +313,7 @@ func jsonMethod(msg string) string {
 // otherwise the server is refused and the call goes on (a 2026-07-28
 // caller is not answered input_required for a question it cannot take).
 func TestRootsOnlyOfClientsThatDeclareThem(t *testing.T) {
+	t.Parallel()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

@@ -29,6 +29,7 @@ import (
 // eras and calling at once; a token the authorization server refuses
 // fails that caller's call, and no other's.
 func TestTokenExchange(t *testing.T) {
+	t.Parallel()
 	is := issuer.New(t)
 	var mu sync.Mutex
 	minted := map[string]string{} // the gateway's JWT → the user the AS maps it to
@@ -114,6 +115,7 @@ func TestTokenExchange(t *testing.T) {
 // of the gateway's for every caller, and the token issued names the
 // gateway in its "act" claim; the server sees each caller as itself.
 func TestTokenExchangeActor(t *testing.T) {
+	t.Parallel()
 	is := issuer.New(t)
 	var mu sync.Mutex
 	minted := map[string]string{}

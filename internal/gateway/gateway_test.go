@@ -197,6 +197,7 @@ func (f *fixture) answering(t *testing.T, version, name, model, root string) (*m
 }
 
 func TestBothErasThroughTheGateway(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	for _, era := range []struct{ name, version, want string }{
 		{"modern", "", "2026-07-28"},
@@ -286,6 +287,7 @@ func contains(list []string, s string) bool {
 // TestCancellationReachesUpstream: a client cancelling a call cancels the
 // upstream handler.
 func TestCancellationReachesUpstream(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	for _, version := range []string{"", "2025-11-25"} {
 		cs, _ := f.connect(t, version)
@@ -305,6 +307,7 @@ func TestCancellationReachesUpstream(t *testing.T) {
 // TestUpstreamFailureIsAToolResult: a call whose upstream breaks is a tool
 // result with isError naming the server and the stable code in _meta.
 func TestUpstreamFailureIsAToolResult(t *testing.T) {
+	t.Parallel()
 	exe, _ := os.Executable()
 	f := newFixture(t, map[string]any{"c": map[string]any{"command": exe, "env": testkit.ChildEnv(testkit.ModeServer)}})
 	cs, _ := f.connect(t, "")
@@ -336,6 +339,7 @@ func errorCode(res *mcp.CallToolResult) string {
 }
 
 func TestFrontDoor(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	resp, err := http.Post(f.url, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
 	if err != nil {
@@ -359,6 +363,7 @@ func TestFrontDoor(t *testing.T) {
 // `serve --stdio` does over real pipes (go-sdk's stdio transport is the same
 // connection type).
 func TestInMemoryGateway(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	ctx := context.Background()
 	cs := inMemory(t, gateway.New(f.host, nil), nil, "")
@@ -377,6 +382,7 @@ func TestInMemoryGateway(t *testing.T) {
 // from a legacy stdio upstream (server-to-client requests) and from
 // 2026-07-28 stdio and HTTP upstreams (input-required results).
 func TestForwardingToLegacyClients(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, map[string]any{"sm": modernStdio(t)})
 	upstreamVersions(t, f.host, map[string]string{"s": "2025-11-25", "sm": "2026-07-28", "web": "2026-07-28"})
 	cs, asked := f.answering(t, "2025-11-25", "Ada", "Paris", "file:///work")
@@ -399,6 +405,7 @@ func TestForwardingToLegacyClients(t *testing.T) {
 // gateway signs: the upstream's questions reach the client (naming the
 // server), the answers reach the upstream, and a tampered state is refused.
 func TestInputRequiredForModernClients(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, map[string]any{"sm": modernStdio(t)})
 	upstreamVersions(t, f.host, map[string]string{"sm": "2026-07-28", "web": "2026-07-28"})
 	cs, asked := f.answering(t, "", "Ada", "Paris", "file:///modern")
@@ -431,6 +438,7 @@ func TestInputRequiredForModernClients(t *testing.T) {
 // the host re-lists, the gateway reconciles, and clients of both eras are
 // told and can call the new tool.
 func TestListChangedReachesClients(t *testing.T) {
+	t.Parallel()
 	for _, version := range []string{"2025-11-25", ""} {
 		f := newFixture(t, nil)
 		changed := make(chan struct{}, 8)
@@ -463,6 +471,7 @@ func TestListChangedReachesClients(t *testing.T) {
 // retry, and the upstream receives the answer and finishes. A retry with a
 // forged requestState is refused.
 func TestParkingForModernClients(t *testing.T) {
+	t.Parallel()
 	old := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return testkit.NewServer() }, nil))
 	t.Cleanup(old.Close)
 	f := newFixture(t, map[string]any{"old": map[string]any{"url": old.URL, "trust": "trusted"}})
@@ -501,6 +510,7 @@ func TestParkingForModernClients(t *testing.T) {
 // input-required result after another; and likewise from a 2026-07-28
 // upstream.
 func TestSeveralQuestionsAtOnce(t *testing.T) {
+	t.Parallel()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -532,6 +542,7 @@ func TestSeveralQuestionsAtOnce(t *testing.T) {
 // be reached answers with an isError result naming it, so the model can
 // adapt; the other servers work.
 func TestUnreachableUpstreamIsAToolResult(t *testing.T) {
+	t.Parallel()
 	gone := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return testkit.NewServer() },
 		&mcp.StreamableHTTPOptions{Stateless: true}))
 	f := newFixture(t, map[string]any{"gone": map[string]any{"url": gone.URL, "trust": "trusted", "startupAttempts": 1}})

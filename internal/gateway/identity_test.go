@@ -207,6 +207,7 @@ const staticToken = "static-token-0123456789abcdef"
 // wrong audience, an expired token and a missing scope, accepts a good
 // token and the static token, and serves its metadata.
 func TestJWTProtectedGateway(t *testing.T) {
+	t.Parallel()
 	is := issuer.New(t)
 	var aud string
 	gw := newAuthGateway(t, nil, nil, nil, func(base string) *gateway.AuthOptions {
@@ -307,6 +308,7 @@ func TestJWTProtectedGateway(t *testing.T) {
 // profile, get audit rows of their own, and meet the policy rules written
 // for them; a reload changes a profile.
 func TestNamedClientsAndProfiles(t *testing.T) {
+	t.Parallel()
 	is := issuer.New(t)
 	st := openStore(t)
 	const aliceToken = "alice-token-0123456789abcdef"
@@ -431,6 +433,7 @@ func TestNamedClientsAndProfiles(t *testing.T) {
 // gateway serving one profile (serve --stdio --profile), and a resource
 // of a server outside it cannot be read.
 func TestProfileHidesOtherServers(t *testing.T) {
+	t.Parallel()
 	const rootToken = "root-token-0123456789abcdef"
 	top := map[string]any{
 		"profiles": map[string]any{
@@ -536,6 +539,7 @@ func TestProfileHidesOtherServers(t *testing.T) {
 // TestQuotaPerNamedClient: the call quota counts a named client's calls
 // across its sessions, and each client apart.
 func TestQuotaPerNamedClient(t *testing.T) {
+	t.Parallel()
 	const aliceToken, bobToken = "alice-token-0123456789abcdef", "bob-token-0123456789abcdefgh"
 	top := map[string]any{
 		"clients": map[string]any{
@@ -584,6 +588,7 @@ func TestQuotaPerNamedClient(t *testing.T) {
 // kept to a profile and a JWT that names no client; the control API and
 // the status page's login take the static token alone.
 func TestMetricsForTheOperator(t *testing.T) {
+	t.Parallel()
 	is := issuer.New(t)
 	const opsToken, ciToken = "ops-token-0123456789abcdef", "ci-token-0123456789abcdefgh"
 	top := map[string]any{

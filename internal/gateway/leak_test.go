@@ -274,6 +274,7 @@ func name(s string, marked bool) string {
 // that does not exist. What the profile holds works, deferred tools by
 // their exact names and through the profile's own tool_search.
 func TestNothingLeaksOutOfAView(t *testing.T) {
+	t.Parallel()
 	profiles := map[string]any{
 		"byservers": map[string]any{"servers": []string{"alpha"}},
 		"byglob":    map[string]any{"servers": []string{"alpha"}, "tools": []string{"alpha:a_get_*"}},

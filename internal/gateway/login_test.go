@@ -24,6 +24,7 @@ import (
 // to run, never a token-bearing error, and nothing is asked of the
 // authorization server.
 func TestNeedsLoginThroughTheGateway(t *testing.T) {
+	t.Parallel()
 	as, g, _ := loginGateway(t)
 	ctx := context.Background()
 	cs := inMemory(t, g, nil, "")
@@ -61,6 +62,7 @@ var urlCaps = &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{
 // one login. A client that declared only form elicitation gets the
 // isError result with the command.
 func TestLoginOfferedByURLElicitation(t *testing.T) {
+	t.Parallel()
 	as, g, creds := loginGateway(t)
 
 	formOnly := inMemory(t, g, &mcp.ClientOptions{
@@ -163,6 +165,7 @@ func TestLoginOfferedByURLElicitation(t *testing.T) {
 // naming the login URL; once the URL has been followed, the call made
 // again returns the tool's result.
 func TestLoginURLElicitationRequired(t *testing.T) {
+	t.Parallel()
 	as, g, _ := loginGateway(t)
 	cs := inMemory(t, g, &mcp.ClientOptions{Capabilities: urlCaps}, "")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -15,6 +15,7 @@ import (
 // holds a call of the same ID, and tells the client of any other to call
 // the tool again.
 func TestResumeOnlyOwnParkedCalls(t *testing.T) {
+	t.Parallel()
 	answers := mcp.InputResponseMap{questionKey: &mcp.ElicitResult{Action: "accept"}}
 	own := func(id string) string {
 		return strings.TrimPrefix((&Gateway{replica: "mine"}).parkedState(id), parkPrefix)

@@ -97,6 +97,7 @@ func whoamiFor(ctx context.Context, cs *mcp.ClientSession, forWhom string) (*mcp
 // login, not the operator's command; the audit records say as whom the
 // upstream saw each call.
 func TestPerCallerLoginBothEras(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	as2 := map[string]string{}
 	as, _, endpoint := perCallerGateway(t, func(r host.CallRecord) {
@@ -190,6 +191,7 @@ func TestPerCallerLoginBothEras(t *testing.T) {
 // authorization server fails that client's calls with its own
 // needs_login; the other client's calls go on.
 func TestPerCallerRevokedGrant(t *testing.T) {
+	t.Parallel()
 	as, _, endpoint := perCallerGateway(t, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -22,6 +22,7 @@ import (
 // session, on another replica sharing the store too, while another
 // identity keeps a budget of its own.
 func TestQuotaPerIdentity(t *testing.T) {
+	t.Parallel()
 	is := issuer.New(t)
 	demo := demoUpstream(t)
 	doc := map[string]any{

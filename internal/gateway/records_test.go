@@ -23,6 +23,7 @@ import (
 // caller the gateway cannot tell apart (the static token's) is recorded
 // as no one in particular, never as its session.
 func TestCallerInRecords(t *testing.T) {
+	t.Parallel()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

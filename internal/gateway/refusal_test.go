@@ -67,6 +67,7 @@ func openStore(t *testing.T) *sqlite.DB {
 // the tool held for review, not "unknown tool", and never the command
 // that approves it: that is a person's to run.
 func TestHeldToolThroughTheGateway(t *testing.T) {
+	t.Parallel()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -119,6 +120,7 @@ func TestHeldToolThroughTheGateway(t *testing.T) {
 // result with held_injection saying it is held for review, never how to
 // release it; the server's benign tool is listed and works.
 func TestInjectionHeldThroughTheGateway(t *testing.T) {
+	t.Parallel()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -156,6 +158,7 @@ func TestInjectionHeldThroughTheGateway(t *testing.T) {
 // client gets the code and a message naming the server, not the stderr;
 // the host's status and the gateway's log keep it for the operator.
 func TestStderrNeverReachesTheClient(t *testing.T) {
+	t.Parallel()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -197,6 +200,7 @@ func TestStderrNeverReachesTheClient(t *testing.T) {
 // lacks the tool, so the gateway has not registered it; a client's call of
 // it has the server discovered again and runs, and later lists show it.
 func TestNewToolBehindSavedCatalogue(t *testing.T) {
+	t.Parallel()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

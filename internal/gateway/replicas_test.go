@@ -141,6 +141,7 @@ func invalidParams(t *testing.T, what string, err error, want string) {
 // state with the error that says to call the tool again, and A still
 // completes it.
 func TestReplicasShareRequestStates(t *testing.T) {
+	t.Parallel()
 	stores := map[string]func(t *testing.T) (store.Store, store.Store){
 		"postgres": func(t *testing.T) (store.Store, store.Store) {
 			url := pgtest.URL(t)

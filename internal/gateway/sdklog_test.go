@@ -10,6 +10,7 @@ import (
 // go-sdk's warning about a notification that found no open stream is
 // debug; its other warnings stay warnings.
 func TestSDKLogQuietsUnconnectedNotices(t *testing.T) {
+	t.Parallel()
 	for _, level := range []slog.Level{slog.LevelInfo, slog.LevelDebug} {
 		var buf bytes.Buffer
 		log := sdkLog(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: level}))).With("server", "gw")

@@ -16,6 +16,7 @@ import (
 // with security.secrets.arguments "block", is an isError result with
 // policy_blocked naming the rule, never the credential.
 func TestSecretsThroughTheGateway(t *testing.T) {
+	t.Parallel()
 	exe, _ := os.Executable()
 	f := newFixtureWith(t,
 		map[string]any{"u": map[string]any{"command": exe, "env": testkit.ChildEnv(testkit.ModeSecrets)}},

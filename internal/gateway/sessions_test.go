@@ -15,6 +15,7 @@ import (
 // new session is refused with 503 and Retry-After, and nobody's is
 // closed for it.
 func TestSessionCapsByClient(t *testing.T) {
+	t.Parallel()
 	const aToken, bToken = "client-a-token-0123456789abcdef", "client-b-token-0123456789abcdef"
 	top := map[string]any{
 		"profiles": map[string]any{"p": map[string]any{"servers": []string{"demo"}}},

@@ -11,6 +11,7 @@ import (
 // TestSplicedResultJSON: the upstream's members pass as they are, in their
 // order; the protocol's _meta keys and resultType are the gateway's own.
 func TestSplicedResultJSON(t *testing.T) {
+	t.Parallel()
 	serverInfo := mcp.Meta{"io.modelcontextprotocol/serverInfo": map[string]any{"name": "switchboard"}}
 	tests := []struct {
 		name string

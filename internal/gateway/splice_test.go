@@ -91,6 +91,7 @@ var modernMeta = map[string]any{
 // and content block the upstream sent, go-sdk types or not, in both eras;
 // only a 2026-07-28 client gets a resultType, and the gateway's serverInfo.
 func TestResultsPassWhole(t *testing.T) {
+	t.Parallel()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -126,6 +127,7 @@ func TestResultsPassWhole(t *testing.T) {
 // 2026-07-28 request on the same connection) is answered with an error,
 // and the gateway goes on serving.
 func TestRefusedInitialize(t *testing.T) {
+	t.Parallel()
 	c := newRawClient(t, gateway.New(newFixture(t, nil).host, nil))
 	c.result("tools/call", map[string]any{"name": "s__echo", "arguments": map[string]any{"text": "a"}, "_meta": modernMeta})
 	if r := c.call("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{},

@@ -7,6 +7,7 @@ import (
 )
 
 func TestSealer(t *testing.T) {
+	t.Parallel()
 	s := newSealer(nil)
 	now := time.Unix(1_000_000, 0)
 	s.now = func() time.Time { return now }

@@ -17,6 +17,7 @@ import (
 // TestToClient covers the gateway's one mapping from a failure to what its
 // client gets: an isError result or a JSON-RPC error with a real code.
 func TestToClient(t *testing.T) {
+	t.Parallel()
 	g := &Gateway{log: slog.New(slog.DiscardHandler)}
 	live := context.Background()
 	gone, cancel := context.WithCancel(context.Background())
@@ -82,6 +83,7 @@ func TestToClient(t *testing.T) {
 // TestToClientPrivate: what a failure quotes of a server's own output
 // (fault.Private) reaches no client, whatever the request.
 func TestToClientPrivate(t *testing.T) {
+	t.Parallel()
 	g := &Gateway{log: slog.New(slog.DiscardHandler)}
 	err := fault.New(fault.CodeUnavailable, "s", "connect", &fault.Private{Err: errors.New("EOF\nstderr:\nsecret stack trace")})
 	for _, kind := range []requestKind{toolCall, promptGet, resourceRead, completion} {

@@ -18,6 +18,7 @@ import (
 // reaches the client inside the gateway's isError result with all of them
 // stripped, its visible words kept.
 func TestUpstreamErrorTextIsCleaned(t *testing.T) {
+	t.Parallel()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
