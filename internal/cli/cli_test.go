@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -32,9 +33,12 @@ func TestMain(m *testing.M) {
 		// Run as the switchboard binary (for `serve --stdio`), with at
 		// most SWITCHBOARD_TEST_NOFILE open files when that is set.
 		lowerNofile(os.Getenv("SWITCHBOARD_TEST_NOFILE"))
+		// SWITCHBOARD_TEST_WAIT, when set, is its Env's StartupWait.
 		exe, _ := os.Executable()
+		wait, _ := time.ParseDuration(os.Getenv(testWaitVar))
 		os.Exit(cli.Run(context.Background(), cli.Env{
 			Args: os.Args[1:], Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Executable: exe, Version: "test",
+			StartupWait: wait,
 		}))
 	}
 	if len(os.Args) > 1 && os.Args[1] == "demo-server" {
@@ -59,6 +63,22 @@ func TestMain(m *testing.M) {
 // TestMain pointed it at a directory of this run.
 var userCacheHome string
 
+// testWait is how long the tests' runs wait for the servers they start
+// (cli.Env.StartupWait) unless a test sets its own: long enough for any
+// server of theirs to start on a busy machine, so that what a command
+// lists does not depend on the machine's load. host.Open returns as soon
+// as the servers are ready or have failed, so nobody waits that long.
+const testWait = time.Minute
+
+// commandWait is what a command waits for its servers in production
+// (cli.Env.StartupWait zero): the tests of what a command does with a
+// server still starting set it.
+const commandWait = 600 * time.Millisecond
+
+// testWaitVar names the environment variable that sets the StartupWait of
+// the CLI run as a subprocess (SWITCHBOARD_CLI_RUN), as a Go duration.
+const testWaitVar = "SWITCHBOARD_TEST_WAIT"
+
 type result struct {
 	code           int
 	stdout, stderr string
@@ -73,10 +93,13 @@ func run(t *testing.T, args ...string) result {
 }
 
 // runWith runs the CLI in this process with e, its Executable this test
-// binary and, unless e sets them, its stdout and stderr captured; it
-// returns the exit code and what was captured.
+// binary and, unless e sets them, its stdout and stderr captured and its
+// StartupWait testWait; it returns the exit code and what was captured.
 func runWith(t testing.TB, e cli.Env) result {
 	t.Helper()
+	if e.StartupWait == 0 {
+		e.StartupWait = testWait
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -250,7 +273,7 @@ func TestServeStdio(t *testing.T) {
 	}
 	for _, version := range []string{"", "2025-11-25"} {
 		cmd := exec.Command(exe, "serve", "--stdio", "--home", t.TempDir())
-		cmd.Env = append(os.Environ(), "SWITCHBOARD_CLI_RUN=1")
+		cmd.Env = append(os.Environ(), "SWITCHBOARD_CLI_RUN=1", testWaitVar+"="+testWait.String())
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		var opts *mcp.ClientSessionOptions

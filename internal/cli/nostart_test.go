@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-mcp/switchboard/internal/cli"
 	"github.com/switchboard-mcp/switchboard/internal/testkit"
 )
 
@@ -39,8 +40,9 @@ func TestSearchStartsNoServer(t *testing.T) {
 		"hang": markedServer(testkit.ModeHang, hang),
 	}})
 	home := t.TempDir()
-	cmd := func(args ...string) result {
-		return run(t, append(args, "--config", path, "--home", home)...)
+	cmd := func(args ...string) result { // hang is waited for as long as in production
+		return runWith(t, cli.Env{Args: append(args, "--config", path, "--home", home), LookupEnv: homeEnv(t.TempDir()),
+			Version: "1.2.3", StartupWait: commandWait})
 	}
 	r := cmd("search", "echo", "the", "text")
 	if r.code != 0 || strings.Contains(r.stdout, "good__echo") {
@@ -187,6 +189,9 @@ func TestHungServerFailsAcrossCommands(t *testing.T) {
 	hang["startupTimeoutMs"] = 1500
 	path := writeConfig(t, map[string]any{"mcpServers": map[string]any{"hang": hang}})
 	home := t.TempDir()
+	run := func(t *testing.T, args ...string) result { // each waits for hang as long as in production
+		return runWith(t, cli.Env{Args: args, LookupEnv: homeEnv(t.TempDir()), Version: "1.2.3", StartupWait: commandWait})
+	}
 	for range 3 {
 		if r := run(t, "servers", "--config", path, "--home", home); r.code != 0 {
 			t.Fatalf("servers: exit %d\n%s%s", r.code, r.stdout, r.stderr)
