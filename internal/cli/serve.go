@@ -281,7 +281,7 @@ func (r *server) runServe() int {
 	r.reloadAsk = make(chan chan struct{})
 	var reloads sync.WaitGroup
 	rctx, stopReloads := context.WithCancel(r.ctx)
-	reloads.Go(func() { r.watchReload(rctx, log) })
+	reloads.Go(r.watchReload(rctx, log)) // watching from now on: before the banner
 	defer func() {
 		stopReloads()
 		reloads.Wait()
