@@ -159,6 +159,7 @@ func writeConfig(t *testing.T, v any) string {
 }
 
 func TestCommands(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		args       []string
@@ -216,6 +217,7 @@ func TestCommands(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			r := run(t, tt.args...)
 			if r.code != tt.wantCode || !strings.Contains(r.stdout, tt.wantOut) || !strings.Contains(r.stderr, tt.wantErr) {
 				t.Errorf("switchboard %q: exit %d, want %d\nstdout: %s\nstderr: %s", tt.args, r.code, tt.wantCode, r.stdout, r.stderr)
@@ -241,6 +243,7 @@ func TestConfigErrorExits2(t *testing.T) {
 // commands and exit 3 for a call that needs it; a crash mid-call is exit 3
 // with the unknown-outcome advice.
 func TestUpstreamFailures(t *testing.T) {
+	t.Parallel()
 	exe, _ := os.Executable()
 	path := writeConfig(t, map[string]any{"mcpServers": map[string]any{
 		"good":   map[string]any{"command": exe, "env": testkit.ChildEnv(testkit.ModeServer)},
@@ -267,6 +270,7 @@ func TestUpstreamFailures(t *testing.T) {
 // TestServeStdio runs `switchboard serve --stdio` as a real subprocess on the
 // embedded default and talks to it with go-sdk's client in both eras.
 func TestServeStdio(t *testing.T) {
+	t.Parallel()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

@@ -161,6 +161,7 @@ func firstTools(t *testing.T, home, config string) ([]string, time.Duration) {
 // it within the second answers after it), and those of a slow server
 // whose catalogue add's check saved (it is not waited for).
 func TestServeStdioFirstList(t *testing.T) {
+	t.Parallel()
 	path := writeConfig(t, map[string]any{"mcpServers": map[string]any{
 		"quick": slowServer(300 * time.Millisecond),
 		"hang":  testServer(testkit.ModeHang),
@@ -184,6 +185,7 @@ func TestServeStdioFirstList(t *testing.T) {
 // startupTimeoutMs in all (each gives it at least the 0.6 s it waits),
 // and is then not started again before its next probe.
 func TestHungServerFailsAcrossCommands(t *testing.T) {
+	t.Parallel()
 	mark := filepath.Join(t.TempDir(), "hang")
 	hang := markedServer(testkit.ModeHang, mark)
 	hang["startupTimeoutMs"] = 1500

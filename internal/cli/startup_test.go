@@ -77,6 +77,7 @@ func runTerm(t *testing.T, path string, terminal bool, args ...string) (result, 
 // machine): its tools are known from its catalogue, and a call waits for
 // it.
 func TestCommandsDoNotWaitForAHungServer(t *testing.T) {
+	t.Parallel()
 	good := slowServer(time.Second)
 	home := t.TempDir()
 	alone := writeConfig(t, map[string]any{"mcpServers": map[string]any{"good": good}})
@@ -135,10 +136,12 @@ func TestCommandsDoNotWaitForAHungServer(t *testing.T) {
 // waits for it; on a terminal a wait over a second shows its progress in
 // place, and elsewhere nothing is printed.
 func TestCallWaitsForItsServer(t *testing.T) {
+	t.Parallel()
 	path := writeConfig(t, map[string]any{"mcpServers": map[string]any{"slowpoke": slowServer(2500 * time.Millisecond)}})
 	progress := regexp.MustCompile(`\r\x1b\[Kwaiting for slowpoke [1-9][0-9]*s/10s`)
 	for _, terminal := range []bool{true, false} {
 		t.Run(fmt.Sprintf("terminal=%v", terminal), func(t *testing.T) {
+			t.Parallel()
 			r, _ := runTerm(t, path, terminal, "call", "slowpoke__echo", "text=late")
 			if r.code != 0 || strings.TrimSpace(r.stdout) != "late" {
 				t.Fatalf("exit %d, stdout %q\nstderr:\n%q", r.code, r.stdout, r.stderr)
@@ -158,13 +161,14 @@ func TestCallWaitsForItsServer(t *testing.T) {
 
 // gatedServer is a stdio server entry that waits until the file gate
 // exists before it becomes the testkit server: a server still starting
-// for as long as a test wants.
+// for as long as a test wants (its startupTimeoutMs is ten minutes).
 func gatedServer(gate string) map[string]any {
 	exe, _ := os.Executable()
 	return map[string]any{
-		"command": "/bin/sh",
-		"args":    []string{"-c", `while [ ! -e "$1" ]; do sleep 0.05; done; exec "$0"`, exe, gate},
-		"env":     testkit.ChildEnv(testkit.ModeServer),
+		"command":          "/bin/sh",
+		"args":             []string{"-c", `while [ ! -e "$1" ]; do sleep 0.05; done; exec "$0"`, exe, gate},
+		"env":              testkit.ChildEnv(testkit.ModeServer),
+		"startupTimeoutMs": 600000,
 	}
 }
 
@@ -173,6 +177,7 @@ func gatedServer(gate string) map[string]any {
 // tool waits for it; the server joins and the client is sent
 // notifications/tools/list_changed.
 func TestServeAnswersAtOnce(t *testing.T) {
+	t.Parallel()
 	gate := filepath.Join(t.TempDir(), "gate")
 	path := writeConfig(t, map[string]any{"mcpServers": map[string]any{
 		"good":     testServer(testkit.ModeServer),
@@ -230,7 +235,7 @@ func TestServeAnswersAtOnce(t *testing.T) {
 	select {
 	case <-changed:
 	case <-time.After(time.Minute):
-		t.Fatal("no notifications/tools/list_changed when the slow server joined")
+		t.Fatalf("no notifications/tools/list_changed when the slow server joined:\n%s", stderr.String())
 	}
 	if !proc.Eventually(time.Minute, func() bool { return strings.Contains(names(), "slowpoke__echo") }) {
 		t.Errorf("slowpoke's tools not listed after list_changed: %s", names())
