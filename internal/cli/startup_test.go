@@ -245,3 +245,31 @@ func TestServeAnswersAtOnce(t *testing.T) {
 		t.Errorf("exit %d\n%s", c, stderr.String())
 	}
 }
+
+// TestServeToldOfToolsThatJoinLater: a client that connects while every
+// server is still starting (serve has no tool yet) is sent
+// notifications/tools/list_changed when one joins.
+func TestServeToldOfToolsThatJoinLater(t *testing.T) {
+	t.Parallel()
+	gate := filepath.Join(t.TempDir(), "gate")
+	path := writeConfig(t, map[string]any{"mcpServers": map[string]any{"late": gatedServer(gate)}})
+	g := startGatewayWait(t, commandWait, nil, "", "--home", t.TempDir(), "--config", path)
+	changed := make(chan struct{}, 16)
+	cs := g.session(t, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	if res, err := cs.ListTools(t.Context(), nil); err != nil || len(res.Tools) != 0 {
+		t.Fatalf("tools/list before late joined: %v, %v; want none", res, err)
+	}
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-changed:
+	case <-time.After(time.Minute):
+		t.Fatalf("no notifications/tools/list_changed when late joined:\n%s", g.stderr.String())
+	}
+	if !lists(t.Context(), cs, "late__echo") {
+		t.Errorf("late's tools not listed after list_changed")
+	}
+}
