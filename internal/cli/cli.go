@@ -85,6 +85,14 @@ type Env struct {
 	// progress is drawn in place; nil means an *os.File that is a
 	// character device.
 	IsTerminal func(io.Writer) bool
+	// StartupWait bounds how long a run waits for the servers it starts
+	// (those without a saved catalogue) before it answers with what is
+	// ready: a command other than serve before its answer, serve --stdio
+	// before it reads its first request, serve --http before its
+	// banner's summary (it answers meanwhile). Zero means the defaults:
+	// 600 ms (startupWait), and a second for serve --stdio (stdioWait).
+	// The wait ends as soon as every server is ready or has failed.
+	StartupWait time.Duration
 }
 
 // run is the state of one invocation.
@@ -461,7 +469,7 @@ func (r *run) open() int {
 	opts.NoStart = use.noStart
 	if !use.gateway {
 		opts.StopTimeout = oneShotStop
-		opts.StartupWait = startupWait
+		opts.StartupWait = r.serversWait(startupWait)
 	} else {
 		opts.StartupWait = -1 // it listens at once; late servers join with list_changed
 		if key, ok := r.env.LookupEnv(GrantKeyEnv); ok && opts.OAuth != nil {

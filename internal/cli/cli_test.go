@@ -4,13 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -32,9 +36,12 @@ func TestMain(m *testing.M) {
 		// Run as the switchboard binary (for `serve --stdio`), with at
 		// most SWITCHBOARD_TEST_NOFILE open files when that is set.
 		lowerNofile(os.Getenv("SWITCHBOARD_TEST_NOFILE"))
+		// SWITCHBOARD_TEST_WAIT, when set, is its Env's StartupWait.
 		exe, _ := os.Executable()
+		wait, _ := time.ParseDuration(os.Getenv(testWaitVar))
 		os.Exit(cli.Run(context.Background(), cli.Env{
 			Args: os.Args[1:], Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Executable: exe, Version: "test",
+			StartupWait: wait,
 		}))
 	}
 	if len(os.Args) > 1 && os.Args[1] == "demo-server" {
@@ -50,14 +57,44 @@ func TestMain(m *testing.M) {
 	if err == nil {
 		os.Setenv("XDG_CACHE_HOME", cache)
 	}
+	defaultParallel()
 	code := pgtest.Main(m)
 	os.RemoveAll(cache)
 	os.Exit(code)
 }
 
+// defaultParallel runs four parallel tests at once per CPU unless
+// -test.parallel says otherwise (go test runs one per CPU): these tests
+// spend their time waiting for the processes and connections they start,
+// not computing, and those that run in parallel bound no time.
+func defaultParallel() {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		flag.Set("test.parallel", strconv.Itoa(4*runtime.GOMAXPROCS(0)))
+	}
+}
+
 // userCacheHome is $XDG_CACHE_HOME as this test binary found it, before
 // TestMain pointed it at a directory of this run.
 var userCacheHome string
+
+// testWait is how long the tests' runs wait for the servers they start
+// (cli.Env.StartupWait) unless a test sets its own: long enough for any
+// server of theirs to start on a busy machine, so that what a command
+// lists does not depend on the machine's load. host.Open returns as soon
+// as the servers are ready or have failed, so nobody waits that long.
+const testWait = time.Minute
+
+// commandWait is what a command waits for its servers in production
+// (cli.Env.StartupWait zero): the tests of what a command does with a
+// server still starting set it.
+const commandWait = 600 * time.Millisecond
+
+// testWaitVar names the environment variable that sets the StartupWait of
+// the CLI run as a subprocess (SWITCHBOARD_CLI_RUN), as a Go duration.
+const testWaitVar = "SWITCHBOARD_TEST_WAIT"
 
 type result struct {
 	code           int
@@ -73,10 +110,13 @@ func run(t *testing.T, args ...string) result {
 }
 
 // runWith runs the CLI in this process with e, its Executable this test
-// binary and, unless e sets them, its stdout and stderr captured; it
-// returns the exit code and what was captured.
+// binary and, unless e sets them, its stdout and stderr captured and its
+// StartupWait testWait; it returns the exit code and what was captured.
 func runWith(t testing.TB, e cli.Env) result {
 	t.Helper()
+	if e.StartupWait == 0 {
+		e.StartupWait = testWait
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -136,6 +176,7 @@ func writeConfig(t *testing.T, v any) string {
 }
 
 func TestCommands(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		args       []string
@@ -193,6 +234,7 @@ func TestCommands(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			r := run(t, tt.args...)
 			if r.code != tt.wantCode || !strings.Contains(r.stdout, tt.wantOut) || !strings.Contains(r.stderr, tt.wantErr) {
 				t.Errorf("switchboard %q: exit %d, want %d\nstdout: %s\nstderr: %s", tt.args, r.code, tt.wantCode, r.stdout, r.stderr)
@@ -218,6 +260,7 @@ func TestConfigErrorExits2(t *testing.T) {
 // commands and exit 3 for a call that needs it; a crash mid-call is exit 3
 // with the unknown-outcome advice.
 func TestUpstreamFailures(t *testing.T) {
+	t.Parallel()
 	exe, _ := os.Executable()
 	path := writeConfig(t, map[string]any{"mcpServers": map[string]any{
 		"good":   map[string]any{"command": exe, "env": testkit.ChildEnv(testkit.ModeServer)},
@@ -244,13 +287,14 @@ func TestUpstreamFailures(t *testing.T) {
 // TestServeStdio runs `switchboard serve --stdio` as a real subprocess on the
 // embedded default and talks to it with go-sdk's client in both eras.
 func TestServeStdio(t *testing.T) {
+	t.Parallel()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, version := range []string{"", "2025-11-25"} {
 		cmd := exec.Command(exe, "serve", "--stdio", "--home", t.TempDir())
-		cmd.Env = append(os.Environ(), "SWITCHBOARD_CLI_RUN=1")
+		cmd.Env = append(os.Environ(), "SWITCHBOARD_CLI_RUN=1", testWaitVar+"="+testWait.String())
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		var opts *mcp.ClientSessionOptions

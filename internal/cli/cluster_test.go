@@ -411,6 +411,7 @@ func auditRows(t *testing.T, url, server string) int {
 //   - Replica B sent SIGTERM with a call in flight: the call is answered,
 //     B exits, and A serves the rest.
 func TestCluster(t *testing.T) {
+	// Serial: a load test of the machine, with latency and CPU bounds.
 	bin := haproxyBinary(t)
 	url := pgtest.URL(t)
 	node, everything := peers.Script(t, peers.Everything)

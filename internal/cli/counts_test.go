@@ -28,6 +28,7 @@ func demoServers(t *testing.T, servers map[string]map[string]any) string {
 // table with its count, or as JSON); a name that is neither a tool nor a
 // server exits 2 naming the servers; a tool's name still describes it.
 func TestToolsOfServer(t *testing.T) {
+	t.Parallel()
 	cfg := demoServers(t, map[string]map[string]any{
 		"alpha": nil, "beta": {"enabledTools": []string{"echo", "add"}}, "off": {"enabled": false},
 	})
@@ -49,6 +50,7 @@ func TestToolsOfServer(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			r := run(t, append(tt.args, "--config", cfg)...)
 			bad := r.code != tt.wantCode || !strings.Contains(r.stderr, tt.wantErr)
 			for _, w := range tt.wantOut {
@@ -73,6 +75,7 @@ func TestToolsOfServer(t *testing.T) {
 // words: "N tools from M servers, plus K built-in", singular where one,
 // the built-in part only when there are some, disabled servers left out.
 func TestCounts(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		cfg  string
@@ -86,6 +89,7 @@ func TestCounts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			var flags []string
 			if tt.cfg != "" {
 				flags = []string{"--config", tt.cfg}
@@ -111,6 +115,7 @@ func TestCounts(t *testing.T) {
 // configuration file in use, or say the embedded default is in use and
 // which file is missing.
 func TestConfigInUse(t *testing.T) {
+	t.Parallel()
 	named := writeConfig(t, map[string]any{"mcpServers": map[string]any{}})
 	inHome := t.TempDir()
 	if err := os.WriteFile(filepath.Join(inHome, "config.json"), []byte(`{"mcpServers": {}}`), 0o600); err != nil {
@@ -128,6 +133,7 @@ func TestConfigInUse(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			r := run(t, append([]string{"servers"}, tt.args...)...)
 			if r.code != 0 || !strings.Contains(r.stdout, "\nconfig: "+tt.want+"\n") {
 				t.Errorf("servers: exit %d, lacks config: %s\nstdout: %s\nstderr: %s", r.code, tt.want, r.stdout, r.stderr)

@@ -22,6 +22,7 @@ import (
 // signal and on new ones, for --drain-delay; only then does it refuse
 // connections, and it exits.
 func TestServeDrainDelay(t *testing.T) {
+	// Serial: it bounds in wall-clock time how a real process drains.
 	exe, _ := os.Executable()
 	cfg := writeConfig(t, map[string]any{"mcpServers": map[string]any{
 		"kit": map[string]any{"command": exe, "env": testkit.ChildEnv(testkit.ModeServer), "eager": true},

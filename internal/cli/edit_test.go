@@ -511,6 +511,7 @@ func TestSuggestName(t *testing.T) {
 // TestServeSeesAdd: a running serve (no flag) picks up a server added by
 // `switchboard add`, and its connected client is told the tools changed.
 func TestServeSeesAdd(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	exe, _ := os.Executable()
 	ctx := t.Context()

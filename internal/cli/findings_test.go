@@ -14,6 +14,7 @@ import (
 // for servers -v, and `switchboard approve server:tool` releases that one
 // tool, in the state.db of the home.
 func TestInjectionHeldAndApproved(t *testing.T) {
+	t.Parallel()
 	exe, _ := os.Executable()
 	home := t.TempDir()
 	path := writeConfig(t, map[string]any{"mcpServers": map[string]any{
@@ -104,6 +105,7 @@ func flaggedLines(stderr, tool string) int {
 // server, the poisoned tools are listed and callable; the flags are still
 // printed once, without -v.
 func TestInjectionFlagOnly(t *testing.T) {
+	t.Parallel()
 	exe, _ := os.Executable()
 	for name, doc := range map[string]map[string]any{
 		"flag": {"security": map[string]any{"onInjection": "flag"}, "mcpServers": map[string]any{
@@ -112,6 +114,7 @@ func TestInjectionFlagOnly(t *testing.T) {
 			"hostile": map[string]any{"command": exe, "env": hostile.ChildEnv(hostile.ModePoison), "trust": "trusted"}}},
 	} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			path := writeConfig(t, doc)
 			r := run(t, "call", "hostile__add_numbers", "a=1", "b=2", "--config", path)
 			if r.code != 0 || r.stdout != "3\n" {
@@ -150,6 +153,7 @@ func TestServeLogsFindings(t *testing.T) {
 // each, not twelve); a later command does not print them again but
 // counts them, and a change prints what is new.
 func TestWarningOncePerChange(t *testing.T) {
+	t.Parallel()
 	exe, _ := os.Executable()
 	home := t.TempDir()
 	demo := map[string]any{"command": exe, "args": []string{"demo-server"}}

@@ -84,6 +84,7 @@ const floodPatience = 30 * time.Second
 // connections used up the gateway's files: accept failed for everyone
 // until they closed.
 func TestHostileConnectionsUnderFileLimit(t *testing.T) {
+	// Serial: its 1,000 connections are this process's files, and it bounds a call's time.
 	const (
 		nofile  = 256
 		hostile = 1000
@@ -205,6 +206,7 @@ func TestHostileConnectionsUnderFileLimit(t *testing.T) {
 // client's idle event stream stays open across the idle timeout that
 // closes idle connections (no write timeout), and its session still works.
 func TestEventStreamOutlivesIdleTimeout(t *testing.T) {
+	t.Parallel()
 	const token = "stream-test-token-0123456789abcdefghij"
 	endpoint, addr, _, _ := startServeProc(t, []string{"SWITCHBOARD_TEST_NOFILE=256", "STREAM_TOKEN=" + token},
 		"--token-env", "STREAM_TOKEN", "--idle-timeout", "1s")

@@ -13,6 +13,7 @@ import (
 // credentials it leaves unused: a blank secret keeps the stored value,
 // "-" removes it, what the form does not show stays.
 func TestFormEntryEdit(t *testing.T) {
+	t.Parallel()
 	const httpServer = `{"type": "http", "url": "https://x.example/mcp", "headers": {"Authorization": "Bearer ${cred:s.bearer.token}", "X-Key": "${cred:s.header.X-Key}"}, "timeoutMs": 5000, "trust": "trusted"}`
 	const stdioServer = `{"command": "run", "args": ["--dir", "${HOME}/x"], "env": {"A": "${cred:s.env.A}", "B": "${cred:s.env.B}"}}`
 	tests := []struct {

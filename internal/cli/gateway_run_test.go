@@ -38,8 +38,15 @@ var bannerRE = regexp.MustCompile(`endpoint: (http://[0-9.:]+)(/mcp)\s[\s\S]*?\n
 // startGateway runs `switchboard serve --http 127.0.0.1:0 args...` with
 // env as its whole environment and dir as its working directory ("" for
 // this one), waits until its banner shows the endpoint and the token, and
-// stops it at cleanup.
+// stops it at cleanup. Its banner waits testWait for the servers.
 func startGateway(t testing.TB, env map[string]string, dir string, args ...string) *gatewayRun {
+	t.Helper()
+	return startGatewayWait(t, testWait, env, dir, args...)
+}
+
+// startGatewayWait is startGateway whose banner waits at most wait for the
+// servers (cli.Env.StartupWait).
+func startGatewayWait(t testing.TB, wait time.Duration, env map[string]string, dir string, args ...string) *gatewayRun {
 	t.Helper()
 	exe, _ := os.Executable()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -47,7 +54,7 @@ func startGateway(t testing.TB, env map[string]string, dir string, args ...strin
 	go func() {
 		g.code <- cli.Run(ctx, cli.Env{
 			Args:   append([]string{"serve", "--http", "127.0.0.1:0"}, args...),
-			Stdout: nopWriter{}, Stderr: g.stderr, Executable: exe, Version: "test", Dir: dir,
+			Stdout: nopWriter{}, Stderr: g.stderr, Executable: exe, Version: "test", Dir: dir, StartupWait: wait,
 			LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
 		})
 	}()

@@ -9,6 +9,7 @@ import (
 // TestTuneGC: serve raises GOGC and sets a soft memory limit, unless the
 // operator set either in the environment.
 func TestTuneGC(t *testing.T) {
+	// Serial: it sets the process's GC percent and memory limit, as an in-process serve does.
 	tests := []struct {
 		name        string
 		env         map[string]string

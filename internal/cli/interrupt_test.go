@@ -19,6 +19,7 @@ import (
 // tool that honours cancellation and for one that ignores it (its server
 // does not exit when its stdin closes).
 func TestCallInterrupted(t *testing.T) {
+	// Serial: it bounds in wall-clock time how soon a real process exits.
 	exe, _ := os.Executable()
 	tests := []struct {
 		name string

@@ -12,6 +12,7 @@ import (
 // server's last error and stderr tail with the secrets of its
 // configuration, which the server echoed, as "***".
 func TestServersMaskSecrets(t *testing.T) {
+	t.Parallel()
 	exe, _ := os.Executable()
 	server := func(mode string) map[string]any {
 		env := testkit.ChildEnv(mode)

@@ -13,6 +13,7 @@ import (
 // servers, warned about once by the other commands and by serve, and its
 // calls fail as unavailable; the other server works and serve starts.
 func TestMissingVariable(t *testing.T) {
+	t.Parallel()
 	exe, _ := os.Executable()
 	ghEnv := testkit.ChildEnv(testkit.ModeServer)
 	ghEnv["GITHUB_TOKEN"] = "${GITHUB_TOKEN}"

@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-mcp/switchboard/internal/cli"
 	"github.com/switchboard-mcp/switchboard/internal/testkit"
 )
 
@@ -39,8 +40,9 @@ func TestSearchStartsNoServer(t *testing.T) {
 		"hang": markedServer(testkit.ModeHang, hang),
 	}})
 	home := t.TempDir()
-	cmd := func(args ...string) result {
-		return run(t, append(args, "--config", path, "--home", home)...)
+	cmd := func(args ...string) result { // hang is waited for as long as in production
+		return runWith(t, cli.Env{Args: append(args, "--config", path, "--home", home), LookupEnv: homeEnv(t.TempDir()),
+			Version: "1.2.3", StartupWait: commandWait})
 	}
 	r := cmd("search", "echo", "the", "text")
 	if r.code != 0 || strings.Contains(r.stdout, "good__echo") {
@@ -159,6 +161,7 @@ func firstTools(t *testing.T, home, config string) ([]string, time.Duration) {
 // it within the second answers after it), and those of a slow server
 // whose catalogue add's check saved (it is not waited for).
 func TestServeStdioFirstList(t *testing.T) {
+	t.Parallel()
 	path := writeConfig(t, map[string]any{"mcpServers": map[string]any{
 		"quick": slowServer(300 * time.Millisecond),
 		"hang":  testServer(testkit.ModeHang),
@@ -182,11 +185,15 @@ func TestServeStdioFirstList(t *testing.T) {
 // startupTimeoutMs in all (each gives it at least the 0.6 s it waits),
 // and is then not started again before its next probe.
 func TestHungServerFailsAcrossCommands(t *testing.T) {
+	t.Parallel()
 	mark := filepath.Join(t.TempDir(), "hang")
 	hang := markedServer(testkit.ModeHang, mark)
 	hang["startupTimeoutMs"] = 1500
 	path := writeConfig(t, map[string]any{"mcpServers": map[string]any{"hang": hang}})
 	home := t.TempDir()
+	run := func(t *testing.T, args ...string) result { // each waits for hang as long as in production
+		return runWith(t, cli.Env{Args: args, LookupEnv: homeEnv(t.TempDir()), Version: "1.2.3", StartupWait: commandWait})
+	}
 	for range 3 {
 		if r := run(t, "servers", "--config", path, "--home", home); r.code != 0 {
 			t.Fatalf("servers: exit %d\n%s%s", r.code, r.stdout, r.stderr)

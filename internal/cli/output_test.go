@@ -54,6 +54,7 @@ func checkVisible(t *testing.T, what, s string) {
 // checks that none of those characters reaches stdout or stderr, in text
 // and in --json, which stays valid JSON.
 func TestHiddenCharactersEscaped(t *testing.T) {
+	t.Parallel()
 	exe, _ := os.Executable()
 	path := writeConfig(t, map[string]any{"mcpServers": map[string]any{
 		"h": map[string]any{"command": exe, "env": hostile.ChildEnv(hostile.ModeUnicode)},
@@ -83,6 +84,7 @@ func TestHiddenCharactersEscaped(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			r := run(t, append(tt.args, "--config", path)...)
 			if r.code != tt.wantCode {
 				t.Errorf("exit %d, want %d\nstdout: %q\nstderr: %q", r.code, tt.wantCode, r.stdout, r.stderr)

@@ -14,6 +14,7 @@ import (
 // discovers it again (tools, servers, call); a call of a tool missing from
 // the saved catalogue discovers the server again by itself.
 func TestRefresh(t *testing.T) {
+	t.Parallel()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

@@ -25,17 +25,20 @@ import (
 // until ctx ends. Each process reads its own file: a notice makes it
 // re-read that file, it does not carry a configuration. An invalid file
 // keeps the running configuration and says why.
-func (r *server) watchReload(ctx context.Context, log *slog.Logger) {
+//
+// It takes SIGHUP and the files' stamps before it returns, so that what
+// comes after it is seen, and returns the loop that watches, to run in a
+// goroutine.
+func (r *server) watchReload(ctx context.Context, log *slog.Logger) (loop func()) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
 	var tick <-chan time.Time
 	var watched []string
+	stopTick := func() {}
 	if r.serve.watch {
 		watched = r.watchedFiles()
 		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		tick = t.C
+		stopTick, tick = t.Stop, t.C
 	}
 	last := stampsOf(watched)
 	var notices <-chan store.Change
@@ -45,40 +48,44 @@ func (r *server) watchReload(ctx context.Context, log *slog.Logger) {
 			log.Warn("reloads of other replicas will not be followed: the store's change feed is unavailable", "err", err)
 		}
 	}
-	if feed := notices; feed != nil {
-		// Until the feed's goroutine has closed its connection.
-		defer func() {
-			for range feed {
-			}
-		}()
-	}
-	for {
-		announce := true
-		var asked chan struct{} // closed once the reload asked for is done
-		select {
-		case <-ctx.Done():
-			return
-		case asked = <-r.reloadAsk:
-			last = stampsOf(watched) // the change asked for is this reload's
-		case <-hup:
-		case <-tick:
-			now := stampsOf(watched)
-			if slices.Equal(now, last) {
-				continue
-			}
-			last = now
-		case c, ok := <-notices:
-			switch {
-			case !ok:
-				return // the feed ends with ctx
-			case c.Missed || c.Payload == r.replica:
-				continue
-			}
-			announce = false // the reload that caused it was announced
+	return func() {
+		defer signal.Stop(hup)
+		defer stopTick()
+		if feed := notices; feed != nil {
+			// Until the feed's goroutine has closed its connection.
+			defer func() {
+				for range feed {
+				}
+			}()
 		}
-		r.reload(ctx, log, announce)
-		if asked != nil {
-			close(asked)
+		for {
+			announce := true
+			var asked chan struct{} // closed once the reload asked for is done
+			select {
+			case <-ctx.Done():
+				return
+			case asked = <-r.reloadAsk:
+				last = stampsOf(watched) // the change asked for is this reload's
+			case <-hup:
+			case <-tick:
+				now := stampsOf(watched)
+				if slices.Equal(now, last) {
+					continue
+				}
+				last = now
+			case c, ok := <-notices:
+				switch {
+				case !ok:
+					return // the feed ends with ctx
+				case c.Missed || c.Payload == r.replica:
+					continue
+				}
+				announce = false // the reload that caused it was announced
+			}
+			r.reload(ctx, log, announce)
+			if asked != nil {
+				close(asked)
+			}
 		}
 	}
 }

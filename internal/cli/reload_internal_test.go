@@ -32,6 +32,7 @@ func (feedStore) Listen(ctx context.Context, _ ...string) (<-chan store.Change, 
 // returns, whichever of its context and the feed's closing it sees first
 // (a select picks either at random, hence the repetitions).
 func TestWatchReloadEndsWithTheFeed(t *testing.T) {
+	t.Parallel()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	for i := range 50 {
 		r := &server{run: &run{store: feedStore{}}, reloadAsk: make(chan chan struct{})}
@@ -40,9 +41,10 @@ func TestWatchReloadEndsWithTheFeed(t *testing.T) {
 			cancel() // before it starts: both ready at its first select
 		}
 		done := make(chan struct{})
+		loop := r.watchReload(ctx, log)
 		go func() {
 			defer close(done)
-			r.watchReload(ctx, log)
+			loop()
 		}()
 		cancel()
 		select {

@@ -83,6 +83,7 @@ func (r *replica) connect(ctx context.Context) (*mcp.ClientSession, error) {
 // hanging), lets the call in flight finish and answer, and exits within
 // its grace period. (TestServeDrainDelay: with one.)
 func TestServeDrainsOnSIGTERM(t *testing.T) {
+	// Serial: it bounds in wall-clock time how a real process drains.
 	exe, _ := os.Executable()
 	j := t.TempDir() + "/journal"
 	cfg := writeConfig(t, map[string]any{"mcpServers": map[string]any{
@@ -164,6 +165,7 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 // the database is unreachable both stay alive (/healthz) and serve calls
 // but are not ready (503), and they are ready again when it is back.
 func TestServeReplicas(t *testing.T) {
+	// Serial: it bounds in wall-clock time how soon one replica follows another.
 	url := pgtest.URL(t)
 	exe, _ := os.Executable()
 	cfg := writeConfig(t, map[string]any{"mcpServers": map[string]any{

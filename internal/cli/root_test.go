@@ -11,6 +11,7 @@ import (
 // with their values: those every command takes, and the command's own
 // (--scope project add); another command's flag is a usage error.
 func TestGlobalFlagsBeforeCommand(t *testing.T) {
+	t.Parallel()
 	home, dir := t.TempDir(), t.TempDir()
 	exe, _ := os.Executable()
 	r := runIn(t, dir, home, "--scope", "project", "add", "proj", "--no-verify", "--", exe, "demo-server")
@@ -46,6 +47,7 @@ func TestGlobalFlagsBeforeCommand(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			r := runIn(t, dir, home, tt.args...)
 			if r.code != tt.wantCode || !strings.Contains(r.stdout, tt.wantOut) || !strings.Contains(r.stderr, tt.wantErr) {
 				t.Errorf("switchboard %q: exit %d, want %d\nstdout: %s\nstderr: %s", tt.args, r.code, tt.wantCode, r.stdout, r.stderr)

@@ -281,7 +281,7 @@ func (r *server) runServe() int {
 	r.reloadAsk = make(chan chan struct{})
 	var reloads sync.WaitGroup
 	rctx, stopReloads := context.WithCancel(r.ctx)
-	reloads.Go(func() { r.watchReload(rctx, log) })
+	reloads.Go(r.watchReload(rctx, log)) // watching from now on: before the banner
 	defer func() {
 		stopReloads()
 		reloads.Wait()
@@ -291,7 +291,7 @@ func (r *server) runServe() int {
 		// A client on stdio (a desktop app) often lists the tools once,
 		// at start, and may not heed list_changed: the servers without a
 		// saved catalogue are given stdioWait to join first.
-		r.settle(stdioWait)
+		r.settle(r.serversWait(stdioWait))
 		g.Sync() // what joined is listed from the first answer on
 		fmt.Fprintf(r.env.Stderr, "switchboard: serving %s on stdio\n  config: %s\n", summary(r.host), launcher.Escape(r.configInUse()))
 		if err := g.ServeStdio(r.ctx); err != nil {
@@ -318,7 +318,7 @@ func (r *server) runServe() int {
 	defer r.serveControl(&front, ln, log)()
 	ready := func(a net.Addr) {
 		// Called once it answers: the wait is for the summary only.
-		r.settle(startupWait)
+		r.settle(r.serversWait(startupWait))
 		r.banner(a.String(), f.path)
 	}
 	serving, stopServing := r.drainDelayed(r.env.Stderr, f.drainDelay, f.grace)

@@ -60,6 +60,7 @@ func TestServeAuthFlags(t *testing.T) {
 // tools at /mcp/<profile>, the static token still reaches everything, and
 // `log` shows each call's caller and profile.
 func TestServeNamedClients(t *testing.T) {
+	t.Parallel()
 	is := issuer.New(t)
 	exe, _ := os.Executable()
 	const aud = "http://127.0.0.1/switchboard"

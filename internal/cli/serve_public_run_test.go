@@ -54,6 +54,7 @@ func TestServePublicURLCallback(t *testing.T) {
 // handed to its client registers URL/oauth/callback as its redirect URI,
 // and the callback path is served; --public-url takes the field's place.
 func TestServePublicURLFromConfig(t *testing.T) {
+	t.Parallel()
 	as := oauthtest.Start(t, nil)
 	home := t.TempDir()
 	const aliceTok = "alice-token-0123456789abcdef0123456789"
@@ -127,6 +128,7 @@ func getCallback(t *testing.T, base string) (int, string) {
 // nothing of it, nor does one under --public-url, which the field does
 // not set.
 func TestServePublicURLReload(t *testing.T) {
+	t.Parallel()
 	for _, flag := range []bool{false, true} {
 		path := writeConfig(t, map[string]any{"mcpServers": map[string]any{}, "gateway": map[string]any{"publicUrl": "http://127.0.0.1:8939"}})
 		write := func(v map[string]any) {

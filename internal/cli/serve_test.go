@@ -32,7 +32,7 @@ func serve(t *testing.T, env map[string]string, args ...string) result {
 	go func() {
 		code <- cli.Run(ctx, cli.Env{
 			Args:   append([]string{"serve"}, args...),
-			Stdout: nopWriter{}, Stderr: &stderr, Executable: exe, Version: "test",
+			Stdout: nopWriter{}, Stderr: &stderr, Executable: exe, Version: "test", StartupWait: testWait,
 			LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
 		})
 	}()

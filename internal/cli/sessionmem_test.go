@@ -17,6 +17,7 @@ import (
 // It runs only when SWITCHBOARD_MEASURE_SESSIONS names N (the figure in
 // docs/PERFORMANCE.md).
 func TestIdleSessionMemory(t *testing.T) {
+	// Serial: it measures a process's memory.
 	n, _ := strconv.Atoi(os.Getenv("SWITCHBOARD_MEASURE_SESSIONS"))
 	if n <= 0 {
 		t.Skip("set SWITCHBOARD_MEASURE_SESSIONS=N to measure")

@@ -25,6 +25,15 @@ const startupWait = 600 * time.Millisecond
 // that the client's first tools/list has their tools.
 const stdioWait = time.Second
 
+// serversWait returns how long r waits for the servers it starts: the
+// Env's StartupWait, or def when that is zero.
+func (r *run) serversWait(def time.Duration) time.Duration {
+	if r.env.StartupWait != 0 {
+		return r.env.StartupWait
+	}
+	return def
+}
+
 // progressAfter is how long a wait for one server goes before a terminal
 // is shown its progress.
 const progressAfter = time.Second

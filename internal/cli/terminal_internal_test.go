@@ -9,6 +9,7 @@ import (
 // terminal, so a run with its input from /dev/null (cron, CI) is never
 // asked anything.
 func TestDevNullIsNoTerminal(t *testing.T) {
+	t.Parallel()
 	f, err := os.Open(os.DevNull)
 	if err != nil {
 		t.Fatal(err)

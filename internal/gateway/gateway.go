@@ -154,10 +154,14 @@ func newGateway(h *host.Host, opts *Options, states *sealer) *Gateway {
 		Instructions: instructions(h.View(host.Caller{Profile: opts.Profile})),
 		PageSize:     opts.PageSize,
 		Logger:       sdkLog(log),
-		// Advertise what the aggregate has: tools, resources and prompts
-		// are added by go-sdk as they are registered; logging because
-		// upstream log messages are forwarded to the caller.
-		Capabilities:       &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}},
+		// Advertise what the aggregate has: resources and prompts are
+		// added by go-sdk as they are registered; logging because
+		// upstream log messages are forwarded to the caller. Tools with
+		// list_changed always: a client that connects while every server
+		// is still starting (no tool yet) subscribes to the change only
+		// if it is offered, and the tools join later.
+		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{},
+			Tools: &mcp.ToolCapabilities{ListChanged: true}},
 		CompletionHandler:  g.complete,
 		SubscribeHandler:   g.subscribe,
 		UnsubscribeHandler: g.unsubscribe,
