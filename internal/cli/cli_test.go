@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -316,6 +317,37 @@ func TestServeStdio(t *testing.T) {
 		if !strings.Contains(stderr.String(), "serving 6 tools from 1 server, plus 5 built-in (1 of 1 server ready) on stdio\n  config: embedded default (no ") {
 			t.Errorf("stderr = %q", stderr.String())
 		}
+	}
+}
+
+// TestServeStdioEnv runs `serve --stdio` in this process: the protocol
+// goes over the Env's stdin and stdout, not the process's, and closing
+// stdin ends it cleanly.
+func TestServeStdioEnv(t *testing.T) {
+	t.Parallel()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan result, 1)
+	go func() {
+		var stderr bytes.Buffer
+		r := runWith(t, cli.Env{Args: []string{"serve", "--stdio", "--home", t.TempDir()},
+			Stdin: inR, Stdout: outW, Stderr: &stderr, LookupEnv: homeEnv(t.TempDir())})
+		r.stderr = stderr.String()
+		outW.Close()
+		done <- r
+	}()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(t.Context(),
+		&mcp.IOTransport{Reader: outR, Writer: inW}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatalf("connect over the Env's stdin and stdout: %v", err)
+	}
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "demo__echo", Arguments: map[string]any{"text": "over the Env"}})
+	if err != nil || len(res.Content) != 1 || res.Content[0].(*mcp.TextContent).Text != "over the Env" {
+		t.Errorf("echo = %+v, %v", res, err)
+	}
+	cs.Close() // closes inW: serve sees the end of its stdin
+	if r := <-done; r.code != 0 {
+		t.Errorf("serve --stdio: exit %d after stdin closed\n%s", r.code, r.stderr)
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/switchboard-mcp/switchboard/internal/cli"
 )
 
 // demoServers writes a configuration of the demo server (this test binary
@@ -145,7 +147,8 @@ func TestConfigInUse(t *testing.T) {
 		})
 	}
 	// serve --stdio says it on stderr (stdout is the protocol's).
-	r := run(t, "serve", "--stdio", "--config", named, "--home", t.TempDir())
+	r := runWith(t, cli.Env{Args: []string{"serve", "--stdio", "--config", named, "--home", t.TempDir()},
+		Stdin: strings.NewReader(""), LookupEnv: homeEnv(t.TempDir())})
 	if r.code != 0 || !strings.Contains(r.stderr, "on stdio\n  config: "+named+"\n") || r.stdout != "" {
 		t.Errorf("serve --stdio: exit %d\nstdout: %q\nstderr: %s", r.code, r.stdout, r.stderr)
 	}

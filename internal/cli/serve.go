@@ -294,7 +294,7 @@ func (r *server) runServe() int {
 		r.settle(r.serversWait(stdioWait))
 		g.Sync() // what joined is listed from the first answer on
 		fmt.Fprintf(r.env.Stderr, "switchboard: serving %s on stdio\n  config: %s\n", summary(r.host), launcher.Escape(r.configInUse()))
-		if err := g.ServeStdio(r.ctx); err != nil {
+		if err := g.ServeStdio(r.ctx, r.env.Stdin, r.env.Stdout); err != nil {
 			return r.failf(ExitUpstream, codeError, "serve: %v", err)
 		}
 		return ExitOK

@@ -41,6 +41,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -293,15 +294,21 @@ func (r registered) diff(desired map[string]string, add func(key string)) (gone 
 	return gone
 }
 
+// nopWriteCloser is an io.WriteCloser whose Close does nothing.
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
 func fingerprint(v ...any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
 
-// ServeStdio serves the gateway on stdin/stdout until ctx is done or the
-// client disconnects (both clean exits: nil).
-func (g *Gateway) ServeStdio(ctx context.Context) error {
-	err := g.server.Run(ctx, &mcp.StdioTransport{})
+// ServeStdio serves the gateway on in and out (a process's stdin and
+// stdout) until ctx is done or the client closes in (both clean exits:
+// nil). Neither is closed: the caller owns them.
+func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	err := g.server.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}})
 	if ctx.Err() != nil || errors.Is(err, mcp.ErrConnectionClosed) {
 		return nil
 	}
