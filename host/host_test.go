@@ -46,6 +46,7 @@ func TestMain(m *testing.M) {
 	if err == nil {
 		os.Setenv("XDG_CACHE_HOME", cache)
 	}
+	testkit.WaitingParallel()
 	code := pgtest.Main(m)
 	os.RemoveAll(cache)
 	os.Exit(code)

@@ -4,15 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -58,23 +55,10 @@ func TestMain(m *testing.M) {
 	if err == nil {
 		os.Setenv("XDG_CACHE_HOME", cache)
 	}
-	defaultParallel()
+	testkit.WaitingParallel()
 	code := pgtest.Main(m)
 	os.RemoveAll(cache)
 	os.Exit(code)
-}
-
-// defaultParallel runs four parallel tests at once per CPU unless
-// -test.parallel says otherwise (go test runs one per CPU): these tests
-// spend their time waiting for the processes and connections they start,
-// not computing, and those that run in parallel bound no time.
-func defaultParallel() {
-	flag.Parse()
-	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
-	if !set {
-		flag.Set("test.parallel", strconv.Itoa(4*runtime.GOMAXPROCS(0)))
-	}
 }
 
 // userCacheHome is $XDG_CACHE_HOME as this test binary found it, before

@@ -30,6 +30,7 @@ func TestMain(m *testing.M) {
 	hostile.MaybeRunChild()
 	maybeRunBenchRole()
 	maybeRunAsker()
+	testkit.WaitingParallel()
 	os.Exit(pgtest.Main(m))
 }
 
