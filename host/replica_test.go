@@ -122,7 +122,7 @@ func TestReplicaStoreOutage(t *testing.T) {
 	for range 3 {
 		call(t, h, "s__echo", `{"text":"before"}`)
 	}
-	if !proc.Eventually(5*time.Second, func() bool { return calls() == 3 }) {
+	if !proc.Eventually(time.Minute, func() bool { return calls() == 3 }) {
 		t.Fatalf("%d audit rows before the outage, want 3", calls())
 	}
 
@@ -135,12 +135,12 @@ func TestReplicaStoreOutage(t *testing.T) {
 			t.Errorf("echo during the outage = %q", got)
 		}
 	}
-	if !proc.Eventually(5*time.Second, func() bool { return h.AuditStats().Waiting == 5 && !h.StoreUp() }) {
+	if !proc.Eventually(time.Minute, func() bool { return h.AuditStats().Waiting == 5 && !h.StoreUp() }) {
 		t.Errorf("during the outage: audit %+v, store up %v; want 5 rows waiting, store down", h.AuditStats(), h.StoreUp())
 	}
 
 	end()
-	if !proc.Eventually(15*time.Second, func() bool { return calls() == 8 }) {
+	if !proc.Eventually(time.Minute, func() bool { return calls() == 8 }) {
 		t.Errorf("%d audit rows after the outage, want 8", calls())
 	}
 	if s := h.AuditStats(); s != (hostlink.AuditStats{}) {
