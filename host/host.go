@@ -231,6 +231,9 @@ type Options struct {
 
 	// lock, set by hostlink.WithLock, is the only thing served.
 	lock serverLock
+	// pace, set by the package's tests, is the clock the relister paces
+	// re-listings by; nil is the wall clock.
+	pace paceClock
 	// store, set by hostlink.WithStore, is a state store already open,
 	// used in place of the one Open would open, whatever StateDir and
 	// Ephemeral say; Close does not close it. The switchboard command
@@ -260,6 +263,7 @@ type Host struct {
 	confirm    Confirmer
 	approver   Approver          // Options.Approve; may be nil
 	clock      func() time.Time  // Options.Clock; nil: time.Now
+	pace       paceClock         // the relister's clock (relist.go): Options.pace, else the wall clock
 	callGates  gatesCache        // policy.approve and policy.flow compiled (approval.go); has its own atomic
 	store      store.Store       // nil when Ephemeral
 	ownStore   bool              // Open opened store: Close closes it
@@ -392,6 +396,7 @@ func Open(ctx context.Context, cfg *config.Config, opts *Options) (*Host, error)
 		confirm:  opts.Confirm,
 		approver: opts.Approve,
 		clock:    opts.Clock,
+		pace:     cmp.Or(opts.pace, paceClock(realClock{})),
 		opts: upstream.Options{
 			Logger:            log,
 			ClientInfo:        info,

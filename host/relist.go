@@ -26,6 +26,21 @@ const (
 	relistSlowest = 5 * time.Second
 )
 
+// paceClock is the time the relister paces re-listings by: when a
+// notification came, and a wake-up at the time the next re-listing is due.
+// It is the wall clock unless a test gives its own (Options.pace).
+type paceClock interface {
+	Now() time.Time
+	// At returns a channel that receives once the clock has reached t.
+	At(t time.Time) <-chan time.Time
+}
+
+// realClock is the wall clock.
+type realClock struct{}
+
+func (realClock) Now() time.Time                  { return time.Now() }
+func (realClock) At(t time.Time) <-chan time.Time { return time.After(time.Until(t)) }
+
 // listChanged marks a server for re-listing and wakes the relister; it
 // never blocks the connection's notification handler. The mark is what
 // counts: when h.relists is full, an entry already queued wakes the
@@ -116,7 +131,7 @@ func (h *Host) relister() {
 			}
 		}
 		if !first.IsZero() {
-			wake = time.After(time.Until(first))
+			wake = h.pace.At(first)
 		}
 	}
 }
@@ -124,7 +139,7 @@ func (h *Host) relister() {
 // relistDue takes the servers marked by listChanged into paces, re-lists
 // those whose time has come and reports whether any list changed.
 func (h *Host) relistDue(paces map[*server]*relistPace) bool {
-	now := time.Now()
+	now := h.pace.Now()
 	servers := h.comp.Load().servers
 	for s := range paces {
 		if servers[s.name] != s {
@@ -157,7 +172,7 @@ func (h *Host) relistDue(paces map[*server]*relistPace) bool {
 			continue
 		}
 		p.pending = false
-		start := time.Now()
+		start := h.pace.Now()
 		c := s.relist()
 		p.ran(start, c)
 		changed = changed || c

@@ -29,10 +29,12 @@ func floodServer(t *testing.T) (entry map[string]any, lists func() int) {
 }
 
 // TestListChangedFloodIsDamped: a server that announces list_changed 100
-// times in 6 s without changing anything is re-listed at most 3 times
-// (a re-listing that finds nothing new makes the next one wait longer, up
-// to 5 s), and the notifications that arrive during a wait are still
-// followed by one re-listing.
+// times in 6 s without changing anything is re-listed a few times, not
+// after each notification; the notifications that arrive during a wait
+// are still followed by a re-listing. relist_internal_test.go checks the
+// schedule itself on a fake clock; here the bound on the count follows
+// from the rule and how long the flood took, so that a loaded machine
+// that stretches the flood allows the re-listings that stretch brings.
 func TestListChangedFloodIsDamped(t *testing.T) {
 	t.Parallel()
 	entry, lists := floodServer(t)
@@ -44,41 +46,51 @@ func TestListChangedFloodIsDamped(t *testing.T) {
 	start := time.Now()
 	call(t, h, "s__flood", `{"count":100,"over_ms":6000}`)
 	flood := time.Since(start)
-	// The longest wait between two re-listings, and some slack: the
-	// notifications of the last wait have been followed by a re-listing.
-	time.Sleep(6 * time.Second)
-	got := lists() - before
-	t.Logf("%d re-listings for 100 notifications over %v", got, flood.Round(time.Millisecond))
-	if got > 3 {
-		t.Errorf("%d re-listings for a flood of 100 list_changed that changed nothing; want at most 3", got)
+	// The flood's first notification and the ones during the wait after
+	// the re-listing it brought each need one.
+	if !proc.Eventually(time.Minute, func() bool { return lists()-before >= 2 }) {
+		t.Fatalf("%d re-listings for a flood of 100 list_changed; want at least 2", lists()-before)
 	}
-	if got < 2 {
-		t.Errorf("%d re-listings: the flood's first notification and the ones during the wait each need one", got)
+	// Room for any re-listing still due (the longest wait is 5 s).
+	time.Sleep(time.Until(start.Add(flood + 6*time.Second)))
+	got := lists() - before
+	want := floodRelistings(flood + time.Second) // and 1 s for the last notifications to reach the relister
+	t.Logf("%d re-listings for 100 notifications over %v; at most %d allowed", got, flood.Round(time.Millisecond), want)
+	if got > want {
+		t.Errorf("%d re-listings for a flood of 100 list_changed over %v that changed nothing; want at most %d", got, flood.Round(time.Millisecond), want)
 	}
 }
 
+// floodRelistings is the most re-listings the pacing allows for a flood
+// of list_changed spread over span that changes nothing: the first
+// re-listing 200 ms after the first notification, then gaps of 4 s and
+// 5 s, 5 s, ...; each re-listing after the first answers a notification
+// that came after the one before it started.
+func floodRelistings(span time.Duration) int {
+	n := 1
+	for at, gap := 200*time.Millisecond, 4*time.Second; at < span; at, gap = at+gap, 5*time.Second {
+		n++
+	}
+	return n
+}
+
 // TestListChangedFloodCarriesAChange: a real change during a flood, or in
-// its last notification, is listed within 6 s of it. Not parallel: the
-// 6 s are read off the wall clock.
+// its last notification, is listed. (relist_internal_test.go checks when,
+// on a fake clock.)
 func TestListChangedFloodCarriesAChange(t *testing.T) {
+	t.Parallel()
 	for _, at := range []int{40, 100} {
 		t.Run(fmt.Sprint("change_at=", at), func(t *testing.T) {
+			t.Parallel()
 			entry, _ := floodServer(t)
 			h := open(t, parse(t, map[string]any{"s": entry}, nil))
-			start := time.Now()
 			done := make(chan *host.Result, 1)
 			go func() {
 				res, _ := h.Call(t.Context(), "s__flood", []byte(fmt.Sprintf(`{"count":100,"over_ms":6000,"change_at":%d}`, at)), nil)
 				done <- res
 			}()
-			changed := start.Add(time.Duration(at) * 60 * time.Millisecond)
-			if !proc.Eventually(20*time.Second, func() bool { _, err := h.Tool("s__flooded"); return err == nil }) {
+			if !proc.Eventually(time.Minute, func() bool { _, err := h.Tool("s__flooded"); return err == nil }) {
 				t.Fatal("the tool added during the flood never showed up")
-			}
-			late := time.Since(changed)
-			t.Logf("listed %v after the change", late.Round(time.Millisecond))
-			if late > 6*time.Second {
-				t.Errorf("the tool added during the flood showed up %v after it; want within 6s", late)
 			}
 			<-done
 		})
@@ -95,7 +107,7 @@ func TestListChangedNotLostWhileAnotherServerRelists(t *testing.T) {
 	h := open(t, parse(t, map[string]any{"a": slow, "b": quiet}, nil))
 	before := slowLists()
 	call(t, h, "a__stall", `{"delay_ms":4000}`)
-	if !proc.Eventually(5*time.Second, func() bool { return slowLists() > before }) {
+	if !proc.Eventually(time.Minute, func() bool { return slowLists() > before }) {
 		t.Fatal("the stalling server was not re-listed")
 	}
 	// a's re-listing is under way and takes 4 s: flood meanwhile (each
@@ -103,7 +115,7 @@ func TestListChangedNotLostWhileAnotherServerRelists(t *testing.T) {
 	// change b.
 	call(t, h, "a__flood", `{"count":100,"over_ms":2000}`)
 	call(t, h, "b__flood", `{"count":1,"over_ms":1,"change_at":1}`)
-	if !proc.Eventually(10*time.Second, func() bool { _, err := h.Tool("b__flooded"); return err == nil }) {
+	if !proc.Eventually(time.Minute, func() bool { _, err := h.Tool("b__flooded"); return err == nil }) {
 		t.Fatal("b's change was never listed: its list_changed was lost")
 	}
 }
@@ -130,7 +142,7 @@ func TestFailedRelistKeepsTheLists(t *testing.T) {
 	}
 	before := lists()
 	call(t, h, "s__break", `{}`)
-	if !proc.Eventually(10*time.Second, func() bool {
+	if !proc.Eventually(time.Minute, func() bool {
 		return lists() > before && strings.Contains(logs.String(), "re-listing after list_changed failed")
 	}) {
 		t.Fatalf("no failed re-listing:\n%s", logs.String())

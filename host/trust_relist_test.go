@@ -18,129 +18,6 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/testkit/proc"
 )
 
-// listWatch records when a server's tools/list requests arrive, by
-// polling the count floodServer keeps, every 5 ms.
-type listWatch struct {
-	lists func() int
-	start time.Time
-	seen  int
-}
-
-func watchLists(lists func() int) *listWatch {
-	return &listWatch{lists: lists, start: time.Now(), seen: lists()}
-}
-
-// next waits up to timeout for the next tools/list and returns when it was
-// seen, since the watch started; ok is false if none came.
-func (w *listWatch) next(timeout time.Duration) (at time.Duration, ok bool) {
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		if n := w.lists(); n > w.seen {
-			w.seen++
-			return time.Since(w.start), true
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	return 0, false
-}
-
-// TestLoneListChangedRelistedAfterDelay: a lone list_changed is followed by
-// one re-listing 200 ms later, also right after a re-listing that found a
-// change (only a flood paces re-listings). Not parallel: the 200 ms are
-// read off the wall clock.
-func TestLoneListChangedRelistedAfterDelay(t *testing.T) {
-	entry, lists := floodServer(t)
-	h := open(t, parse(t, map[string]any{"s": entry}, nil))
-	w := watchLists(lists)
-	for i, tool := range []string{"s__grow", "s__flood"} {
-		// The second notification comes right after the re-listing that
-		// found the first change.
-		args := `{}`
-		if tool == "s__flood" {
-			args = `{"count":1,"over_ms":1,"change_at":1}`
-		}
-		start := time.Since(w.start)
-		call(t, h, tool, args)
-		at, ok := w.next(5 * time.Second)
-		if !ok {
-			t.Fatalf("notification %d: no re-listing", i+1)
-		}
-		at -= start
-		t.Logf("notification %d: re-listed %v after the call started", i+1, at.Round(time.Millisecond))
-		// Under 1 s (a re-listing that found a change used to hold the
-		// next one back 1 s), with room for a loaded machine.
-		if at < 200*time.Millisecond || at > 950*time.Millisecond {
-			t.Errorf("notification %d: re-listed %v after the call started; want 200 ms after the notification", i+1, at.Round(time.Millisecond))
-		}
-	}
-	if extra, ok := w.next(1500 * time.Millisecond); ok {
-		t.Errorf("an extra re-listing at %v", extra.Round(time.Millisecond))
-	}
-	for _, name := range []string{"s__grown", "s__flooded"} {
-		if _, err := h.Tool(name); err != nil {
-			t.Errorf("the added tool %s is not listed: %v", name, err)
-		}
-	}
-}
-
-// TestListChangedFloodPacing: during a flood of list_changed, the first
-// re-listing comes 200 ms after the first notification; after it the gap
-// between re-listings is 1 s when the last one found a change, and
-// otherwise the previous gap (at least 1 s) times 4, up to 5 s. Not
-// parallel: it reads the pacing off the wall clock, which other tests'
-// load would stretch (relist_internal_test.go checks the rule itself).
-func TestListChangedFloodPacing(t *testing.T) {
-	s := time.Second
-	tests := []struct {
-		name string
-		args string
-		gaps []time.Duration // between successive re-listings
-	}{
-		// Notifications every 60 ms for 6 s: re-listings at about 0.26 s,
-		// 4.26 s and (for the notifications after that) 9.26 s.
-		{"nothing changes", `{"count":100,"over_ms":6000}`, []time.Duration{4 * s, 5 * s}},
-		// The change at 3 s is found at 4.26 s; then 1 s, then 4 s.
-		{"a change", `{"count":100,"over_ms":6000,"change_at":50}`, []time.Duration{4 * s, s, 4 * s}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			entry, lists := floodServer(t)
-			h := open(t, parse(t, map[string]any{"s": entry}, nil))
-			w := watchLists(lists)
-			done := make(chan error, 1)
-			go func() {
-				_, err := h.Call(context.Background(), "s__flood", []byte(tt.args), nil)
-				done <- err
-			}()
-			var seen []time.Duration
-			for {
-				at, ok := w.next(11*time.Second - time.Since(w.start))
-				if !ok {
-					break
-				}
-				seen = append(seen, at)
-			}
-			if err := <-done; err != nil {
-				t.Fatal(err)
-			}
-			t.Logf("re-listings at %v", seen)
-			if len(seen) != len(tt.gaps)+1 {
-				t.Fatalf("%d re-listings at %v; want %d", len(seen), seen, len(tt.gaps)+1)
-			}
-			if seen[0] < 200*time.Millisecond || seen[0] > 1500*time.Millisecond {
-				t.Errorf("first re-listing at %v; want 200 ms after the first notification (at 60 ms)", seen[0])
-			}
-			for i, want := range tt.gaps {
-				// Room for a loaded machine; 1 s, 4 s and 5 s stay apart.
-				if gap := seen[i+1] - seen[i]; gap < want-150*time.Millisecond || gap > want+850*time.Millisecond {
-					t.Errorf("gap %d = %v, want %v", i+1, gap.Round(time.Millisecond), want)
-				}
-			}
-		})
-	}
-}
-
 // TestFailedRelistKeepsEveryList: a re-listing that fails keeps all the
 // server's lists (tools, prompts, resources, templates), and the server
 // stays ready.
@@ -174,7 +51,7 @@ func TestFailedRelistKeepsEveryList(t *testing.T) {
 	}
 	before := lists()
 	call(t, h, "s__break", `{}`)
-	if !proc.Eventually(10*time.Second, func() bool {
+	if !proc.Eventually(time.Minute, func() bool {
 		return lists() > before && strings.Contains(logs.String(), "re-listing after list_changed failed")
 	}) {
 		t.Fatalf("no failed re-listing:\n%s", logs.String())
