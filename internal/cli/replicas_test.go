@@ -80,18 +80,22 @@ func (r *replica) connect(ctx context.Context) (*mcp.ClientSession, error) {
 
 // TestServeDrainsOnSIGTERM: a replica sent SIGTERM with no drain delay
 // stops taking new sessions at once (a new initialize is refused, not left
-// hanging), lets the call in flight finish and answer, and exits within
-// its grace period. (TestServeDrainDelay: with one.)
+// hanging), lets the call in flight finish and answer, and exits then,
+// without waiting out its grace period. (TestServeDrainDelay: with one.)
+//
+// At once: while the call in flight still runs. The call runs for 10 s,
+// the grace is 2 minutes, and each wait has a guard of 30 s, so that only
+// the behaviour described ends in time, however busy the machine.
 func TestServeDrainsOnSIGTERM(t *testing.T) {
-	// Serial: it bounds in wall-clock time how a real process drains.
+	t.Parallel()
 	exe, _ := os.Executable()
 	j := t.TempDir() + "/journal"
 	cfg := writeConfig(t, map[string]any{"mcpServers": map[string]any{
 		"kit": map[string]any{"command": exe, "env": map[string]string{journalVar: j}, "eager": true},
 	}})
-	const grace = 6 * time.Second
+	const grace, guard = 2 * time.Minute, 30 * time.Second
 	r := startReplica(t, nil, "--config", cfg, "--grace", grace.String(), "--drain-delay", "0")
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), grace+guard)
 	defer cancel()
 	cs, err := r.connect(ctx)
 	if err != nil {
@@ -104,55 +108,58 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 	}
 	slow := make(chan answer, 1)
 	go func() {
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "kit__slow", Arguments: map[string]any{"steps": 4, "delay_ms": 500}})
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "kit__slow", Arguments: map[string]any{"steps": 20, "delay_ms": 500}})
 		slow <- answer{res, err}
 	}()
-	if !proc.Eventually(10*time.Second, func() bool { return strings.Contains(journal(j), "call") }) {
+	if !proc.Eventually(guard, func() bool { return strings.Contains(journal(j), "call") }) {
 		t.Fatalf("the slow call never reached the server:\n%s", r.stderr.String())
 	}
 
 	signalled := time.Now()
 	r.cmd.Process.Signal(syscall.SIGTERM)
-	if !proc.Eventually(5*time.Second, func() bool { return strings.Contains(r.stderr.String(), "draining") }) {
+	if !proc.Eventually(guard, func() bool { return strings.Contains(r.stderr.String(), "draining") }) {
 		t.Fatalf("no word of draining after SIGTERM:\n%s", r.stderr.String())
 	}
-	// A new session is refused within a moment of the drain starting,
-	// and from then on; the attempt never hangs.
-	refused := time.Time{}
-	for time.Since(signalled) < 1500*time.Millisecond {
-		start := time.Now()
-		ictx, icancel := context.WithTimeout(ctx, 2*time.Second)
+	// A new session is refused while the call in flight still runs, and
+	// from then on; an attempt never hangs.
+	refusals := 0
+	for refusals < 3 {
+		finished := len(slow) > 0 // before the attempt: it may be refused as the call ends
+		ictx, icancel := context.WithTimeout(ctx, guard)
 		s, err := r.connect(ictx)
+		hung := ictx.Err() != nil
 		icancel()
 		switch {
-		case time.Since(start) > time.Second:
-			t.Fatalf("an initialize during the drain took %v", time.Since(start))
-		case err == nil && !refused.IsZero():
+		case hung:
+			t.Fatalf("an initialize during the drain still had no answer after %v", guard)
+		case refusals == 0 && finished:
+			t.Fatalf("a new initialize was not refused before the call in flight finished, %v after SIGTERM (%v)", time.Since(signalled).Round(time.Millisecond), err)
+		case err == nil && refusals > 0:
 			t.Fatal("a new session was accepted after one had been refused")
 		case err == nil:
 			s.Close()
-		case refused.IsZero():
-			refused = time.Now()
+		default:
+			refusals++
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if refused.IsZero() || refused.Sub(signalled) > time.Second {
-		t.Errorf("a new initialize was not refused within 1s of SIGTERM (refused after %v)", refused.Sub(signalled))
-	}
+	t.Logf("refusing new sessions %v after SIGTERM", time.Since(signalled).Round(time.Millisecond))
 
+	var answered time.Time
 	select {
 	case a := <-slow:
+		answered = time.Now()
 		if a.err != nil || a.res.IsError || len(a.res.Content) == 0 || a.res.Content[0].(*mcp.TextContent).Text != "done" {
 			t.Errorf("the call in flight at SIGTERM: %+v, %v; want done", a.res, a.err)
 		}
-	case <-time.After(grace):
-		t.Error("the call in flight at SIGTERM did not finish within the grace period")
+	case <-time.After(guard):
+		t.Fatalf("the call in flight at SIGTERM did not finish within %v", guard)
 	}
 	select {
 	case <-r.exited:
-		t.Logf("exited %v after SIGTERM, with %v of grace", time.Since(signalled).Round(time.Millisecond), grace)
-	case <-time.After(grace + 3*time.Second):
-		t.Fatalf("still running %v after SIGTERM:\n%s", grace+3*time.Second, r.stderr.String())
+		t.Logf("exited %v after SIGTERM, %v after the call in flight answered", time.Since(signalled).Round(time.Millisecond), time.Since(answered).Round(time.Millisecond))
+	case <-time.After(guard):
+		t.Fatalf("still running %v after the call in flight answered, with nothing left to finish (--grace %v):\n%s", guard, grace, r.stderr.String())
 	}
 	if !strings.Contains(r.stderr.String(), "switchboard: stopped") {
 		t.Errorf("stderr:\n%s", r.stderr.String())
