@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -59,9 +60,10 @@ func startReplicaIn(t testing.TB, home string, env []string, args ...string) *re
 	return r
 }
 
-// get returns the status of GET path on r, or 0 when it cannot connect.
+// get returns the status of GET path on r, or 0 when it has no answer
+// (it cannot connect, or none comes within 30 s).
 func (r *replica) get(path string) int {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, r.base+path, nil)
 	resp, err := http.DefaultClient.Do(req)
@@ -80,18 +82,22 @@ func (r *replica) connect(ctx context.Context) (*mcp.ClientSession, error) {
 
 // TestServeDrainsOnSIGTERM: a replica sent SIGTERM with no drain delay
 // stops taking new sessions at once (a new initialize is refused, not left
-// hanging), lets the call in flight finish and answer, and exits within
-// its grace period. (TestServeDrainDelay: with one.)
+// hanging), lets the call in flight finish and answer, and exits then,
+// without waiting out its grace period. (TestServeDrainDelay: with one.)
+//
+// At once: while the call in flight still runs. The call runs for 10 s,
+// the grace is 2 minutes, and each wait has a guard of 30 s, so that only
+// the behaviour described ends in time, however busy the machine.
 func TestServeDrainsOnSIGTERM(t *testing.T) {
-	// Serial: it bounds in wall-clock time how a real process drains.
+	t.Parallel()
 	exe, _ := os.Executable()
 	j := t.TempDir() + "/journal"
 	cfg := writeConfig(t, map[string]any{"mcpServers": map[string]any{
 		"kit": map[string]any{"command": exe, "env": map[string]string{journalVar: j}, "eager": true},
 	}})
-	const grace = 6 * time.Second
+	const grace, guard = 2 * time.Minute, 30 * time.Second
 	r := startReplica(t, nil, "--config", cfg, "--grace", grace.String(), "--drain-delay", "0")
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), grace+guard)
 	defer cancel()
 	cs, err := r.connect(ctx)
 	if err != nil {
@@ -104,55 +110,58 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 	}
 	slow := make(chan answer, 1)
 	go func() {
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "kit__slow", Arguments: map[string]any{"steps": 4, "delay_ms": 500}})
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "kit__slow", Arguments: map[string]any{"steps": 20, "delay_ms": 500}})
 		slow <- answer{res, err}
 	}()
-	if !proc.Eventually(10*time.Second, func() bool { return strings.Contains(journal(j), "call") }) {
+	if !proc.Eventually(guard, func() bool { return strings.Contains(journal(j), "call") }) {
 		t.Fatalf("the slow call never reached the server:\n%s", r.stderr.String())
 	}
 
 	signalled := time.Now()
 	r.cmd.Process.Signal(syscall.SIGTERM)
-	if !proc.Eventually(5*time.Second, func() bool { return strings.Contains(r.stderr.String(), "draining") }) {
+	if !proc.Eventually(guard, func() bool { return strings.Contains(r.stderr.String(), "draining") }) {
 		t.Fatalf("no word of draining after SIGTERM:\n%s", r.stderr.String())
 	}
-	// A new session is refused within a moment of the drain starting,
-	// and from then on; the attempt never hangs.
-	refused := time.Time{}
-	for time.Since(signalled) < 1500*time.Millisecond {
-		start := time.Now()
-		ictx, icancel := context.WithTimeout(ctx, 2*time.Second)
+	// A new session is refused while the call in flight still runs, and
+	// from then on; an attempt never hangs.
+	refusals := 0
+	for refusals < 3 {
+		finished := len(slow) > 0 // before the attempt: it may be refused as the call ends
+		ictx, icancel := context.WithTimeout(ctx, guard)
 		s, err := r.connect(ictx)
+		hung := ictx.Err() != nil
 		icancel()
 		switch {
-		case time.Since(start) > time.Second:
-			t.Fatalf("an initialize during the drain took %v", time.Since(start))
-		case err == nil && !refused.IsZero():
+		case hung:
+			t.Fatalf("an initialize during the drain still had no answer after %v", guard)
+		case refusals == 0 && finished:
+			t.Fatalf("a new initialize was not refused before the call in flight finished, %v after SIGTERM (%v)", time.Since(signalled).Round(time.Millisecond), err)
+		case err == nil && refusals > 0:
 			t.Fatal("a new session was accepted after one had been refused")
 		case err == nil:
 			s.Close()
-		case refused.IsZero():
-			refused = time.Now()
+		default:
+			refusals++
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if refused.IsZero() || refused.Sub(signalled) > time.Second {
-		t.Errorf("a new initialize was not refused within 1s of SIGTERM (refused after %v)", refused.Sub(signalled))
-	}
+	t.Logf("refusing new sessions %v after SIGTERM", time.Since(signalled).Round(time.Millisecond))
 
+	var answered time.Time
 	select {
 	case a := <-slow:
+		answered = time.Now()
 		if a.err != nil || a.res.IsError || len(a.res.Content) == 0 || a.res.Content[0].(*mcp.TextContent).Text != "done" {
 			t.Errorf("the call in flight at SIGTERM: %+v, %v; want done", a.res, a.err)
 		}
-	case <-time.After(grace):
-		t.Error("the call in flight at SIGTERM did not finish within the grace period")
+	case <-time.After(guard):
+		t.Fatalf("the call in flight at SIGTERM did not finish within %v", guard)
 	}
 	select {
 	case <-r.exited:
-		t.Logf("exited %v after SIGTERM, with %v of grace", time.Since(signalled).Round(time.Millisecond), grace)
-	case <-time.After(grace + 3*time.Second):
-		t.Fatalf("still running %v after SIGTERM:\n%s", grace+3*time.Second, r.stderr.String())
+		t.Logf("exited %v after SIGTERM, %v after the call in flight answered", time.Since(signalled).Round(time.Millisecond), time.Since(answered).Round(time.Millisecond))
+	case <-time.After(guard):
+		t.Fatalf("still running %v after the call in flight answered, with nothing left to finish (--grace %v):\n%s", guard, grace, r.stderr.String())
 	}
 	if !strings.Contains(r.stderr.String(), "switchboard: stopped") {
 		t.Errorf("stderr:\n%s", r.stderr.String())
@@ -161,20 +170,22 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 
 // TestServeReplicas: two replicas on one PostgreSQL database. Each is
 // ready (/readyz, /healthz?ready) while the database answers; a reload of
-// one makes the other re-read its own configuration file at once; while
-// the database is unreachable both stay alive (/healthz) and serve calls
-// but are not ready (503), and they are ready again when it is back.
+// one makes the other re-read its own configuration file, through the
+// store's change feed (the replicas do not watch their files), and not
+// itself again; while the database is unreachable both stay alive
+// (/healthz) and serve calls but are not ready (503), and they are ready
+// again when it is back.
 func TestServeReplicas(t *testing.T) {
-	// Serial: it bounds in wall-clock time how soon one replica follows another.
+	t.Parallel()
 	url := pgtest.URL(t)
 	exe, _ := os.Executable()
-	cfg := writeConfig(t, map[string]any{"mcpServers": map[string]any{
-		"kit": map[string]any{"command": exe, "env": testkit.ChildEnv(testkit.ModeServer), "eager": true},
-	}})
-	a := startReplica(t, nil, "--config", cfg, "--store", url)
-	b := startReplica(t, nil, "--config", cfg, "--store", url)
+	kit := map[string]any{"command": exe, "env": testkit.ChildEnv(testkit.ModeServer), "eager": true}
+	cfgA := writeConfig(t, map[string]any{"mcpServers": map[string]any{"kit": kit}})
+	cfgB := writeConfig(t, map[string]any{"mcpServers": map[string]any{"kit": kit}})
+	a := startReplica(t, nil, "--config", cfgA, "--store", url, "--watch=false")
+	b := startReplica(t, nil, "--config", cfgB, "--store", url, "--watch=false")
 	for _, r := range []*replica{a, b} {
-		if !proc.Eventually(10*time.Second, func() bool { return r.get("/readyz") == 200 && r.get("/healthz?ready") == 200 }) {
+		if !proc.Eventually(30*time.Second, func() bool { return r.get("/readyz") == 200 && r.get("/healthz?ready") == 200 }) {
 			t.Fatalf("not ready: /readyz %d, /healthz?ready %d\n%s", r.get("/readyz"), r.get("/healthz?ready"), r.stderr.String())
 		}
 	}
@@ -198,20 +209,33 @@ func TestServeReplicas(t *testing.T) {
 		t.Errorf("A's session on A: %d %s, want 200", status, body)
 	}
 
+	// A reload of A makes B follow.
+	const followed = "(another replica reloaded)"
 	signalled := time.Now()
 	a.cmd.Process.Signal(syscall.SIGHUP)
-	const followed = "(another replica reloaded)"
-	if !proc.Eventually(5*time.Second, func() bool { return strings.Contains(b.stderr.String(), followed) }) {
+	if !proc.Eventually(30*time.Second, func() bool { return strings.Contains(b.stderr.String(), followed) }) {
 		t.Fatalf("B did not follow A's reload:\nA: %s\nB: %s", a.stderr.String(), b.stderr.String())
 	}
-	took := time.Since(signalled)
-	t.Logf("B reloaded %v after A was sent SIGHUP", took.Round(time.Millisecond))
-	if took > time.Second {
-		t.Errorf("B reloaded %v after A's reload, want under 1s", took)
+	t.Logf("B reloaded %v after A was sent SIGHUP", time.Since(signalled).Round(time.Millisecond))
+	// Then a reload of B makes A follow, re-reading its own file, which
+	// names a second server by then: A's line for it says "from 2
+	// servers". The database delivers the notices in the order they were
+	// sent, so A has had its own before B's; had it followed that one, it
+	// would have said so first.
+	two, err := os.ReadFile(writeConfig(t, map[string]any{"mcpServers": map[string]any{"kit": kit, "kit2": map[string]any{"command": exe, "env": kit["env"]}}}))
+	if err != nil {
+		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond) // A would have heard its own notice by now
-	if strings.Contains(a.stderr.String(), followed) || strings.Count(b.stderr.String(), "configuration reloaded") != 1 {
-		t.Errorf("a reload echoed back:\nA: %s\nB: %s", a.stderr.String(), b.stderr.String())
+	if err := os.WriteFile(cfgA, two, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b.cmd.Process.Signal(syscall.SIGHUP)
+	followedB := regexp.MustCompile(`\(another replica reloaded\): [^\n]* from 2 servers`)
+	if !proc.Eventually(30*time.Second, func() bool { return followedB.MatchString(a.stderr.String()) }) {
+		t.Fatalf("A did not follow B's reload:\nA: %s\nB: %s", a.stderr.String(), b.stderr.String())
+	}
+	if n := strings.Count(a.stderr.String(), followed); n != 1 {
+		t.Errorf("a reload echoed back: A followed %d reloads, want B's one:\nA: %s\nB: %s", n, a.stderr.String(), b.stderr.String())
 	}
 
 	end := pgtest.Outage(t, url)
@@ -239,7 +263,7 @@ func TestServeReplicas(t *testing.T) {
 	}
 	end()
 	for _, r := range []*replica{a, b} {
-		if !proc.Eventually(10*time.Second, func() bool { return r.get("/readyz") == 200 }) {
+		if !proc.Eventually(30*time.Second, func() bool { return r.get("/readyz") == 200 }) {
 			t.Errorf("not ready again after the outage: /readyz %d", r.get("/readyz"))
 		}
 	}
@@ -254,7 +278,7 @@ const (
 )
 
 // rawPost posts body to endpoint, on the legacy session if not "", and
-// returns the status and body; it fails t if there is no answer within 5s.
+// returns the status and body; it fails t if there is no answer within 30s.
 func rawPost(t *testing.T, endpoint, session, body string) (int, string) {
 	t.Helper()
 	status, b, _ := post(t, endpoint, session, body)
@@ -269,7 +293,7 @@ func rawInitialize(t *testing.T, endpoint string) (status int, body, session str
 
 func post(t *testing.T, endpoint, session, body string) (int, string, string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")

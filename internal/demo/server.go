@@ -2,6 +2,7 @@ package demo
 
 import (
 	"log/slog"
+	"time"
 
 	"github.com/switchboard-mcp/switchboard/server"
 )
@@ -23,21 +24,26 @@ type Options struct {
 	// Logger receives the server's logs, tool errors included. If nil, logs
 	// are discarded.
 	Logger *slog.Logger
+	// ShutdownTimeout is how long the server's Serve lets the calls in
+	// flight finish once its ctx is done; 0 means
+	// server.DefaultShutdownTimeout.
+	ShutdownTimeout time.Duration
 }
 
 // New returns the demo server, built with package server; serve it with its
 // ServeStdio, Serve or Handler methods, or run its MCP() on any go-sdk
 // transport. version is reported in serverInfo. opts may be nil.
 func New(version string, opts *Options) *server.Server {
-	var logger *slog.Logger
+	var o Options
 	if opts != nil {
-		logger = opts.Logger
+		o = *opts
 	}
 	s := server.New(ImplementationName, version, &server.Options{
-		Title:        "Switchboard demo server",
-		Instructions: instructions,
-		Logger:       logger,
-		Path:         EndpointPath,
+		Title:           "Switchboard demo server",
+		Instructions:    instructions,
+		Logger:          o.Logger,
+		Path:            EndpointPath,
+		ShutdownTimeout: o.ShutdownTimeout,
 	})
 	addTools(s)
 	addResources(s)

@@ -852,10 +852,13 @@ func TestSetsidDescendantDiesWithServer(t *testing.T) {
 }
 
 // TestSIGTERMWaitIsTermGrace: a server that ignores SIGTERM is killed
-// TermGrace after it, not a whole stop stage later.
+// TermGrace after it, not a whole stop stage later. The stop stage is a
+// minute, so that only a wait of TermGrace ends well within it however
+// busy the machine.
 func TestSIGTERMWaitIsTermGrace(t *testing.T) {
 	t.Parallel()
-	spec := childSpec(t, "ignore-term") // StopStage 20 s
+	spec := childSpec(t, "ignore-term")
+	spec.StopStage = time.Minute
 	p := start(t, spec)
 	connectRaw(t, p, "ready")
 	begin := time.Now()
