@@ -240,7 +240,9 @@ func TestCallOutcomes(t *testing.T) {
 	t.Parallel()
 	h := open(t, parse(t, map[string]any{
 		"s":     child(t, testkit.ModeServer, nil),
-		"quick": child(t, testkit.ModeServer, map[string]any{"callTimeoutMs": 300}),
+		// callTimeoutMs bounds its start's lists too: long enough for
+		// those on a busy machine, far below the slow call below.
+		"quick": child(t, testkit.ModeServer, map[string]any{"callTimeoutMs": 5000}),
 	}, nil))
 	ctx := context.Background()
 
@@ -287,7 +289,8 @@ func TestCallOutcomes(t *testing.T) {
 		}
 	})
 	t.Run("server timeout", func(t *testing.T) {
-		_, err := h.Call(ctx, "quick__slow", json.RawMessage(`{"steps":50,"delay_ms":100}`), nil)
+		// Two minutes: only the server's call timeout ends it.
+		_, err := h.Call(ctx, "quick__slow", json.RawMessage(`{"steps":1200,"delay_ms":100}`), nil)
 		var fe *fault.Error
 		if !errors.As(err, &fe) || fe.Code != fault.CodeTimeout || fe.Server != "quick" {
 			t.Errorf("err = %v, want a timeout naming server quick", err)
