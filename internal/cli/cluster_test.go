@@ -392,7 +392,7 @@ func auditRows(t *testing.T, url, server string) int {
 // TestCluster: three `switchboard serve` replicas sharing one PostgreSQL
 // database, behind HAProxy configured exactly as docs/REPLICAS.md says, with the
 // demo server and an npm server as upstreams.
-//   - An approval made on replica A is in force on B and C within 1s.
+//   - An approval made on replica A comes in force on B and C.
 //   - Stateless (2026-07-28) and legacy (2025-11-25, a session each)
 //     clients through HAProxy: every call answered, the stateless ones
 //     spread over the replicas, the legacy ones kept on their session's
@@ -487,21 +487,19 @@ func TestCluster(t *testing.T) {
 	approved := time.Since(start)
 	var wg sync.WaitGroup
 	took := make([]time.Duration, 3)
+	// That the store's change feed brings it, not the re-read each
+	// second, is host's TestReplicasShareApprovals; here, that it reaches
+	// every replica that serve started, through the shared store.
 	for i, r := range reps {
 		wg.Go(func() {
-			for held(r) && time.Since(start) < 5*time.Second {
-				time.Sleep(2 * time.Millisecond)
+			if !proc.Eventually(time.Minute, func() bool { return !held(r) }) {
+				t.Errorf("the approval did not reach replica %d within a minute", i)
 			}
 			took[i] = time.Since(start)
 		})
 	}
 	wg.Wait()
 	t.Logf("approval (the approve command took %v) in force on A, B, C after %v", approved.Round(time.Millisecond), took)
-	for i, d := range took {
-		if d > time.Second {
-			t.Errorf("the approval reached replica %d after %v, want under 1s", i, d)
-		}
-	}
 
 	// The npm server asks its client for roots 350 ms after it starts
 	// (server-everything's syncRoots). The gateway puts that question to
