@@ -239,7 +239,7 @@ func TestDiscoveryDrainsPages(t *testing.T) {
 func TestCallOutcomes(t *testing.T) {
 	t.Parallel()
 	h := open(t, parse(t, map[string]any{
-		"s":     child(t, testkit.ModeServer, nil),
+		"s": child(t, testkit.ModeServer, nil),
 		// callTimeoutMs bounds its start's lists too: long enough for
 		// those on a busy machine, far below the slow call below.
 		"quick": child(t, testkit.ModeServer, map[string]any{"callTimeoutMs": 5000}),
