@@ -10,9 +10,9 @@
 #    (examples/library: the host; examples/server: a server over stdio and
 #    HTTP);
 # 3. runs each fuzz target briefly (FUZZTIME, default 10s each, one worker
-#    each, FUZZJOBS targets at a time, default 2);
-# 4. runs the official MCP conformance suite against the fixture, through
-#    the gateway, and through the gateway in front of go-sdk's conformance
+#    each, FUZZJOBS targets at a time, default 2), and meanwhile
+# 4. the official MCP conformance suite against the fixture, through the
+#    gateway, and through the gateway in front of go-sdk's conformance
 #    server (scripts/conformance-all.sh; 0 failures required);
 # 5. runs every test under the race detector (last, so its summary closes
 #    the log).
@@ -88,17 +88,26 @@ if ! cmp -s go.mod /tmp/switchboard-go.mod.$$ || ! cmp -s go.sum /tmp/switchboar
 fi
 rm -f /tmp/switchboard-go.*.$$
 
-# fuzz_one PKG FUNC: fuzz one target for FUZZTIME with one worker. Go 1.26's
-# fuzz coordinator can fail a target with a bare "context deadline exceeded"
-# as -fuzztime expires on a loaded machine, with no failing input
+# fuzz_one PKG DIR FUNC: fuzz one target for FUZZTIME with one worker, with
+# the package's fuzzing test binary (built once per package, by whichever
+# target of it comes first, under a lock; go test -fuzz would link it again
+# for each target), run in the package's directory as go test runs it.
+# Go 1.26's fuzz coordinator can fail a target with a bare "context deadline
+# exceeded" as -fuzztime expires on a loaded machine, with no failing input
 # (go.dev/issue/75804, fixed in Go 1.27). That, and only that, is run once
 # more; anything else fails at once.
 fuzz_one() {
-  local pkg="$1" f="$2" out attempt
+  local pkg="$1" dir="$2" f="$3" out attempt
+  local bin="$FUZZBIN/$(printf '%s' "$pkg" | tr '/' '_').test"
   out="$(mktemp)"
   echo "fuzz $pkg $f" >&2
+  (
+    flock 9
+    [ -x "$bin" ] || go test -c -fuzz . -o "$bin" "$pkg"
+  ) 9>"$bin.lock" || { rm -f "$out"; echo "fuzz $pkg: the test binary did not build" >&2; return 1; }
   for attempt in 1 2; do
-    if go test -run '^$' -fuzz "^$f\$" -fuzztime "${FUZZTIME:-10s}" -parallel 1 "$pkg" >"$out" 2>&1; then
+    if (cd "$dir" && "$bin" -test.run '^$' -test.fuzz "^$f\$" -test.fuzztime "${FUZZTIME:-10s}" -test.parallel 1 \
+      -test.fuzzcachedir "$FUZZCACHE/$pkg" -test.paniconexit0 -test.timeout 10m) >"$out" 2>&1; then
       rm -f "$out"; return 0
     fi
     if [ "$attempt" = 2 ] || ! grep -qx '    context deadline exceeded' "$out" ||
@@ -114,24 +123,49 @@ fuzz_one() {
 export -f fuzz_one
 export FUZZTIME
 
+# The conformance suite runs alongside the fuzz targets: it spends most of
+# its time waiting on its clients, and the fuzz targets run for a fixed time
+# however busy the machine is.
+conformance_log="$(mktemp)"
+conformance() {
+  local begin=$SECONDS rc=0
+  scripts/conformance-all.sh || rc=$?
+  echo "conformance-all took $((SECONDS - begin))s" >&2
+  return "$rc"
+}
+step "conformance (official MCP suite: fixture direct, through the gateway, and go-sdk's server through the gateway), in the background"
+conformance >"$conformance_log" 2>&1 &
+conformance_pid=$!
+
 if [ "${SWITCHBOARD_SKIP_FUZZ:-0}" != 1 ]; then
   step "fuzz (${FUZZTIME:-10s} each, one worker each, ${FUZZJOBS:-2} targets at a time)"
-  # Every Fuzz* function in the module (go test -fuzz takes one at a time).
-  # Each target gets one worker and FUZZJOBS run at once: on a 2-core
-  # machine, as much fuzzing per target as one target at a time with a
-  # worker per core, in half the time.
+  FUZZBIN="$(mktemp -d)"
+  FUZZCACHE="$(go env GOCACHE)/fuzz" # where go test -fuzz keeps what it found
+  export FUZZBIN FUZZCACHE
+  # Every Fuzz* function in the module, the first of each package first
+  # (so that the two at a time rarely wait on one package's build). Each
+  # target gets one worker and FUZZJOBS run at once: on a 2-core machine,
+  # as much fuzzing per target as one target at a time with a worker per
+  # core, in half the time.
   for pkg in $(go list ./...); do
     dir="$(go list -f '{{.Dir}}' "$pkg")"
+    n=0
     for f in $(grep -ho '^func Fuzz[A-Za-z0-9_]*' "$dir"/*_test.go 2>/dev/null | sed 's/^func //' | sort -u); do
-      printf '%s %s\n' "$pkg" "$f"
+      printf '%d %s %s %s\n' "$n" "$pkg" "$dir" "$f"
+      n=$((n + 1))
     done
-  done | xargs -P "${FUZZJOBS:-2}" -n 2 bash -c 'fuzz_one "$0" "$1"' || {
+  done | sort -s -n -k1,1 | cut -d' ' -f2- | xargs -P "${FUZZJOBS:-2}" -n 3 bash -c 'fuzz_one "$0" "$1" "$2"' || {
+    rm -rf "$FUZZBIN"; kill "$conformance_pid" 2>/dev/null
     echo "a fuzz target failed (above)" >&2; exit 1
   }
+  rm -rf "$FUZZBIN"
 fi
 
-step "conformance (official MCP suite: fixture direct, through the gateway, and go-sdk's server through the gateway)"
-scripts/conformance-all.sh
+step "conformance (its output)"
+conformance_rc=0
+wait "$conformance_pid" || conformance_rc=$?
+cat "$conformance_log" >&2; rm -f "$conformance_log"
+[ "$conformance_rc" = 0 ] || { echo "the conformance suite failed (above)" >&2; exit 1; }
 
 step "go test -race"
 go test -race -count=1 -timeout 20m ./...
