@@ -21,7 +21,9 @@ import (
 func TestLoginAbandoned(t *testing.T) {
 	t.Parallel()
 	as := oauthtest.Start(t, nil)
-	h := oauthhost.Open(t, as.MCP, &oauthhost.Options{LoginTimeout: 300 * time.Millisecond}).Host
+	// LoginTimeout also bounds the next login, browser, grant and dial
+	// included: long enough for those on a busy machine.
+	h := oauthhost.Open(t, as.MCP, &oauthhost.Options{LoginTimeout: 3 * time.Second}).Host
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if st := h.Servers()[0]; st.Auth != host.NeedsLoginState("gh") {

@@ -120,7 +120,9 @@ func TestSemanticFallback(t *testing.T) {
 	want := strings.Join(lexical(t, paraphrase, 3), ",")
 	srv := startEmbedder(t)
 	var logs syncBuf
-	h := openWith(t, semanticConfig(t, srv, map[string]any{"timeoutMs": 200}),
+	// timeoutMs: long enough for the model's answer on a busy machine,
+	// far below its stall below.
+	h := openWith(t, semanticConfig(t, srv, map[string]any{"timeoutMs": 10000}),
 		&host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if got := h.SearchWords(paraphrase, 3); len(got) == 0 || got[0].Name != "s__echo" {
 		t.Fatalf("Search = %v, want s__echo first while the model works", names(got))
