@@ -44,15 +44,19 @@ func (realClock) At(t time.Time) <-chan time.Time { return time.After(time.Until
 // listChanged marks a server for re-listing and wakes the relister; it
 // never blocks the connection's notification handler. The mark is what
 // counts: when h.relists is full, an entry already queued wakes the
-// relister, which then finds every marked server. The name also travels
-// in the queue, for a server that a reload is adding and comp does not
-// hold yet.
+// relister, which then finds every marked server. Marked here, the server
+// is queued as "", a wake-up alone: marking it again on receipt would count
+// one notification twice when the relister has taken the mark in between
+// (on a chore's turn), and pace it as a flood. A server that a reload is
+// adding, not yet in comp, is queued by name, and marked on receipt.
 func (h *Host) listChanged(name string) {
+	queued := name
 	if s := h.comp.Load().servers[name]; s != nil {
 		s.relistAsked.Store(true)
+		queued = ""
 	}
 	select {
-	case h.relists <- name:
+	case h.relists <- queued:
 	default:
 	}
 }
@@ -101,7 +105,7 @@ func (h *Host) relister() {
 		case <-h.stop:
 			return
 		case name := <-h.relists:
-			if s := h.comp.Load().servers[name]; s != nil {
+			if s := h.comp.Load().servers[name]; name != "" && s != nil {
 				s.relistAsked.Store(true)
 			}
 		case <-tick.C:
