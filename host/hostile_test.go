@@ -666,7 +666,9 @@ func TestHostileSchema(t *testing.T) {
 	t.Parallel()
 	can := newCanary(t)
 	r := openHostile(t, map[string]any{
-		"hostile": hostileServer(t, hostile.ModeSchema, map[string]string{hostile.CanaryVar: can.URL}, nil),
+		// Its lists take seconds of CPU under the race detector: a
+		// startup timeout a busy machine meets.
+		"hostile": hostileServer(t, hostile.ModeSchema, map[string]string{hostile.CanaryVar: can.URL}, map[string]any{"startupTimeoutMs": 60000}),
 	}, nil, nil)
 	r.mustReady(t, "hostile")
 	tools := r.tools("hostile")
