@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +22,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/store/sqlite"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/oauthhost"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/oauthtest"
+	"github.com/switchboard-mcp/switchboard/internal/testkit/proc"
 )
 
 // perCallerGateway serves, over HTTP, a gateway whose one server, gh
@@ -207,6 +209,14 @@ func TestPerCallerRevokedGrant(t *testing.T) {
 		json.Unmarshal(rpc.Data, &data) //nolint:errcheck // checked by the call that follows
 		if err := oauthtest.BrowseAs(ctx, data.Elicitations[0].URL, who+"-gh"); err != nil {
 			t.Fatal(err)
+		}
+		// The browser is answered before the grant is fetched: a
+		// revocation must come after the tokens it revokes.
+		issued := func() bool {
+			return slices.ContainsFunc(as.Issued(), func(tok string) bool { return as.UserOf(tok) == who+"-gh" })
+		}
+		if !proc.Eventually(time.Minute, issued) {
+			t.Fatalf("no tokens issued to %s-gh", who)
 		}
 		sessions[who] = cs
 	}
