@@ -16,6 +16,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/store/postgres"
 	"github.com/switchboard-mcp/switchboard/internal/store/sqlite"
 	"github.com/switchboard-mcp/switchboard/internal/testkit/pgtest"
+	"github.com/switchboard-mcp/switchboard/internal/testkit/proc"
 )
 
 // TestAuditLog: rows queued before close are all written; a row recorded
@@ -78,14 +79,14 @@ func TestAuditLogBound(t *testing.T) {
 	for i := range 30 {
 		a.record(&store.Call{Time: start.Add(time.Duration(i)), Tool: fmt.Sprintf("s:t%02d", i), Server: "s", Outcome: outcomeOK})
 	}
-	if !eventually(func() bool { return a.waiting.Load() == 10 && a.dropped.Load() == 20 }) {
+	if !proc.Eventually(time.Minute, func() bool { return a.waiting.Load() == 10 && a.dropped.Load() == 20 }) {
 		t.Fatalf("waiting %d, dropped %d; want 10 and 20", a.waiting.Load(), a.dropped.Load())
 	}
 	if failures.Load() == 0 {
 		t.Error("the failed write was not reported")
 	}
 	end()
-	if !eventually(func() bool { return a.waiting.Load() == 0 }) {
+	if !proc.Eventually(time.Minute, func() bool { return a.waiting.Load() == 0 }) {
 		t.Fatalf("%d rows still waiting after the outage", a.waiting.Load())
 	}
 	got, err := st.Calls(context.Background(), store.CallFilter{Server: "s", Limit: 100})
@@ -108,18 +109,6 @@ func TestAuditLogBound(t *testing.T) {
 	a.close()
 	if n := a.dropped.Load(); n != 25 {
 		t.Errorf("dropped %d after a close during an outage, want 25", n)
-	}
-}
-
-// eventually polls cond for up to 10 seconds.
-func eventually(cond func() bool) bool {
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if cond() {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
 	}
 }
 
@@ -172,14 +161,14 @@ func TestAuditLogNoDropWhileUp(t *testing.T) {
 	for i := range 10 {
 		a.record(row(i))
 	}
-	if !eventually(func() bool { return a.waiting.Load() == 10 }) {
+	if !proc.Eventually(time.Minute, func() bool { return a.waiting.Load() == 10 }) {
 		t.Fatalf("waiting %d, want 10", a.waiting.Load())
 	}
 	st.down.Store(false)
 	for i := 10; i < 15; i++ {
 		a.record(row(i))
 	}
-	if !eventually(func() bool { return a.waiting.Load() == 0 }) {
+	if !proc.Eventually(time.Minute, func() bool { return a.waiting.Load() == 0 }) {
 		t.Fatalf("waiting %d after the store came back, want 0", a.waiting.Load())
 	}
 	if n := a.dropped.Load(); n != 0 {
@@ -190,12 +179,12 @@ func TestAuditLogNoDropWhileUp(t *testing.T) {
 	for i := 15; i < 20; i++ {
 		a.record(row(i))
 	}
-	if !eventually(func() bool { return a.waiting.Load() == 5 }) {
+	if !proc.Eventually(time.Minute, func() bool { return a.waiting.Load() == 5 }) {
 		t.Fatalf("waiting %d, want 5", a.waiting.Load())
 	}
 	st.down.Store(false)
 	a.nudge()
-	if !eventually(func() bool { return a.waiting.Load() == 0 }) {
+	if !proc.Eventually(time.Minute, func() bool { return a.waiting.Load() == 0 }) {
 		t.Fatalf("waiting %d after a nudge, want 0", a.waiting.Load())
 	}
 	got, err := st.Calls(context.Background(), store.CallFilter{Server: "s", Limit: 100})
@@ -223,7 +212,7 @@ func TestStoreUpSaysAuditRowsWait(t *testing.T) {
 	}
 	st.down.Store(true)
 	h.audit.record(&store.Call{Time: time.Now(), Tool: "s:t", Server: "s", Outcome: outcomeOK})
-	if !eventually(func() bool { return h.auditStats().Waiting == 1 }) {
+	if !proc.Eventually(time.Minute, func() bool { return h.auditStats().Waiting == 1 }) {
 		t.Fatal("the refused row is not waiting")
 	}
 	if h.storeUp() {
@@ -234,7 +223,7 @@ func TestStoreUpSaysAuditRowsWait(t *testing.T) {
 	}
 	st.down.Store(false)
 	h.readiness(context.Background()) // a ping that answers nudges the writer
-	if !eventually(func() bool { return h.storeUp() && h.readiness(context.Background()) == nil }) {
+	if !proc.Eventually(time.Minute, func() bool { return h.storeUp() && h.readiness(context.Background()) == nil }) {
 		t.Errorf("after the store took writes again: StoreUp %v, Ready %v", h.storeUp(), h.readiness(context.Background()))
 	}
 }

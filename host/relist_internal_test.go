@@ -10,6 +10,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/testkit"
+	"github.com/switchboard-mcp/switchboard/internal/testkit/proc"
 )
 
 // TestRelistPace: the gap after each re-listing, from a fresh pace, for a
@@ -195,7 +196,7 @@ func TestRelisterPacing(t *testing.T) {
 	listed := func(step, tool string) {
 		t.Helper()
 		// The rebuild follows the re-listing on the relister.
-		if !eventually(func() bool { _, err := h.tool(tool); return err == nil }) {
+		if !proc.Eventually(time.Minute, func() bool { _, err := h.tool(tool); return err == nil }) {
 			t.Fatalf("%s: %s not listed", step, tool)
 		}
 	}
