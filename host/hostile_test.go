@@ -65,7 +65,11 @@ func hostileServer(t testing.TB, mode string, env map[string]string, extra map[s
 	for k, v := range env {
 		e[k] = v
 	}
-	s := map[string]any{"command": self(t), "env": e}
+	// A minute to start unless extra says otherwise: some modes list
+	// thousands of items, or schemas that take seconds of CPU to vet
+	// under the race detector, and the default 10 s is not for a busy
+	// machine.
+	s := map[string]any{"command": self(t), "env": e, "startupTimeoutMs": 60000}
 	for k, v := range extra {
 		s[k] = v
 	}
@@ -666,9 +670,7 @@ func TestHostileSchema(t *testing.T) {
 	t.Parallel()
 	can := newCanary(t)
 	r := openHostile(t, map[string]any{
-		// Its lists take seconds of CPU under the race detector: a
-		// startup timeout a busy machine meets.
-		"hostile": hostileServer(t, hostile.ModeSchema, map[string]string{hostile.CanaryVar: can.URL}, map[string]any{"startupTimeoutMs": 60000}),
+		"hostile": hostileServer(t, hostile.ModeSchema, map[string]string{hostile.CanaryVar: can.URL}, nil),
 	}, nil, nil)
 	r.mustReady(t, "hostile")
 	tools := r.tools("hostile")
