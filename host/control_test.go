@@ -3,6 +3,7 @@ package host_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"sync"
 	"testing"
@@ -78,21 +79,34 @@ func TestRestart(t *testing.T) {
 func TestLiveCalls(t *testing.T) {
 	t.Parallel()
 	h := open(t, parse(t, map[string]any{"a": child(t, testkit.ModeServer, nil)}, nil))
-	progressed := make(chan struct{}, 10)
+	progressed := make(chan struct{}, 1)
 	done := make(chan error, 1)
+	// A call of a minute at least, ended by the test once it is seen.
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
 	go func() {
-		_, err := h.Call(context.Background(), "a:slow", json.RawMessage(`{"steps":3,"delay_ms":300}`), &host.CallOptions{
-			Client: "c1", Progress: func(host.Progress) { progressed <- struct{}{} },
+		_, err := h.Call(ctx, "a:slow", json.RawMessage(`{"steps":200,"delay_ms":300}`), &host.CallOptions{
+			Client: "c1", Progress: func(host.Progress) {
+				select {
+				case progressed <- struct{}{}:
+				default:
+				}
+			},
 		})
 		done <- err
 	}()
-	<-progressed
+	select {
+	case <-progressed:
+	case err := <-done:
+		t.Fatalf("the call ended before any progress: %v", err)
+	}
 	live := h.LiveCalls()
-	if len(live) != 1 || live[0].Tool != "a:slow" || live[0].Server != "a" || live[0].Client != "c1" || live[0].Total != 3 || live[0].Progress < 1 {
+	if len(live) != 1 || live[0].Tool != "a:slow" || live[0].Server != "a" || live[0].Client != "c1" || live[0].Total != 200 || live[0].Progress < 1 {
 		t.Fatalf("in flight: %+v", live)
 	}
-	if err := <-done; err != nil {
-		t.Fatal(err)
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the cancelled call: %v", err)
 	}
 	if live := h.LiveCalls(); len(live) != 0 {
 		t.Fatalf("after: %+v", live)
