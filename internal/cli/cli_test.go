@@ -311,14 +311,20 @@ func TestServeStdioEnv(t *testing.T) {
 	t.Parallel()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	done := make(chan result, 1)
+	t.Cleanup(func() { inW.Close(); outR.Close() }) // serve ends however the test does
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	env := cli.Env{Args: []string{"serve", "--stdio", "--home", t.TempDir()},
+		Stdin: inR, Stdout: outW, Stderr: &stderr, LookupEnv: homeEnv(t.TempDir()),
+		Executable: exe, StartupWait: testWait}
+	done := make(chan int, 1)
 	go func() {
-		var stderr bytes.Buffer
-		r := runWith(t, cli.Env{Args: []string{"serve", "--stdio", "--home", t.TempDir()},
-			Stdin: inR, Stdout: outW, Stderr: &stderr, LookupEnv: homeEnv(t.TempDir())})
-		r.stderr = stderr.String()
+		code := cli.Run(context.Background(), env)
 		outW.Close()
-		done <- r
+		done <- code
 	}()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(t.Context(),
 		&mcp.IOTransport{Reader: outR, Writer: inW}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
@@ -330,8 +336,13 @@ func TestServeStdioEnv(t *testing.T) {
 		t.Errorf("echo = %+v, %v", res, err)
 	}
 	cs.Close() // closes inW: serve sees the end of its stdin
-	if r := <-done; r.code != 0 {
-		t.Errorf("serve --stdio: exit %d after stdin closed\n%s", r.code, r.stderr)
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("serve --stdio: exit %d after stdin closed\n%s", code, stderr.String())
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("serve --stdio still running a minute after its stdin closed")
 	}
 }
 
