@@ -286,20 +286,42 @@ func contains(list []string, s string) bool {
 }
 
 // TestCancellationReachesUpstream: a client cancelling a call cancels the
-// upstream handler.
+// upstream handler. The call is cancelled once its first progress shows
+// the upstream is running it, and would otherwise take ten minutes.
 func TestCancellationReachesUpstream(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, nil)
+	// "far" has ten minutes for a call, so that only the cancellation,
+	// not the call timeout, can end the slow call.
+	far := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return testkit.NewServer() },
+		&mcp.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true}))
+	t.Cleanup(far.Close)
+	f := newFixture(t, map[string]any{"far": map[string]any{"url": far.URL, "trust": "trusted", "callTimeoutMs": 600000}})
 	for _, version := range []string{"", "2025-11-25"} {
-		cs, _ := f.connect(t, version)
+		cs, progress := f.connect(t, version)
 		before := testkit.SlowCancelled.Load()
-		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "web__slow", Arguments: map[string]any{"steps": 100, "delay_ms": 100}})
-		cancel()
-		if err == nil {
-			t.Fatalf("era %q: cancelled call succeeded", version)
+		ctx, cancel := context.WithCancel(context.Background())
+		params := &mcp.CallToolParams{Name: "far__slow", Arguments: map[string]any{"steps": 6000, "delay_ms": 100}}
+		tok := "cancel" + version
+		params.SetProgressToken(tok)
+		called := make(chan error, 1)
+		go func() {
+			_, err := cs.CallTool(ctx, params)
+			called <- err
+		}()
+		if !proc.Eventually(time.Minute, func() bool { return len(progress.get(tok)) > 0 }) {
+			cancel()
+			t.Fatalf("era %q: no progress from the slow call within a minute", version)
 		}
-		if !proc.Eventually(5*time.Second, func() bool { return testkit.SlowCancelled.Load() > before }) {
+		cancel()
+		select {
+		case err := <-called:
+			if err == nil {
+				t.Fatalf("era %q: cancelled call succeeded", version)
+			}
+		case <-time.After(time.Minute):
+			t.Fatalf("era %q: the cancelled call had not returned a minute later", version)
+		}
+		if !proc.Eventually(time.Minute, func() bool { return testkit.SlowCancelled.Load() > before }) {
 			t.Errorf("era %q: the upstream handler never saw the cancellation", version)
 		}
 	}

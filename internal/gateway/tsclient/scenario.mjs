@@ -63,31 +63,38 @@ export async function run(report, api, probe) {
         for (const t of ['ask', 'sample', 'roots']) {
             report.calls[tool(t)] = await call(tool(t), {});
         }
-        // Cancellation: abort a call that would take ten seconds.
+        // Cancellation: abort a call that would take ten minutes, once
+        // its first progress shows the upstream is running it (an abort
+        // that comes before the request reached the upstream would
+        // leave the upstream nothing to cancel).
         const cancelledBefore = await upstreamCancelled(probe);
         const ac = new AbortController();
-        const started = Date.now();
         const progressBeforeAbort = [];
-        const pending = call(tool('slow'), { steps: 100, delay_ms: 100 }, {
+        let running;
+        const firstProgress = new Promise(resolve => { running = resolve; });
+        const pending = call(tool('slow'), { steps: 6000, delay_ms: 100 }, {
             signal: ac.signal,
-            onprogress: p => progressBeforeAbort.push(p.progress)
+            onprogress: p => { progressBeforeAbort.push(p.progress); running(); }
         });
-        await sleep(350);
+        let giveUp;
+        await Promise.race([firstProgress, new Promise(resolve => { giveUp = setTimeout(resolve, 30000); })]);
+        clearTimeout(giveUp); // a pending timer would keep the script alive
+        const aborted = Date.now();
         ac.abort(new Error('cancelled by tsclient'));
         const outcome = await pending;
-        report.cancel[tool('slow')] = { ...outcome, elapsedMs: Date.now() - started, progressBeforeAbort: progressBeforeAbort.length };
+        report.cancel[tool('slow')] = { ...outcome, elapsedMs: Date.now() - aborted, progressBeforeAbort: progressBeforeAbort.length };
         if (server === 'web') {
             // The in-process upstream's handler must see the cancellation
             // while this client is still connected (not merely when it
             // closes its session at the end).
-            const deadline = Date.now() + 5000;
+            const deadline = Date.now() + 30000;
             let seen = false;
             while (!seen && Date.now() < deadline) {
                 seen = (await upstreamCancelled(probe)) > cancelledBefore;
                 if (!seen) await sleep(20);
             }
             report.cancel[tool('slow')].upstreamSawCancel = seen;
-            report.cancel[tool('slow')].upstreamCancelMs = Date.now() - started;
+            report.cancel[tool('slow')].upstreamCancelMs = Date.now() - aborted;
         }
         // The connection and the upstream still work after the cancel.
         report.calls[`${tool('echo')}#after-cancel`] = await call(tool('echo'), { text: 'still here' });

@@ -47,8 +47,8 @@ func TestMain(m *testing.M) {
 const token = "tsclient-token-0123456789abcdef"
 
 // scriptTimeout bounds one client script run; a run takes two to four
-// seconds (two cancelled ten-second calls included).
-const scriptTimeout = 90 * time.Second
+// seconds (two cancelled ten-minute calls included).
+const scriptTimeout = 3 * time.Minute
 
 // The pinned packages (scripts/peers-install.sh), relative to the peers
 // directory.
@@ -81,8 +81,10 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	data, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
-		"s":   map[string]any{"command": exe, "env": testkit.ChildEnv(testkit.ModeServer), "trust": "trusted", "protocolVersion": "2026-07-28"},
-		"web": map[string]any{"url": web.URL, "trust": "trusted"},
+		"s": map[string]any{"command": exe, "env": testkit.ChildEnv(testkit.ModeServer), "trust": "trusted", "protocolVersion": "2026-07-28"},
+		// Ten minutes for a call, so that only the client's cancellation,
+		// not the call timeout, can end the slow call the scripts cancel.
+		"web": map[string]any{"url": web.URL, "trust": "trusted", "callTimeoutMs": 600000},
 	}})
 	cfg, err := config.Parse(data, "tsclient.json", nil)
 	if err != nil {
@@ -307,7 +309,7 @@ type expect struct {
 // to have seen the script's cancellation of web__slow.
 func checkUpstreamCancelled(t *testing.T, before int64) {
 	t.Helper()
-	if !proc.Eventually(5*time.Second, func() bool { return testkit.SlowCancelled.Load() > before }) {
+	if !proc.Eventually(time.Minute, func() bool { return testkit.SlowCancelled.Load() > before }) {
 		t.Errorf("web__slow: the upstream handler never saw the client's cancellation")
 	}
 }
@@ -394,14 +396,14 @@ func checkReport(t *testing.T, r *report, want expect) {
 			t.Errorf("%sslow: not cancelled", p)
 		case c.Error == "" || c.Text != "":
 			t.Errorf("%sslow: cancelled call ended with %+v, want the abort error", p, c)
-		case c.ElapsedMs > 5000:
-			t.Errorf("%sslow: the cancelled call took %d ms to end", p, c.ElapsedMs)
+		case c.ElapsedMs > 30000:
+			t.Errorf("%sslow: the cancelled call took %d ms after the abort to end", p, c.ElapsedMs)
 		}
 		if c.ProgressBeforeAbort == 0 {
-			t.Logf("%sslow: no progress reached the client before the abort", p)
+			t.Errorf("%sslow: no progress reached the client within 30 s of the call", p)
 		}
 		if server == "web" && !c.UpstreamSawCancel {
-			t.Errorf("web__slow: the upstream handler did not see the cancellation within 5 s while the client was connected")
+			t.Errorf("web__slow: the upstream handler did not see the cancellation within 30 s while the client was connected")
 		}
 		result(p+"echo#after-cancel", "still here")
 	}
