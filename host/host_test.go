@@ -78,8 +78,15 @@ func child(t testing.TB, mode string, extra map[string]any) map[string]any {
 func parse(t testing.TB, servers map[string]any, lookup map[string]string) *config.Config {
 	t.Helper()
 	for _, s := range servers {
-		if m, ok := s.(map[string]any); ok && m["command"] != nil && m["sandbox"] == nil {
+		m, ok := s.(map[string]any)
+		if !ok {
+			continue
+		}
+		if m["command"] != nil && m["sandbox"] == nil {
 			m["sandbox"] = testSandbox
+		}
+		if m["startupTimeoutMs"] == nil {
+			m["startupTimeoutMs"] = testStartupMs
 		}
 	}
 	data, err := json.Marshal(map[string]any{"mcpServers": servers})
@@ -95,6 +102,12 @@ func parse(t testing.TB, servers map[string]any, lookup map[string]string) *conf
 	}
 	return cfg
 }
+
+// testStartupMs is a test server's startup timeout unless it sets its
+// own: a minute, as a machine busy with other test packages under the
+// race detector needs to start and list even an in-process server. A
+// test of the startup timeout sets a shorter one.
+const testStartupMs = 60000
 
 // testSandbox is the default sandbox with the temporary directory granted.
 var testSandbox = map[string]any{"write": []string{os.TempDir()}}

@@ -69,6 +69,14 @@ func newFixtureWith(t *testing.T, extra, top map[string]any) *fixture {
 	for k, v := range extra {
 		servers[k] = v
 	}
+	for _, s := range servers {
+		// A minute to start and list unless a test sets its own: a
+		// machine busy with other test packages under the race detector
+		// needs it even for an in-process server.
+		if m, ok := s.(map[string]any); ok && m["startupTimeoutMs"] == nil {
+			m["startupTimeoutMs"] = 60000
+		}
+	}
 	doc := map[string]any{"mcpServers": servers}
 	for k, v := range top {
 		doc[k] = v
@@ -308,9 +316,13 @@ func TestCancellationReachesUpstream(t *testing.T) {
 			_, err := cs.CallTool(ctx, params)
 			called <- err
 		}()
-		if !proc.Eventually(time.Minute, func() bool { return len(progress.get(tok)) > 0 }) {
+		if !proc.Eventually(time.Minute, func() bool { return len(progress.get(tok)) > 0 || len(called) > 0 }) {
 			cancel()
 			t.Fatalf("era %q: no progress from the slow call within a minute", version)
+		}
+		if len(called) > 0 {
+			cancel()
+			t.Fatalf("era %q: the slow call ended before any progress: %v", version, <-called)
 		}
 		cancel()
 		select {
