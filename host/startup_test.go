@@ -144,7 +144,9 @@ func TestStartupTimeoutNamesThePhase(t *testing.T) {
 		"modern": child(t, testkit.ModeHang, map[string]any{"startupTimeoutMs": 1000, "protocolVersion": "2026-07-28"}),
 		"legacy": child(t, testkit.ModeHang, map[string]any{"startupTimeoutMs": 1000, "protocolVersion": "2025-11-25"}),
 		"http":   map[string]any{"type": "http", "url": hung.URL, "trust": "trusted", "startupTimeoutMs": 1000, "startupAttempts": 1},
-		"lists":  map[string]any{"type": "http", "url": lists.URL, "trust": "trusted", "startupTimeoutMs": 1000, "startupAttempts": 1},
+		// Ten seconds: the handshake must go through before the timeout,
+		// even on a busy machine.
+		"lists": map[string]any{"type": "http", "url": lists.URL, "trust": "trusted", "startupTimeoutMs": 10000, "startupAttempts": 1},
 	}
 	h := open(t, parse(t, servers, nil))
 	want := map[string]string{
@@ -152,7 +154,7 @@ func TestStartupTimeoutNamesThePhase(t *testing.T) {
 		"modern": "did not answer server/discover within 1s (startupTimeoutMs)",
 		"legacy": "did not answer initialize within 1s (startupTimeoutMs)",
 		"http":   "did not answer initialize within 1s (startupTimeoutMs)",
-		"lists":  "did not answer tools/list within 1s (startupTimeoutMs)", // the handshake went through
+		"lists":  "did not answer tools/list within 10s (startupTimeoutMs)", // the handshake went through
 	}
 	for name, w := range want {
 		st := status(h, name)

@@ -151,6 +151,14 @@ func sandboxSettings(s *config.Server) *sandbox.Settings {
 	return st
 }
 
+// exitReadGrace bounds how long a failed handshake waits for the child
+// to be reaped and its stdout read to the end, so that its exit status
+// and banner go into the error. A child that exits on its own is reaped
+// at once; the bound is reached only when it lingers or a descendant
+// holds its stdout, and is seconds so that a busy machine still reads a
+// banner in time.
+const exitReadGrace = 5 * time.Second
+
 // exitedAlone says how the child ended ("exit status 1") when the
 // handshake failed because its stdout ended, which a child does as it
 // exits; "" otherwise (after other failures the connection's close stops
@@ -159,7 +167,7 @@ func exitedAlone(p *launcher.Process, err error) string {
 	if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, syscall.EPIPE) {
 		return "" // not a server gone: EOF on its stdout, or its stdin closed under a write
 	}
-	timeout := time.After(time.Second)
+	timeout := time.After(exitReadGrace)
 	select {
 	case <-p.Done():
 	case <-timeout:
