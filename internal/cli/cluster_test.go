@@ -194,6 +194,7 @@ type outcome struct {
 	lost     atomic.Int64 // calls never answered as asked
 	reinits  atomic.Int64 // legacy sessions opened again after theirs was lost
 	failures sync.Map     // a sample of why, for the log
+	sessions sync.Map     // the IDs of the legacy sessions opened
 }
 
 func (o *outcome) String() string {
@@ -277,6 +278,7 @@ func (c *legacyClient) call(ctx context.Context, client, n int, o *outcome) {
 				continue
 			}
 			o.reinits.Add(1)
+			o.sessions.Store(c.cs.ID(), true)
 		}
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		res, err := c.cs.CallTool(cctx, &mcp.CallToolParams{Name: tool, Arguments: args})
@@ -310,6 +312,13 @@ func (c *legacyClient) call(ctx context.Context, client, n int, o *outcome) {
 // demoOnly the stateless clients call only the demo server.
 func load(ctx context.Context, endpoint string, clients, each int, stop <-chan struct{}, demoOnly bool) (modernOut, legacyOut *outcome) {
 	modernOut, legacyOut = &outcome{}, &outcome{}
+	loadInto(ctx, endpoint, clients, each, stop, demoOnly, modernOut, legacyOut)
+	return modernOut, legacyOut
+}
+
+// loadInto is load counting into outcomes of the caller's, which it can
+// read while the load runs.
+func loadInto(ctx context.Context, endpoint string, clients, each int, stop <-chan struct{}, demoOnly bool, modernOut, legacyOut *outcome) {
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients}}
 	var wg sync.WaitGroup
 	for i := range clients {
@@ -336,6 +345,8 @@ func load(ctx context.Context, endpoint string, clients, each int, stop <-chan s
 				// Its replica may be draining: call connects again.
 				legacyOut.failures.Store("initialize: "+err.Error(), true)
 				legacyOut.reinits.Add(-1)
+			} else {
+				legacyOut.sessions.Store(c.cs.ID(), true)
 			}
 			for n := 0; n < each; n++ {
 				select {
@@ -348,7 +359,6 @@ func load(ctx context.Context, endpoint string, clients, each int, stop <-chan s
 		})
 	}
 	wg.Wait()
-	return modernOut, legacyOut
 }
 
 var callsTotalRE = regexp.MustCompile(`(?m)^switchboard_calls_total\{[^}]*\} (\d+)`)
@@ -624,20 +634,47 @@ func TestCluster(t *testing.T) {
 		t.Errorf("legacy clients through a rolling restart: %s; want none lost, and those of restarted replicas re-initialized", lo)
 	}
 
-	// SIGKILL C under load.
+	// SIGKILL a replica under load: one that holds a legacy client's
+	// session, so that some legacy clients must re-initialize (HAProxy's
+	// round robin may have put none on a given replica). The survivors
+	// are A and B from here on.
 	stop = make(chan struct{})
 	killed := make(chan struct{})
+	mo, lo = &outcome{}, &outcome{}
+	victim, found := c, false
 	go func() {
 		time.Sleep(500 * time.Millisecond)
-		c.cmd.Process.Signal(syscall.SIGKILL)
-		<-c.exited
+		found = proc.Eventually(30*time.Second, func() bool {
+			for _, r := range reps {
+				if r.holdsOneOf(ctx, &lo.sessions) {
+					victim = r
+					return true
+				}
+			}
+			return false
+		})
+		victim.cmd.Process.Signal(syscall.SIGKILL)
+		<-victim.exited
 		close(killed)
-		time.Sleep(3 * time.Second) // past haproxy's marking C down
+		time.Sleep(3 * time.Second) // past haproxy's marking it down
 		close(stop)
 	}()
-	mo, lo = load(ctx, front, clients, 1<<30, stop, false)
+	loadInto(ctx, front, clients, 1<<30, stop, false, mo, lo)
 	<-killed
-	t.Logf("load with replica C killed: stateless %s; legacy %s", mo, lo)
+	if !found {
+		t.Errorf("no replica answered a ping in any of the legacy clients' sessions: killed C")
+	}
+	var survivors []*replica
+	var killedName string
+	for i, r := range reps {
+		if r != victim {
+			survivors = append(survivors, r)
+		} else {
+			killedName = string(rune('A' + i))
+		}
+	}
+	a, b = survivors[0], survivors[1]
+	t.Logf("load with replica %s killed: stateless %s; legacy %s", killedName, mo, lo)
 	if mo.lost.Load() != 0 || mo.calls.Load() == 0 {
 		t.Errorf("stateless calls lost when a replica died: %s", mo)
 	}
@@ -645,7 +682,7 @@ func TestCluster(t *testing.T) {
 		t.Errorf("stateless calls when a replica died: %s; want only those in flight on it (one per client at most) retried", mo)
 	}
 	if lo.lost.Load() != 0 || lo.calls.Load() == 0 || lo.reinits.Load() == 0 {
-		t.Errorf("legacy clients when a replica died: %s; want none lost and C's clients re-initialized", lo)
+		t.Errorf("legacy clients when a replica died: %s; want none lost and the dead replica's clients re-initialized", lo)
 	}
 
 	// SIGTERM B while a slow call runs on it; A and B share the calls.
@@ -697,6 +734,31 @@ func withoutCalls(stderr string) string {
 		}
 	}
 	return b.String()
+}
+
+// holdsOneOf says whether r holds one of the legacy sessions whose IDs
+// are the keys of ids: a ping sent straight to r in that session is
+// answered, where a replica without it answers 404.
+func (r *replica) holdsOneOf(ctx context.Context, ids *sync.Map) bool {
+	held := false
+	ids.Range(func(id, _ any) bool {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.endpoint, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+		if err != nil {
+			return false
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Session-Id", id.(string))
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return true
+		}
+		resp.Body.Close()
+		held = resp.StatusCode == http.StatusOK
+		return !held
+	})
+	return held
 }
 
 var inFlightRE = regexp.MustCompile(`(?m)^switchboard_calls_in_flight(?:\{[^}]*\})? (\d+)`)
