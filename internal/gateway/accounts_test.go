@@ -40,7 +40,7 @@ func TestConnectEveryAccount(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	h, syncs := openHost(t, parseWithEnv(t, doc, map[string]string{"ALICE_TOKEN": aliceTok, "BOB_TOKEN": bobTok}),
+	h, syncs := openHost(t, parseDoc(t, doc, map[string]string{"ALICE_TOKEN": aliceTok, "BOB_TOKEN": bobTok}),
 		*hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond, OAuth: &host.OAuthOptions{TokensPath: filepath.Join(t.TempDir(), "creds.json"), GrantKey: oauthhost.GrantKey}}, db))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

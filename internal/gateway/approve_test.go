@@ -13,7 +13,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/gateway"
 	"github.com/switchboard-mcp/switchboard/internal/hostlink"
@@ -29,14 +28,10 @@ const approvalPage = "http://127.0.0.1:1/ui/approvals/"
 func approvalGateway(t *testing.T) (*gateway.Gateway, *host.Host) {
 	t.Helper()
 	exe, _ := os.Executable()
-	data, _ := json.Marshal(map[string]any{
+	cfg := parseDoc(t, map[string]any{
 		"mcpServers": map[string]any{"s": map[string]any{"command": exe, "env": testkit.ChildEnv(testkit.ModeServer), "trust": "trusted"}},
 		"policy":     map[string]any{"approve": map[string]any{"tools": []string{"s:echo"}}},
-	})
-	cfg, err := config.Parse(data, "test.json", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	}, nil)
 	st, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"), nil)
 	if err != nil {
 		t.Fatal(err)

@@ -30,7 +30,7 @@ func TestCallerLoginAcrossReplicas(t *testing.T) {
 		"mcpServers": map[string]any{"gh": map[string]any{"url": as.MCP, "trust": "trusted", "oauth": map[string]any{"perCaller": true}}},
 		"clients":    map[string]any{"alice": map[string]any{"tokenEnv": "ALICE_TOKEN"}},
 	}
-	cfg := parseWithEnv(t, doc, map[string]string{"ALICE_TOKEN": aliceTok})
+	cfg := parseDoc(t, doc, map[string]string{"ALICE_TOKEN": aliceTok})
 	dir := t.TempDir()
 	lnA, lnB := listen(t), listen(t)
 	callback := "http://" + lnB.Addr().String() + frontdoor.OAuthCallbackPath

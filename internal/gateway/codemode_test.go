@@ -13,7 +13,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/gateway"
 	"github.com/switchboard-mcp/switchboard/internal/hostlink"
@@ -70,15 +69,11 @@ func TestCodeRunThroughTheGateway(t *testing.T) {
 func TestCodeRunHeldCallURLElicitationRequired(t *testing.T) {
 	t.Parallel()
 	exe, _ := os.Executable()
-	data, _ := json.Marshal(map[string]any{
+	cfg := parseDoc(t, map[string]any{
 		"context":    map[string]any{"codeMode": map[string]any{"enabled": true, "cpuMs": 60000}},
 		"mcpServers": map[string]any{"s": map[string]any{"command": exe, "env": testkit.ChildEnv(testkit.ModeServer), "trust": "trusted"}},
 		"policy":     map[string]any{"approve": map[string]any{"tools": []string{"s:echo"}}},
-	})
-	cfg, err := config.Parse(data, "test.json", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	}, nil)
 	st, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"), nil)
 	if err != nil {
 		t.Fatal(err)

@@ -42,7 +42,7 @@ func TestTokenExchange(t *testing.T) {
 	as.AddClient("gw")
 	doc := map[string]any{"mcpServers": map[string]any{"gh": map[string]any{"url": as.MCP, "trust": "trusted",
 		"oauth": map[string]any{"perCaller": true, "tokenExchange": true, "clientId": "gw", "issuer": as.Issuer}}}}
-	cfg := parseWithEnv(t, doc, nil)
+	cfg := parseDoc(t, doc, nil)
 	var recMu sync.Mutex
 	seenAs := map[string]string{}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -129,7 +129,7 @@ func TestTokenExchangeActor(t *testing.T) {
 	doc := map[string]any{"mcpServers": map[string]any{"gh": map[string]any{"url": as.MCP, "trust": "trusted",
 		"oauth": map[string]any{"perCaller": true, "tokenExchange": true, "actorToken": "client_credentials",
 			"clientId": "gw", "clientSecretEnv": "GW_SECRET", "issuer": as.Issuer}}}}
-	cfg := parseWithEnv(t, doc, map[string]string{"GW_SECRET": "gw-secret"})
+	cfg := parseDoc(t, doc, map[string]string{"GW_SECRET": "gw-secret"})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	aud := exchangeGateway(ctx, t, is, cfg, nil)

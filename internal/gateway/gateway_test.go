@@ -69,28 +69,43 @@ func newFixtureWith(t *testing.T, extra, top map[string]any) *fixture {
 	for k, v := range extra {
 		servers[k] = v
 	}
-	for _, s := range servers {
-		// A minute to start and list unless a test sets its own: a
-		// machine busy with other test packages under the race detector
-		// needs it even for an in-process server.
-		if m, ok := s.(map[string]any); ok && m["startupTimeoutMs"] == nil {
-			m["startupTimeoutMs"] = 60000
-		}
-	}
 	doc := map[string]any{"mcpServers": servers}
 	for k, v := range top {
 		doc[k] = v
 	}
-	data, _ := json.Marshal(doc)
-	cfg, err := config.Parse(data, "test.json", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := parseDoc(t, doc, nil)
 	h, syncs := openHost(t, cfg, host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond, Forward: true})
 	g := gateway.New(h, &gateway.Options{Version: "test", PageSize: 3, OnConfirm: cfg.Policy.OnConfirm})
 	syncs(g)
 	base := serveHTTP(t, g, gateway.HTTPOptions{Front: frontdoor.Options{Token: token}})
 	return &fixture{url: base + "/mcp", host: h}
+}
+
+// parseDoc parses the configuration doc with the environment env. Each
+// server gets a minute to start and list unless the test sets its own
+// startupTimeoutMs: a machine busy with other test packages under the
+// race detector needs it even for an in-process server.
+func parseDoc(t testing.TB, doc map[string]any, env map[string]string) *config.Config {
+	t.Helper()
+	if servers, ok := doc["mcpServers"].(map[string]any); ok {
+		for _, s := range servers {
+			if m, ok := s.(map[string]any); ok && m["startupTimeoutMs"] == nil {
+				m["startupTimeoutMs"] = 60000
+			}
+		}
+	}
+	data, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse(data, "test.json", &config.LoadOptions{LookupEnv: func(k string) (string, bool) {
+		v, ok := env[k]
+		return v, ok
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
 }
 
 // modernStdio is the stdio test server on 2026-07-28, the era a stdio

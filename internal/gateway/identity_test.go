@@ -16,7 +16,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/demo"
 	"github.com/switchboard-mcp/switchboard/internal/frontdoor"
@@ -68,7 +67,7 @@ func (a *authGateway) reload(t *testing.T, top map[string]any) {
 	for k, v := range top {
 		doc[k] = v
 	}
-	if err := a.host.Reload(context.Background(), parseWithEnv(t, doc, a.env)); err != nil {
+	if err := a.host.Reload(context.Background(), parseDoc(t, doc, a.env)); err != nil {
 		t.Fatal(err)
 	}
 	a.g.Sync()
@@ -97,7 +96,7 @@ func newAuthGatewayWith(t *testing.T, top map[string]any, env map[string]string,
 	for k, v := range top {
 		doc[k] = v
 	}
-	cfg := parseWithEnv(t, doc, env)
+	cfg := parseDoc(t, doc, env)
 	opts := host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond}
 	if st != nil {
 		hostlink.WithStore(&opts, st)
@@ -114,22 +113,6 @@ func newAuthGatewayWith(t *testing.T, top map[string]any, env map[string]string,
 	hopts.Auth = auth(base)
 	serveOn(t, g, ln, hopts)
 	return &authGateway{base: base, host: h, g: g, demo: demoURL, env: env}
-}
-
-func parseWithEnv(t *testing.T, doc map[string]any, env map[string]string) *config.Config {
-	t.Helper()
-	data, err := json.Marshal(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Parse(data, "test.json", &config.LoadOptions{LookupEnv: func(k string) (string, bool) {
-		v, ok := env[k]
-		return v, ok
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cfg
 }
 
 type withToken struct{ tok string }
@@ -453,7 +436,7 @@ func TestProfileHidesOtherServers(t *testing.T) {
 	for k, v := range top {
 		doc[k] = v
 	}
-	if err := gw.host.Reload(context.Background(), parseWithEnv(t, doc, gw.env)); err != nil {
+	if err := gw.host.Reload(context.Background(), parseDoc(t, doc, gw.env)); err != nil {
 		t.Fatal(err)
 	}
 	if err := gw.host.Ready(context.Background(), "b"); err != nil {

@@ -16,7 +16,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/frontdoor"
 	"github.com/switchboard-mcp/switchboard/internal/gateway"
@@ -308,11 +307,7 @@ func TestNothingLeaksOutOfAView(t *testing.T) {
 				"profiles": profiles,
 				"context":  map[string]any{"deferTools": tc.deferred},
 			}
-			data, _ := json.Marshal(doc)
-			cfg, err := config.Parse(data, "test.json", nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			cfg := parseDoc(t, doc, nil)
 			var gws []*gateway.Gateway
 			var gwMu sync.Mutex
 			h, err := host.Open(context.Background(), cfg, &host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond, OnChange: func() {

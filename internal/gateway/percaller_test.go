@@ -38,7 +38,7 @@ func perCallerGateway(t *testing.T, onCall func(host.CallRecord)) (*oauthtest.Se
 			"bob":   map[string]any{"tokenEnv": "BOB_TOKEN"},
 		},
 	}
-	cfg := parseWithEnv(t, doc, map[string]string{"ALICE_TOKEN": aliceTok, "BOB_TOKEN": bobTok})
+	cfg := parseDoc(t, doc, map[string]string{"ALICE_TOKEN": aliceTok, "BOB_TOKEN": bobTok})
 	db, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"), nil)
 	if err != nil {
 		t.Fatal(err)

@@ -38,7 +38,7 @@ func TestQuotaPerIdentity(t *testing.T) {
 	defer cancel()
 	var endpoints [2]string
 	for i := range endpoints {
-		h, syncs := openHost(t, parseWithEnv(t, doc, nil), *hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond}, db))
+		h, syncs := openHost(t, parseDoc(t, doc, nil), *hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond}, db))
 		if err := h.Ready(ctx, "demo"); err != nil {
 			t.Fatal(err)
 		}

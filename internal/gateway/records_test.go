@@ -2,7 +2,6 @@ package gateway_test
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"os"
 	"sync"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/frontdoor"
 	"github.com/switchboard-mcp/switchboard/internal/gateway"
@@ -28,13 +26,9 @@ func TestCallerInRecords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+	cfg := parseDoc(t, map[string]any{"mcpServers": map[string]any{
 		"s": map[string]any{"command": exe, "env": testkit.ChildEnv(testkit.ModeServer), "trust": "trusted", "protocolVersion": "2025-11-25"},
-	}})
-	cfg, err := config.Parse(data, "test.json", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	}}, nil)
 	var mu sync.Mutex
 	var recs []host.CallRecord
 	h, syncs := openHost(t, cfg, host.Options{Ephemeral: true, StopTimeout: 500 * time.Millisecond, OnCall: func(r host.CallRecord) {

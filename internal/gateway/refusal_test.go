@@ -40,15 +40,7 @@ func serveStored(t *testing.T, servers map[string]any, st store.Store) (*mcp.Cli
 
 func parseServers(t *testing.T, servers map[string]any) *config.Config {
 	t.Helper()
-	data, err := json.Marshal(map[string]any{"mcpServers": servers})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Parse(data, "test.json", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cfg
+	return parseDoc(t, map[string]any{"mcpServers": servers}, nil)
 }
 
 func openStore(t *testing.T) *sqlite.DB {

@@ -2,7 +2,6 @@ package gateway_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -15,7 +14,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/frontdoor"
 	"github.com/switchboard-mcp/switchboard/internal/gateway"
@@ -32,11 +30,7 @@ import (
 // balancer.
 func replica(t *testing.T, st store.Store, servers map[string]any) *fixture {
 	t.Helper()
-	data, _ := json.Marshal(map[string]any{"mcpServers": servers})
-	cfg, err := config.Parse(data, "test.json", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := parseDoc(t, map[string]any{"mcpServers": servers}, nil)
 	h, err := host.Open(context.Background(), cfg, hostlink.WithStore(&host.Options{StopTimeout: 500 * time.Millisecond, Forward: true}, st))
 	if err != nil {
 		t.Fatal(err)

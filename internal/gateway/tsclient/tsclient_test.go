@@ -81,10 +81,12 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	data, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
-		"s": map[string]any{"command": exe, "env": testkit.ChildEnv(testkit.ModeServer), "trust": "trusted", "protocolVersion": "2026-07-28"},
+		// A minute to start and list, as a busy machine under the race
+		// detector needs.
+		"s": map[string]any{"command": exe, "env": testkit.ChildEnv(testkit.ModeServer), "trust": "trusted", "protocolVersion": "2026-07-28", "startupTimeoutMs": 60000},
 		// Ten minutes for a call, so that only the client's cancellation,
 		// not the call timeout, can end the slow call the scripts cancel.
-		"web": map[string]any{"url": web.URL, "trust": "trusted", "callTimeoutMs": 600000},
+		"web": map[string]any{"url": web.URL, "trust": "trusted", "callTimeoutMs": 600000, "startupTimeoutMs": 60000},
 	}})
 	cfg, err := config.Parse(data, "tsclient.json", nil)
 	if err != nil {
