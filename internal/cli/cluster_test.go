@@ -414,12 +414,12 @@ func auditRows(t *testing.T, url, server string) int {
 //     stateless attempt refused or left without an answer (each replica
 //     goes on serving for its drain delay, not ready, until HAProxy's
 //     checks have taken it out).
-//   - Replica C killed (SIGKILL) under load: no stateless call is lost or
-//     refused (HAProxy redispatches what C's port refuses); those in
-//     flight on C end without an answer and are sent again; legacy
-//     clients of C initialize again and carry on.
-//   - Replica B sent SIGTERM with a call in flight: the call is answered,
-//     B exits, and A serves the rest.
+//   - A replica holding a legacy session killed (SIGKILL) under load: no
+//     stateless call is lost or refused (HAProxy redispatches what its
+//     port refuses); those in flight on it end without an answer and are
+//     sent again; its legacy clients initialize again and carry on.
+//   - Of the two left, one (B) sent SIGTERM with a call in flight: the
+//     call is answered, B exits, and the other (A) serves the rest.
 func TestCluster(t *testing.T) {
 	// Serial: a load test of the machine, with latency and CPU bounds.
 	bin := haproxyBinary(t)
