@@ -598,6 +598,7 @@ func TestCluster(t *testing.T) {
 	// starts, under load (see the warm-up above).
 	stop := make(chan struct{})
 	restarted := make(chan struct{})
+	prior := slices.Clone(reps) // for their logs, should the check fail
 	go func() {
 		defer close(restarted)
 		defer close(stop)
@@ -629,6 +630,10 @@ func TestCluster(t *testing.T) {
 	t.Logf("load through a rolling restart (%v): stateless %s; legacy %s", time.Since(restartStart).Round(time.Millisecond), mo, lo)
 	if mo.calls.Load() == 0 || mo.lost.Load()+mo.retried.Load()+mo.unknown.Load() != 0 {
 		t.Errorf("stateless calls through a rolling restart: %s; want every attempt answered", mo)
+		for i := range reps {
+			t.Logf("replica %c before its restart, without its calls:\n%s\nafter:\n%s",
+				'A'+i, withoutCalls(prior[i].stderr.String()), withoutCalls(reps[i].stderr.String()))
+		}
 	}
 	if lo.lost.Load() != 0 || lo.calls.Load() == 0 || lo.reinits.Load() == 0 {
 		t.Errorf("legacy clients through a rolling restart: %s; want none lost, and those of restarted replicas re-initialized", lo)
