@@ -65,11 +65,11 @@ func hostileServer(t testing.TB, mode string, env map[string]string, extra map[s
 	for k, v := range env {
 		e[k] = v
 	}
-	// A minute to start unless extra says otherwise: some modes list
-	// thousands of items, or schemas that take seconds of CPU to vet
-	// under the race detector, and the default 10 s is not for a busy
-	// machine.
-	s := map[string]any{"command": self(t), "env": e, "startupTimeoutMs": 60000}
+	// The tests' startup timeout unless extra says otherwise, as parse
+	// gives (openHostile parses without it): some modes list thousands
+	// of items, or schemas that take seconds of CPU to vet under the
+	// race detector.
+	s := map[string]any{"command": self(t), "env": e, "startupTimeoutMs": testStartupMs}
 	for k, v := range extra {
 		s[k] = v
 	}
